@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(gpulint::run(std::env::args_os().collect()));
+}
