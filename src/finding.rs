@@ -1,0 +1,123 @@
+//! A finding: one problem a rule saw, where it saw it, and for which target.
+//! Reporters read only `[Finding]` and the rule list.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+impl std::str::FromStr for Severity {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "info" | "note" => Ok(Severity::Info),
+            "warning" | "warn" => Ok(Severity::Warning),
+            "error" => Ok(Severity::Error),
+            _ => Err(format!(
+                "unknown severity {s:?} (expected error, warning or info)"
+            )),
+        }
+    }
+}
+
+/// Where a finding points: inside an image (layer + path) or in a file on disk (file:line:col).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Location {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+}
+
+impl Location {
+    pub fn in_image(layer: Option<String>, path: impl Into<String>) -> Self {
+        Location {
+            layer,
+            path: Some(path.into()),
+            ..Default::default()
+        }
+    }
+    pub fn in_file(file: impl Into<String>, line: u32, column: u32) -> Self {
+        Location {
+            file: Some(file.into()),
+            line: Some(line),
+            column: Some(column),
+            ..Default::default()
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}")?;
+            if let Some(l) = self.line {
+                write!(f, ":{l}")?;
+                if let Some(c) = self.column {
+                    write!(f, ":{c}")?;
+                }
+            }
+            return Ok(());
+        }
+        if let Some(p) = &self.path {
+            write!(f, "/{}", p.trim_start_matches('/'))?;
+        }
+        if let Some(layer) = &self.layer {
+            let short = layer.strip_prefix("sha256:").unwrap_or(layer);
+            write!(f, " (layer {})", &short[..short.len().min(12)])?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Stable rule code, e.g. `GL001`.
+    pub rule: String,
+    /// Kebab-case rule name, e.g. `no-kernel-image`.
+    pub name: String,
+    pub severity: Severity,
+    pub message: String,
+    /// The target (host, GPU, fleet pool) the finding is about; None when target-independent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    /// How to fix it, one or two sentences.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl Finding {
+    /// Deterministic order for output: target, location, rule, message.
+    pub fn sort_key(&self) -> impl Ord + '_ {
+        (
+            self.target.clone(),
+            self.location.clone(),
+            self.rule.clone(),
+            self.message.clone(),
+        )
+    }
+}

@@ -1,0 +1,180 @@
+//! The squashed inventory of an image: what CUDA/GPU software is inside, where, and from
+//! which layer. Field names here are the stable JSON contract of `gpulint inventory`.
+
+use crate::arch::ArchTarget;
+use crate::source::Platform;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Inventory {
+    pub image: ImageInfo,
+    pub cuda_toolkits: Vec<CudaToolkit>,
+    pub cuda_libraries: Vec<CudaLibrary>,
+    pub driver_libraries: Vec<DriverLibrary>,
+    pub python_packages: Vec<PythonPackage>,
+    pub conda_packages: Vec<CondaPackage>,
+    pub os_packages: Vec<OsPackage>,
+    pub binaries: Vec<Binary>,
+    /// The loader configuration needed to resolve libraries the way ld.so does.
+    pub loader: LoaderConfig,
+    /// True when some input could not be read; `errors` says what and where.
+    pub partial: bool,
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ImageInfo {
+    pub reference: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    pub platform: Option<Platform>,
+    /// Selected variables: CUDA_VERSION, NVIDIA_REQUIRE_CUDA, NVIDIA_VISIBLE_DEVICES,
+    /// NVIDIA_DRIVER_CAPABILITIES, LD_LIBRARY_PATH, PATH (and other NVIDIA_/CUDA_ ones).
+    pub env: BTreeMap<String, String>,
+    pub entrypoint: Vec<String>,
+    pub cmd: Vec<String>,
+    pub labels: BTreeMap<String, String>,
+    pub layers: Vec<LayerInfo>,
+    /// glibc version of the image (from libc.so.6 / ld-linux), e.g. "2.35".
+    pub glibc: Option<String>,
+    /// Python interpreters found: path and version ("3.10").
+    pub python: Vec<PythonInterpreter>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LayerInfo {
+    pub index: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PythonInterpreter {
+    pub path: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CudaToolkit {
+    /// e.g. "/usr/local/cuda-12.1"
+    pub path: String,
+    /// From version.json (cuda / cuda_cudart) or version.txt; None if neither is present.
+    pub version: Option<String>,
+    /// True if `/usr/local/cuda` resolves to this directory.
+    pub default: bool,
+    pub layer: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LibraryProvider {
+    /// A distro package / CUDA toolkit install under /usr or /usr/local/cuda*.
+    System,
+    /// A pip `nvidia-*` wheel (site-packages/nvidia/<lib>/lib or nvidia/cu13/lib).
+    PipWheel,
+    Conda,
+    /// Shipped inside another package (torch/lib, jaxlib, cupy, tensorflow, …).
+    Bundled,
+    /// `lib64/stubs`: link-time stubs, never loadable at run time.
+    Stub,
+    /// `cuda-X.Y/compat`: the forward-compatibility package.
+    ForwardCompat,
+    Other,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CudaLibrary {
+    pub path: String,
+    /// Library family: "cudart", "cublas", "cublasLt", "cudnn", "cudnn_ops", "nccl", "nvrtc", …
+    pub name: String,
+    pub soname: Option<String>,
+    /// Full version when known (from the file name, the owning wheel, or the package db).
+    pub version: Option<String>,
+    pub provider: LibraryProvider,
+    /// The pip distribution / conda package / dpkg package that owns it, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    pub layer: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DriverLibrary {
+    pub path: String,
+    /// "libcuda", "libnvidia-ml", "libnvidia-ptxjitcompiler", …
+    pub name: String,
+    /// From the file name (libcuda.so.535.104.05 → 535.104.05).
+    pub version: Option<String>,
+    pub provider: LibraryProvider,
+    pub layer: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PythonPackage {
+    pub name: String,
+    pub version: String,
+    /// Wheel tags from the WHEEL file, e.g. ["cp312-cp312-manylinux_2_28_x86_64"].
+    pub tags: Vec<String>,
+    /// The site-packages directory it is installed in.
+    pub location: String,
+    /// For GPU-relevant packages: the CUDA version it was built for ("13.0"), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<String>,
+    /// Requires-Dist lines (for companion checks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
+    pub layer: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CondaPackage {
+    pub name: String,
+    pub version: String,
+    pub build: Option<String>,
+    pub channel: Option<String>,
+    pub prefix: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OsPackage {
+    pub name: String,
+    pub version: String,
+    /// "dpkg" or "rpm"
+    pub manager: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Binary {
+    pub path: String,
+    pub layer: Option<usize>,
+    pub machine: String,
+    pub needed: Vec<String>,
+    pub runpath: Vec<String>,
+    pub rpath: Vec<String>,
+    /// SASS targets the runtime can load (cuobjdump --list-elf set).
+    pub sass: Vec<ArchTarget>,
+    /// PTX targets (cuobjdump --list-ptx set).
+    pub ptx: Vec<ArchTarget>,
+    /// PTX ISA version of each PTX entry, "compute_90" → "8.8".
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ptx_isa: BTreeMap<String, String>,
+    /// Whether any entry is compressed, and with what ("lz4", "zstd").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compression: Vec<String>,
+    /// True if the file has device code (a fatbin); false if it only links CUDA libraries.
+    pub has_device_code: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LoaderConfig {
+    /// Directories from /etc/ld.so.conf and /etc/ld.so.conf.d/*.conf, in order.
+    pub ld_so_conf: Vec<String>,
+}
