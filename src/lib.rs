@@ -9,6 +9,7 @@ pub mod detect;
 pub mod exit;
 pub mod finding;
 pub mod inventory;
+pub mod report;
 pub mod rules;
 pub mod source;
 pub mod target;

@@ -98,6 +98,10 @@ pub struct CudaLibrary {
     /// Full version when known (from the file name, the owning wheel, or the package db).
     pub version: Option<String>,
     pub provider: LibraryProvider,
+    /// Other in-image paths (symlinks, hardlinks) that resolve to this file, e.g. the
+    /// `libcudart.so.12` soname link. The loader emulation matches NEEDED names against them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     /// The pip distribution / conda package / dpkg package that owns it, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
