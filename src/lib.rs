@@ -4,11 +4,13 @@
 //! layer) → `detect` (what each file is) → `inventory` (the squashed result) → `rules`
 //! (checked against `target` using `matrix` facts) → `report`. `spec` parses Dockerfiles and
 //! run configurations into facts the rules also read.
+
 pub mod arch;
 pub mod detect;
 pub mod exit;
 pub mod finding;
 pub mod inventory;
+pub mod matrix;
 pub mod report;
 pub mod rules;
 pub mod source;

@@ -54,7 +54,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             }
         }
         match ctx.matrix.forward_compat(driver, &rt.version) {
-            ForwardCompat::Supported => {}
+            ForwardCompat::Supported | ForwardCompat::NotNeeded => {}
             ForwardCompat::Unsupported { reason } => problems.push(reason),
             ForwardCompat::Unknown => unknown.push(format!("driver branch {}", driver.branch())),
         }

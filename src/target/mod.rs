@@ -1,6 +1,8 @@
 //! What we check against: a GPU host (driver + GPUs), given on the command line, read from a
 //! host profile (`gpulint host --format json`), detected locally, or a fleet of node pools.
 
+pub mod cli;
+
 use crate::arch::ComputeCapability;
 use crate::source::Platform;
 use crate::version::{CudaVersion, DriverVersion};
