@@ -6,6 +6,8 @@
 //! run configurations into facts the rules also read.
 
 pub mod arch;
+pub mod cli;
+pub mod commands;
 pub mod detect;
 pub mod exit;
 pub mod finding;
@@ -13,11 +15,32 @@ pub mod inventory;
 pub mod matrix;
 pub mod report;
 pub mod rules;
+pub mod scan;
 pub mod source;
 pub mod target;
 pub mod version;
 pub mod walk;
 
-pub fn run(_args: Vec<std::ffi::OsString>) -> i32 {
-    0
+/// Parse arguments, run the command, and return the process exit code.
+pub fn run(args: Vec<std::ffi::OsString>) -> i32 {
+    use clap::Parser;
+    let cli = match cli::Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::USAGE_OR_INPUT
+            } else {
+                exit::OK
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match commands::dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("gpulint: error: {e:#}");
+            exit::USAGE_OR_INPUT
+        }
+    }
 }

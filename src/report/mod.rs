@@ -45,7 +45,8 @@ impl Report {
 
     /// Sort findings deterministically and drop exact duplicates.
     pub fn normalize(&mut self) {
-        self.findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+        self.findings
+            .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
         self.findings.dedup();
     }
 

@@ -57,18 +57,28 @@ impl<'a> ImageContext<'a> {
             {
                 continue;
             }
-            if let Some(v) = lib.version.as_deref().and_then(|v| v.parse::<CudaVersion>().ok()) {
+            if let Some(v) = lib
+                .version
+                .as_deref()
+                .and_then(|v| v.parse::<CudaVersion>().ok())
+            {
                 out.push(RuntimeUse {
                     version: v,
-                    what: format!("{} {} ({:?})", file_name(&lib.path), v, lib.provider)
-                        .replace("PipWheel", "pip wheel"),
-                    location: Some(Location::in_image(self.layer_digest(lib.layer), lib.path.clone())),
+                    what: format!("CUDA runtime {v} (/{})", lib.path.trim_start_matches('/')),
+                    location: Some(Location::in_image(
+                        self.layer_digest(lib.layer),
+                        lib.path.clone(),
+                    )),
                 });
             }
         }
         for p in &inv.python_packages {
             if p.name == "torch" {
-                if let Some(v) = p.cuda.as_deref().and_then(|v| v.parse::<CudaVersion>().ok()) {
+                if let Some(v) = p
+                    .cuda
+                    .as_deref()
+                    .and_then(|v| v.parse::<CudaVersion>().ok())
+                {
                     // A cudart of the same release already covers it.
                     if !out.iter().any(|r| r.version.same_release(&v)) {
                         out.push(RuntimeUse {
@@ -151,6 +161,9 @@ pub fn list(ts: &[ArchTarget]) -> String {
     if ts.is_empty() {
         "none".into()
     } else {
-        ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
+        ts.iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }

@@ -62,7 +62,10 @@ pub fn driver_verdict(m: &Matrix, rt: &RuntimeUse, driver: &DriverVersion) -> Dr
     }
 }
 
-pub fn describe_requirement(required: &Option<DriverVersion>, floor: &Option<DriverVersion>) -> String {
+pub fn describe_requirement(
+    required: &Option<DriverVersion>,
+    floor: &Option<DriverVersion>,
+) -> String {
     match (required, floor) {
         (Some(r), Some(f)) => format!(">= {r} (>= {f} under minor-version compatibility)"),
         (Some(r), None) => format!(">= {r}"),
@@ -83,7 +86,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     if ctx
                         .matrix
                         .max_cuda_for_driver(cv)
-                        .is_some_and(|c| c >= rt.version)
+                        .is_some_and(|c| (c.major, c.minor) >= (rt.version.major, rt.version.minor))
                     {
                         continue;
                     }

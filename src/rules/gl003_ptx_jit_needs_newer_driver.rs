@@ -9,7 +9,8 @@ pub static META: RuleMeta = RuleMeta {
     code: "GL003",
     name: "ptx-jit-needs-newer-driver",
     default_severity: Severity::Error,
-    summary: "A binary runs on the target only through PTX JIT, and the driver cannot compile that PTX",
+    summary:
+        "A binary runs on the target only through PTX JIT, and the driver cannot compile that PTX",
     explanation: "\
 What: a binary has no SASS for the target GPU, so the driver must JIT-compile its PTX; but the
 PTX was emitted by a newer toolkit (its PTX ISA version) than the driver understands. The launch
@@ -27,7 +28,9 @@ supports the CUDA release that produced the PTX.",
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
-    let Some(driver_cuda) = ctx.driver_cuda() else { return };
+    let Some(driver_cuda) = ctx.driver_cuda() else {
+        return;
+    };
     for gpu in &target.gpus {
         let Some(cc) = gpu.cc else { continue };
         for b in ctx.inventory.binaries.iter().filter(|b| b.has_device_code) {

@@ -28,7 +28,10 @@ instead of `cuda`, or delete the files. For link-time needs use `lib64/stubs/lib
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let target_driver = ctx.target.and_then(|t| t.driver.clone());
     for lib in &ctx.inventory.driver_libraries {
-        let version = lib.version.as_deref().and_then(|v| v.parse::<DriverVersion>().ok());
+        let version = lib
+            .version
+            .as_deref()
+            .and_then(|v| v.parse::<DriverVersion>().ok());
         let mut sev = Severity::Error;
         let mut msg = format!(
             "driver library /{} ({}) is baked into the image",

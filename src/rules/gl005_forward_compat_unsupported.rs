@@ -37,10 +37,13 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         return;
     };
     for rt in ctx.cuda_runtimes() {
-        if !matches!(driver_verdict(ctx.matrix, &rt, driver), DriverVerdict::TooOld { .. }) {
+        if !matches!(
+            driver_verdict(ctx.matrix, &rt, driver),
+            DriverVerdict::TooOld { .. }
+        ) {
             continue;
         }
-        if compat_cuda < rt.version {
+        if (compat_cuda.major, compat_cuda.minor) < (rt.version.major, rt.version.minor) {
             continue; // compat does not cover it: GL002 reports
         }
         let loc = Location::in_image(None, compat_path.clone());
@@ -64,24 +67,34 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         );
         if !problems.is_empty() {
             out.push(
-                META.finding(format!("{base}, but forward compatibility cannot work here: {}", problems.join("; ")))
-                    .with_target(target.name.clone())
-                    .with_location(loc)
-                    .with_help("upgrade the node driver to one that natively supports this CUDA release"),
+                META.finding(format!(
+                    "{base}, but forward compatibility cannot work here: {}",
+                    problems.join("; ")
+                ))
+                .with_target(target.name.clone())
+                .with_location(loc)
+                .with_help(
+                    "upgrade the node driver to one that natively supports this CUDA release",
+                ),
             );
         } else if !unknown.is_empty() {
             out.push(
-                META.finding(format!("{base}; whether forward compatibility works is unknown for: {}", unknown.join(", ")))
-                    .with_severity(Severity::Warning)
-                    .with_target(target.name.clone())
-                    .with_location(loc),
+                META.finding(format!(
+                    "{base}; whether forward compatibility works is unknown for: {}",
+                    unknown.join(", ")
+                ))
+                .with_severity(Severity::Warning)
+                .with_target(target.name.clone())
+                .with_location(loc),
             );
         } else {
             out.push(
-                META.finding(format!("{base}; forward compatibility is supported on this target"))
-                    .with_severity(Severity::Info)
-                    .with_target(target.name.clone())
-                    .with_location(loc),
+                META.finding(format!(
+                    "{base}; forward compatibility is supported on this target"
+                ))
+                .with_severity(Severity::Info)
+                .with_target(target.name.clone())
+                .with_location(loc),
             );
         }
     }

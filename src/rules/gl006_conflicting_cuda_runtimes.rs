@@ -32,18 +32,35 @@ first), uninstall the duplicate CUDA stack, or install matching versions.",
 
 fn is_cuda_dep(name: &str) -> bool {
     const PREFIXES: &[&str] = &[
-        "libcudart.so", "libcublas.so", "libcublasLt.so", "libcudnn", "libnccl.so", "libnvrtc.so",
-        "libnvJitLink.so", "libcufft.so", "libcufftw.so", "libcurand.so", "libcusparse.so",
-        "libcusolver.so", "libcupti.so", "libcusparseLt.so", "libnvToolsExt.so", "libcufile.so",
-        "libnvjpeg.so", "libnpp",
+        "libcudart.so",
+        "libcublas.so",
+        "libcublasLt.so",
+        "libcudnn",
+        "libnccl.so",
+        "libnvrtc.so",
+        "libnvJitLink.so",
+        "libcufft.so",
+        "libcufftw.so",
+        "libcurand.so",
+        "libcusparse.so",
+        "libcusolver.so",
+        "libcupti.so",
+        "libcusparseLt.so",
+        "libnvToolsExt.so",
+        "libcufile.so",
+        "libnvjpeg.so",
+        "libnpp",
     ];
     PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let inv = ctx.inventory;
-    let own_libs: std::collections::BTreeSet<String> =
-        inv.cuda_libraries.iter().map(|l| super::loader::norm(&l.path)).collect();
+    let own_libs: std::collections::BTreeSet<String> = inv
+        .cuda_libraries
+        .iter()
+        .map(|l| super::loader::norm(&l.path))
+        .collect();
     for b in &inv.binaries {
         // CUDA libraries load each other by soname once the first is in the process; judge
         // the consumers (frameworks, extensions, executables), not the CUDA stack itself.

@@ -9,7 +9,8 @@ pub static META: RuleMeta = RuleMeta {
     code: "GL007",
     name: "wheel-tag-mismatch",
     default_severity: Severity::Error,
-    summary: "An installed wheel was built for another Python, glibc (manylinux) or CPU architecture",
+    summary:
+        "An installed wheel was built for another Python, glibc (manylinux) or CPU architecture",
     explanation: "\
 What: a wheel's tags (from its WHEEL file, e.g. `cp311-cp311-manylinux_2_28_x86_64`) do not
 fit the image it is installed in: another CPython version than the site-packages it sits in,
@@ -31,10 +32,16 @@ fn python_of_location(loc: &str) -> Option<(u32, u32)> {
     Some((3, minor.parse().ok()?))
 }
 
-/// glibc level a platform tag needs, and its CPU architecture.
-fn platform_requirement(plat: &str) -> Option<(Option<(u32, u32)>, String, bool)> {
-    // returns (glibc needed, arch, is_musl)
-    for (legacy, glibc) in [("manylinux1_", (2, 5)), ("manylinux2010_", (2, 12)), ("manylinux2014_", (2, 17))] {
+/// glibc level needed (None for musl/plain linux), CPU architecture, and whether it is musl.
+type PlatformNeed = (Option<(u32, u32)>, String, bool);
+
+/// What a platform tag (`manylinux_2_28_x86_64`) needs from the image.
+fn platform_requirement(plat: &str) -> Option<PlatformNeed> {
+    for (legacy, glibc) in [
+        ("manylinux1_", (2, 5)),
+        ("manylinux2010_", (2, 12)),
+        ("manylinux2014_", (2, 17)),
+    ] {
         if let Some(a) = plat.strip_prefix(legacy) {
             return Some((Some(glibc), a.to_string(), false));
         }
@@ -70,7 +77,12 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let inv = ctx.inventory;
     let glibc: Option<(u32, u32)> = inv.image.glibc.as_deref().and_then(|g| {
         let (a, b) = g.split_once('.')?;
-        Some((a.parse().ok()?, b.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().ok()?))
+        Some((
+            a.parse().ok()?,
+            b.trim_end_matches(|c: char| !c.is_ascii_digit())
+                .parse()
+                .ok()?,
+        ))
     });
     let image_arch = inv.image.platform.as_ref().map(|p| p.architecture.clone());
     for p in &inv.python_packages {
@@ -83,13 +95,23 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         let mut any_fits = false;
         for tag in &p.tags {
             let parts: Vec<&str> = tag.split('-').collect();
-            let [pytag, abi, plat] = parts.as_slice() else { any_fits = true; continue };
+            let [pytag, abi, plat] = parts.as_slice() else {
+                any_fits = true;
+                continue;
+            };
             let mut why = Vec::new();
             if let (Some((_, minor)), Some(v)) = (py, pytag.strip_prefix("cp3")) {
                 if let Ok(wm) = v.parse::<u32>() {
-                    let ok = if *abi == "abi3" { wm <= minor } else { wm == minor };
+                    let ok = if *abi == "abi3" {
+                        wm <= minor
+                    } else {
+                        wm == minor
+                    };
                     if !ok {
-                        why.push(format!("built for CPython 3.{wm}{} but installed for Python 3.{minor}", if *abi == "abi3" { "+" } else { "" }));
+                        why.push(format!(
+                            "built for CPython 3.{wm}{} but installed for Python 3.{minor}",
+                            if *abi == "abi3" { "+" } else { "" }
+                        ));
                     }
                 }
             }
@@ -103,7 +125,10 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         }
                         if let (Some(n), Some(g)) = (need, glibc) {
                             if n > g {
-                                why.push(format!("needs glibc >= {}.{} ({pl}) but the image has glibc {}.{}", n.0, n.1, g.0, g.1));
+                                why.push(format!(
+                                    "needs glibc >= {}.{} ({pl}) but the image has glibc {}.{}",
+                                    n.0, n.1, g.0, g.1
+                                ));
                             }
                         }
                         if musl && glibc.is_some() {
@@ -121,9 +146,18 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         if !any_fits && !problems.is_empty() {
             problems.dedup();
             out.push(
-                META.finding(format!("{} {} ({}): {}", p.name, p.version, p.tags.join(", "), problems.join("; ")))
-                    .with_location(Location::in_image(ctx.layer_digest(p.layer), p.location.clone()))
-                    .with_help("reinstall the package with the image's own pip"),
+                META.finding(format!(
+                    "{} {} ({}): {}",
+                    p.name,
+                    p.version,
+                    p.tags.join(", "),
+                    problems.join("; ")
+                ))
+                .with_location(Location::in_image(
+                    ctx.layer_digest(p.layer),
+                    p.location.clone(),
+                ))
+                .with_help("reinstall the package with the image's own pip"),
             );
         }
     }

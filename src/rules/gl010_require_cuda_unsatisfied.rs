@@ -93,7 +93,11 @@ fn eval(c: &Constraint, t: &Target, driver_cuda: Option<CudaVersion>) -> Option<
 }
 
 /// Evaluate the whole expression: OR over space-separated clauses, AND within a clause.
-pub fn evaluate(expr: &str, t: &Target, driver_cuda: Option<CudaVersion>) -> (Option<bool>, Vec<String>) {
+pub fn evaluate(
+    expr: &str,
+    t: &Target,
+    driver_cuda: Option<CudaVersion>,
+) -> (Option<bool>, Vec<String>) {
     let mut any_unknown = false;
     let mut failed = Vec::new();
     for clause in expr.split_whitespace() {
@@ -128,7 +132,9 @@ pub fn evaluate(expr: &str, t: &Target, driver_cuda: Option<CudaVersion>) -> (Op
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
     let env = &ctx.inventory.image.env;
-    let Some(expr) = env.get("NVIDIA_REQUIRE_CUDA") else { return };
+    let Some(expr) = env.get("NVIDIA_REQUIRE_CUDA") else {
+        return;
+    };
     if env
         .get("NVIDIA_DISABLE_REQUIRE")
         .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
@@ -173,7 +179,14 @@ mod tests {
             name: "t".into(),
             driver: Some(driver.parse().unwrap()),
             driver_cuda: None,
-            gpus: vec![TargetGpu { name: "H100".into(), cc: Some(ComputeCapability::new(9, 0)), datacenter: Some(true), uuid: None, mig_mode: None, count: None }],
+            gpus: vec![TargetGpu {
+                name: "H100".into(),
+                cc: Some(ComputeCapability::new(9, 0)),
+                datacenter: Some(true),
+                uuid: None,
+                mig_mode: None,
+                count: None,
+            }],
             platform: None,
         }
     }
@@ -182,10 +195,19 @@ mod tests {
     fn or_of_and_clauses() {
         let e = "cuda>=12.1 brand=tesla,driver>=470,driver<471 brand=tesla,driver>=525,driver<526";
         // CUDA 12.2 driver: first clause holds.
-        assert_eq!(evaluate(e, &target("535.104.05"), Some(CudaVersion::new(12, 2))).0, Some(true));
+        assert_eq!(
+            evaluate(e, &target("535.104.05"), Some(CudaVersion::new(12, 2))).0,
+            Some(true)
+        );
         // 11.4 driver of branch 470: cuda fails, brand unknown with driver in range → unknown.
-        assert_eq!(evaluate(e, &target("470.82.01"), Some(CudaVersion::new(11, 4))).0, None);
+        assert_eq!(
+            evaluate(e, &target("470.82.01"), Some(CudaVersion::new(11, 4))).0,
+            None
+        );
         // 11.4 driver of branch 450: everything fails.
-        assert_eq!(evaluate(e, &target("450.80.02"), Some(CudaVersion::new(11, 0))).0, Some(false));
+        assert_eq!(
+            evaluate(e, &target("450.80.02"), Some(CudaVersion::new(11, 0))).0,
+            Some(false)
+        );
     }
 }

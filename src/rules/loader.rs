@@ -48,19 +48,31 @@ pub fn search_order(inv: &Inventory, b: &Binary) -> Vec<SearchDir> {
     let mut v = Vec::new();
     if b.runpath.is_empty() {
         for d in &b.rpath {
-            v.push(SearchDir { dir: expand(d, &origin), from: "DT_RPATH" });
+            v.push(SearchDir {
+                dir: expand(d, &origin),
+                from: "DT_RPATH",
+            });
         }
     }
     if let Some(lp) = inv.image.env.get("LD_LIBRARY_PATH") {
         for d in lp.split(':').filter(|d| !d.is_empty()) {
-            v.push(SearchDir { dir: norm(d), from: "LD_LIBRARY_PATH" });
+            v.push(SearchDir {
+                dir: norm(d),
+                from: "LD_LIBRARY_PATH",
+            });
         }
     }
     for d in &b.runpath {
-        v.push(SearchDir { dir: expand(d, &origin), from: "DT_RUNPATH" });
+        v.push(SearchDir {
+            dir: expand(d, &origin),
+            from: "DT_RUNPATH",
+        });
     }
     for d in &inv.loader.ld_so_conf {
-        v.push(SearchDir { dir: norm(d), from: "ld.so.conf" });
+        v.push(SearchDir {
+            dir: norm(d),
+            from: "ld.so.conf",
+        });
     }
     let multiarch = match b.machine.as_str() {
         "aarch64" => "aarch64-linux-gnu",
@@ -75,7 +87,10 @@ pub fn search_order(inv: &Inventory, b: &Binary) -> Vec<SearchDir> {
         "lib".into(),
         "usr/lib".into(),
     ] {
-        v.push(SearchDir { dir: d, from: "default" });
+        v.push(SearchDir {
+            dir: d,
+            from: "default",
+        });
     }
     v
 }

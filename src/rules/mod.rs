@@ -18,6 +18,10 @@ pub mod gl009_platform_mismatch;
 pub mod gl010_require_cuda_unsatisfied;
 pub mod loader;
 pub mod requirements;
+#[cfg(test)]
+mod tests_image;
+#[cfg(test)]
+mod testutil;
 
 use crate::finding::{Finding, Location, Severity};
 use crate::inventory::Inventory;
@@ -37,16 +41,56 @@ pub enum Scope {
 /// The image rules, in code order.
 pub fn image_rules() -> Vec<(&'static RuleMeta, ImageCheck, Scope)> {
     vec![
-        (&gl001_no_kernel_image::META, gl001_no_kernel_image::check as ImageCheck, Scope::PerTarget),
-        (&gl002_driver_too_old::META, gl002_driver_too_old::check, Scope::PerTarget),
-        (&gl003_ptx_jit_needs_newer_driver::META, gl003_ptx_jit_needs_newer_driver::check, Scope::PerTarget),
-        (&gl004_driver_libs_in_image::META, gl004_driver_libs_in_image::check, Scope::Image),
-        (&gl005_forward_compat_unsupported::META, gl005_forward_compat_unsupported::check, Scope::PerTarget),
-        (&gl006_conflicting_cuda_runtimes::META, gl006_conflicting_cuda_runtimes::check, Scope::Image),
-        (&gl007_wheel_tag_mismatch::META, gl007_wheel_tag_mismatch::check, Scope::Image),
-        (&gl008_torch_companion_mismatch::META, gl008_torch_companion_mismatch::check, Scope::Image),
-        (&gl009_platform_mismatch::META, gl009_platform_mismatch::check, Scope::PerTarget),
-        (&gl010_require_cuda_unsatisfied::META, gl010_require_cuda_unsatisfied::check, Scope::PerTarget),
+        (
+            &gl001_no_kernel_image::META,
+            gl001_no_kernel_image::check as ImageCheck,
+            Scope::PerTarget,
+        ),
+        (
+            &gl002_driver_too_old::META,
+            gl002_driver_too_old::check,
+            Scope::PerTarget,
+        ),
+        (
+            &gl003_ptx_jit_needs_newer_driver::META,
+            gl003_ptx_jit_needs_newer_driver::check,
+            Scope::PerTarget,
+        ),
+        (
+            &gl004_driver_libs_in_image::META,
+            gl004_driver_libs_in_image::check,
+            Scope::Image,
+        ),
+        (
+            &gl005_forward_compat_unsupported::META,
+            gl005_forward_compat_unsupported::check,
+            Scope::PerTarget,
+        ),
+        (
+            &gl006_conflicting_cuda_runtimes::META,
+            gl006_conflicting_cuda_runtimes::check,
+            Scope::Image,
+        ),
+        (
+            &gl007_wheel_tag_mismatch::META,
+            gl007_wheel_tag_mismatch::check,
+            Scope::Image,
+        ),
+        (
+            &gl008_torch_companion_mismatch::META,
+            gl008_torch_companion_mismatch::check,
+            Scope::Image,
+        ),
+        (
+            &gl009_platform_mismatch::META,
+            gl009_platform_mismatch::check,
+            Scope::PerTarget,
+        ),
+        (
+            &gl010_require_cuda_unsatisfied::META,
+            gl010_require_cuda_unsatisfied::check,
+            Scope::PerTarget,
+        ),
     ]
 }
 
@@ -58,7 +102,11 @@ pub fn check_image(inventory: &Inventory, matrix: &Matrix, targets: &[Target]) -
         match scope {
             Scope::PerTarget => {
                 for t in targets {
-                    let ctx = ImageContext { inventory, matrix, target: Some(t) };
+                    let ctx = ImageContext {
+                        inventory,
+                        matrix,
+                        target: Some(t),
+                    };
                     check(&ctx, &mut out);
                 }
             }
@@ -66,7 +114,11 @@ pub fn check_image(inventory: &Inventory, matrix: &Matrix, targets: &[Target]) -
                 let ctx = ImageContext {
                     inventory,
                     matrix,
-                    target: if targets.len() == 1 { targets.first() } else { None },
+                    target: if targets.len() == 1 {
+                        targets.first()
+                    } else {
+                        None
+                    },
                 };
                 check(&ctx, &mut out);
             }
@@ -152,8 +204,15 @@ mod tests {
         assert_eq!(names.len(), rules.len(), "duplicate rule name");
         for r in rules {
             assert!(r.code.starts_with("GL") && r.code.len() == 5, "{}", r.code);
-            assert!(r.name.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
-            assert!(!r.explanation.trim().is_empty(), "{} has no explanation", r.code);
+            assert!(r
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
+            assert!(
+                !r.explanation.trim().is_empty(),
+                "{} has no explanation",
+                r.code
+            );
         }
     }
 }

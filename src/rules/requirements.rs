@@ -62,7 +62,13 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
             None => exact_unknown = true,
         }
         // Without minor-version compatibility (CUDA 10.x) the exact minimum applies.
-        let eff_floor = floor.clone().or_else(|| if rt.version.major < 11 { exact.clone() } else { None });
+        let eff_floor = floor.clone().or_else(|| {
+            if rt.version.major < 11 {
+                exact.clone()
+            } else {
+                None
+            }
+        });
         match &eff_floor {
             Some(f) => {
                 if max_floor.as_ref().is_none_or(|x| f > x) {
@@ -74,7 +80,9 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
         rts.push(RuntimeRequirement {
             what: rt.what.clone(),
             cuda: rt.version.to_string(),
-            min_driver: exact.map(|d| d.to_string()).unwrap_or_else(|| "unknown".into()),
+            min_driver: exact
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| "unknown".into()),
             min_driver_minor_compat: match (floor, rt.version.major < 11) {
                 (Some(f), _) => f.to_string(),
                 (None, true) => "none (no minor-version compatibility before CUDA 11)".into(),
@@ -163,10 +171,17 @@ impl Requirements {
         } else {
             v.push(format!(
                 "  runs on compute capability: {}",
-                if self.runs_on.is_empty() { "none of the known GPUs".into() } else { self.runs_on.join(", ") }
+                if self.runs_on.is_empty() {
+                    "none of the known GPUs".into()
+                } else {
+                    self.runs_on.join(", ")
+                }
             ));
             if !self.needs_jit_on.is_empty() {
-                v.push(format!("  (through PTX JIT on: {})", self.needs_jit_on.join(", ")));
+                v.push(format!(
+                    "  (through PTX JIT on: {})",
+                    self.needs_jit_on.join(", ")
+                ));
             }
             for b in &self.binaries {
                 v.push(format!(

@@ -118,7 +118,8 @@ enum GpuSpec {
 /// platform = "linux/amd64"
 /// ```
 pub fn fleet_from_file(matrix: &Matrix, path: &Path) -> anyhow::Result<Vec<Target>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading fleet file {}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading fleet file {}", path.display()))?;
     fleet_from_str(matrix, &text).with_context(|| format!("in fleet file {}", path.display()))
 }
 
@@ -143,7 +144,8 @@ pub fn fleet_from_str(matrix: &Matrix, text: &str) -> anyhow::Result<Vec<Target>
                 GpuSpec::Name(n) => (n.as_str(), None),
                 GpuSpec::Counted { model, count } => (model.as_str(), *count),
             };
-            let mut gpu = resolve_gpu(matrix, model).with_context(|| format!("pool {:?}", p.name))?;
+            let mut gpu =
+                resolve_gpu(matrix, model).with_context(|| format!("pool {:?}", p.name))?;
             gpu.count = count;
             gpus.push(gpu);
         }
@@ -169,10 +171,22 @@ mod tests {
     #[test]
     fn gpus_resolve_by_name_short_name_and_capability() {
         let m = Matrix::embedded().unwrap();
-        assert_eq!(resolve_gpu(&m, "NVIDIA H100 80GB HBM3").unwrap().cc, Some(ComputeCapability::new(9, 0)));
-        assert_eq!(resolve_gpu(&m, "T4").unwrap().cc, Some(ComputeCapability::new(7, 5)));
-        assert_eq!(resolve_gpu(&m, "sm_86").unwrap().cc, Some(ComputeCapability::new(8, 6)));
-        assert_eq!(resolve_gpu(&m, "12.0").unwrap().cc, Some(ComputeCapability::new(12, 0)));
+        assert_eq!(
+            resolve_gpu(&m, "NVIDIA H100 80GB HBM3").unwrap().cc,
+            Some(ComputeCapability::new(9, 0))
+        );
+        assert_eq!(
+            resolve_gpu(&m, "T4").unwrap().cc,
+            Some(ComputeCapability::new(7, 5))
+        );
+        assert_eq!(
+            resolve_gpu(&m, "sm_86").unwrap().cc,
+            Some(ComputeCapability::new(8, 6))
+        );
+        assert_eq!(
+            resolve_gpu(&m, "12.0").unwrap().cc,
+            Some(ComputeCapability::new(12, 0))
+        );
         assert!(resolve_gpu(&m, "H1OO-typo").is_err());
     }
 
