@@ -11,7 +11,10 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 
 fn join(v: &[ArchTarget]) -> String {
-    v.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ")
+    v.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn main() {

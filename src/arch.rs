@@ -38,8 +38,12 @@ impl FromStr for ComputeCapability {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase();
         if let Some((a, b)) = t.split_once('.') {
-            let major = a.parse().map_err(|_| format!("invalid compute capability {s:?}"))?;
-            let minor = b.parse().map_err(|_| format!("invalid compute capability {s:?}"))?;
+            let major = a
+                .parse()
+                .map_err(|_| format!("invalid compute capability {s:?}"))?;
+            let minor = b
+                .parse()
+                .map_err(|_| format!("invalid compute capability {s:?}"))?;
             return Ok(ComputeCapability::new(major, minor));
         }
         let digits = t
@@ -202,7 +206,14 @@ mod tests {
 
     #[test]
     fn parse_and_display_round_trip() {
-        for s in ["sm_80", "sm_90a", "sm_100f", "compute_90", "compute_120a", "lto_90"] {
+        for s in [
+            "sm_80",
+            "sm_90a",
+            "sm_100f",
+            "compute_90",
+            "compute_120a",
+            "lto_90",
+        ] {
             assert_eq!(t(s).to_string(), s);
         }
         assert_eq!(cc("sm_90"), ComputeCapability::new(9, 0));

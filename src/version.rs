@@ -212,9 +212,18 @@ mod tests {
     fn cuda_versions_parse_and_tags() {
         let v: CudaVersion = "12.1.105".parse().unwrap();
         assert_eq!((v.major, v.minor, v.patch), (12, 1, 105));
-        assert_eq!(CudaVersion::from_cu_tag("cu121"), Some(CudaVersion::new(12, 1)));
-        assert_eq!(CudaVersion::from_cu_tag("cu130"), Some(CudaVersion::new(13, 0)));
-        assert_eq!(CudaVersion::from_cu_tag("cu92"), Some(CudaVersion::new(9, 2)));
+        assert_eq!(
+            CudaVersion::from_cu_tag("cu121"),
+            Some(CudaVersion::new(12, 1))
+        );
+        assert_eq!(
+            CudaVersion::from_cu_tag("cu130"),
+            Some(CudaVersion::new(13, 0))
+        );
+        assert_eq!(
+            CudaVersion::from_cu_tag("cu92"),
+            Some(CudaVersion::new(9, 2))
+        );
         assert_eq!(CudaVersion::from_cu_tag("cpu"), None);
         assert_eq!(CudaVersion::new(11, 8).cu_tag(), "cu118");
         assert!("12.1".parse::<CudaVersion>().unwrap() < "12.1.1".parse().unwrap());

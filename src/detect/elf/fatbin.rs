@@ -286,7 +286,10 @@ impl Candidate {
             self.kill("bad header".into());
             return;
         }
-        let end = self.start.checked_add(hsize).and_then(|x| x.checked_add(fat));
+        let end = self
+            .start
+            .checked_add(hsize)
+            .and_then(|x| x.checked_add(fat));
         let Some(end) = end else {
             self.header_error = Some(format!("container size 0x{fat:x} overflows"));
             self.kill("bad header".into());
@@ -296,7 +299,7 @@ impl Candidate {
             self.issues
                 .push(format!("container header size {hsize} (expected 16)"));
         }
-        if fat % 8 != 0 {
+        if !fat.is_multiple_of(8) {
             self.issues
                 .push(format!("container size 0x{fat:x} not a multiple of 8"));
         }
@@ -343,7 +346,7 @@ impl Candidate {
             self.kill(format!("entry at 0x{at:x}: header size {hsize} too large"));
             return;
         }
-        if hsize % 8 != 0 {
+        if !hsize.is_multiple_of(8) {
             self.issues.push(format!(
                 "entry at 0x{at:x}: header size {hsize} not a multiple of 8"
             ));
@@ -356,7 +359,7 @@ impl Candidate {
                 return;
             }
         }
-        if psize % 8 != 0 {
+        if !psize.is_multiple_of(8) {
             self.issues.push(format!(
                 "entry at 0x{at:x}: payload size 0x{psize:x} not a multiple of 8"
             ));

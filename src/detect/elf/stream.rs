@@ -2,7 +2,9 @@
 //! about before the stream reaches them, and feeds every byte to the fatbin scanner.
 
 use super::fatbin::{is_fatbin_section_name, resolve_section, FatbinScanner};
-use super::{machine_name, type_name, ElfError, ElfFacts, FatbinSection, FatbinSummary, ScanOptions};
+use super::{
+    machine_name, type_name, ElfError, ElfFacts, FatbinSection, FatbinSummary, ScanOptions,
+};
 use std::io::Read;
 
 const CHUNK: usize = 64 * 1024;
@@ -230,7 +232,10 @@ impl Scan {
         if h.phnum > 0 {
             let len = h.phnum.saturating_mul(h.phentsize);
             if h.phentsize < min_ph {
-                self.warn(format!("program header entry size {} too small", h.phentsize));
+                self.warn(format!(
+                    "program header entry size {} too small",
+                    h.phentsize
+                ));
             } else if len > MAX_PHDRS_BYTES || h.phoff.saturating_add(len) > total {
                 self.warn(format!(
                     "program header table at 0x{:x} ({len} bytes) exceeds the file",
@@ -247,7 +252,10 @@ impl Scan {
             if h.shnum == 0 {
                 self.warn("extended section numbering (e_shnum = 0) not supported".into());
             } else if h.shentsize < min_sh {
-                self.warn(format!("section header entry size {} too small", h.shentsize));
+                self.warn(format!(
+                    "section header entry size {} too small",
+                    h.shentsize
+                ));
             } else if len > MAX_SHDRS_BYTES || h.shoff.saturating_add(len) > total {
                 self.warn(format!(
                     "section header table at 0x{:x} ({len} bytes) exceeds the file",
@@ -388,7 +396,9 @@ impl Scan {
     fn string(&mut self, d: &Dynamic, so: u64) -> Option<String> {
         let base = d.strtab_off?;
         if so >= d.strsz {
-            self.warn(format!("dynamic string offset {so} outside the string table"));
+            self.warn(format!(
+                "dynamic string offset {so} outside the string table"
+            ));
             return None;
         }
         let len = (d.strsz - so).min(MAX_STRING);
@@ -575,7 +585,10 @@ impl Scan {
                 soname = self.string(&d, o);
             }
             let split = |v: String| -> Vec<String> {
-                v.split(':').filter(|p| !p.is_empty()).map(String::from).collect()
+                v.split(':')
+                    .filter(|p| !p.is_empty())
+                    .map(String::from)
+                    .collect()
             };
             for &o in &d.rpath.clone() {
                 if let Some(x) = self.string(&d, o) {
