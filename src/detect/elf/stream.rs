@@ -166,6 +166,14 @@ struct Scan {
 }
 
 impl Scan {
+    /// End offsets of the ranges still awaited.
+    fn pending_ends(&self) -> impl Iterator<Item = u64> {
+        [self.phdr_want, self.dyn_want, self.shdr_want]
+            .into_iter()
+            .flatten()
+            .map(|(o, l)| o.saturating_add(l))
+    }
+
     fn step_of(&self, want: Option<(u64, u64)>) -> Step {
         match want {
             None => Step::Done,
@@ -485,7 +493,7 @@ pub(super) fn scan<R: Read>(
     let mut s = Scan {
         ret: Retained {
             head: Vec::new(),
-            head_max: opts.head_max.max(CHUNK) as u64,
+            head_max: opts.head_max.max(4096) as u64,
             caps: Vec::new(),
             pos: 0,
         },
@@ -523,15 +531,28 @@ pub(super) fn scan<R: Read>(
             break;
         }
         let base = s.ret.pos;
-        s.ret.feed(base, &buf[..n]);
         s.fat.feed(base, &buf[..n]);
-        if s.hdr.is_none() {
-            let head = s.ret.head.clone();
-            if head.len() >= 64 || n < want {
-                s.parse_header(&head, size)?;
+        // Feed the retained-bytes side in pieces that end where a wanted range ends, so
+        // what it reveals (dynamic section → string offsets) can still be captured from the
+        // rest of this chunk (patchelf puts .dynstr right behind a relocated .dynamic).
+        let mut from = 0usize;
+        while from < n {
+            let at = base + from as u64;
+            let cut = s
+                .pending_ends()
+                .filter(|&e| e > at && e < base + n as u64)
+                .min()
+                .map_or(n, |e| (e - base) as usize);
+            s.ret.feed(at, &buf[from..cut]);
+            from = cut;
+            if s.hdr.is_none() {
+                let head = s.ret.head.clone();
+                if head.len() >= 64 || n < want {
+                    s.parse_header(&head, size)?;
+                }
             }
+            s.advance();
         }
-        s.advance();
         if n < want {
             break;
         }

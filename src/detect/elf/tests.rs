@@ -403,7 +403,10 @@ fn sec(name: &'static str, data: Vec<u8>, align: u64) -> Sec {
 /// A relocatable little-endian ELF with the given sections (+ .shstrtab + section headers).
 fn build_elf(is64: bool, secs: &[Sec]) -> Vec<u8> {
     let ehsize = if is64 { 64 } else { 52 };
-    let mut out = vec![0u8; ehsize];
+    // With a .dynamic section (64-bit only): PT_LOAD (identity-mapped) + PT_DYNAMIC after
+    // the ELF header, and DT_STRTAB patched to point at .dynstr.
+    let with_dyn = is64 && secs.iter().any(|s| s.name == ".dynamic");
+    let mut out = vec![0u8; ehsize + if with_dyn { 2 * 56 } else { 0 }];
     let mut names = vec![0u8];
     let mut placed = Vec::new();
     for s in secs {
@@ -450,6 +453,35 @@ fn build_elf(is64: bool, secs: &[Sec]) -> Vec<u8> {
         out.extend_from_slice(&h);
     }
     let shnum = placed.len() + 1;
+    if with_dyn {
+        let find = |n: &str| {
+            let i = secs.iter().position(|s| s.name == n).unwrap();
+            (placed[i].2, placed[i].3)
+        };
+        let (doff, dlen) = find(".dynamic");
+        let (soff, _) = find(".dynstr");
+        for e in (doff..doff + dlen).step_by(16) {
+            if out[e..e + 8] == 5u64.to_le_bytes() {
+                out[e + 8..e + 16].copy_from_slice(&(soff as u64).to_le_bytes());
+            }
+        }
+        let total = out.len() as u64;
+        let ph = |t: u32, off: u64, len: u64| {
+            let mut h = Vec::new();
+            h.extend_from_slice(&t.to_le_bytes());
+            h.extend_from_slice(&4u32.to_le_bytes());
+            for v in [off, off, off, len, len, 8] {
+                h.extend_from_slice(&v.to_le_bytes());
+            }
+            h
+        };
+        let mut phdrs = ph(1, 0, total);
+        phdrs.extend(ph(2, doff as u64, dlen as u64));
+        out[64..64 + 112].copy_from_slice(&phdrs);
+        out[32..40].copy_from_slice(&64u64.to_le_bytes());
+        out[54..56].copy_from_slice(&56u16.to_le_bytes());
+        out[56..58].copy_from_slice(&2u16.to_le_bytes());
+    }
     out[0..4].copy_from_slice(b"\x7fELF");
     out[4] = if is64 { 2 } else { 1 };
     out[5] = 1;
@@ -720,4 +752,79 @@ fn random_and_hostile_bytes() {
     h[32..40].copy_from_slice(&(u64::MAX - 8).to_le_bytes());
     let f = scan_elf_bytes(&h).unwrap();
     assert!(!f.warnings.is_empty());
+}
+
+/// .dynamic followed directly by .dynstr far into the file (the layout patchelf produces, e.g.
+/// nvidia-curand 10.4's libcurand.so.10): the strings are only known once .dynamic has been
+/// read, and must be captured from the same read chunk.
+#[test]
+fn dynamic_before_dynstr_late_in_file() {
+    let strs = b"\0libcudart.so.13\0libfoo.so\0$ORIGIN/../lib:/x\0libme.so.1\0".to_vec();
+    let mut dynamic = Vec::new();
+    for (tag, val) in [
+        (1u64, 1u64),
+        (1, 17),
+        (29, 27),
+        (14, 45),
+        (5, 0),
+        (10, strs.len() as u64),
+        (0, 0),
+    ] {
+        dynamic.extend_from_slice(&tag.to_le_bytes());
+        dynamic.extend_from_slice(&val.to_le_bytes());
+    }
+    let nv = fixture_fatbin("fx_variants.fatbin");
+    let elf = build_elf(
+        true,
+        &[
+            sec(".text", vec![0x90; 300_000], 16),
+            sec(".nv_fatbin", nv, 8),
+            Sec {
+                name: ".dynamic",
+                sh_type: 6,
+                data: dynamic,
+                align: 8,
+            },
+            Sec {
+                name: ".dynstr",
+                sh_type: 3,
+                data: strs,
+                align: 1,
+            },
+            // Keeps .dynstr out of the tail kept before the section headers.
+            sec(".comment", vec![b'x'; 20_000], 1),
+        ],
+    );
+    for opts in [
+        ScanOptions::default(),
+        ScanOptions {
+            head_max: 4096,
+            tail_max: 4096,
+        },
+    ] {
+        for n in [7, 1 << 20] {
+            let f = scan_elf_with(Trickle { data: &elf, n }, elf.len() as u64, &opts).unwrap();
+            assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+            assert_eq!(f.needed, ["libcudart.so.13", "libfoo.so"]);
+            assert_eq!(f.runpath, ["$ORIGIN/../lib", "/x"]);
+            assert_eq!(f.soname.as_deref(), Some("libme.so.1"));
+            assert_eq!(f.sass().len(), 5);
+        }
+    }
+}
+
+#[test]
+fn patchelf_fixture_dynamic_strings() {
+    // fx_default.so after `patchelf --set-rpath '$ORIGIN/../lib:/opt/cuda/lib64'
+    // --set-soname libfx_patched.so`: .dynstr and .dynamic moved to the end of the file.
+    let data = read(&data_dir().join("synthetic/fx_default_patchelf.so"));
+    let f = scan_elf_bytes(&data).unwrap();
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    assert_eq!(f.soname.as_deref(), Some("libfx_patched.so"));
+    assert_eq!(f.runpath, ["$ORIGIN/../lib", "/opt/cuda/lib64"]);
+    assert!(f.rpath.is_empty());
+    assert_eq!(f.needed.len(), 3);
+    let orig = scan_elf_bytes(&read(&data_dir().join("fatbin-format/fx_default.so"))).unwrap();
+    assert_eq!(f.sass(), orig.sass());
+    assert_eq!(f.ptx(), orig.ptx());
 }
