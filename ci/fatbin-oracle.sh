@@ -2,7 +2,9 @@
 # Oracle test for the fatbin reader (src/detect/elf): compares, per shared library of a few
 # real CUDA wheels from PyPI, the SASS/PTX target sets printed by our `fatbin_list` example
 # with those of NVIDIA's `cuobjdump --list-elf/--list-ptx` (PyPI nvidia-cuda-cuobjdump; it runs
-# without a GPU). Prints PASS/FAIL/SKIP per file; exits non-zero on any FAIL.
+# without a GPU). Also runs our deep check (decompress every loadable SASS/PTX payload and
+# compare cubin e_flags / PTX .target/.version with the entry header); a mismatch is a FAIL.
+# Prints PASS/FAIL/SKIP per file; exits non-zero on any FAIL.
 #
 # Usage: ci/fatbin-oracle.sh [PACKAGE...]
 #   env ORACLE_WORK=DIR    keep downloads/unpacked files in DIR (default: a temp dir, removed)
@@ -104,12 +106,15 @@ def cuobj(flag, path):
         arches.add(m.group(1))
     return arches
 
+deep = []  # payload/header mismatches found by `fatbin_list --deep` for the last file
+
 def ours(path):
-    r = subprocess.run([lister, path], capture_output=True, text=True)
+    r = subprocess.run([lister, "--deep", path], capture_output=True, text=True)
     if r.returncode != 0:
         return None, None, r.stderr.strip()
     sass = ptx = set()
     warns = []
+    deep.clear()
     for line in r.stdout.splitlines():
         if line.startswith("sass:"):
             sass = set(line[5:].split())
@@ -117,6 +122,8 @@ def ours(path):
             ptx = set(line[4:].split())
         elif line.startswith("warning:"):
             warns.append(line[8:].strip())
+        elif line.startswith("deep-problem:"):
+            deep.append(line[13:].strip())
     return sass, ptx, warns
 
 for path in files:
@@ -141,7 +148,7 @@ for path in files:
     o_sass_cmp = {re.sub(r"f$", "", t) for t in o_sass}
     # cuobjdump names PTX files sm_NN; ours are compute_NN.
     o_ptx_cmp = {t.replace("compute_", "sm_", 1) for t in o_ptx}
-    ok = o_sass_cmp == c_sass and o_ptx_cmp == c_ptx
+    ok = o_sass_cmp == c_sass and o_ptx_cmp == c_ptx and not deep
     tag = "PASS" if ok else "FAIL"
     counts[tag] += 1
     desc = f"sass={sorted(o_sass)} ptx={sorted(o_ptx)}" if (o_sass or o_ptx) else "no device code"
@@ -150,6 +157,8 @@ for path in files:
         print(f"     cuobjdump: sass={sorted(c_sass)} ptx={sorted(c_ptx)}")
     for w in warns[:5]:
         print(f"     warning: {w}")
+    for p in deep[:5]:
+        print(f"     deep check (payload vs header): {p}")
 print(f"== {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['SKIP']} SKIP")
 sys.exit(1 if counts["FAIL"] else 0)
 EOF

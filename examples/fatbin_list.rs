@@ -1,12 +1,16 @@
 //! Lists the device code of ELF files / bare fatbins the way `cuobjdump --list-elf/--list-ptx`
 //! would see it. Used by `ci/fatbin-oracle.sh`.
 //!
-//! Usage: `fatbin_list [--json] FILE...` prints, per file,
+//! Usage: `fatbin_list [--json] [--deep] FILE...` prints, per file,
 //! `file: PATH`, `sass: sm_80 sm_90a ...`, `ptx: compute_90 ...`, `lto: ...` and
-//! `warning: ...` lines (or the full facts as JSON with `--json`).
+//! `warning: ...` lines (or the full facts as JSON with `--json`). `--deep` also decompresses
+//! every SASS/PTX payload and prints `deep: ok` or one `deep-problem: ...` line per mismatch
+//! between a header and its payload.
 
 use gpulint::arch::ArchTarget;
-use gpulint::detect::elf::{is_elf, scan_elf, scan_fatbin_bytes_detailed};
+use gpulint::detect::elf::{
+    deep_check, is_elf, scan_elf, scan_fatbin_bytes_detailed, FatbinContainer,
+};
 use std::fs::File;
 use std::io::{BufReader, Read};
 
@@ -19,13 +23,18 @@ fn join(v: &[ArchTarget]) -> String {
 
 fn main() {
     let mut json = false;
+    let mut deep = false;
     let mut rc = 0;
     for arg in std::env::args().skip(1) {
         if arg == "--json" {
             json = true;
             continue;
         }
-        if let Err(e) = list(&arg, json) {
+        if arg == "--deep" {
+            deep = true;
+            continue;
+        }
+        if let Err(e) = list(&arg, json, deep) {
             eprintln!("{arg}: {e}");
             rc = 1;
         }
@@ -33,7 +42,7 @@ fn main() {
     std::process::exit(rc);
 }
 
-fn list(path: &str, json: bool) -> Result<(), String> {
+fn list(path: &str, json: bool, deep: bool) -> Result<(), String> {
     let f = File::open(path).map_err(|e| e.to_string())?;
     let size = f.metadata().map_err(|e| e.to_string())?.len();
     let mut r = BufReader::new(f);
@@ -53,6 +62,15 @@ fn list(path: &str, json: bool) -> Result<(), String> {
         println!("lto: {}", join(&facts.lto()));
         for w in &facts.warnings {
             println!("warning: {w}");
+        }
+        if deep {
+            let data = std::fs::read(path).map_err(|e| e.to_string())?;
+            let cs: Vec<FatbinContainer> = facts
+                .loadable_sections()
+                .into_iter()
+                .flat_map(|s| s.containers.iter().cloned())
+                .collect();
+            print_deep(&data, &cs);
         }
     } else {
         let mut data = head.to_vec();
@@ -82,6 +100,19 @@ fn list(path: &str, json: bool) -> Result<(), String> {
         for w in &warnings {
             println!("warning: {w}");
         }
+        if deep {
+            print_deep(&data, &cs);
+        }
     }
     Ok(())
+}
+
+fn print_deep(data: &[u8], cs: &[FatbinContainer]) {
+    let problems = deep_check(data, cs);
+    if problems.is_empty() {
+        println!("deep: ok");
+    }
+    for p in problems {
+        println!("deep-problem: {p}");
+    }
 }

@@ -88,6 +88,9 @@ pub struct FatbinEntry {
     pub flags: u64,
     /// For group members: offset of the member inside the decompressed group blob.
     pub member_offset: Option<u64>,
+    /// File offset of the stored (possibly compressed) payload; for group members, of the
+    /// group's payload.
+    pub payload_offset: u64,
 }
 
 impl FatbinEntry {
@@ -424,6 +427,7 @@ impl Candidate {
                 uncompressed_size: usize_,
                 flags,
                 member_offset: None,
+                payload_offset: at + self.entry_hsize,
             };
             self.push_entry(e, entry_budget);
         } else if kind == KIND_CONCAT {
@@ -528,6 +532,7 @@ impl Candidate {
                         uncompressed_size: usize_,
                         flags: mflags,
                         member_offset: Some(moff),
+                        payload_offset: at + self.entry_hsize,
                     })
                 }
                 None => self.issues.push(format!(

@@ -4,9 +4,11 @@
 //! Format reference: `shared/notes/fatbin-format.md` (fatbin container/entry layout) and the
 //! System V gABI (ELF). Only little-endian ELF is supported (every CUDA host is).
 
+pub mod deep;
 pub mod fatbin;
 mod stream;
 
+pub use deep::deep_check;
 pub use fatbin::{
     is_fatbin_section_name, scan_fatbin_bytes, scan_fatbin_bytes_detailed, FatbinContainer,
     FatbinEntry, FatbinError, FatbinSection, FatbinSummary,

@@ -594,8 +594,11 @@ impl Scan {
         let mut runpath = Vec::new();
         if let Some(d) = self.dynamic.take() {
             if d.strtab_off.is_none() && !(d.needed.is_empty() && d.soname.is_none()) {
-                let _ = self.strtab_vaddr;
-                self.warn("DT_STRTAB missing or outside every PT_LOAD segment".into());
+                let w = match self.strtab_vaddr {
+                    Some(v) => format!("DT_STRTAB 0x{v:x} outside every PT_LOAD segment"),
+                    None => "DT_STRTAB missing".into(),
+                };
+                self.warn(w);
             }
             for &o in &d.needed.clone() {
                 if let Some(x) = self.string(&d, o) {

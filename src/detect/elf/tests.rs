@@ -828,3 +828,83 @@ fn patchelf_fixture_dynamic_strings() {
     assert_eq!(f.sass(), orig.sass());
     assert_eq!(f.ptx(), orig.ptx());
 }
+
+#[test]
+fn deep_check_agrees_on_fixtures_and_catches_lies() {
+    let mut checked = 0;
+    for f in walk(&data_dir()) {
+        let data = read(&f);
+        let cs: Vec<FatbinContainer> = if is_elf(&data) {
+            let facts = scan_elf_bytes(&data).unwrap();
+            facts
+                .fatbin
+                .into_iter()
+                .flat_map(|s| s.sections)
+                .flat_map(|s| s.containers)
+                .collect()
+        } else if let Ok(cs) = scan_fatbin_bytes(&data) {
+            cs
+        } else {
+            continue;
+        };
+        checked += cs.iter().map(|c| c.entries.len()).sum::<usize>();
+        let problems = deep_check(&data, &cs);
+        assert!(problems.is_empty(), "{}: {problems:?}", f.display());
+    }
+    assert!(checked > 50, "{checked}");
+
+    // A header that lies about the arch (sm_90 → sm_89) is caught for cubins (plain, in
+    // fx_default) and PTX (zstd, in fx_variants), and for concat members.
+    for (name, kind) in [
+        ("fx_default.so", CodeKind::Sass),
+        ("fx_variants.fatbin", CodeKind::Ptx),
+        ("fx_concat.so", CodeKind::Sass),
+    ] {
+        let mut data = fixture_fatbin(name);
+        let cs = if is_elf(&data) {
+            all_entries(&scan_elf_bytes(&data).unwrap())
+                .into_iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        } else {
+            scan_fatbin_bytes(&data).unwrap()[0].entries.clone()
+        };
+        let e = cs
+            .iter()
+            .find(|e| {
+                e.target.kind == kind && e.target.sm == 90 && e.in_group == (name == "fx_concat.so")
+            })
+            .unwrap();
+        // The arch field of the (member) header.
+        let at = if e.in_group {
+            // Member headers follow the group's fixed header + 8-byte table header.
+            let mut p = e.offset as usize + 64 + 8;
+            loop {
+                let arch = u32::from_le_bytes(data[p + 0x1c..p + 0x20].try_into().unwrap());
+                let moff = u32::from_le_bytes(data[p + 4..p + 8].try_into().unwrap());
+                if arch == 90 && u64::from(moff) == e.member_offset.unwrap() {
+                    break p + 0x1c;
+                }
+                p += 64;
+            }
+        } else {
+            e.offset as usize + 0x1c
+        };
+        data[at..at + 4].copy_from_slice(&89u32.to_le_bytes());
+        let cs = if is_elf(&data) {
+            scan_elf_bytes(&data)
+                .unwrap()
+                .fatbin
+                .unwrap()
+                .sections
+                .into_iter()
+                .flat_map(|s| s.containers)
+                .collect()
+        } else {
+            scan_fatbin_bytes(&data).unwrap()
+        };
+        let problems = deep_check(&data, &cs);
+        assert_eq!(problems.len(), 1, "{name}: {problems:?}");
+        assert!(problems[0].contains("90"), "{problems:?}");
+    }
+}
