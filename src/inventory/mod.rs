@@ -1,5 +1,16 @@
 //! The squashed inventory of an image: what CUDA/GPU software is inside, where, and from
 //! which layer. Field names here are the stable JSON contract of `gpulint inventory`.
+//!
+//! In: an [`ImageMeta`] (reference, config, layer list) and the squashed `FileTree` whose
+//! nodes carry detector facts. Out: [`build`] → [`Inventory`]; [`render_text`] prints it.
+//! `libs` classifies library names and paths; `build` joins the facts.
+
+mod build;
+pub mod libs;
+mod text;
+
+pub use build::{build, ImageMeta};
+pub use text::render_text;
 
 use crate::arch::ArchTarget;
 use crate::source::Platform;
@@ -178,3 +189,6 @@ pub struct LoaderConfig {
     /// Directories from /etc/ld.so.conf and /etc/ld.so.conf.d/*.conf, in order.
     pub ld_so_conf: Vec<String>,
 }
+
+#[cfg(test)]
+pub(crate) mod tests;
