@@ -117,6 +117,66 @@ pub(crate) mod testutil {
         }
     }
 
+    /// Untrusted bytes: every detector, on garbage and on every prefix of real files it
+    /// wants, returns facts or an error and never panics.
+    #[test]
+    fn detectors_never_panic_on_bad_input() {
+        let real: &[(&str, &[u8])] = &[
+            (
+                "x/site-packages/torch-2.11.0.dist-info/METADATA",
+                include_bytes!("../../testdata/python/torch-2.11.0.METADATA"),
+            ),
+            (
+                "x/site-packages/torch/version.py",
+                include_bytes!("../../testdata/python/torch-2.11.0+cu130.version.py"),
+            ),
+            (
+                "usr/local/cuda-12.1/version.json",
+                br#"{"cuda":{"version":"12.1.1"},"cuda_cudart":{"version":"12.1.105"}}"#,
+            ),
+            (
+                "opt/conda/conda-meta/x-1-0.json",
+                br#"{"name":"x","version":"1","files":["lib/libx.so.1"]}"#,
+            ),
+            (
+                "usr/lib/x86_64-linux-gnu/libc.so.6",
+                b"\0GLIBC_2.35\0release version 2.35.\0",
+            ),
+            (
+                "var/lib/dpkg/status",
+                b"Package: a\nVersion: 1\nStatus: install ok installed\n\n",
+            ),
+            (
+                "etc/ld.so.conf",
+                b"include /etc/ld.so.conf.d/*.conf\n/usr/lib\n",
+            ),
+            ("x/pyvenv.cfg", b"version = 3.12.3\n"),
+        ];
+        // A small deterministic byte soup (xorshift).
+        let mut x: u32 = 0x9e37_79b9;
+        let soup: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (x & 0xff) as u8
+            })
+            .collect();
+        let ds = detectors();
+        for (path, data) in real {
+            let path = p(path);
+            let d = ds
+                .iter()
+                .find(|d| d.wants(&path, data.len() as u64))
+                .unwrap_or_else(|| panic!("no detector wants {path}"));
+            for n in 0..=data.len() {
+                let _ = d.detect(&path, &data[..n]);
+            }
+            let _ = d.detect(&path, &soup);
+            let _ = d.detect(&path, b"\xff\xfe\x00'\"=:");
+        }
+    }
+
     #[test]
     fn every_detector_has_a_unique_name() {
         let ds = detectors();

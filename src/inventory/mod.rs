@@ -4,6 +4,12 @@
 //! In: an [`ImageMeta`] (reference, config, layer list) and the squashed `FileTree` whose
 //! nodes carry detector facts. Out: [`build`] → [`Inventory`]; [`render_text`] prints it.
 //! `libs` classifies library names and paths; `build` joins the facts.
+//!
+//! Known gaps: rpm databases are not read (no `os_packages` on RHEL/UBI images); egg-info
+//! `requires.txt` is not read; dpkg `*.list` files are not used to map system libraries to
+//! packages (their file names carry full versions anyway); triton's bundled ptxas version is
+//! not probed; a `/usr/local/cuda` that is a real directory counts as a toolkit only when it
+//! holds version.json / version.txt.
 
 mod build;
 pub mod libs;
