@@ -62,7 +62,7 @@ fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
     let inv = crate::scan::scan_image(&a.source.image, platform.as_ref())?;
     match a.format {
         InventoryFormat::Json => print(&format!("{}\n", serde_json::to_string_pretty(&inv)?))?,
-        InventoryFormat::Text => print(&format!("{}\n", serde_json::to_string_pretty(&inv)?))?, // text renderer lands with the detectors
+        InventoryFormat::Text => print(&crate::inventory::render_text(&inv))?,
     }
     Ok(exit::OK)
 }

@@ -95,6 +95,32 @@ pub fn search_order(inv: &Inventory, b: &Binary) -> Vec<SearchDir> {
     v
 }
 
+/// Resolve symlinked directory prefixes (`usr/local/cuda/lib64` → `usr/local/cuda-12.1/lib64`).
+pub fn canonical_dir(inv: &Inventory, dir: &str) -> String {
+    let mut cur = norm(dir);
+    for _ in 0..40 {
+        let comps: Vec<&str> = cur.split('/').collect();
+        let mut replaced = None;
+        for i in (1..=comps.len()).rev() {
+            let prefix = comps[..i].join("/");
+            if let Some(real) = inv.loader.dir_links.get(&prefix) {
+                let rest = comps[i..].join("/");
+                replaced = Some(if rest.is_empty() {
+                    real.clone()
+                } else {
+                    format!("{real}/{rest}")
+                });
+                break;
+            }
+        }
+        match replaced {
+            Some(r) if r != cur => cur = norm(&r),
+            _ => break,
+        }
+    }
+    cur
+}
+
 /// The CUDA library a NEEDED name resolves to, searching `dirs` in order.
 pub fn resolve<'a>(
     inv: &'a Inventory,
@@ -102,10 +128,11 @@ pub fn resolve<'a>(
     needed: &str,
 ) -> Option<(&'a CudaLibrary, SearchDir)> {
     for d in dirs {
-        let cand = if d.dir.is_empty() {
+        let dir = canonical_dir(inv, &d.dir);
+        let cand = if dir.is_empty() {
             needed.to_string()
         } else {
-            format!("{}/{needed}", d.dir)
+            format!("{dir}/{needed}")
         };
         for lib in &inv.cuda_libraries {
             if norm(&lib.path) == cand || lib.aliases.iter().any(|a| norm(a) == cand) {
