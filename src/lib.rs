@@ -5,6 +5,7 @@
 //! (checked against `target` using `matrix` facts) → `report`. `spec` parses Dockerfiles and
 //! run configurations into facts the rules also read.
 pub mod arch;
+pub mod matrix;
 pub mod version;
 
 pub fn run(_args: Vec<std::ffi::OsString>) -> i32 {
