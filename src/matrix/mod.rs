@@ -12,6 +12,7 @@ mod gpu;
 mod rows;
 #[cfg(test)]
 mod tests;
+pub mod torch;
 
 use crate::arch::{ArchTarget, ArchVariant};
 use crate::version::{CudaVersion, DriverVersion};
@@ -32,6 +33,8 @@ pub(crate) const PTX_ISA: &str = "ptx_isa.toml";
 pub(crate) const FORWARD_COMPAT: &str = "forward_compat.toml";
 pub(crate) const CUDNN: &str = "cudnn.toml";
 pub(crate) const NGC_PYTORCH: &str = "ngc_pytorch.toml";
+pub(crate) const TORCH: &str = "torch.toml";
+pub(crate) const TORCH_COMPANIONS: &str = "torch_companions.toml";
 
 /// Every data file, with its embedded text.
 pub(crate) const FILES: &[(&str, &str)] = &[
@@ -45,6 +48,11 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ),
     (CUDNN, include_str!("../../matrices/cudnn.toml")),
     (NGC_PYTORCH, include_str!("../../matrices/ngc_pytorch.toml")),
+    (TORCH, include_str!("../../matrices/torch.toml")),
+    (
+        TORCH_COMPANIONS,
+        include_str!("../../matrices/torch_companions.toml"),
+    ),
 ];
 
 /// Minimum drivers for one CUDA toolkit release.
@@ -87,6 +95,7 @@ pub struct Matrix {
     /// cuDNN major → CUDA majors, derived from `cudnn` so lookups can return a slice.
     cudnn_majors: Vec<(u32, Vec<u32>)>,
     ngc: Vec<NgcPytorch>,
+    torch: torch::TorchMatrix,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> anyhow::Result<T> {
@@ -94,6 +103,11 @@ fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> anyhow::Resu
 }
 
 impl Matrix {
+    /// PyTorch release facts: CUDA variants, PyPI defaults, arch lists, companions.
+    pub fn torch(&self) -> &torch::TorchMatrix {
+        &self.torch
+    }
+
     /// Parse the embedded data files.
     pub fn embedded() -> anyhow::Result<Matrix> {
         Self::from_texts(|name| {
@@ -131,6 +145,8 @@ impl Matrix {
         let fc: ForwardCompatFile = parse(FORWARD_COMPAT, &get(FORWARD_COMPAT)?)?;
         let cudnn: CudnnFile = parse(CUDNN, &get(CUDNN)?)?;
         let ngc: NgcFile = parse(NGC_PYTORCH, &get(NGC_PYTORCH)?)?;
+        let torch = torch::TorchMatrix::from_toml(&get(TORCH)?, &get(TORCH_COMPANIONS)?)
+            .with_context(|| format!("parsing {TORCH} / {TORCH_COMPANIONS}"))?;
         for g in &mut gpus.gpu {
             g.datacenter = g.segment == Segment::Datacenter;
         }
@@ -146,6 +162,7 @@ impl Matrix {
             }
         }
         Ok(Matrix {
+            torch,
             minor_compat: driver.minor_compat,
             releases: driver.release,
             arch: arch.release,

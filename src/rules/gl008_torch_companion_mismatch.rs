@@ -108,8 +108,8 @@ fn satisfies(version: &str, spec: &str) -> Option<bool> {
 }
 
 /// The torch release a companion version pairs with (torch companions matrix).
-fn companion_torch(_ctx: &ImageContext, _name: &str, _version: &str) -> Option<String> {
-    None // wired to the torch matrix when it lands
+fn companion_torch(ctx: &ImageContext, name: &str, version: &str) -> Option<String> {
+    ctx.matrix.torch().companion_for(name, version)
 }
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {

@@ -187,6 +187,21 @@ fn companions_and_wheel_tags() {
         "{msgs:?}"
     );
     assert!(!msgs.iter().any(|s| s.contains("okwheel")), "{msgs:?}");
+
+    // torchvision 0.17 pairs with torch 2.2 (PyPI metadata), not the installed 2.3.
+    let mut inv = Inventory::default();
+    inv.python_packages
+        .push(pkg("torch", "2.3.0", Some("12.1"), site));
+    inv.python_packages
+        .push(pkg("torchvision", "0.17.0", None, site));
+    let f = check_image(&inv, &m, &[]);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "GL008" && f.message.contains("pairs with torch 2.2")),
+        "{f:?}"
+    );
+    inv.python_packages[1].version = "0.18.0".into();
+    assert!(check_image(&inv, &m, &[]).is_empty());
 }
 
 #[test]
