@@ -5,10 +5,12 @@
 //! (checked against `target` using `matrix` facts) → `report`. `spec` parses Dockerfiles and
 //! run configurations into facts the rules also read.
 pub mod arch;
+pub mod cache;
 pub mod detect;
 pub mod exit;
 pub mod finding;
 pub mod inventory;
+pub mod progress;
 pub mod rules;
 pub mod source;
 pub mod target;
