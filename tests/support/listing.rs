@@ -22,16 +22,20 @@ fn list_into(layer: &Layer, index: usize, tree: &mut LayerTree) -> anyhow::Resul
     };
     let mut raw = BufReader::with_capacity(256 * 1024, blob.open()?);
     let gzip = raw.fill_buf()?.starts_with(&[0x1f, 0x8b]);
-    if gzip {
+    let listed = if gzip {
         let mut dec = flate2::read::MultiGzDecoder::new(&mut raw);
-        list_tar(&mut dec, index, tree)?;
-        std::io::copy(&mut dec, &mut std::io::sink())?;
+        list_tar(&mut dec, index, tree)
+            .and_then(|()| Ok(std::io::copy(&mut dec, &mut std::io::sink()).map(drop)?))
     } else {
-        list_tar(&mut raw, index, tree)?;
+        list_tar(&mut raw, index, tree)
+    };
+    // Read what follows (the tar's end marker, or the rest after a failure) so the source
+    // checks the digest: a digest mismatch is the root cause of any decode error before it.
+    let drained = std::io::copy(&mut raw, &mut std::io::sink());
+    match (listed, drained) {
+        (_, Err(e)) => Err(e.into()),
+        (r, Ok(_)) => r,
     }
-    // Whatever follows the tar's end marker: read it so the digest gets checked.
-    std::io::copy(&mut raw, &mut std::io::sink())?;
-    Ok(())
 }
 
 fn list_tar(r: &mut dyn Read, index: usize, tree: &mut LayerTree) -> anyhow::Result<()> {
