@@ -6,6 +6,7 @@
 //! run configurations into facts the rules also read.
 
 pub mod arch;
+pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod detect;
@@ -13,6 +14,7 @@ pub mod exit;
 pub mod finding;
 pub mod inventory;
 pub mod matrix;
+pub mod progress;
 pub mod report;
 pub mod rules;
 pub mod scan;
