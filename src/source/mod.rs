@@ -132,6 +132,16 @@ pub enum LayerContent {
     Dir(PathBuf),
 }
 
+impl std::fmt::Debug for LayerContent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LayerContent::Tar(_) => f.write_str("Tar(..)"),
+            LayerContent::Dir(p) => f.debug_tuple("Dir").field(p).finish(),
+        }
+    }
+}
+
+#[derive(Debug)]
 pub struct Layer {
     /// Blob digest (`sha256:…`) when known: the cache key and the name used in messages.
     pub digest: Option<String>,
@@ -154,6 +164,7 @@ impl Layer {
 }
 
 /// An image resolved from a reference: config facts and layers, bottom first.
+#[derive(Debug)]
 pub struct Image {
     /// The reference the user gave, normalized (`docker-archive:/x.tar`, `oci:/dir:tag`).
     pub reference: String,
