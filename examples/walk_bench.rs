@@ -249,7 +249,7 @@ fn make_layer(
             let mut s = String::with_capacity(len + 16);
             while s.len() < len {
                 s.push_str(WORDS[(rng.next() % WORDS.len() as u64) as usize]);
-                s.push(if rng.next() % 8 == 0 { '\n' } else { ' ' });
+                s.push(if rng.next().is_multiple_of(8) { '\n' } else { ' ' });
             }
             let path = format!(
                 "usr/lib/python3/site-packages/pkg{}/mod{}/f{n}.py",
@@ -258,7 +258,7 @@ fn make_layer(
             );
             add(&mut b, path, s.as_bytes())?;
             written += s.len() as u64;
-            if n % 500 == 0 {
+            if n.is_multiple_of(500) {
                 add(
                     &mut b,
                     format!("usr/lib/x86_64-linux-gnu/libfake{i}_{n}.so"),
