@@ -249,7 +249,11 @@ fn make_layer(
             let mut s = String::with_capacity(len + 16);
             while s.len() < len {
                 s.push_str(WORDS[(rng.next() % WORDS.len() as u64) as usize]);
-                s.push(if rng.next().is_multiple_of(8) { '\n' } else { ' ' });
+                s.push(if rng.next().is_multiple_of(8) {
+                    '\n'
+                } else {
+                    ' '
+                });
             }
             let path = format!(
                 "usr/lib/python3/site-packages/pkg{}/mod{}/f{n}.py",
