@@ -2,6 +2,20 @@
 //! `dir:`, and later `docker-daemon:` / `docker://`) turns a reference into an [`Image`]:
 //! the image config facts plus an ordered list of layers whose bytes can be streamed.
 //! Nothing here looks inside layers; that is `walk`'s job.
+//!
+//! [`open_image`] parses the reference ([`reference::parse_reference`] → [`Transport`]) and
+//! hands it to the transport's module: `archive` (tar files read in place: docker-archive,
+//! and the store behind oci-archive), `oci_layout` (OCI image layouts and indexes), `dir`.
+//! Every failure is a [`SourceError`] whose message names the thing; all of them mean
+//! "unusable input" (exit 2).
+
+pub mod archive;
+pub mod digest;
+pub mod dir;
+pub mod oci_layout;
+pub mod reference;
+
+pub use reference::{parse_reference, Selector, Transport};
 
 pub mod daemon;
 pub mod live;
@@ -14,7 +28,7 @@ pub use registry::open_registry;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// os/arch[/variant], as in OCI image indexes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -40,6 +54,20 @@ impl Platform {
             architecture,
             variant: None,
         }
+    }
+}
+
+impl Platform {
+    /// Whether an image of platform `self` satisfies a request for `wanted`. A request without
+    /// a variant accepts any variant; arm64's default variant `v8` equals no variant.
+    pub fn satisfies(&self, wanted: &Platform) -> bool {
+        let norm = |p: &Platform| match (p.architecture.as_str(), p.variant.as_deref()) {
+            ("arm64", Some("v8")) => None,
+            (_, v) => v.map(str::to_string),
+        };
+        self.os == wanted.os
+            && self.architecture == wanted.architecture
+            && (wanted.variant.is_none() || norm(self) == norm(wanted))
     }
 }
 
@@ -112,6 +140,16 @@ pub enum LayerContent {
     Dir(PathBuf),
 }
 
+impl std::fmt::Debug for LayerContent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LayerContent::Tar(_) => f.write_str("Tar(..)"),
+            LayerContent::Dir(p) => f.debug_tuple("Dir").field(p).finish(),
+        }
+    }
+}
+
+#[derive(Debug)]
 pub struct Layer {
     /// Blob digest (`sha256:…`) when known: the cache key and the name used in messages.
     pub digest: Option<String>,
@@ -134,6 +172,7 @@ impl Layer {
 }
 
 /// An image resolved from a reference: config facts and layers, bottom first.
+#[derive(Debug)]
 pub struct Image {
     /// The reference the user gave, normalized (`docker-archive:/x.tar`, `oci:/dir:tag`).
     pub reference: String,
@@ -143,3 +182,253 @@ pub struct Image {
     pub config: ImageConfigFacts,
     pub layers: Vec<Layer>,
 }
+
+/// Why an image could not be opened. Every variant is unusable input: the CLI exits with
+/// [`crate::exit::USAGE_OR_INPUT`].
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("bad image reference {reference:?}: {reason}")]
+    BadReference { reference: String, reason: String },
+    #[error(
+        "unknown transport {transport} in {reference:?}: gpulint reads docker-archive:PATH, \
+         oci:DIR, oci-archive:PATH, dir:PATH or a bare path"
+    )]
+    UnknownTransport {
+        transport: String,
+        reference: String,
+    },
+    #[error("the {transport}: transport is not supported yet ({reference:?})")]
+    Unsupported {
+        transport: &'static str,
+        reference: String,
+    },
+    #[error("{}: no such file or directory", path.display())]
+    NotFound { path: PathBuf },
+    #[error("{}: not an image: {reason}", path.display())]
+    NotAnImage { path: PathBuf, reason: String },
+    #[error("{}: {what}: {reason}", path.display())]
+    Invalid {
+        path: PathBuf,
+        what: String,
+        reason: String,
+    },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{reference}: no image for platform {requested}; available: {}",
+        list(available)
+    )]
+    PlatformNotFound {
+        reference: String,
+        requested: Platform,
+        available: Vec<Platform>,
+    },
+    #[error("{reference}: no image {wanted}; available: {}", list(available))]
+    ImageNotFound {
+        reference: String,
+        wanted: String,
+        available: Vec<String>,
+    },
+}
+
+fn list<T: std::fmt::Display>(items: &[T]) -> String {
+    if items.is_empty() {
+        return "none".into();
+    }
+    items
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl SourceError {
+    /// The process exit code for this error (always "unusable input").
+    pub fn exit_code(&self) -> i32 {
+        crate::exit::USAGE_OR_INPUT
+    }
+
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> SourceError {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            SourceError::NotFound {
+                path: path.to_path_buf(),
+            }
+        } else {
+            SourceError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+}
+
+/// Open the image `reference` names. `platform` picks from multi-platform indexes (default:
+/// [`Platform::host`]); when given explicitly, a single-platform image of another platform is
+/// an error too.
+pub fn open_image(reference: &str, platform: Option<&Platform>) -> Result<Image, SourceError> {
+    open_transport(parse_reference(reference)?, platform)
+}
+
+/// Open an already parsed reference. New transports add an arm here.
+pub fn open_transport(
+    transport: Transport,
+    platform: Option<&Platform>,
+) -> Result<Image, SourceError> {
+    match transport {
+        Transport::DockerArchive { path, selector } => {
+            let ar = archive::TarArchive::open(&path)?;
+            archive::open_docker_archive(std::sync::Arc::new(ar), selector.as_ref(), platform)
+        }
+        Transport::Oci { path, selector } => {
+            oci_layout::open_layout_dir(&path, selector.as_ref(), platform)
+        }
+        Transport::OciArchive { path, selector } => {
+            let ar = archive::TarArchive::open(&path)?;
+            oci_layout::open_layout_archive(std::sync::Arc::new(ar), selector.as_ref(), platform)
+        }
+        Transport::Dir { path } => dir::open_dir(&path, platform),
+        Transport::Auto { path } => open_auto(&path, platform),
+        Transport::DockerDaemon { reference } => Err(SourceError::Unsupported {
+            transport: "docker-daemon",
+            reference,
+        }),
+        Transport::Registry { reference } => Err(SourceError::Unsupported {
+            transport: "docker",
+            reference,
+        }),
+    }
+}
+
+/// A bare path: a directory with `oci-layout` is an OCI layout, any other directory a root
+/// filesystem; a tar with `manifest.json` is a docker-archive, one with `oci-layout` an
+/// oci-archive.
+fn open_auto(path: &Path, platform: Option<&Platform>) -> Result<Image, SourceError> {
+    let meta = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
+    if meta.is_dir() {
+        if path.join("oci-layout").is_file() {
+            return oci_layout::open_layout_dir(path, None, platform);
+        }
+        return dir::open_dir(path, platform);
+    }
+    let ar = std::sync::Arc::new(archive::TarArchive::open(path)?);
+    if ar.contains("manifest.json") {
+        archive::open_docker_archive(ar, None, platform)
+    } else if ar.contains("oci-layout") || ar.contains("index.json") {
+        oci_layout::open_layout_archive(ar, None, platform)
+    } else {
+        Err(SourceError::NotAnImage {
+            path: path.to_path_buf(),
+            reason: "a tar archive with neither manifest.json (docker-archive) nor \
+                     oci-layout (oci-archive)"
+                .into(),
+        })
+    }
+}
+
+/// `path` made absolute for messages and normalized references (not canonicalized: the
+/// user's symlinks stay as written).
+pub(crate) fn display_path(path: &Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// The parts of an image config (OCI or Docker: both use `config.Env` etc.) that we keep.
+pub(crate) struct ParsedConfig {
+    pub facts: ImageConfigFacts,
+    pub platform: Option<Platform>,
+    pub diff_ids: Vec<String>,
+}
+
+pub(crate) fn parse_config(data: &[u8]) -> Result<ParsedConfig, String> {
+    #[derive(Deserialize)]
+    struct Raw {
+        architecture: Option<String>,
+        os: Option<String>,
+        variant: Option<String>,
+        config: Option<RawContainer>,
+        rootfs: Option<RawRootfs>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "PascalCase")]
+    struct RawContainer {
+        env: Option<Vec<String>>,
+        entrypoint: Option<Vec<String>>,
+        cmd: Option<Vec<String>>,
+        labels: Option<BTreeMap<String, String>>,
+        working_dir: Option<String>,
+        user: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct RawRootfs {
+        diff_ids: Option<Vec<String>>,
+    }
+    let raw: Raw =
+        serde_json::from_slice(data).map_err(|e| format!("invalid image config: {e}"))?;
+    let c = raw.config;
+    let facts = match c {
+        Some(c) => ImageConfigFacts {
+            env: c.env.unwrap_or_default(),
+            entrypoint: c.entrypoint.unwrap_or_default(),
+            cmd: c.cmd.unwrap_or_default(),
+            labels: c.labels.unwrap_or_default(),
+            working_dir: c.working_dir.filter(|s| !s.is_empty()),
+            user: c.user.filter(|s| !s.is_empty()),
+        },
+        None => ImageConfigFacts::default(),
+    };
+    let platform = match (raw.os, raw.architecture) {
+        (Some(os), Some(architecture)) if !os.is_empty() && !architecture.is_empty() => {
+            Some(Platform {
+                os,
+                architecture,
+                variant: raw.variant.filter(|v| !v.is_empty()),
+            })
+        }
+        _ => None,
+    };
+    Ok(ParsedConfig {
+        facts,
+        platform,
+        diff_ids: raw.rootfs.and_then(|r| r.diff_ids).unwrap_or_default(),
+    })
+}
+
+/// A single-platform image checked against an explicit `--platform`.
+pub(crate) fn check_platform(
+    reference: &str,
+    actual: Option<&Platform>,
+    requested: Option<&Platform>,
+) -> Result<Platform, SourceError> {
+    match (actual, requested) {
+        (Some(a), Some(r)) if !a.satisfies(r) => Err(SourceError::PlatformNotFound {
+            reference: reference.to_string(),
+            requested: r.clone(),
+            available: vec![a.clone()],
+        }),
+        (Some(a), _) => Ok(a.clone()),
+        (None, Some(r)) => Ok(r.clone()),
+        (None, None) => Ok(Platform::host()),
+    }
+}
+
+/// Read at most `limit` bytes; more is an error (manifests and configs are small; a huge
+/// one is hostile or not what we think it is).
+pub(crate) fn read_limited(mut r: impl Read, limit: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    (&mut r).take(limit + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {limit} bytes"),
+        ));
+    }
+    Ok(buf)
+}
+
+/// Size limits for the JSON documents we read whole.
+pub(crate) const MAX_JSON: u64 = 32 << 20;

@@ -6,13 +6,19 @@
 //! container would see it. Symlinks and hardlinks are kept as entries (CUDA soname chains and
 //! the dynamic loader depend on them) and resolved only inside the image.
 
+mod content;
+mod fs;
 pub mod path;
+mod tar;
 
 pub use path::ImagePath;
 
-use crate::detect::Fact;
+use crate::detect::{Detector, Fact};
+use crate::source::{Image, Layer, LayerContent};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -53,8 +59,125 @@ pub struct LayerTree {
     /// `.wh..wh..opq` entries: directories whose lower-layer content this layer hides.
     pub opaque_dirs: Vec<ImagePath>,
     /// Problems met while reading the layer (corrupt stream, bad path, malformed file):
-    /// each names the in-image path. The scan goes on past them.
+    /// each names the layer and the in-image path. The scan goes on past them.
     pub errors: Vec<String>,
+    /// True when the layer could not be read to its end: entries after the failure point
+    /// are missing (the ones read before it are kept).
+    #[serde(default)]
+    pub partial: bool,
+    /// Notes that do not make the result partial (e.g. a file larger than a detector reads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// How layers are walked.
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    /// Most (decompressed) bytes read from one layer. A stream going past it is cut off there
+    /// and the layer marked partial, so a decompression bomb costs time, never memory.
+    pub max_layer_bytes: u64,
+    /// Sniff every regular file of at least 64 bytes for the ELF magic and scan ELF files.
+    pub scan_elf: bool,
+    /// Layers walked at once; `None` = the machine's available parallelism.
+    pub threads: Option<usize>,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            max_layer_bytes: 256 << 30,
+            scan_elf: true,
+            threads: None,
+        }
+    }
+}
+
+/// Every layer's tree (in layer order) and the squashed filesystem.
+#[derive(Debug, Clone, Default)]
+pub struct WalkResult {
+    pub layers: Vec<LayerTree>,
+    pub tree: FileTree,
+    /// All layers' errors, in layer order.
+    pub errors: Vec<String>,
+    /// Some layer could not be read whole, or some entry or file could not be used.
+    pub partial: bool,
+}
+
+/// Walk every layer (in parallel, results in layer order) and squash them.
+pub fn walk_image(
+    image: &Image,
+    detectors: &[Box<dyn Detector>],
+    opts: &WalkOptions,
+) -> WalkResult {
+    let layers = walk_layers(&image.layers, detectors, opts);
+    let errors: Vec<String> = layers
+        .iter()
+        .flat_map(|l| l.errors.iter().cloned())
+        .collect();
+    let partial = layers.iter().any(|l| l.partial) || !errors.is_empty();
+    let tree = FileTree::squash_refs(&layers);
+    WalkResult {
+        layers,
+        tree,
+        errors,
+        partial,
+    }
+}
+
+/// Walk `layers` with up to `opts.threads` threads; the result is in layer order. Biggest
+/// layers start first, so one huge layer does not end up last on a busy pool.
+pub fn walk_layers(
+    layers: &[Layer],
+    detectors: &[Box<dyn Detector>],
+    opts: &WalkOptions,
+) -> Vec<LayerTree> {
+    let n = layers.len();
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
+        .clamp(1, n.max(1));
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(layers[i].size.unwrap_or(0)));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<LayerTree>>> = Mutex::new(vec![None; n]);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&i) = order.get(k) else { break };
+                let tree = walk_layer(&layers[i], i, detectors, opts);
+                let mut r = results.lock().unwrap_or_else(|e| e.into_inner());
+                r[i] = Some(tree);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect()
+}
+
+/// One streaming pass over one layer. Never fails: problems are in the tree's `errors`.
+pub fn walk_layer(
+    layer: &Layer,
+    index: usize,
+    detectors: &[Box<dyn Detector>],
+    opts: &WalkOptions,
+) -> LayerTree {
+    let name = layer.display_name(index);
+    match &layer.content {
+        LayerContent::Tar(blob) => match blob.open() {
+            Ok(r) => tar::walk_tar(r, index, &name, detectors, opts),
+            Err(e) => LayerTree {
+                errors: vec![format!("layer {name}: cannot open: {e:#}")],
+                partial: true,
+                ..LayerTree::default()
+            },
+        },
+        LayerContent::Dir(root) => fs::walk_dir(root, index, detectors, opts),
+    }
 }
 
 /// The final filesystem of an image.
@@ -91,6 +214,34 @@ impl FileTree {
             }
         }
         tree
+    }
+
+    /// [`FileTree::squash`] over borrowed layer trees (kept, e.g. for a per-layer cache).
+    pub fn squash_refs<'a>(layers: impl IntoIterator<Item = &'a LayerTree>) -> FileTree {
+        let mut tree = FileTree::default();
+        for layer in layers {
+            tree.apply(layer);
+        }
+        tree
+    }
+
+    fn apply(&mut self, layer: &LayerTree) {
+        for dir in &layer.opaque_dirs {
+            self.remove_below(dir, false);
+        }
+        for w in &layer.whiteouts {
+            self.remove_below(w, true);
+        }
+        for (p, n) in &layer.entries {
+            if !matches!(n.kind, NodeKind::Dir { .. }) {
+                if let Some(old) = self.nodes.get(p) {
+                    if matches!(old.kind, NodeKind::Dir { .. }) {
+                        self.remove_below(p, false);
+                    }
+                }
+            }
+            self.nodes.insert(p.clone(), n.clone());
+        }
     }
 
     /// Remove everything strictly below `dir`, and `dir` itself when `inclusive`.

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Tools the image tests use to build images the way users do: skopeo (docker-archive /
+# oci-archive conversions) and umoci (OCI layouts built from a directory). Without them those
+# tests print SKIPPED; CI calls this first so they run. Idempotent and quiet when present.
+set -euo pipefail
+need=()
+command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
+command -v umoci >/dev/null 2>&1 || need+=(umoci)
+command -v tar >/dev/null 2>&1 || need+=(tar)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-tools: need root to apt-get install ${need[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+echo "install-tools: installed ${need[*]}"

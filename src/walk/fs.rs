@@ -1,0 +1,118 @@
+//! `dir:` layers: a directory tree walked with the filesystem, never following links (they are
+//! recorded as symlink entries and resolved inside the image later). `proc`, `sys` and `dev`
+//! at the top are recorded but not descended into; special files are never opened.
+
+use super::content::{file_facts, Sink};
+use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
+use crate::detect::Detector;
+use std::path::Path;
+
+const PSEUDO_FS: &[&str] = &["proc", "sys", "dev"];
+
+pub(crate) fn walk_dir(
+    root: &Path,
+    index: usize,
+    detectors: &[Box<dyn Detector>],
+    opts: &WalkOptions,
+) -> LayerTree {
+    let name = format!("dir:{}", root.display());
+    let mut tree = LayerTree::default();
+    let mut it = walkdir::WalkDir::new(root).follow_links(false).into_iter();
+    while let Some(res) = it.next() {
+        let entry = match res {
+            Ok(e) => e,
+            Err(e) => {
+                let at = e
+                    .path()
+                    .and_then(|p| p.strip_prefix(root).ok())
+                    .map(|p| format!("/{}", p.display()))
+                    .unwrap_or_default();
+                tree.errors.push(format!("layer {name}: {at}: {e}"));
+                if e.depth() == 0 {
+                    tree.partial = true;
+                }
+                continue;
+            }
+        };
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let path = match ImagePath::new(&rel) {
+            Ok(p) if p.is_root() => continue,
+            Ok(p) => p,
+            Err(e) => {
+                tree.errors.push(format!("layer {name}: {e}"));
+                continue;
+            }
+        };
+        let ft = entry.file_type();
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(e) => {
+                tree.errors.push(format!("layer {name}: {path}: {e}"));
+                continue;
+            }
+        };
+        let mode = mode_of(&meta);
+        let mut facts = Vec::new();
+        let kind = if ft.is_symlink() {
+            match std::fs::read_link(entry.path()) {
+                Ok(t) => NodeKind::Symlink {
+                    target: t.to_string_lossy().into_owned(),
+                },
+                Err(e) => {
+                    tree.errors.push(format!("layer {name}: {path}: {e}"));
+                    continue;
+                }
+            }
+        } else if ft.is_dir() {
+            if entry.depth() == 1 && PSEUDO_FS.contains(&path.as_str()) {
+                it.skip_current_dir();
+            }
+            NodeKind::Dir { mode }
+        } else if ft.is_file() {
+            let size = meta.len();
+            match std::fs::File::open(entry.path()) {
+                Ok(f) => {
+                    let mut r = std::io::BufReader::new(f);
+                    let mut sink = Sink {
+                        layer: &name,
+                        errors: &mut tree.errors,
+                        warnings: &mut tree.warnings,
+                    };
+                    facts = file_facts(&path, size, &mut r, detectors, opts, &mut sink);
+                }
+                Err(e) => tree.errors.push(format!("layer {name}: {path}: {e}")),
+            }
+            NodeKind::File { size, mode }
+        } else {
+            NodeKind::Other
+        };
+        tree.entries.insert(
+            path,
+            Node {
+                kind,
+                layer: index,
+                facts,
+            },
+        );
+    }
+    tree
+}
+
+#[cfg(unix)]
+fn mode_of(m: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn mode_of(m: &std::fs::Metadata) -> u32 {
+    if m.is_dir() {
+        0o755
+    } else {
+        0o644
+    }
+}

@@ -1,0 +1,229 @@
+//! One streaming pass over a layer's tar stream (plain, gzip or zstd, sniffed from the first
+//! bytes): entries, whiteouts, links, and the content detectors ask for. Nothing is extracted.
+
+use super::content::{file_facts, read_up_to, Sink};
+use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
+use crate::detect::Detector;
+use crate::source::archive::Compression;
+use std::io::{self, Read};
+
+const WHITEOUT_PREFIX: &str = ".wh.";
+const OPAQUE: &str = ".wh..wh..opq";
+
+pub(crate) fn walk_tar(
+    mut raw: Box<dyn Read + Send>,
+    index: usize,
+    name: &str,
+    detectors: &[Box<dyn Detector>],
+    opts: &WalkOptions,
+) -> LayerTree {
+    let mut tree = LayerTree::default();
+    let mut head = [0u8; 4];
+    let n = match read_up_to(&mut raw, &mut head) {
+        Ok(n) => n,
+        Err(e) => {
+            tree.errors.push(format!("layer {name}: read failed: {e}"));
+            tree.partial = true;
+            return tree;
+        }
+    };
+    let stream = io::Cursor::new(head[..n].to_vec()).chain(raw);
+    let decoded: Box<dyn Read> = match Compression::sniff(&head[..n]) {
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(
+            io::BufReader::with_capacity(128 << 10, stream),
+        )),
+        Compression::Zstd => match zstd::stream::read::Decoder::new(stream) {
+            Ok(d) => Box::new(d),
+            Err(e) => {
+                tree.errors
+                    .push(format!("layer {name}: zstd stream cannot be read: {e}"));
+                tree.partial = true;
+                return tree;
+            }
+        },
+        Compression::None => Box::new(stream),
+    };
+    let bounded = Bounded {
+        inner: decoded,
+        left: opts.max_layer_bytes,
+        limit: opts.max_layer_bytes,
+    };
+    let mut archive = ::tar::Archive::new(io::BufReader::with_capacity(128 << 10, bounded));
+    let mut last_good: Option<ImagePath> = None;
+    let failed = match archive.entries() {
+        Err(e) => Some(e),
+        Ok(entries) => {
+            let mut failed = None;
+            for entry in entries {
+                match entry {
+                    Ok(mut e) => {
+                        if let Some(p) = entry_into(&mut e, index, name, detectors, opts, &mut tree)
+                        {
+                            last_good = Some(p);
+                        }
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            failed
+        }
+    };
+    let after = match &last_good {
+        Some(p) => format!("after {p}"),
+        None => "before the first entry".to_string(),
+    };
+    if let Some(e) = failed {
+        tree.errors.push(format!(
+            "layer {name}: corrupt or truncated layer stream {after}: {e}; later entries are missing"
+        ));
+        tree.partial = true;
+        return tree;
+    }
+    // Read to the end of the blob: trailing padding, and the digest check that runs at EOF.
+    if let Err(e) = io::copy(&mut archive.into_inner(), &mut io::sink()) {
+        tree.errors.push(format!(
+            "layer {name}: error at the end of the layer stream: {e}"
+        ));
+        tree.partial = true;
+    }
+    tree
+}
+
+/// Record one tar entry. Returns its path when it was usable.
+fn entry_into<R: Read>(
+    e: &mut ::tar::Entry<'_, R>,
+    index: usize,
+    name: &str,
+    detectors: &[Box<dyn Detector>],
+    opts: &WalkOptions,
+    tree: &mut LayerTree,
+) -> Option<ImagePath> {
+    let raw = String::from_utf8_lossy(&e.path_bytes()).into_owned();
+    let path = match ImagePath::new(&raw) {
+        Ok(p) => p,
+        Err(err) => {
+            tree.errors
+                .push(format!("layer {name}: entry skipped: {err}"));
+            return None;
+        }
+    };
+    if path.is_root() {
+        return Some(path);
+    }
+    let file_name = path.file_name();
+    if let Some(rest) = file_name.strip_prefix(WHITEOUT_PREFIX) {
+        let parent = path.parent().unwrap_or_else(ImagePath::root);
+        if file_name == OPAQUE {
+            tree.opaque_dirs.push(parent);
+        } else if rest.starts_with(WHITEOUT_PREFIX) {
+            // Other `.wh..wh.` names are aufs bookkeeping, not part of the filesystem.
+        } else if rest.is_empty() || rest == "." || rest == ".." {
+            tree.errors.push(format!(
+                "layer {name}: {path}: invalid whiteout name; skipped"
+            ));
+            return None;
+        } else {
+            match parent.join(rest) {
+                Ok(p) => tree.whiteouts.push(p),
+                Err(err) => {
+                    tree.errors.push(format!("layer {name}: {path}: {err}"));
+                    return None;
+                }
+            }
+        }
+        return Some(path);
+    }
+
+    let header = e.header();
+    let mode = header.mode().unwrap_or(0o644);
+    let link = || {
+        e.link_name_bytes()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    use ::tar::EntryType as T;
+    let kind = match header.entry_type() {
+        T::Regular | T::Continuous | T::GNUSparse => NodeKind::File {
+            size: e.size(),
+            mode,
+        },
+        T::Directory => NodeKind::Dir { mode },
+        T::Symlink => match link() {
+            Some(target) => NodeKind::Symlink { target },
+            None => {
+                tree.errors.push(format!(
+                    "layer {name}: {path}: symlink without a target; skipped"
+                ));
+                return None;
+            }
+        },
+        T::Link => match link().map(|t| ImagePath::new(&t)) {
+            Some(Ok(target)) => NodeKind::Hardlink { target },
+            Some(Err(err)) => {
+                tree.errors.push(format!(
+                    "layer {name}: {path}: hardlink target {err}; skipped"
+                ));
+                return None;
+            }
+            None => {
+                tree.errors.push(format!(
+                    "layer {name}: {path}: hardlink without a target; skipped"
+                ));
+                return None;
+            }
+        },
+        T::XGlobalHeader => return None,
+        _ => NodeKind::Other,
+    };
+    let mut facts = Vec::new();
+    if let NodeKind::File { size, .. } = kind {
+        let mut sink = Sink {
+            layer: name,
+            errors: &mut tree.errors,
+            warnings: &mut tree.warnings,
+        };
+        facts = file_facts(&path, size, e, detectors, opts, &mut sink);
+    }
+    tree.entries.insert(
+        path.clone(),
+        Node {
+            kind,
+            layer: index,
+            facts,
+        },
+    );
+    Some(path)
+}
+
+/// Fails (rather than ending quietly) once more than `limit` bytes have come through.
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+    limit: u64,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.left == 0 {
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(io::Error::other(format!(
+                    "layer is larger than the limit of {} decompressed bytes",
+                    self.limit
+                ))),
+            };
+        }
+        let cap = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..cap])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
