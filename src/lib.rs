@@ -5,12 +5,15 @@
 //! (checked against `target` using `matrix` facts) → `report`. `spec` parses Dockerfiles and
 //! run configurations into facts the rules also read.
 pub mod arch;
+pub mod config;
 pub mod detect;
 pub mod exit;
 pub mod finding;
 pub mod inventory;
 pub mod rules;
 pub mod source;
+pub mod spec;
+pub mod suppress;
 pub mod target;
 pub mod version;
 pub mod walk;

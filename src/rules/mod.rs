@@ -5,6 +5,9 @@
 //! Code ranges: GL0xx image rules (inventory vs target), GL1xx Dockerfile / run-configuration
 //! rules, GL2xx host checks.
 
+pub mod spec_list;
+pub use spec_list::*;
+
 use crate::finding::{Finding, Location, Severity};
 
 /// Static description of a rule; the single source for `gpulint explain`, SARIF and docs.
@@ -56,6 +59,7 @@ impl Finding {
 /// Every rule gpulint knows, sorted by code.
 pub fn all() -> Vec<&'static RuleMeta> {
     let mut v: Vec<&'static RuleMeta> = Vec::new();
+    v.extend(spec_list::spec_rules());
     v.sort_by_key(|m| m.code);
     v
 }
