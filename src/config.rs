@@ -311,7 +311,7 @@ mod tests {
         assert!(c.path_ignored("vendor/x/Dockerfile"));
         assert!(c.ignores[0].matches("GL112", Some("deploy/a.yaml")));
         assert!(!c.ignores[0].matches("GL112", Some("k8s/a.yaml")));
-        assert_eq!(c.ignores[0].line, 10);
+        assert_eq!(c.ignores[0].line, 9);
         assert_eq!(c.targets[0].gpus, vec!["H100"]);
     }
 

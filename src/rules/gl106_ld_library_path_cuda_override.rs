@@ -73,11 +73,20 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                     }
                 }
                 for c in &st.cmds {
-                    let mut vals: Vec<(String, Pos)> = c.assigns.iter().filter(|a| a.0 == "LD_LIBRARY_PATH").map(|a| (a.1.clone(), c.pos)).collect();
+                    // Only what the command adds: the inherited value is judged where it was set.
+                    let inherited = match c.vars.get("LD_LIBRARY_PATH") {
+                        Some(crate::spec::shell::Var::Set(v)) if !v.is_empty() => Some(v.clone()),
+                        _ => None,
+                    };
+                    let own = |v: &str| match &inherited {
+                        Some(i) => v.replace(i.as_str(), ""),
+                        None => v.to_string(),
+                    };
+                    let mut vals: Vec<(String, Pos)> = c.assigns.iter().filter(|a| a.0 == "LD_LIBRARY_PATH").map(|a| (own(&a.1), c.pos)).collect();
                     if c.name() == "export" {
                         for w in &c.words[1..] {
                             if let Some(v) = w.text.strip_prefix("LD_LIBRARY_PATH=") {
-                                vals.push((v.to_string(), w.pos));
+                                vals.push((own(v), w.pos));
                             }
                         }
                     }

@@ -110,7 +110,10 @@ fn base_env(info: &ImageInfo) -> Vars {
     let mut v = Vars::new();
     if info.kind == ImageKind::NvidiaCuda {
         if let Some(c) = info.cuda {
-            v.insert("CUDA_VERSION".into(), Var::Set(c.to_string()));
+            v.insert(
+                "CUDA_VERSION".into(),
+                Var::Set(format!("{}.{}.{}", c.major, c.minor, c.patch)),
+            );
             v.insert(
                 "NVIDIA_REQUIRE_CUDA".into(),
                 Var::Set(format!("cuda>={}", c.major_minor())),

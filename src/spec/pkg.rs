@@ -617,10 +617,10 @@ mod tests {
         )
         .unwrap();
         let names: Vec<_> = p.reqs.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, vec!["torchvision", "torch", "numpy"]);
+        assert_eq!(names, vec!["torch", "numpy", "torchvision"]);
         let t = p.reqs.iter().find(|r| r.name == "torch").unwrap();
         assert_eq!((t.pinned.as_deref(), t.local.as_deref()), (Some("2.3.0"), Some("cu121")));
-        assert_eq!(t.pos.col, 33);
+        assert_eq!(t.pos.col, 39);
         assert_eq!(p.extra_index_urls.len(), 1);
         let p = pip_install(&cmd("uv pip install --system torch --torch-backend=cu126"), &|_| None).unwrap();
         assert_eq!(p.torch_backend.as_deref(), Some("cu126"));

@@ -36,19 +36,23 @@ impl<'a> YamlText<'a> {
             .copied()
             .unwrap_or("")
     }
-    fn indent(l: &str) -> usize {
-        l.len() - l.trim_start_matches([' ', '-']).len()
-    }
     /// The block a key line opens: up to the next line indented no deeper.
     pub fn block_of(&self, line: u32, within: Block) -> Block {
-        let base = Self::indent(self.line(line));
+        let spaces = |l: &str| l.len() - l.trim_start_matches(' ').len();
+        let first = self.line(line);
+        let base = spaces(first);
+        let first_is_item = first.trim_start().starts_with('-');
         let mut end = line;
         let mut n = line + 1;
         while n <= within.end {
             let l = self.line(n);
             let t = l.trim();
-            if !t.is_empty() && !t.starts_with('#') {
-                if Self::indent(l) <= base {
+            if t.starts_with('#') && spaces(l) > base {
+                end = n;
+            } else if !t.is_empty() && !t.starts_with('#') {
+                let sp = spaces(l);
+                let item = t.starts_with('-');
+                if !(sp > base || sp == base && item && !first_is_item) {
                     break;
                 }
                 end = n;
