@@ -482,6 +482,29 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
     Ok(finish(all, &texts, ctx))
 }
 
+/// Check one file as `kind` (what `lint` does per file), without config or suppressions.
+/// `display` is the path shown in findings.
+pub fn lint_file(path: &Path, display: &str, kind: FileKind, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let text = read(path)?;
+    Ok(match kind {
+        FileKind::Dockerfile => {
+            let opts = BuildOptions {
+                context: path.parent().map(Path::to_path_buf),
+                ..Default::default()
+            };
+            analyze_dockerfile(display, &text, &opts, ctx)
+        }
+        FileKind::Compose => compose_findings(&[(display.to_string(), path.to_path_buf())], ctx).0,
+        FileKind::K8s => k8s_findings(display, &text, ctx),
+        FileKind::Script => script_findings(display, &text, ctx),
+        FileKind::Markdown => {
+            let mut v = script_findings(display, &text, ctx);
+            v.extend(markdown_yaml_findings(display, &text, ctx));
+            v
+        }
+    })
+}
+
 /// YAML code blocks in Markdown: Kubernetes manifests or compose files, by content.
 fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let mut out = Vec::new();
