@@ -31,14 +31,16 @@ fn main() -> anyhow::Result<()> {
                     gpus: ccs
                         .split(',')
                         .filter_map(|c| c.parse().ok())
-                        .map(|cc: gpulint::arch::ComputeCapability| gpulint::target::TargetGpu {
-                            name: format!("sm_{}", cc.sm()),
-                            cc: Some(cc),
-                            datacenter: None,
-                            uuid: None,
-                            mig_mode: None,
-                            count: Some(1),
-                        })
+                        .map(
+                            |cc: gpulint::arch::ComputeCapability| gpulint::target::TargetGpu {
+                                name: format!("sm_{}", cc.sm()),
+                                cc: Some(cc),
+                                datacenter: None,
+                                uuid: None,
+                                mig_mode: None,
+                                count: Some(1),
+                            },
+                        )
                         .collect(),
                     platform: None,
                 });

@@ -177,11 +177,7 @@ impl Config {
             ..Default::default()
         };
         if let Some(f) = raw.fail_on {
-            c.fail_on = Some(
-                f.get_ref()
-                    .parse()
-                    .map_err(|e: String| err(f.span(), e))?,
-            );
+            c.fail_on = Some(f.get_ref().parse().map_err(|e: String| err(f.span(), e))?);
         }
         c.fleet = raw.fleet.map(|f| {
             let p = PathBuf::from(f.get_ref());
@@ -224,7 +220,10 @@ impl Config {
             let ig = ig.into_inner();
             let rule = ig.rule.get_ref().to_ascii_uppercase();
             if rule != "*" && !known_rule(&rule) {
-                return Err(err(ig.rule.span(), format!("unknown rule {:?}", ig.rule.get_ref())));
+                return Err(err(
+                    ig.rule.span(),
+                    format!("unknown rule {:?}", ig.rule.get_ref()),
+                ));
             }
             let reason = match ig.reason {
                 Some(r) if !r.trim().is_empty() => r,
@@ -235,7 +234,10 @@ impl Config {
             } else {
                 let mut b = GlobSetBuilder::new();
                 for p in &ig.paths {
-                    b.add(Glob::new(p).map_err(|e| err(span.clone(), format!("invalid glob {p:?}: {e}")))?);
+                    b.add(
+                        Glob::new(p)
+                            .map_err(|e| err(span.clone(), format!("invalid glob {p:?}: {e}")))?,
+                    );
                 }
                 Some(b.build().map_err(|e| err(span.clone(), e.to_string()))?)
             };
@@ -252,7 +254,10 @@ impl Config {
         if !raw.ignore_paths.is_empty() {
             let mut b = GlobSetBuilder::new();
             for p in &raw.ignore_paths {
-                b.add(Glob::new(p.get_ref()).map_err(|e| err(p.span(), format!("invalid glob: {e}")))?);
+                b.add(
+                    Glob::new(p.get_ref())
+                        .map_err(|e| err(p.span(), format!("invalid glob: {e}")))?,
+                );
             }
             c.ignore_paths = Some(b.build().map_err(|e| err(0..0, e.to_string()))?);
         }

@@ -32,8 +32,12 @@ fn pragmas(text: &str, ranges: Option<&[(u32, u32)]>) -> Vec<Pragma> {
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let Some(hash) = find_pragma(l) else { continue };
-        let body = l[hash..].trim_start_matches(['#', '/', '<', '!', '-', ' ']).trim_start();
-        let Some(rest) = body.strip_prefix("gpulint") else { continue };
+        let body = l[hash..]
+            .trim_start_matches(['#', '/', '<', '!', '-', ' '])
+            .trim_start();
+        let Some(rest) = body.strip_prefix("gpulint") else {
+            continue;
+        };
         let rest = rest.trim_start();
         let (file_level, spec) = if let Some(s) = rest.strip_prefix("ignore-file=") {
             (true, s)
@@ -59,11 +63,14 @@ fn pragmas(text: &str, ranges: Option<&[(u32, u32)]>) -> Vec<Pragma> {
         } else {
             // Next non-comment, non-blank line.
             let mut j = i + 1;
-            while j < lines.len() && (lines[j].trim().is_empty() || lines[j].trim_start().starts_with('#')) {
+            while j < lines.len()
+                && (lines[j].trim().is_empty() || lines[j].trim_start().starts_with('#'))
+            {
                 j += 1;
             }
             let start = j as u32 + 1;
-            let end = match ranges.and_then(|r| r.iter().find(|(s, e)| *s <= start && start <= *e)) {
+            let end = match ranges.and_then(|r| r.iter().find(|(s, e)| *s <= start && start <= *e))
+            {
                 Some((_, e)) => *e,
                 None => {
                     let ind = |s: &str| s.len() - s.trim_start().len();
@@ -72,9 +79,13 @@ fn pragmas(text: &str, ranges: Option<&[(u32, u32)]>) -> Vec<Pragma> {
                     while k + 1 < lines.len() {
                         let cur = lines[k].trim_end();
                         let next = lines[k + 1];
-                        if cur.ends_with('\\') || cur.ends_with('`') || cur.ends_with('^')
+                        if cur.ends_with('\\')
+                            || cur.ends_with('`')
+                            || cur.ends_with('^')
                             || (!next.trim().is_empty() && ind(next) > base)
-                            || next.trim_start().starts_with("- ") && ind(next) == base && lines[j].trim_end().ends_with(':')
+                            || next.trim_start().starts_with("- ")
+                                && ind(next) == base
+                                && lines[j].trim_end().ends_with(':')
                         {
                             k += 1;
                         } else {
@@ -112,13 +123,12 @@ fn code_matches(p: &Pragma, rule: &str) -> bool {
     p.codes.iter().any(|c| c == rule || c == "*" || c == "ALL")
 }
 
+/// A checked file: display path, text, statement line ranges (Dockerfile instructions).
+pub type FileText = (String, String, Option<Vec<(u32, u32)>>);
+
 /// Apply config and suppressions. `texts` = `(display path, text, statement ranges)` of the
 /// files the findings may point into.
-pub fn apply(
-    findings: Vec<Finding>,
-    texts: &[(String, String, Option<Vec<(u32, u32)>>)],
-    config: &Config,
-) -> Vec<Finding> {
+pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec<Finding> {
     let mut per_file: Vec<(String, Vec<Pragma>)> = texts
         .iter()
         .map(|(f, t, r)| (f.clone(), pragmas(t, r.as_deref())))
@@ -144,7 +154,9 @@ pub fn apply(
             if let Some((_, ps)) = per_file.iter_mut().find(|(n, _)| n == file) {
                 let mut hit = false;
                 for p in ps.iter_mut() {
-                    if code_matches(p, &f.rule) && (p.file_level || (p.from <= line && line <= p.to)) {
+                    if code_matches(p, &f.rule)
+                        && (p.file_level || (p.from <= line && line <= p.to))
+                    {
                         p.used = true;
                         hit = true;
                     }
@@ -159,7 +171,11 @@ pub fn apply(
     if config.rule_enabled(UNUSED.code) {
         for (file, ps) in &per_file {
             for p in ps.iter().filter(|p| !p.used) {
-                let what = if p.file_level { "ignore-file" } else { "ignore" };
+                let what = if p.file_level {
+                    "ignore-file"
+                } else {
+                    "ignore"
+                };
                 out.push(
                     UNUSED
                         .finding(format!(
@@ -177,7 +193,11 @@ pub fn apply(
                     out.push(
                         UNUSED
                             .finding(format!("[[ignore]] rule {} matched no finding", ig.rule))
-                            .with_location(Location::in_file(cfg.to_string_lossy(), ig.line, ig.col))
+                            .with_location(Location::in_file(
+                                cfg.to_string_lossy(),
+                                ig.line,
+                                ig.col,
+                            ))
                             .with_help("remove the entry, or fix its rule or paths"),
                     );
                 }
@@ -198,15 +218,23 @@ mod tests {
     use crate::rules::gl101_torch_cuda_vs_base::META as R1;
 
     fn f(line: u32) -> Finding {
-        R1.finding("x").with_location(Location::in_file("Dockerfile", line, 1))
+        R1.finding("x")
+            .with_location(Location::in_file("Dockerfile", line, 1))
     }
 
     #[test]
     fn inline_covers_the_next_instruction_and_unused_are_reported() {
         let text = "FROM x\n# gpulint ignore=GL101 known, we pin below\nRUN a \\\n  && b\n# gpulint ignore=GL102\nRUN c\n";
-        let texts = vec![("Dockerfile".to_string(), text.to_string(), Some(vec![(1, 1), (3, 4), (6, 6)]))];
+        let texts = vec![(
+            "Dockerfile".to_string(),
+            text.to_string(),
+            Some(vec![(1, 1), (3, 4), (6, 6)]),
+        )];
         let out = apply(vec![f(4), f(6)], &texts, &Config::default());
-        let rules: Vec<_> = out.iter().map(|x| (x.rule.as_str(), x.location.as_ref().unwrap().line)).collect();
+        let rules: Vec<_> = out
+            .iter()
+            .map(|x| (x.rule.as_str(), x.location.as_ref().unwrap().line))
+            .collect();
         assert_eq!(rules, vec![("GL101", Some(6)), ("GL199", Some(5))]);
     }
 
@@ -223,9 +251,16 @@ mod tests {
     #[test]
     fn config_overrides() {
         let known = |c: &str| c.starts_with("GL1");
-        let c = Config::parse("c.toml", "[rules]\nGL101 = \"info\"\n[[ignore]]\nrule = \"GL102\"\nreason = \"r\"\n", &known).unwrap();
+        let c = Config::parse(
+            "c.toml",
+            "[rules]\nGL101 = \"info\"\n[[ignore]]\nrule = \"GL102\"\nreason = \"r\"\n",
+            &known,
+        )
+        .unwrap();
         let out = apply(vec![f(1)], &[], &c);
         assert_eq!(out[0].severity, crate::finding::Severity::Info);
-        assert!(out.iter().any(|x| x.rule == "GL199" && x.message.contains("GL102")));
+        assert!(out
+            .iter()
+            .any(|x| x.rule == "GL199" && x.message.contains("GL102")));
     }
 }

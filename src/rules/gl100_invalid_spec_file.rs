@@ -8,7 +8,8 @@ pub static META: RuleMeta = RuleMeta {
     name: "invalid-spec-file",
     default_severity: Severity::Error,
     summary: "A Dockerfile, compose file or Kubernetes manifest does not parse",
-    explanation: "What: the file has a syntax error that BuildKit, docker compose or kubectl would \
+    explanation:
+        "What: the file has a syntax error that BuildKit, docker compose or kubectl would \
 reject: an unterminated heredoc, an unknown instruction, an instruction before the first FROM, \
 an invalid parser directive, broken YAML.\n\
 Why: the build or deployment fails before any GPU question arises, and gpulint cannot check \
@@ -25,7 +26,12 @@ mod tests {
     #[test]
     fn located_parse_errors() {
         let ctx = CommandContext::new(vec![], Default::default()).unwrap();
-        let f = analyze_dockerfile("Dockerfile", "FROM x\nRUN <<EOF\necho\n", &BuildOptions::default(), &ctx);
+        let f = analyze_dockerfile(
+            "Dockerfile",
+            "FROM x\nRUN <<EOF\necho\n",
+            &BuildOptions::default(),
+            &ctx,
+        );
         let e: Vec<_> = f.iter().filter(|f| f.rule == "GL100").collect();
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].location.as_ref().unwrap().line, Some(2));

@@ -28,7 +28,9 @@ https://download.pytorch.org/whl/cu118`), or move the base image to the CUDA tor
 fn require_cuda(v: &str) -> Option<CudaVersion> {
     let i = v.find("cuda>=")?;
     let rest = &v[i + 6..];
-    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
     rest[..end].parse().ok()
 }
 
@@ -47,7 +49,11 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             .and_then(|e| e.value.as_deref().and_then(require_cuda));
         let base = st.info.cuda.or(req);
         let Some(bc) = base else { continue };
-        let image = st.root_ref.as_ref().map(|r| r.full_repo() + ":" + r.tag.as_deref().unwrap_or("latest")).unwrap_or_else(|| st.image.clone());
+        let image = st
+            .root_ref
+            .as_ref()
+            .map(|r| r.full_repo() + ":" + r.tag.as_deref().unwrap_or("latest"))
+            .unwrap_or_else(|| st.image.clone());
         let devel = st.info.flavor.as_deref() == Some("devel");
         let floor = cx
             .facts
@@ -66,7 +72,11 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             )
         } else if (tc.major, tc.minor) > (bc.major, bc.minor) {
             (
-                if devel { Severity::Warning } else { Severity::Info },
+                if devel {
+                    Severity::Warning
+                } else {
+                    Severity::Info
+                },
                 if devel {
                     format!("CUDA extensions compiled here use nvcc {} against torch's CUDA {} (torch.utils.cpp_extension only warns)", bc.major_minor(), tc.major_minor())
                 } else {
@@ -100,8 +110,12 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     }
     // Target drivers too old for the torch CUDA.
     for t in all_torch(bf, cx.facts) {
-        let TorchCuda::Pinned { cuda: tc, .. } = &t.cuda else { continue };
-        let Some(floor) = cx.facts.minor_compat_floor(tc.major) else { continue };
+        let TorchCuda::Pinned { cuda: tc, .. } = &t.cuda else {
+            continue;
+        };
+        let Some(floor) = cx.facts.minor_compat_floor(tc.major) else {
+            continue;
+        };
         for tg in cx.targets {
             if let Some(d) = &tg.driver {
                 if *d < floor.value {
@@ -147,7 +161,8 @@ mod tests {
         assert!(dockerfile(t, "GL101", vec![]).is_empty());
         let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS b\nFROM b\nARG CU=cu118\nRUN pip install torch --index-url https://download.pytorch.org/whl/${CU}\n";
         assert_eq!(dockerfile(t, "GL101", vec![]).len(), 1);
-        let ok = "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu121\n";
+        let ok =
+            "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu121\n";
         assert!(dockerfile(ok, "GL101", vec![]).is_empty());
         let conda = "FROM gpuci/miniconda-cuda:11.3-devel-ubuntu18.04\nRUN conda install -c pytorch -c nvidia pytorch=2.1.1 pytorch-cuda=12.1\n";
         assert_eq!(dockerfile(conda, "GL101", vec![]).len(), 1);

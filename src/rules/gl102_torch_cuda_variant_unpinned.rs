@@ -27,7 +27,12 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     };
     let mut out = Vec::new();
     for t in all_torch(bf, cx.facts) {
-        let TorchCuda::PypiDefault { version, cuda, source } = &t.cuda else {
+        let TorchCuda::PypiDefault {
+            version,
+            cuda,
+            source,
+        } = &t.cuda
+        else {
             continue;
         };
         let st = &bf.stages[t.stage];
@@ -38,13 +43,25 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 "PyPI serves torch {v} built for CUDA {} ({}){}",
                 c.major_minor(),
                 c.cu_tag(),
-                floor.as_ref().map(|f| format!(", which needs driver >= {}", f.value)).unwrap_or_default()
+                floor
+                    .as_ref()
+                    .map(|f| format!(", which needs driver >= {}", f.value))
+                    .unwrap_or_default()
             ),
-            (Some(v), None) => format!("PyPI serves torch {v} with whatever CUDA build PyTorch chose for it"),
-            (None, _) => "the newest torch at build time, with whatever CUDA build PyPI serves then".to_string(),
+            (Some(v), None) => {
+                format!("PyPI serves torch {v} with whatever CUDA build PyTorch chose for it")
+            }
+            (None, _) => {
+                "the newest torch at build time, with whatever CUDA build PyPI serves then"
+                    .to_string()
+            }
         };
         let matches_base = matches!((cuda, base), (Some(c), Some(b)) if c.same_release(&b));
-        let sev = if matches_base && version.is_some() { Severity::Info } else { Severity::Warning };
+        let sev = if matches_base && version.is_some() {
+            Severity::Info
+        } else {
+            Severity::Warning
+        };
         let base_note = match base {
             Some(b) if !matches_base => format!("; the base image has CUDA {b}"),
             _ => String::new(),
@@ -93,7 +110,11 @@ mod tests {
 
     #[test]
     fn pypi_default_is_named() {
-        let f = dockerfile("FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN uv pip install torch==2.7\n", "GL102", vec![]);
+        let f = dockerfile(
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN uv pip install torch==2.7\n",
+            "GL102",
+            vec![],
+        );
         assert_eq!(f.len(), 1);
         assert!(f[0].message.contains("CUDA 12.6"), "{}", f[0].message);
         assert!(f[0].message.contains("525.60.13"), "{}", f[0].message);
@@ -103,8 +124,19 @@ mod tests {
     #[test]
     fn pinned_or_cpu_is_fine_and_old_driver_is_an_error() {
         assert!(dockerfile("FROM python:3\nRUN pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/cpu\n", "GL102", vec![]).is_empty());
-        assert!(dockerfile("FROM python:3\nRUN pip install torch==2.3.0+cu118\n", "GL102", vec![]).is_empty());
-        let f = dockerfile("FROM python:3\nRUN pip3 install torch==2.3.0\n", "GL102", vec![target("t4", &["7.5"], Some("470.82.01"))]);
-        assert!(f.iter().any(|f| f.severity == Severity::Error && f.target.is_some()));
+        assert!(dockerfile(
+            "FROM python:3\nRUN pip install torch==2.3.0+cu118\n",
+            "GL102",
+            vec![]
+        )
+        .is_empty());
+        let f = dockerfile(
+            "FROM python:3\nRUN pip3 install torch==2.3.0\n",
+            "GL102",
+            vec![target("t4", &["7.5"], Some("470.82.01"))],
+        );
+        assert!(f
+            .iter()
+            .any(|f| f.severity == Severity::Error && f.target.is_some()));
     }
 }

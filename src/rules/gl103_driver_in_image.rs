@@ -44,12 +44,16 @@ fn is_driver_pkg(n: &str) -> bool {
         "kmod-nvidia",
     ];
     prefixes.iter().any(|p| n.starts_with(p))
-        || n.strip_prefix("nvidia-").map(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit())).unwrap_or(false)
+        || n.strip_prefix("nvidia-")
+            .map(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit()))
+            .unwrap_or(false)
 }
 
 fn is_driver_lib(s: &str) -> bool {
     let b = s.rsplit('/').next().unwrap_or(s);
-    b.starts_with("libcuda.so") || b.starts_with("libnvidia-ml.so") || b.starts_with("libnvidia-ptxjitcompiler.so")
+    b.starts_with("libcuda.so")
+        || b.starts_with("libnvidia-ml.so")
+        || b.starts_with("libnvidia-ptxjitcompiler.so")
 }
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
@@ -88,7 +92,11 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             if name == "ln" || name == "cp" {
                 if let Some(dst) = words.last() {
                     let b = dst.rsplit('/').next().unwrap_or(dst);
-                    if words.len() >= 3 && (b == "libcuda.so.1" || dst.ends_with('/') && words.iter().any(|w| w.ends_with("libcuda.so.1"))) {
+                    if words.len() >= 3
+                        && (b == "libcuda.so.1"
+                            || dst.ends_with('/')
+                                && words.iter().any(|w| w.ends_with("libcuda.so.1")))
+                    {
                         out.push(
                             META.finding(format!("`{}` creates libcuda.so.1 in the image{}", words.join(" "), if words.iter().any(|w| w.contains("stubs")) { " from the link-time stub" } else { "" }))
                                 .with_location(loc(&bf.file, c.pos))
@@ -99,7 +107,12 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             }
             // echo /usr/local/cuda/lib64/stubs > /etc/ld.so.conf.d/…
             if name == "echo" || name == "printf" {
-                let to_ldconf = c.redirects.iter().any(|r| r.target.as_ref().map(|t| t.text.contains("ld.so.conf")).unwrap_or(false));
+                let to_ldconf = c.redirects.iter().any(|r| {
+                    r.target
+                        .as_ref()
+                        .map(|t| t.text.contains("ld.so.conf"))
+                        .unwrap_or(false)
+                });
                 if to_ldconf && words.iter().any(|w| w.contains("/stubs")) {
                     out.push(
                         META.finding("the CUDA stubs directory is added to the dynamic loader's search path (ld.so.conf): the stub libcuda.so can be loaded instead of the real driver")
@@ -121,8 +134,16 @@ mod tests {
     fn packages_links_and_ldconf() {
         let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN apt-get update && apt-get install -y --no-install-recommends nvidia-driver-535 libnvidia-compute-535 curl\nRUN ln -s /usr/local/cuda/lib64/stubs/libcuda.so /usr/local/cuda/lib64/stubs/libcuda.so.1 \\\n && echo \"/usr/local/cuda/lib64/stubs\" > /etc/ld.so.conf.d/z-cuda-stubs.conf\nCOPY libcuda.so.535.104.05 /usr/lib/x86_64-linux-gnu/\n";
         let f = dockerfile(t, "GL103", vec![]);
-        let lines: Vec<_> = f.iter().map(|f| f.location.as_ref().unwrap().line.unwrap()).collect();
+        let lines: Vec<_> = f
+            .iter()
+            .map(|f| f.location.as_ref().unwrap().line.unwrap())
+            .collect();
         assert_eq!(lines, vec![2, 2, 5, 3, 4], "{f:?}");
-        assert!(dockerfile("FROM ubuntu\nRUN apt-get install -y nvidia-container-toolkit-base python3\n", "GL103", vec![]).is_empty());
+        assert!(dockerfile(
+            "FROM ubuntu\nRUN apt-get install -y nvidia-container-toolkit-base python3\n",
+            "GL103",
+            vec![]
+        )
+        .is_empty());
     }
 }

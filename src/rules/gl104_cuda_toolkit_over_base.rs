@@ -29,7 +29,11 @@ fn pkg_cuda(n: &str) -> Option<CudaVersion> {
     let mut parts = n.rsplitn(3, '-');
     let minor = parts.next()?;
     let major = parts.next()?;
-    if !minor.bytes().all(|b| b.is_ascii_digit()) || !major.bytes().all(|b| b.is_ascii_digit()) || minor.is_empty() || major.is_empty() {
+    if !minor.bytes().all(|b| b.is_ascii_digit())
+        || !major.bytes().all(|b| b.is_ascii_digit())
+        || minor.is_empty()
+        || major.is_empty()
+    {
         return None;
     }
     format!("{major}.{minor}").parse().ok()
@@ -45,27 +49,38 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             continue;
         }
         let base = st.info.cuda;
-        let base_s = base.map(|b| b.major_minor()).unwrap_or_else(|| "its own".into());
+        let base_s = base
+            .map(|b| b.major_minor())
+            .unwrap_or_else(|| "its own".into());
         for i in &st.installs {
             match i {
                 Install::Os(o) => {
                     for (n, ver, pos) in &o.pkgs {
                         let n_l = n.to_ascii_lowercase();
-                        let toolkit = n_l == "nvidia-cuda-toolkit" || n_l == "cuda" || n_l == "cuda-toolkit";
-                        let cuda_pkg = n_l.starts_with("cuda-") || n_l.starts_with("libcublas-") || n_l.starts_with("libcusparse-") || n_l.starts_with("libcufft-");
+                        let toolkit =
+                            n_l == "nvidia-cuda-toolkit" || n_l == "cuda" || n_l == "cuda-toolkit";
+                        let cuda_pkg = n_l.starts_with("cuda-")
+                            || n_l.starts_with("libcublas-")
+                            || n_l.starts_with("libcusparse-")
+                            || n_l.starts_with("libcufft-");
                         let msg = if toolkit {
                             Some(format!("`{n}` installs a whole CUDA toolkit (its own version) on an image that already has CUDA {base_s}"))
                         } else if cuda_pkg {
                             match (pkg_cuda(&n_l), base) {
-                                (Some(v), Some(b)) if !v.same_release(&b) && !n_l.starts_with("cuda-compat") => Some(format!(
-                                    "`{n}` installs CUDA {} packages on a CUDA {} image",
-                                    v.major_minor(),
-                                    b.major_minor()
-                                )),
+                                (Some(v), Some(b))
+                                    if !v.same_release(&b) && !n_l.starts_with("cuda-compat") =>
+                                {
+                                    Some(format!(
+                                        "`{n}` installs CUDA {} packages on a CUDA {} image",
+                                        v.major_minor(),
+                                        b.major_minor()
+                                    ))
+                                }
                                 _ => None,
                             }
                         } else if n_l.starts_with("libnccl") || n_l.starts_with("libcudnn") {
-                            let held = n_l.starts_with("libnccl") && st.info.flavor.as_deref() != Some("base")
+                            let held = n_l.starts_with("libnccl")
+                                && st.info.flavor.as_deref() != Some("base")
                                 || n_l.starts_with("libcudnn") && st.info.cudnn.is_some();
                             match ver.as_deref().and_then(|v| v.split("+cuda").nth(1)).and_then(|c| c.parse::<CudaVersion>().ok()) {
                                 Some(v) => match base {
@@ -96,7 +111,10 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                 }
                 Install::Conda(c) => {
                     for (n, v, pos) in &c.pkgs {
-                        if matches!(n.as_str(), "cudatoolkit" | "cuda-toolkit" | "cuda" | "cuda-nvcc" | "cuda-runtime") {
+                        if matches!(
+                            n.as_str(),
+                            "cudatoolkit" | "cuda-toolkit" | "cuda" | "cuda-nvcc" | "cuda-runtime"
+                        ) {
                             out.push(
                                 META.finding(format!("conda `{n}{}` adds a second CUDA next to the image's CUDA {base_s}", if v.is_empty() { String::new() } else { format!("={v}") }))
                                     .with_location(loc(&bf.file, *pos))
@@ -123,6 +141,11 @@ mod tests {
         assert_eq!(f.len(), 4, "{f:?}");
         let ok = "FROM nvidia/cuda:12.8.1-devel-ubuntu22.04\nRUN apt-get install -y libnccl2=2.26.2-1+cuda12.8 cuda-nvcc-12-8\n";
         assert!(dockerfile(ok, "GL104", vec![]).is_empty());
-        assert!(dockerfile("FROM ubuntu:22.04\nRUN apt-get install -y cuda-toolkit-12-4\n", "GL104", vec![]).is_empty());
+        assert!(dockerfile(
+            "FROM ubuntu:22.04\nRUN apt-get install -y cuda-toolkit-12-4\n",
+            "GL104",
+            vec![]
+        )
+        .is_empty());
     }
 }

@@ -10,7 +10,8 @@ pub static META: RuleMeta = RuleMeta {
     name: "conda-cuda-with-pip-torch",
     default_severity: Severity::Warning,
     summary: "conda's CUDA (cudatoolkit / pytorch-cuda) and a pip-installed torch in one image",
-    explanation: "What: the image installs CUDA or PyTorch with conda (cudatoolkit=, pytorch-cuda=, \
+    explanation:
+        "What: the image installs CUDA or PyTorch with conda (cudatoolkit=, pytorch-cuda=, \
 pytorch) and also `pip install torch`.\n\
 Why: pip's torch brings its own nvidia-*-cu12 wheels; conda's brings cudatoolkit / cuda-* \
 packages. Both land in one environment, overwrite each other's files, and which \
@@ -28,18 +29,35 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let mut out = Vec::new();
     for st in bf.built_stages() {
         let chain = bf.chain(st.index);
-        let conda = chain.iter().flat_map(|s| &s.installs).find_map(|i| match i {
-            Install::Conda(c) => c
-                .pkgs
-                .iter()
-                .find(|p| matches!(p.0.as_str(), "cudatoolkit" | "pytorch-cuda" | "cuda-toolkit" | "cuda-runtime" | "pytorch" | "cuda-version"))
-                .map(|p| (p.0.clone(), p.1.clone())),
-            _ => None,
-        });
+        let conda = chain
+            .iter()
+            .flat_map(|s| &s.installs)
+            .find_map(|i| match i {
+                Install::Conda(c) => c
+                    .pkgs
+                    .iter()
+                    .find(|p| {
+                        matches!(
+                            p.0.as_str(),
+                            "cudatoolkit"
+                                | "pytorch-cuda"
+                                | "cuda-toolkit"
+                                | "cuda-runtime"
+                                | "pytorch"
+                                | "cuda-version"
+                        )
+                    })
+                    .map(|p| (p.0.clone(), p.1.clone())),
+                _ => None,
+            });
         let Some((cname, cver)) = conda else { continue };
         for i in &st.installs {
             if let Install::Pip(p) = i {
-                for r in p.reqs.iter().filter(|r| r.name == "torch" || r.name.starts_with("nvidia-cudnn") || r.name.starts_with("nvidia-cublas")) {
+                for r in p.reqs.iter().filter(|r| {
+                    r.name == "torch"
+                        || r.name.starts_with("nvidia-cudnn")
+                        || r.name.starts_with("nvidia-cublas")
+                }) {
                     out.push(
                         META.finding(format!(
                             "pip installs `{}{}` into an environment where conda installed `{cname}{}`: two CUDA stacks overwrite each other",

@@ -25,7 +25,12 @@ toolkit handle driver and compat libraries, and append to the inherited value.",
 };
 
 /// Problems with one LD_LIBRARY_PATH value.
-fn problems(value: &str, base: Option<CudaVersion>, nvidia_base: bool, host_targets: &[String]) -> Vec<(Severity, String)> {
+fn problems(
+    value: &str,
+    base: Option<CudaVersion>,
+    nvidia_base: bool,
+    host_targets: &[String],
+) -> Vec<(Severity, String)> {
     let mut out = Vec::new();
     for e in value.split(':').filter(|e| !e.is_empty()) {
         let e_t = e.trim_end_matches('/');
@@ -34,17 +39,34 @@ fn problems(value: &str, base: Option<CudaVersion>, nvidia_base: bool, host_targ
         } else if e_t.contains("/compat") {
             out.push((Severity::Warning, format!("`{e}` puts the forward-compatibility libcuda first: it works only on datacenter GPUs with a supported driver branch (CUDA error 804 elsewhere)")));
         } else if let Some(rest) = e_t.strip_prefix("/usr/local/cuda-") {
-            let ver: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            let ver: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
             if let (Ok(v), Some(b)) = (ver.parse::<CudaVersion>(), base) {
                 if !v.same_release(&b) {
-                    out.push((Severity::Warning, format!("`{e}` is CUDA {} but the image has CUDA {}", v.major_minor(), b.major_minor())));
+                    out.push((
+                        Severity::Warning,
+                        format!(
+                            "`{e}` is CUDA {} but the image has CUDA {}",
+                            v.major_minor(),
+                            b.major_minor()
+                        ),
+                    ));
                 }
             }
-        } else if host_targets.iter().any(|t| e_t == t.trim_end_matches('/') || e_t.starts_with(&format!("{}/", t.trim_end_matches('/')))) {
+        } else if host_targets.iter().any(|t| {
+            e_t == t.trim_end_matches('/')
+                || e_t.starts_with(&format!("{}/", t.trim_end_matches('/')))
+        }) {
             out.push((Severity::Warning, format!("`{e}` is a host-mounted directory: the container loads the host's libraries first")));
         }
     }
-    if nvidia_base && !value.contains("/usr/local/nvidia/lib64") && !value.contains('$') && !value.is_empty() {
+    if nvidia_base
+        && !value.contains("/usr/local/nvidia/lib64")
+        && !value.contains('$')
+        && !value.is_empty()
+    {
         out.push((Severity::Info, "replaces the base image's LD_LIBRARY_PATH (/usr/local/nvidia/lib:/usr/local/nvidia/lib64) instead of appending to it".into()));
     }
     out
@@ -67,9 +89,18 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         Subject::Dockerfile(bf) => {
             for st in bf.built_stages() {
                 let nvidia = st.info.kind == crate::spec::image::ImageKind::NvidiaCuda;
-                for e in st.envs.iter().filter(|e| e.name == "LD_LIBRARY_PATH" && !e.is_arg) {
+                for e in st
+                    .envs
+                    .iter()
+                    .filter(|e| e.name == "LD_LIBRARY_PATH" && !e.is_arg)
+                {
                     if let Some(v) = &e.value {
-                        push(&mut out, &bf.file, e.pos, problems(v, st.info.cuda, nvidia && !e.unresolved, &[]));
+                        push(
+                            &mut out,
+                            &bf.file,
+                            e.pos,
+                            problems(v, st.info.cuda, nvidia && !e.unresolved, &[]),
+                        );
                     }
                 }
                 for c in &st.cmds {
@@ -82,7 +113,12 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                         Some(i) => v.replace(i.as_str(), ""),
                         None => v.to_string(),
                     };
-                    let mut vals: Vec<(String, Pos)> = c.assigns.iter().filter(|a| a.0 == "LD_LIBRARY_PATH").map(|a| (own(&a.1), c.pos)).collect();
+                    let mut vals: Vec<(String, Pos)> = c
+                        .assigns
+                        .iter()
+                        .filter(|a| a.0 == "LD_LIBRARY_PATH")
+                        .map(|a| (own(&a.1), c.pos))
+                        .collect();
                     if c.name() == "export" {
                         for w in &c.words[1..] {
                             if let Some(v) = w.text.strip_prefix("LD_LIBRARY_PATH=") {
@@ -91,7 +127,12 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                         }
                     }
                     for (v, p) in vals {
-                        push(&mut out, &bf.file, p, problems(&v, st.info.cuda, false, &[]));
+                        push(
+                            &mut out,
+                            &bf.file,
+                            p,
+                            problems(&v, st.info.cuda, false, &[]),
+                        );
                     }
                 }
             }
@@ -119,8 +160,20 @@ mod tests {
     fn stubs_compat_and_other_cuda() {
         let t = "FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04\nENV LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:/usr/local/cuda-12.4/lib64:$LD_LIBRARY_PATH\nRUN LD_LIBRARY_PATH=/usr/local/cuda/compat/lib.real:$LD_LIBRARY_PATH python -c 'import torch'\nENV LD_LIBRARY_PATH=/opt/lib\n";
         let f = dockerfile(t, "GL106", vec![]);
-        let s: Vec<_> = f.iter().map(|f| (f.severity, f.location.as_ref().unwrap().line.unwrap())).collect();
-        assert_eq!(s, vec![(Severity::Error, 2), (Severity::Warning, 2), (Severity::Info, 4), (Severity::Warning, 3)], "{f:?}");
+        let s: Vec<_> = f
+            .iter()
+            .map(|f| (f.severity, f.location.as_ref().unwrap().line.unwrap()))
+            .collect();
+        assert_eq!(
+            s,
+            vec![
+                (Severity::Error, 2),
+                (Severity::Warning, 2),
+                (Severity::Info, 4),
+                (Severity::Warning, 3)
+            ],
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -30,7 +30,12 @@ pub fn parse_arch_list(v: &str, facts: &dyn Facts) -> Option<Vec<ArchTarget>> {
     let mut out = Vec::new();
     for raw in v.split([';', ' ', ',']).filter(|s| !s.trim().is_empty()) {
         let e = raw.trim().trim_matches(['"', '\'']);
-        if e.contains('$') || matches!(e.to_ascii_lowercase().as_str(), "all" | "all-major" | "native") {
+        if e.contains('$')
+            || matches!(
+                e.to_ascii_lowercase().as_str(),
+                "all" | "all-major" | "native"
+            )
+        {
             return None;
         }
         if let Some(named) = facts.arch_name(e) {
@@ -69,11 +74,17 @@ pub fn parse_arch_list(v: &str, facts: &dyn Facts) -> Option<Vec<ArchTarget>> {
 fn gencode_targets(words: &[&str]) -> Vec<ArchTarget> {
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate() {
-        let spec = if let Some(r) = w.strip_prefix("-gencode=").or_else(|| w.strip_prefix("--generate-code=")) {
+        let spec = if let Some(r) = w
+            .strip_prefix("-gencode=")
+            .or_else(|| w.strip_prefix("--generate-code="))
+        {
             r.to_string()
         } else if *w == "-gencode" || *w == "--generate-code" {
             words.get(i + 1).map(|s| s.to_string()).unwrap_or_default()
-        } else if let Some(r) = w.strip_prefix("-arch=").or_else(|| w.strip_prefix("--gpu-architecture=")) {
+        } else if let Some(r) = w
+            .strip_prefix("-arch=")
+            .or_else(|| w.strip_prefix("--gpu-architecture="))
+        {
             format!("code={r}")
         } else {
             continue;
@@ -97,12 +108,18 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     let mut out = Vec::new();
     for st in bf.built_stages() {
         for e in &st.envs {
-            if !matches!(e.name.as_str(), "TORCH_CUDA_ARCH_LIST" | "CMAKE_CUDA_ARCHITECTURES" | "CUDA_ARCHITECTURES") {
+            if !matches!(
+                e.name.as_str(),
+                "TORCH_CUDA_ARCH_LIST" | "CMAKE_CUDA_ARCHITECTURES" | "CUDA_ARCHITECTURES"
+            ) {
                 continue;
             }
             match &e.value {
                 None if e.is_arg && e.name == "TORCH_CUDA_ARCH_LIST" => {
-                    let set_later = st.envs.iter().any(|x| x.name == e.name && x.value.is_some());
+                    let set_later = st
+                        .envs
+                        .iter()
+                        .any(|x| x.name == e.name && x.value.is_some());
                     if !set_later {
                         out.push(
                             META.finding("ARG TORCH_CUDA_ARCH_LIST has no default: unless --build-arg sets it, extensions built here (no GPU visible during docker build) get torch's fallback architectures")
@@ -146,7 +163,12 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         for cc in t.capabilities() {
             for (what, l, pos) in &lists {
                 if !l.iter().any(|a| a.runs_on(cc)) {
-                    let gpu = t.gpus.iter().find(|g| g.cc == Some(cc)).map(|g| g.name.clone()).unwrap_or_default();
+                    let gpu = t
+                        .gpus
+                        .iter()
+                        .find(|g| g.cc == Some(cc))
+                        .map(|g| g.name.clone())
+                        .unwrap_or_default();
                     out.push(
                         META.finding(format!(
                             "`{what}` builds no code that runs on {gpu} (compute capability {cc}): its kernels fail with 'no kernel image is available'"
@@ -173,7 +195,10 @@ mod tests {
         let f = SpecFacts::load().unwrap();
         let l = parse_arch_list("7.0 7.5 8.0;8.6+PTX", &f).unwrap();
         assert_eq!(l.len(), 5);
-        assert!(parse_arch_list("Ampere", &f).unwrap().iter().any(|a| a.kind == CodeKind::Ptx));
+        assert!(parse_arch_list("Ampere", &f)
+            .unwrap()
+            .iter()
+            .any(|a| a.kind == CodeKind::Ptx));
         assert!(parse_arch_list("all", &f).is_none());
         assert_eq!(parse_arch_list("80-real;90", &f).unwrap().len(), 3);
     }
@@ -182,7 +207,10 @@ mod tests {
     fn misses_hopper() {
         let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV TORCH_CUDA_ARCH_LIST=\"7.0;7.5;8.0;8.6\"\nRUN nvcc -gencode arch=compute_90,code=sm_90 k.cu\n";
         let f = dockerfile(t, "GL107", vec![target("h100", &["9.0", "8.0"], None)]);
-        let mut lines: Vec<_> = f.iter().map(|f| f.location.as_ref().unwrap().line.unwrap()).collect();
+        let mut lines: Vec<_> = f
+            .iter()
+            .map(|f| f.location.as_ref().unwrap().line.unwrap())
+            .collect();
         lines.sort();
         assert_eq!(lines, vec![2, 3], "{f:?}");
         let ptx = "FROM x\nENV TORCH_CUDA_ARCH_LIST=\"8.0 8.6+PTX\"\n";
@@ -191,7 +219,11 @@ mod tests {
 
     #[test]
     fn empty_arg() {
-        let f = dockerfile("FROM x\nARG TORCH_CUDA_ARCH_LIST\nRUN pip install .\n", "GL107", vec![]);
+        let f = dockerfile(
+            "FROM x\nARG TORCH_CUDA_ARCH_LIST\nRUN pip install .\n",
+            "GL107",
+            vec![],
+        );
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Warning);
     }

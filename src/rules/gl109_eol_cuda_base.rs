@@ -21,17 +21,31 @@ Example: `FROM nvidia/cuda:10.1-cudnn7-devel-ubuntu18.04`.\n\
 Fix: move to a supported CUDA (12.x) on a supported OS, and rebuild the framework for it.",
 };
 
-fn judge(info: &ImageInfo, image: &str, file: &str, pos: Pos, cx: &RuleCtx, out: &mut Vec<Finding>) {
+fn judge(
+    info: &ImageInfo,
+    image: &str,
+    file: &str,
+    pos: Pos,
+    cx: &RuleCtx,
+    out: &mut Vec<Finding>,
+) {
     if let Some(c) = info.cuda {
         if let Some(e) = cx.facts.cuda_eol(c) {
             out.push(
                 META.finding(format!(
                     "`{image}` is CUDA {c}{}: CUDA {} images are end of life",
-                    if info.inferred { " (from its name)" } else { "" },
+                    if info.inferred {
+                        " (from its name)"
+                    } else {
+                        ""
+                    },
                     e.value
                 ))
                 .with_location(loc(file, pos))
-                .with_help(format!("move to a supported CUDA release; policy: {}", e.source)),
+                .with_help(format!(
+                    "move to a supported CUDA release; policy: {}",
+                    e.source
+                )),
             );
             return;
         }
@@ -39,10 +53,16 @@ fn judge(info: &ImageInfo, image: &str, file: &str, pos: Pos, cx: &RuleCtx, out:
     if let Some(os) = &info.os {
         if let Some(e) = cx.facts.os_eol(os) {
             out.push(
-                META.finding(format!("`{image}` is based on {os}, end of life since {}", e.value))
-                    .with_severity(Severity::Info)
-                    .with_location(loc(file, pos))
-                    .with_help(format!("use a supported OS flavor of the image; {}", e.source)),
+                META.finding(format!(
+                    "`{image}` is based on {os}, end of life since {}",
+                    e.value
+                ))
+                .with_severity(Severity::Info)
+                .with_location(loc(file, pos))
+                .with_help(format!(
+                    "use a supported OS flavor of the image; {}",
+                    e.source
+                )),
             );
         }
     }
@@ -60,7 +80,14 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             for r in specs.iter() {
                 if let Some(img) = r.image.as_deref().and_then(ImageRef::parse) {
                     let info = image_info(&img, cx.facts);
-                    judge(&info, r.image.as_deref().unwrap_or(""), &r.file, r.image_pos, cx, &mut out);
+                    judge(
+                        &info,
+                        r.image.as_deref().unwrap_or(""),
+                        &r.file,
+                        r.image_pos,
+                        cx,
+                        &mut out,
+                    );
                 }
             }
         }
@@ -75,12 +102,34 @@ mod tests {
 
     #[test]
     fn eol_bases() {
-        let f = dockerfile("ARG CUDA=10.1\nFROM nvidia/cuda:${CUDA}-cudnn7-devel-ubuntu18.04\n", "GL109", vec![]);
+        let f = dockerfile(
+            "ARG CUDA=10.1\nFROM nvidia/cuda:${CUDA}-cudnn7-devel-ubuntu18.04\n",
+            "GL109",
+            vec![],
+        );
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
-        let f = dockerfile("FROM nvidia/cuda:12.2.2-devel-ubuntu18.04\n", "GL109", vec![]);
+        let f = dockerfile(
+            "FROM nvidia/cuda:12.2.2-devel-ubuntu18.04\n",
+            "GL109",
+            vec![],
+        );
         assert_eq!(f[0].severity, Severity::Info);
-        assert!(dockerfile("FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n", "GL109", vec![]).is_empty());
-        assert_eq!(runs("sh", "docker run --gpus all pytorch/pytorch:1.2-cuda10.0-cudnn7-runtime\n", "GL109", vec![]).len(), 1);
+        assert!(dockerfile(
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n",
+            "GL109",
+            vec![]
+        )
+        .is_empty());
+        assert_eq!(
+            runs(
+                "sh",
+                "docker run --gpus all pytorch/pytorch:1.2-cuda10.0-cudnn7-runtime\n",
+                "GL109",
+                vec![]
+            )
+            .len(),
+            1
+        );
     }
 }

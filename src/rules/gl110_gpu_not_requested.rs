@@ -51,16 +51,30 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         }
         let image = r.image.clone().unwrap_or_default();
         let info = ImageRef::parse(&image).map(|i| image_info(&i, cx.facts));
-        let sibling = specs.iter().any(|o| o.file == r.file && o.image.is_some() && o.image == r.image && gets_gpus(o));
-        let reason = if sibling {
+        let sibling = specs
+            .iter()
+            .any(|o| o.file == r.file && o.image.is_some() && o.image == r.image && gets_gpus(o));
+        let reason = if r.commented_gpu.is_some() {
+            Some("its GPU request is commented out".to_string())
+        } else if sibling {
             Some("the same file starts this image with GPUs elsewhere".to_string())
         } else if info.as_ref().map(|i| i.is_gpu()).unwrap_or(false) || is_gpu_name(&image) {
             Some("it is a CUDA/GPU image".to_string())
         } else if r.built_gpu_image == Some(true) {
             Some("its Dockerfile builds a CUDA image".to_string())
         } else if r.gpu_scheduling.is_some() {
-            Some(format!("it is scheduled onto GPU nodes ({})", r.gpu_scheduling.as_ref().map(|g| g.0.as_str()).unwrap_or("")))
-        } else if r.env.iter().any(|e| e.0 == "NVIDIA_VISIBLE_DEVICES" || e.0 == "NVIDIA_DRIVER_CAPABILITIES" || e.0 == "CUDA_VISIBLE_DEVICES") {
+            Some(format!(
+                "it is scheduled onto GPU nodes ({})",
+                r.gpu_scheduling
+                    .as_ref()
+                    .map(|g| g.0.as_str())
+                    .unwrap_or("")
+            ))
+        } else if r.env.iter().any(|e| {
+            e.0 == "NVIDIA_VISIBLE_DEVICES"
+                || e.0 == "NVIDIA_DRIVER_CAPABILITIES"
+                || e.0 == "CUDA_VISIBLE_DEVICES"
+        }) {
             Some("it sets NVIDIA/CUDA device variables".to_string())
         } else {
             None
@@ -83,7 +97,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         };
         out.push(
             META.finding(format!("{what} gets no GPU, but {reason}{extra}"))
-                .with_location(loc(&r.file, r.pos))
+                .with_location(loc(&r.file, r.commented_gpu.unwrap_or(r.pos)))
                 .with_help(how),
         );
     }
@@ -100,7 +114,16 @@ mod tests {
         let f = runs("md", md, "GL110", vec![]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(6));
-        assert_eq!(runs("sh", "docker run --rm nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n", "GL110", vec![]).len(), 1);
+        assert_eq!(
+            runs(
+                "sh",
+                "docker run --rm nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n",
+                "GL110",
+                vec![]
+            )
+            .len(),
+            1
+        );
         assert!(runs("sh", "docker run --rm ubuntu:22.04 ls\n", "GL110", vec![]).is_empty());
     }
 
@@ -109,6 +132,9 @@ mod tests {
         let c = "services:\n  ollama:\n    image: ollama/ollama:latest\n  train:\n    image: nvcr.io/nvidia/pytorch:24.04-py3\n";
         let f = runs("compose", c, "GL110", vec![]);
         assert_eq!(f.len(), 1);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
+        let c = "services:\n  a:\n    image: myapp\n    # runtime: nvidia\n";
+        let f = runs("compose", c, "GL110", vec![]);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
         let k = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  runtimeClassName: nvidia\n  containers:\n  - name: c\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources:\n      requests:\n        nvidia.com/gpu: 1\n";
         let f = runs("k8s", k, "GL110", vec![]);

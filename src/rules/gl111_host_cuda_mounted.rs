@@ -54,7 +54,12 @@ mod tests {
 
     #[test]
     fn seed_usr_local_cuda_from_host() {
-        let f = runs("sh", "docker run --gpus all -v /usr/local/cuda:/usr/local/cuda myimg\n", "GL111", vec![]);
+        let f = runs(
+            "sh",
+            "docker run --gpus all -v /usr/local/cuda:/usr/local/cuda myimg\n",
+            "GL111",
+            vec![],
+        );
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().column, Some(26));
         let k = "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: x\n    volumeMounts:\n    - name: cuda\n      mountPath: /usr/local/cuda\n  volumes:\n  - name: cuda\n    hostPath:\n      path: /usr/local/cuda-12.4\n";

@@ -39,13 +39,26 @@ fn classify(host: &str) -> Option<&'static str> {
     if LIBDIRS.contains(&h) {
         return Some("a host system library directory");
     }
-    if h.starts_with("/usr/local/nvidia") || h.starts_with("/usr/lib/nvidia") || h.contains("/tegra") || h.starts_with("/run/nvidia/driver") {
+    if h.starts_with("/usr/local/nvidia")
+        || h.starts_with("/usr/lib/nvidia")
+        || h.contains("/tegra")
+        || h.starts_with("/run/nvidia/driver")
+    {
         return Some("host NVIDIA driver files");
     }
-    if base.starts_with("libcuda.so") || base.starts_with("libnvidia-") || base.starts_with("libcudnn") || base.starts_with("libnvcuvid") || base == "nvidia-smi" || base.starts_with("nvidia-") && h.starts_with("/usr/bin") {
+    if base.starts_with("libcuda.so")
+        || base.starts_with("libnvidia-")
+        || base.starts_with("libcudnn")
+        || base.starts_with("libnvcuvid")
+        || base == "nvidia-smi"
+        || base.starts_with("nvidia-") && h.starts_with("/usr/bin")
+    {
         return Some("a host driver/CUDA file");
     }
-    if h.starts_with("/usr/") && base.to_ascii_lowercase().contains("cuda") && !crate::rules::gl111_host_cuda_mounted::is_host_cuda(h) {
+    if h.starts_with("/usr/")
+        && base.to_ascii_lowercase().contains("cuda")
+        && !crate::rules::gl111_host_cuda_mounted::is_host_cuda(h)
+    {
         return Some("a host CUDA library directory");
     }
     None
@@ -81,7 +94,12 @@ mod tests {
 
     #[test]
     fn seed_host_libdir_read_only() {
-        let f = runs("sh", "docker run --gpus all -v /usr/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:ro img\n", "GL112", vec![]);
+        let f = runs(
+            "sh",
+            "docker run --gpus all -v /usr/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:ro img\n",
+            "GL112",
+            vec![],
+        );
         assert_eq!(f.len(), 1);
         assert!(f[0].message.contains("read-only"));
         let f = runs("sh", "docker run -v /usr/bin/nvidia-smi:/usr/bin/nvidia-smi -v /usr/cuda_files:/usr/cuda_files -v /data:/data img\n", "GL112", vec![]);

@@ -25,12 +25,33 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     };
     let mut out = Vec::new();
     for r in specs.iter().filter(|r| !r.infra) {
-        let nv: Vec<&(String, crate::spec::dockerfile::Pos)> = r.devices.iter().filter(|d| d.0.starts_with("/dev/nvidia")).collect();
-        let tegra: Vec<_> = r.devices.iter().filter(|d| d.0.starts_with("/dev/nvhost") || d.0 == "/dev/nvmap").collect();
-        let injected = r.gpus.is_some() || r.runtime.as_ref().map(|x| x.0 == "nvidia").unwrap_or(false) || r.engine == "nvidia-docker";
+        let nv: Vec<&(String, crate::spec::dockerfile::Pos)> = r
+            .devices
+            .iter()
+            .filter(|d| d.0.starts_with("/dev/nvidia"))
+            .collect();
+        let tegra: Vec<_> = r
+            .devices
+            .iter()
+            .filter(|d| d.0.starts_with("/dev/nvhost") || d.0 == "/dev/nvmap")
+            .collect();
+        let injected = r.gpus.is_some()
+            || r.runtime.as_ref().map(|x| x.0 == "nvidia").unwrap_or(false)
+            || r.engine == "nvidia-docker";
         if let Some(first) = nv.first() {
-            let has_gpu_node = nv.iter().any(|d| d.0.trim_start_matches("/dev/nvidia").chars().next().map(|c| c.is_ascii_digit()).unwrap_or(false));
-            let missing: Vec<String> = cx.facts.required_devices().into_iter().filter(|req| !nv.iter().any(|d| &d.0 == req)).collect();
+            let has_gpu_node = nv.iter().any(|d| {
+                d.0.trim_start_matches("/dev/nvidia")
+                    .chars()
+                    .next()
+                    .map(|c| c.is_ascii_digit())
+                    .unwrap_or(false)
+            });
+            let missing: Vec<String> = cx
+                .facts
+                .required_devices()
+                .into_iter()
+                .filter(|req| !nv.iter().any(|d| &d.0 == req))
+                .collect();
             if !missing.is_empty() || !has_gpu_node {
                 let mut what = missing.join(", ");
                 if !has_gpu_node {
@@ -74,7 +95,12 @@ mod tests {
 
     #[test]
     fn partial_lists() {
-        let f = runs("sh", "docker run --device /dev/nvidia0 --device /dev/nvidiactl img\n", "GL113", vec![]);
+        let f = runs(
+            "sh",
+            "docker run --device /dev/nvidia0 --device /dev/nvidiactl img\n",
+            "GL113",
+            vec![],
+        );
         assert_eq!(f.len(), 1);
         assert!(f[0].message.contains("nvidia-uvm"));
         assert_eq!(f[0].severity, Severity::Error);

@@ -21,7 +21,21 @@ Fix: `--shm-size=8g` or `--ipc=host`; in Kubernetes mount an emptyDir {medium: M
 sizeLimit: 8Gi} at /dev/shm.",
 };
 
-const WORDS: &[&str] = &["pytorch", "torchrun", "torch.distributed", "train", "accelerate", "deepspeed", "lightning", "nccl", "fairseq", "detectron", "mmdet", "megatron", "nemo"];
+const WORDS: &[&str] = &[
+    "pytorch",
+    "torchrun",
+    "torch.distributed",
+    "train",
+    "accelerate",
+    "deepspeed",
+    "lightning",
+    "nccl",
+    "fairseq",
+    "detectron",
+    "mmdet",
+    "megatron",
+    "nemo",
+];
 
 fn torch_workload(r: &RunSpec) -> Option<String> {
     let img = r.image.clone().unwrap_or_default().to_ascii_lowercase();
@@ -29,7 +43,13 @@ fn torch_workload(r: &RunSpec) -> Option<String> {
         return Some(format!("image {}", r.image.as_deref().unwrap_or("")));
     }
     let cmd = r.command.join(" ").to_ascii_lowercase();
-    WORDS.iter().find(|w| cmd.contains(**w)).map(|w| format!("command mentions `{w}`"))
+    if img.contains("tensorflow") && !cmd.contains("nccl") {
+        return None;
+    }
+    WORDS
+        .iter()
+        .find(|w| cmd.contains(**w))
+        .map(|w| format!("command mentions `{w}`"))
 }
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
@@ -45,7 +65,9 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         if !gpu {
             continue;
         }
-        let Some(why) = torch_workload(r) else { continue };
+        let Some(why) = torch_workload(r) else {
+            continue;
+        };
         let fix = match r.kind {
             RunKind::DockerRun => "add --shm-size=8g (or --ipc=host)",
             RunKind::Compose => "add shm_size: 8gb (or ipc: host)",
@@ -66,9 +88,30 @@ mod tests {
 
     #[test]
     fn shm() {
-        assert_eq!(runs("sh", "docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py\n", "GL114", vec![]).len(), 1);
-        assert!(runs("sh", "docker run --gpus all --ipc=host nvcr.io/nvidia/pytorch:24.04-py3\n", "GL114", vec![]).is_empty());
-        assert!(runs("sh", "docker run nvcr.io/nvidia/pytorch:24.04-py3\n", "GL114", vec![]).is_empty());
+        assert_eq!(
+            runs(
+                "sh",
+                "docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py\n",
+                "GL114",
+                vec![]
+            )
+            .len(),
+            1
+        );
+        assert!(runs(
+            "sh",
+            "docker run --gpus all --ipc=host nvcr.io/nvidia/pytorch:24.04-py3\n",
+            "GL114",
+            vec![]
+        )
+        .is_empty());
+        assert!(runs(
+            "sh",
+            "docker run nvcr.io/nvidia/pytorch:24.04-py3\n",
+            "GL114",
+            vec![]
+        )
+        .is_empty());
         let k = "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\n    resources:\n      limits:\n        nvidia.com/gpu: 8\n    volumeMounts:\n    - {name: shm, mountPath: /dev/shm}\n  volumes:\n  - name: shm\n    emptyDir: {medium: Memory}\n";
         assert!(runs("k8s", k, "GL114", vec![]).is_empty());
     }

@@ -31,7 +31,11 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             if v == "void" || v == "none" || v.is_empty() {
                 continue;
             }
-            let sev = if r.gpus.is_none() { Severity::Error } else { Severity::Warning };
+            let sev = if r.gpus.is_none() {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
             out.push(
                 META.finding(format!(
                     "container `{}` sets NVIDIA_VISIBLE_DEVICES={v}{}: the runtime mounts those GPUs regardless of the device plugin's allocation",
@@ -57,6 +61,12 @@ mod tests {
         let f = runs("k8s", k, "GL115", vec![]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(12));
-        assert!(runs("sh", "docker run -e NVIDIA_VISIBLE_DEVICES=all img\n", "GL115", vec![]).is_empty());
+        assert!(runs(
+            "sh",
+            "docker run -e NVIDIA_VISIBLE_DEVICES=all img\n",
+            "GL115",
+            vec![]
+        )
+        .is_empty());
     }
 }

@@ -50,7 +50,9 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                 .with_severity(sev)
                 .with_location(loc(&r.file, *p))
                 .with_help(match r.kind {
-                    RunKind::Compose => "use deploy.resources.reservations.devices with driver: nvidia",
+                    RunKind::Compose => {
+                        "use deploy.resources.reservations.devices with driver: nvidia"
+                    }
                     _ => "use --gpus all / --gpus '\"device=0\"'",
                 }),
         );
@@ -65,11 +67,24 @@ mod tests {
 
     #[test]
     fn forms() {
-        let f = runs("compose", "services:\n  a:\n    image: x\n    runtime: nvidia\n", "GL116", vec![]);
+        let f = runs(
+            "compose",
+            "services:\n  a:\n    image: x\n    runtime: nvidia\n",
+            "GL116",
+            vec![],
+        );
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
         assert_eq!(f[0].severity, Severity::Warning);
-        let f = runs("sh", "docker run --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=0 img\n", "GL116", vec![]);
+        let f = runs(
+            "sh",
+            "docker run --runtime=nvidia -e NVIDIA_VISIBLE_DEVICES=0 img\n",
+            "GL116",
+            vec![],
+        );
         assert_eq!(f[0].severity, Severity::Info);
-        assert_eq!(runs("sh", "nvidia-docker run img\n", "GL116", vec![]).len(), 1);
+        assert_eq!(
+            runs("sh", "nvidia-docker run img\n", "GL116", vec![]).len(),
+            1
+        );
     }
 }

@@ -38,7 +38,11 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     match s {
         Subject::Dockerfile(bf) => {
             for st in bf.built_stages() {
-                for e in st.envs.iter().filter(|e| e.name == "CUDA_VISIBLE_DEVICES" && !e.is_arg) {
+                for e in st
+                    .envs
+                    .iter()
+                    .filter(|e| e.name == "CUDA_VISIBLE_DEVICES" && !e.is_arg)
+                {
                     let v = e.value.clone().unwrap_or_default();
                     out.push(
                         META.finding(format!("CUDA_VISIBLE_DEVICES={v} is baked into the image: every container is pinned to it, whatever GPUs the runtime assigns"))
@@ -63,7 +67,9 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         }
         Subject::Runs(specs) => {
             for r in specs.iter() {
-                let Some((_, v, p)) = r.env_value("CUDA_VISIBLE_DEVICES") else { continue };
+                let Some((_, v, p)) = r.env_value("CUDA_VISIBLE_DEVICES") else {
+                    continue;
+                };
                 let Some(ix) = indices(v) else { continue };
                 if let Some(n) = r.gpus.as_ref().and_then(|g| g.n()) {
                     if let Some(bad) = ix.iter().find(|i| **i >= n) {
@@ -105,10 +111,26 @@ mod tests {
 
     #[test]
     fn indices_vs_request_and_target() {
-        let f = runs("sh", "docker run --gpus '\"device=2,3\"' -e CUDA_VISIBLE_DEVICES=2 img\n", "GL117", vec![]);
+        let f = runs(
+            "sh",
+            "docker run --gpus '\"device=2,3\"' -e CUDA_VISIBLE_DEVICES=2 img\n",
+            "GL117",
+            vec![],
+        );
         assert_eq!(f.len(), 1);
-        assert!(runs("sh", "docker run --gpus 2 -e CUDA_VISIBLE_DEVICES=1 img\n", "GL117", vec![]).is_empty());
-        let f = runs("sh", "docker run --gpus all -e CUDA_VISIBLE_DEVICES=3 img\n", "GL117", vec![target("h", &["9.0", "9.0"], None)]);
+        assert!(runs(
+            "sh",
+            "docker run --gpus 2 -e CUDA_VISIBLE_DEVICES=1 img\n",
+            "GL117",
+            vec![]
+        )
+        .is_empty());
+        let f = runs(
+            "sh",
+            "docker run --gpus all -e CUDA_VISIBLE_DEVICES=3 img\n",
+            "GL117",
+            vec![target("h", &["9.0", "9.0"], None)],
+        );
         assert_eq!(f.len(), 1);
         let f = dockerfile("FROM x\nENV CUDA_VISIBLE_DEVICES=0\n", "GL117", vec![]);
         assert_eq!(f[0].severity, Severity::Warning);

@@ -88,8 +88,15 @@ mod tests {
         assert_eq!(names.len(), rules.len(), "duplicate rule name");
         for r in rules {
             assert!(r.code.starts_with("GL") && r.code.len() == 5, "{}", r.code);
-            assert!(r.name.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
-            assert!(!r.explanation.trim().is_empty(), "{} has no explanation", r.code);
+            assert!(r
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
+            assert!(
+                !r.explanation.trim().is_empty(),
+                "{} has no explanation",
+                r.code
+            );
         }
     }
 }

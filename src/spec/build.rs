@@ -129,7 +129,13 @@ fn base_env(info: &ImageInfo) -> Vars {
             Var::Set("/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into()),
         );
     } else if info.kind != ImageKind::Other {
-        for k in ["LD_LIBRARY_PATH", "PATH", "CUDA_VERSION", "NVIDIA_REQUIRE_CUDA", "CUDA_HOME"] {
+        for k in [
+            "LD_LIBRARY_PATH",
+            "PATH",
+            "CUDA_VERSION",
+            "NVIDIA_REQUIRE_CUDA",
+            "CUDA_HOME",
+        ] {
             v.insert(k.into(), Var::Unknown);
         }
     } else {
@@ -142,7 +148,11 @@ fn base_env(info: &ImageInfo) -> Vars {
 }
 
 /// `ENV a=b c=d` / `ENV a b c` / `ARG a=b c`: `(name, raw value, offset in rest)`.
-fn kv_words(ins: &Instruction, escape: char, legacy_ok: bool) -> Vec<(String, Option<String>, usize)> {
+fn kv_words(
+    ins: &Instruction,
+    escape: char,
+    legacy_ok: bool,
+) -> Vec<(String, Option<String>, usize)> {
     let words = split_args(&ins.rest, escape);
     let mut out = Vec::new();
     if words.is_empty() {
@@ -245,7 +255,11 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                         (ps.root_ref.clone(), ps.info.clone(), ps.vars.clone())
                     }
                     None => {
-                        let r = if unresolved { None } else { ImageRef::parse(&image) };
+                        let r = if unresolved {
+                            None
+                        } else {
+                            ImageRef::parse(&image)
+                        };
                         let info = r
                             .as_ref()
                             .map(|r| image_info(r, facts))
@@ -309,7 +323,10 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
             _ if cur.is_none() => {
                 errors.push(SpecError {
                     pos: ins.pos(),
-                    message: format!("{} before the first FROM (only ARG may come first)", ins.cmd),
+                    message: format!(
+                        "{} before the first FROM (only ARG may come first)",
+                        ins.cmd
+                    ),
                 });
             }
             "ENV" => {
@@ -317,7 +334,10 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                 let before = stage_vars.clone();
                 for (name, value, off) in kvs {
                     let (v, u) = expand_word(value.as_deref().unwrap_or(""), &before, escape);
-                    stage_vars.insert(name.clone(), if u { Var::Unknown } else { Var::Set(v.clone()) });
+                    stage_vars.insert(
+                        name.clone(),
+                        if u { Var::Unknown } else { Var::Set(v.clone()) },
+                    );
                     if let Some(s) = cur.as_mut() {
                         s.envs.push(EnvSet {
                             name,
@@ -342,8 +362,10 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                         m.push(0, p.line, p.col);
                         scripts.push((argv[2].clone(), m, true));
                     } else {
-                        let quoted: Vec<String> =
-                            argv.iter().map(|a| format!("'{}'", a.replace('\'', ""))).collect();
+                        let quoted: Vec<String> = argv
+                            .iter()
+                            .map(|a| format!("'{}'", a.replace('\'', "")))
+                            .collect();
                         let mut m = PosMap::default();
                         let p = ins.pos();
                         m.push(0, p.line, p.col);
@@ -364,7 +386,11 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                                 )
                         });
                         if runs_shell {
-                            scripts.push((h.content.clone(), heredoc_map(h.first_line, &h.content), h.expand));
+                            scripts.push((
+                                h.content.clone(),
+                                heredoc_map(h.first_line, &h.content),
+                                h.expand,
+                            ));
                         }
                     }
                 }
@@ -405,7 +431,9 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                     let (srcs, dest) = words.split_at(words.len() - 1);
                     s.copies.push(CopyIns {
                         cmd: ins.cmd.clone(),
-                        from: ins.flag("from").map(|f| expand_word(f, &stage_vars, escape).0),
+                        from: ins
+                            .flag("from")
+                            .map(|f| expand_word(f, &stage_vars, escape).0),
                         srcs: srcs.to_vec(),
                         dest: dest[0].clone(),
                         pos: ins.pos(),

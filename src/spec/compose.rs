@@ -153,7 +153,12 @@ pub struct ComposeFile {
     pub value: Value,
 }
 
-pub fn parse_file(display: &str, path: &Path, text: &str, vars: &Vars) -> Result<ComposeFile, SpecError> {
+pub fn parse_file(
+    display: &str,
+    path: &Path,
+    text: &str,
+    vars: &Vars,
+) -> Result<ComposeFile, SpecError> {
     let mut value: Value = serde_yaml::from_str(text).map_err(|e| SpecError {
         pos: e
             .location()
@@ -181,13 +186,7 @@ pub fn parse_file(display: &str, path: &Path, text: &str, vars: &Vars) -> Result
     })
 }
 
-fn resolve_extends(
-    name: &str,
-    services: &Mapping,
-    dir: &Path,
-    vars: &Vars,
-    depth: u32,
-) -> Value {
+fn resolve_extends(name: &str, services: &Mapping, dir: &Path, vars: &Vars, depth: u32) -> Value {
     let Some(svc) = services.get(name).cloned() else {
         return Value::Null;
     };
@@ -201,7 +200,10 @@ fn resolve_extends(
         Value::String(s) => (None, s.clone()),
         Value::Mapping(m) => (
             m.get("file").and_then(|f| f.as_str()).map(String::from),
-            m.get("service").and_then(|f| f.as_str()).unwrap_or("").to_string(),
+            m.get("service")
+                .and_then(|f| f.as_str())
+                .unwrap_or("")
+                .to_string(),
         ),
         _ => return svc,
     };
@@ -266,7 +268,10 @@ pub fn load(
             )),
         }
     }
-    (specs_from(&parsed, &project_dir, &vars, is_gpu_build), errors)
+    (
+        specs_from(&parsed, &project_dir, &vars, is_gpu_build),
+        errors,
+    )
 }
 
 pub fn specs_from(
@@ -298,7 +303,9 @@ pub fn specs_from(
     }
     let mut out = Vec::new();
     for (name, fi) in origin {
-        let Some(svc) = merged.get(name.as_str()) else { continue };
+        let Some(svc) = merged.get(name.as_str()) else {
+            continue;
+        };
         let cf = &parsed[fi];
         out.push(service_spec(&name, svc, cf, project_dir, is_gpu_build));
     }
@@ -326,9 +333,7 @@ fn service_spec(
         .key(y.all(), "services")
         .map(|p| y.block_of(p.line, y.all()))
         .unwrap_or(y.all());
-    let spos = y
-        .key(services_blk, name)
-        .unwrap_or(Pos { line: 1, col: 1 });
+    let spos = y.key(services_blk, name).unwrap_or(Pos { line: 1, col: 1 });
     let blk = y.block_of(spos.line, y.all());
     let at = |key: &str| y.key(blk, key).unwrap_or(spos);
     let find = |needle: &str| y.text(blk, needle).unwrap_or(spos);
@@ -342,7 +347,9 @@ fn service_spec(
             Value::String(c) => (c.clone(), "Dockerfile".to_string()),
             Value::Mapping(m) => (
                 m.get("context").and_then(s).unwrap_or_else(|| ".".into()),
-                m.get("dockerfile").and_then(s).unwrap_or_else(|| "Dockerfile".into()),
+                m.get("dockerfile")
+                    .and_then(s)
+                    .unwrap_or_else(|| "Dockerfile".into()),
             ),
             _ => (".".into(), "Dockerfile".into()),
         };
@@ -370,8 +377,7 @@ fn service_spec(
                 .and_then(s)
                 .map(|x| x == "nvidia")
                 .unwrap_or(false)
-                || d
-                    .get("capabilities")
+                || d.get("capabilities")
                     .and_then(|c| c.as_sequence())
                     .map(|c| c.iter().any(|x| x.as_str() == Some("gpu")))
                     .unwrap_or(false);
@@ -432,7 +438,8 @@ fn service_spec(
             for (k, v) in m {
                 if let Some(k) = k.as_str() {
                     let val = s(v).unwrap_or_default();
-                    rs.env.push((k.to_string(), val, y.key(blk, k).unwrap_or_else(|| find(k))));
+                    rs.env
+                        .push((k.to_string(), val, y.key(blk, k).unwrap_or_else(|| find(k))));
                 }
             }
         }
@@ -455,7 +462,10 @@ fn service_spec(
                         rs.mounts.push(Mount {
                             host: parts[0].to_string(),
                             container: parts[1].to_string(),
-                            read_only: parts.get(2).map(|o| o.split(',').any(|x| x == "ro")).unwrap_or(false),
+                            read_only: parts
+                                .get(2)
+                                .map(|o| o.split(',').any(|x| x == "ro"))
+                                .unwrap_or(false),
                             pos: find(t),
                         });
                     }
@@ -471,7 +481,10 @@ fn service_spec(
                         rs.mounts.push(Mount {
                             host: src.clone(),
                             container: tgt,
-                            read_only: m.get("read_only").and_then(|x| x.as_bool()).unwrap_or(false),
+                            read_only: m
+                                .get("read_only")
+                                .and_then(|x| x.as_bool())
+                                .unwrap_or(false),
                             pos: find(&src),
                         });
                     }
@@ -499,13 +512,37 @@ fn service_spec(
     if let Some(t) = svc.get("tmpfs") {
         let hit = match t {
             Value::String(x) => x.starts_with("/dev/shm"),
-            Value::Sequence(l) => l.iter().any(|x| x.as_str().map(|x| x.starts_with("/dev/shm")).unwrap_or(false)),
+            Value::Sequence(l) => l.iter().any(|x| {
+                x.as_str()
+                    .map(|x| x.starts_with("/dev/shm"))
+                    .unwrap_or(false)
+            }),
             _ => false,
         };
         rs.shm_volume |= hit;
     }
-    rs.ipc_host = svc.get("ipc").and_then(s).map(|x| x == "host").unwrap_or(false);
-    rs.privileged = svc.get("privileged").and_then(|x| x.as_bool()).unwrap_or(false);
+    rs.commented_gpu = [
+        "driver: nvidia",
+        "runtime: nvidia",
+        "gpus:",
+        "capabilities: [gpu]",
+        "/dev/nvidia",
+    ]
+    .iter()
+    .find_map(|n| y.commented(blk, n))
+    .map(|p| match y.commented(blk, "deploy:") {
+        Some(d) if d.line <= p.line => d,
+        _ => p,
+    });
+    rs.ipc_host = svc
+        .get("ipc")
+        .and_then(s)
+        .map(|x| x == "host")
+        .unwrap_or(false);
+    rs.privileged = svc
+        .get("privileged")
+        .and_then(|x| x.as_bool())
+        .unwrap_or(false);
     for key in ["entrypoint", "command"] {
         match svc.get(key) {
             Some(Value::String(c)) => rs.command.extend(c.split_whitespace().map(String::from)),
@@ -539,7 +576,10 @@ mod tests {
         assert_eq!(v.len(), 1);
         let r = &v[0];
         assert_eq!(r.gpus.as_ref().unwrap().count, Some(2));
-        assert_eq!(r.image.as_deref(), Some("pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime"));
+        assert_eq!(
+            r.image.as_deref(),
+            Some("pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime")
+        );
         assert_eq!(r.env_value("CUDA_VISIBLE_DEVICES").unwrap().1, "1");
         assert_eq!(r.shm_size.unwrap().0, 8 << 30);
         assert_eq!(r.mounts[0].host, "/usr/local/cuda");

@@ -225,7 +225,8 @@ pub fn parse(text: &str) -> Dockerfile {
             }
         }
         if is_comment(raw) {
-            df.comments.push((lineno, trim_left_ws(raw)[1..].trim().to_string()));
+            df.comments
+                .push((lineno, trim_left_ws(raw)[1..].trim().to_string()));
             continue;
         }
         let lead = raw.len() - trim_left_ws(raw).len();
@@ -245,7 +246,8 @@ pub fn parse(text: &str) -> Dockerfile {
             i += 1;
             end_line = ln;
             if is_comment(raw) {
-                df.comments.push((ln, trim_left_ws(raw)[1..].trim().to_string()));
+                df.comments
+                    .push((ln, trim_left_ws(raw)[1..].trim().to_string()));
                 continue;
             }
             if trim_left_ws(raw).is_empty() {
@@ -272,7 +274,10 @@ pub fn parse(text: &str) -> Dockerfile {
             Some(s) => s.cmd.as_str(),
             None => ins.cmd.as_str(),
         };
-        if matches!(heredoc_cmd, "RUN" | "COPY" | "ADD") && ins.json.is_none() && joined.contains("<<") {
+        if matches!(heredoc_cmd, "RUN" | "COPY" | "ADD")
+            && ins.json.is_none()
+            && joined.contains("<<")
+        {
             for (name, chomp, expand) in heredoc_names(&ins.rest) {
                 let mut content = String::new();
                 let first_line = (i + 1) as u32;
@@ -326,9 +331,7 @@ fn node_from_line(
 ) -> Result<Instruction, String> {
     let trimmed_start = line.len() - line.trim_start().len();
     let body = line.trim();
-    let kw_end = body
-        .find(|c: char| c.is_whitespace())
-        .unwrap_or(body.len());
+    let kw_end = body.find(|c: char| c.is_whitespace()).unwrap_or(body.len());
     let cmd = body[..kw_end].to_ascii_uppercase();
     let mut off = trimmed_start + kw_end;
     // Skip whitespace after the keyword.
@@ -386,7 +389,12 @@ fn node_from_line(
         sub: None,
     };
     if cmd == "ONBUILD" {
-        let inner_kw = ins.rest.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+        let inner_kw = ins
+            .rest
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
         if matches!(inner_kw.as_str(), "ONBUILD" | "FROM" | "MAINTAINER") {
             return Err(format!("{inner_kw} isn't allowed as an ONBUILD trigger"));
         }

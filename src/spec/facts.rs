@@ -141,7 +141,11 @@ fn torch_minor(v: &str) -> Option<String> {
     let core = v.split('+').next()?;
     let mut it = core.split('.');
     let a = it.next()?;
-    let b: String = it.next()?.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let b: String = it
+        .next()?
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     if a.is_empty() || b.is_empty() || !a.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
@@ -197,9 +201,7 @@ impl Facts for SpecFacts {
     fn cuda_eol(&self, cuda: CudaVersion) -> Option<Sourced<String>> {
         self.images.cuda_eol.iter().find_map(|r| {
             let hit = match r.series.split_once('.') {
-                Some((a, b)) => {
-                    a.parse() == Ok(cuda.major) && b.parse() == Ok(cuda.minor)
-                }
+                Some((a, b)) => a.parse() == Ok(cuda.major) && b.parse() == Ok(cuda.minor),
                 None => r.series.parse() == Ok(cuda.major),
             };
             hit.then(|| Sourced {

@@ -263,7 +263,10 @@ mod tests {
         let r = ImageRef::parse("localhost:5000/x@sha256:abc").unwrap();
         assert_eq!(r.registry, "localhost:5000");
         assert_eq!(r.tag, None);
-        assert_eq!(ImageRef::parse("library/ubuntu:22.04").unwrap().repo, "ubuntu");
+        assert_eq!(
+            ImageRef::parse("library/ubuntu:22.04").unwrap().repo,
+            "ubuntu"
+        );
     }
 
     #[test]

@@ -44,7 +44,9 @@ fn s(v: &Value) -> Option<String> {
 }
 
 fn is_gpu_label(k: &str) -> bool {
-    k.contains("nvidia.com/gpu") || k.contains("gke-accelerator") || k.contains("nvidia.com/")
+    k.contains("nvidia.com/gpu")
+        || k.contains("gke-accelerator")
+        || k.contains("nvidia.com/")
         || k.contains("accelerator")
 }
 
@@ -53,7 +55,11 @@ pub fn parse(file: &str, text: &str) -> (Vec<RunSpec>, Vec<SpecError>) {
     let mut specs = Vec::new();
     let mut errors = Vec::new();
     for (first, doc) in split_docs(text) {
-        if doc.trim().lines().all(|l| l.trim().is_empty() || l.trim_start().starts_with('#')) {
+        if doc
+            .trim()
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+        {
             continue;
         }
         let mut v: Value = match serde_yaml::from_str(&doc) {
@@ -66,7 +72,10 @@ pub fn parse(file: &str, text: &str) -> (Vec<RunSpec>, Vec<SpecError>) {
                             line: first + l.line() as u32 - 1,
                             col: l.column() as u32,
                         })
-                        .unwrap_or(Pos { line: first, col: 1 }),
+                        .unwrap_or(Pos {
+                            line: first,
+                            col: 1,
+                        }),
                     message: format!("invalid YAML: {e}"),
                 });
                 continue;
@@ -84,13 +93,21 @@ pub fn parse(file: &str, text: &str) -> (Vec<RunSpec>, Vec<SpecError>) {
 }
 
 /// Collect every mapping with a `containers` list (a pod spec), with its document root.
-fn find_pod_specs<'a>(v: &'a Value, root: &'a Value, out: &mut Vec<(&'a Value, &'a Value)>, depth: u32) {
+fn find_pod_specs<'a>(
+    v: &'a Value,
+    root: &'a Value,
+    out: &mut Vec<(&'a Value, &'a Value)>,
+    depth: u32,
+) {
     if depth > 16 {
         return;
     }
     match v {
         Value::Mapping(m) => {
-            if m.get("containers").map(|c| c.is_sequence()).unwrap_or(false) {
+            if m.get("containers")
+                .map(|c| c.is_sequence())
+                .unwrap_or(false)
+            {
                 out.push((v, root));
                 return;
             }
@@ -139,7 +156,12 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             if let Some(p) = v.get("hostPath").and_then(|h| h.get("path")).and_then(s) {
                 host_paths.push((name.clone(), p));
             }
-            if v.get("emptyDir").and_then(|e| e.get("medium")).and_then(s).as_deref() == Some("Memory") {
+            if v.get("emptyDir")
+                .and_then(|e| e.get("medium"))
+                .and_then(s)
+                .as_deref()
+                == Some("Memory")
+            {
                 mem_volumes.push(name);
             }
         }
@@ -165,7 +187,14 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
     let tolerates_gpu = pod
         .get("tolerations")
         .and_then(|t| t.as_sequence())
-        .map(|l| l.iter().any(|t| t.get("key").and_then(s).map(|k| k.contains("nvidia.com/gpu")).unwrap_or(false)))
+        .map(|l| {
+            l.iter().any(|t| {
+                t.get("key")
+                    .and_then(s)
+                    .map(|k| k.contains("nvidia.com/gpu"))
+                    .unwrap_or(false)
+            })
+        })
         .unwrap_or(false);
     let mut containers: Vec<&Value> = Vec::new();
     for key in ["initContainers", "containers"] {
@@ -181,14 +210,25 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             .text(all, &format!("name: {cname}"))
             .filter(|_| !cname.is_empty())
             .or_else(|| image.as_ref().and_then(|i| y.text(all, i)))
-            .unwrap_or(Pos { line: all.start, col: 1 });
+            .unwrap_or(Pos {
+                line: all.start,
+                col: 1,
+            });
         let blk = container_block(y, cpos.line, all);
         let at = |key: &str| y.key(blk, key).unwrap_or(cpos);
         let mut rs = RunSpec::new(
             RunKind::K8s,
             file,
             cpos,
-            &format!("{}{}{cname}", if meta_name.is_empty() { kind.clone() } else { meta_name.clone() }, "/"),
+            &format!(
+                "{}{}{cname}",
+                if meta_name.is_empty() {
+                    kind.clone()
+                } else {
+                    meta_name.clone()
+                },
+                "/"
+            ),
             "kubernetes",
         );
         rs.image_pos = at("image");
@@ -197,9 +237,17 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             rs.runtime_class = Some((rc.clone(), y.key(all, "runtimeClassName").unwrap_or(cpos)));
         }
         if let Some(g) = &gpu_sched {
-            rs.gpu_scheduling = Some((g.clone(), y.key(all, "nodeSelector").or_else(|| y.key(all, "affinity")).unwrap_or(cpos)));
+            rs.gpu_scheduling = Some((
+                g.clone(),
+                y.key(all, "nodeSelector")
+                    .or_else(|| y.key(all, "affinity"))
+                    .unwrap_or(cpos),
+            ));
         } else if tolerates_gpu {
-            rs.gpu_scheduling = Some(("toleration for nvidia.com/gpu".into(), y.key(all, "tolerations").unwrap_or(cpos)));
+            rs.gpu_scheduling = Some((
+                "toleration for nvidia.com/gpu".into(),
+                y.key(all, "tolerations").unwrap_or(cpos),
+            ));
         }
         let res = c.get("resources");
         let lim = res
@@ -248,7 +296,10 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
                         host: hp.clone(),
                         container: mp.clone(),
                         read_only: m.get("readOnly").and_then(|x| x.as_bool()).unwrap_or(false),
-                        pos: y.text(all, &format!("path: {hp}")).or_else(|| y.text(all, hp)).unwrap_or(cpos),
+                        pos: y
+                            .text(all, &format!("path: {hp}"))
+                            .or_else(|| y.text(all, hp))
+                            .unwrap_or(cpos),
                     });
                 }
             }
@@ -264,9 +315,19 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             }
         }
         let img_l = image.clone().unwrap_or_default().to_ascii_lowercase();
-        rs.infra = ["device-plugin", "gpu-operator", "dcgm", "nvidia/driver", "container-toolkit", "gpu-feature-discovery", "nvidia/k8s", "cuda-validator", "mig-manager"]
-            .iter()
-            .any(|k| img_l.contains(k) || meta_name.contains(k))
+        rs.infra = [
+            "device-plugin",
+            "gpu-operator",
+            "dcgm",
+            "nvidia/driver",
+            "container-toolkit",
+            "gpu-feature-discovery",
+            "nvidia/k8s",
+            "cuda-validator",
+            "mig-manager",
+        ]
+        .iter()
+        .any(|k| img_l.contains(k) || meta_name.contains(k))
             || host_paths.iter().any(|h| h.1.contains("device-plugins"))
             || namespace == "gpu-operator"
             || namespace.contains("nvidia");
@@ -343,7 +404,10 @@ spec:
 
     #[test]
     fn broken_document_is_located_and_others_survive() {
-        let (v, e) = parse("x.yaml", "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: x\n---\nkind: Pod\nspec: [\n");
+        let (v, e) = parse(
+            "x.yaml",
+            "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: x\n---\nkind: Pod\nspec: [\n",
+        );
         assert_eq!(v.len(), 1);
         assert_eq!(e.len(), 1);
         assert!(e[0].pos.line >= 7);

@@ -26,6 +26,7 @@ pub mod yamlloc;
 use crate::config::Config;
 use crate::finding::{Finding, Location};
 use crate::rules::spec_list;
+use crate::suppress::FileText;
 use crate::target::Target;
 use anyhow::Context as _;
 use build::{BuildFacts, BuildOptions, SpecError};
@@ -189,7 +190,7 @@ fn read(p: &Path) -> anyhow::Result<String> {
 }
 
 /// Finish a command: config (enable/severity), suppressions, deterministic order.
-fn finish(findings: Vec<Finding>, texts: &[(String, String, Option<Vec<(u32, u32)>>)], ctx: &CommandContext) -> Vec<Finding> {
+fn finish(findings: Vec<Finding>, texts: &[FileText], ctx: &CommandContext) -> Vec<Finding> {
     let mut f = crate::suppress::apply(findings, texts, &ctx.config);
     f.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     f.dedup();
@@ -210,10 +211,15 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
         let opts = BuildOptions {
             build_args: build_args(&args.build_args),
             target: args.target.clone(),
-            context: args
-                .context
-                .clone()
-                .or_else(|| p.parent().map(|d| if d.as_os_str().is_empty() { PathBuf::from(".") } else { d.to_path_buf() })),
+            context: args.context.clone().or_else(|| {
+                p.parent().map(|d| {
+                    if d.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        d.to_path_buf()
+                    }
+                })
+            }),
         };
         all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
         let ranges = dockerfile::parse(&text)
@@ -244,22 +250,36 @@ fn dockerfile_is_gpu(ctx: &CommandContext, context: &Path, df: &Path) -> Option<
     }
     let torch = bf.chain(last.index).iter().any(|s| {
         s.installs.iter().any(|i| match i {
-            pkg::Install::Pip(p) => p.reqs.iter().any(|r| r.name == "torch" && r.local.as_deref() != Some("cpu"))
-                && !p.index_url.as_deref().unwrap_or("").contains("/cpu"),
-            pkg::Install::Conda(c) => c.pkgs.iter().any(|p| p.0 == "pytorch-cuda" || p.0 == "cudatoolkit"),
+            pkg::Install::Pip(p) => {
+                p.reqs
+                    .iter()
+                    .any(|r| r.name == "torch" && r.local.as_deref() != Some("cpu"))
+                    && !p.index_url.as_deref().unwrap_or("").contains("/cpu")
+            }
+            pkg::Install::Conda(c) => c
+                .pkgs
+                .iter()
+                .any(|p| p.0 == "pytorch-cuda" || p.0 == "cudatoolkit"),
             _ => false,
         })
     });
     Some(torch)
 }
 
-fn compose_findings(files: &[(String, PathBuf)], ctx: &CommandContext) -> (Vec<Finding>, Vec<(String, String, Option<Vec<(u32, u32)>>)>) {
+fn compose_findings(
+    files: &[(String, PathBuf)],
+    ctx: &CommandContext,
+) -> (Vec<Finding>, Vec<FileText>) {
     let (specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
     let mut out: Vec<Finding> = errors.iter().map(|(f, e)| error_finding(f, e)).collect();
     out.extend(run_checks(&Subject::Runs(&specs), ctx));
     let texts = files
         .iter()
-        .filter_map(|(d, p)| std::fs::read_to_string(p).ok().map(|t| (d.clone(), t, None)))
+        .filter_map(|(d, p)| {
+            std::fs::read_to_string(p)
+                .ok()
+                .map(|t| (d.clone(), t, None))
+        })
         .collect();
     (out, texts)
 }
@@ -298,7 +318,11 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
     let mut texts = Vec::new();
     for p in &args.files {
         let text = read(p)?;
-        let file = if p == Path::new("-") { "<stdin>".to_string() } else { ctx.display(p) };
+        let file = if p == Path::new("-") {
+            "<stdin>".to_string()
+        } else {
+            ctx.display(p)
+        };
         all.extend(k8s_findings(&file, &text, ctx));
         texts.push((file, text, None));
     }
@@ -340,7 +364,10 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
 }
 
 fn shell_quote(a: &str) -> String {
-    if !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_=/.:,@%+".contains(&b)) {
+    if !a.is_empty()
+        && a.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_=/.:,@%+".contains(&b))
+    {
         a.to_string()
     } else {
         format!("'{}'", a.replace('\'', "'\\''"))
@@ -369,21 +396,30 @@ pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
     {
         return Some(FileKind::Dockerfile);
     }
-    if name.ends_with(".sh") || name.ends_with(".bash") || name.ends_with(".bat") || name.ends_with(".cmd") {
+    if name.ends_with(".sh")
+        || name.ends_with(".bash")
+        || name.ends_with(".bat")
+        || name.ends_with(".cmd")
+    {
         return Some(FileKind::Script);
     }
     if name.ends_with(".md") || name.ends_with(".mdx") || name.ends_with(".markdown") {
         return Some(FileKind::Markdown);
     }
     if name.ends_with(".yaml") || name.ends_with(".yml") {
-        if compose::DEFAULT_FILES.contains(&name.as_str()) || name.starts_with("docker-compose") || name.starts_with("compose.") {
+        if compose::DEFAULT_FILES.contains(&name.as_str())
+            || name.starts_with("docker-compose")
+            || name.starts_with("compose.")
+        {
             return Some(FileKind::Compose);
         }
         let t = text?;
         if t.lines().any(|l| l.starts_with("services:")) {
             return Some(FileKind::Compose);
         }
-        if t.lines().any(|l| l.starts_with("kind:") || l.starts_with("apiVersion:")) {
+        if t.lines()
+            .any(|l| l.starts_with("kind:") || l.starts_with("apiVersion:"))
+        {
             return Some(FileKind::K8s);
         }
     }
@@ -397,7 +433,13 @@ pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
     let git = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
         .output();
     match git {
         Ok(o) if o.status.success() => {
@@ -412,7 +454,11 @@ pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
                 .into_iter()
                 .filter_entry(|e| {
                     let n = e.file_name().to_string_lossy();
-                    e.depth() == 0 || !(n.starts_with('.') || n == "node_modules" || n == "target" || n == "vendor")
+                    e.depth() == 0
+                        || !(n.starts_with('.')
+                            || n == "node_modules"
+                            || n == "target"
+                            || n == "vendor")
                 })
                 .flatten()
             {
@@ -436,12 +482,16 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
     let mut texts = Vec::new();
     let mut compose_dirs: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     for p in discover(&dir, &ctx.config) {
-        let Ok(bytes) = std::fs::read(&p) else { continue };
+        let Ok(bytes) = std::fs::read(&p) else {
+            continue;
+        };
         if bytes.len() > 4 << 20 {
             continue;
         }
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let Some(kind) = classify(&p, Some(&text)) else { continue };
+        let Some(kind) = classify(&p, Some(&text)) else {
+            continue;
+        };
         let file = ctx.display(&p);
         match kind {
             FileKind::Dockerfile => {
@@ -460,7 +510,10 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
             }
             FileKind::Compose => {
                 // Base file plus its override merge; other compose files stand alone.
-                let n = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                let n = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
                 if n.contains(".override.") {
                     let parent = p.parent().map(Path::to_path_buf).unwrap_or_default();
                     compose_dirs.entry(parent).or_default().push(p.clone());
@@ -484,7 +537,12 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
 
 /// Check one file as `kind` (what `lint` does per file), without config or suppressions.
 /// `display` is the path shown in findings.
-pub fn lint_file(path: &Path, display: &str, kind: FileKind, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+pub fn lint_file(
+    path: &Path,
+    display: &str,
+    kind: FileKind,
+    ctx: &CommandContext,
+) -> anyhow::Result<Vec<Finding>> {
     let text = read(path)?;
     Ok(match kind {
         FileKind::Dockerfile => {
@@ -529,7 +587,8 @@ fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<F
                         // Compose: parse from the padded text.
                         let vars = shell::Vars::new();
                         if let Ok(cf) = compose::parse_file(file, Path::new(file), &padded, &vars) {
-                            let specs = compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None);
+                            let specs =
+                                compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None);
                             out.extend(run_checks(&Subject::Runs(&specs), ctx));
                         }
                     } else if body.contains("kind:") {
@@ -623,7 +682,9 @@ pub(crate) mod testutil {
             "k8s" => k8s::parse("pod.yaml", text).0,
             _ => {
                 let vars = shell::Vars::new();
-                let cf = compose::parse_file("compose.yaml", Path::new("compose.yaml"), text, &vars).unwrap();
+                let cf =
+                    compose::parse_file("compose.yaml", Path::new("compose.yaml"), text, &vars)
+                        .unwrap();
                 compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None)
             }
         };

@@ -146,15 +146,26 @@ pub fn parse_req(s: &str, pos: Pos, unresolved: bool) -> Option<Req> {
             Some((n, u)) if !n.contains('/') => (Some(n.trim()), u.trim()),
             _ => (None, s),
         };
-        let file = url.rsplit('/').next().unwrap_or(url).replace("%2B", "+").replace("%2b", "+");
+        let file = url
+            .rsplit('/')
+            .next()
+            .unwrap_or(url)
+            .replace("%2B", "+")
+            .replace("%2b", "+");
         let (name, ver) = if file.ends_with(".whl") {
             let mut parts = file.split('-');
-            (parts.next().map(|s| s.to_string()), parts.next().map(|s| s.to_string()))
+            (
+                parts.next().map(|s| s.to_string()),
+                parts.next().map(|s| s.to_string()),
+            )
         } else {
             (None, None)
         };
         let name = name_part.map(|s| s.to_string()).or(name)?;
-        let local = ver.as_deref().and_then(|v| v.split_once('+')).map(|x| x.1.to_string());
+        let local = ver
+            .as_deref()
+            .and_then(|v| v.split_once('+'))
+            .map(|x| x.1.to_string());
         return Some(Req {
             name: normalize_name(&name),
             spec: String::new(),
@@ -176,7 +187,11 @@ pub fn parse_req(s: &str, pos: Pos, unresolved: bool) -> Option<Req> {
     if rest.starts_with('[') {
         rest = rest.split_once(']').map(|x| x.1).unwrap_or("").trim();
     }
-    let spec = rest.trim_start_matches('(').trim_end_matches(')').trim().to_string();
+    let spec = rest
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim()
+        .to_string();
     let mut pinned = None;
     let mut local = None;
     for clause in spec.split(',') {
@@ -267,11 +282,15 @@ fn pip_install_args(c: &LCmd) -> Option<(String, usize)> {
     // `conda run -n env pip install`, `sudo pip install`, `micromamba run …`.
     let mut tool;
     loop {
-        let Some(cur) = w.get(i) else { return None };
+        let cur = w.get(i)?;
         let b = cur.rsplit('/').next().unwrap_or(cur);
         if b == "sudo" || b == "env" || b == "nice" {
             i += 1;
-            while w.get(i).map(|s| s.starts_with('-') || s.contains('=')).unwrap_or(false) {
+            while w
+                .get(i)
+                .map(|s| s.starts_with('-') || s.contains('='))
+                .unwrap_or(false)
+            {
                 i += 1;
             }
             continue;
@@ -338,15 +357,23 @@ pub fn pip_install(c: &LCmd, read_file: &dyn Fn(&str) -> Option<String>) -> Opti
     let mut p = PipInstall {
         tool,
         pos: c.pos,
-        index_url: c.var("PIP_INDEX_URL").or_else(|| c.var("UV_INDEX_URL")).or_else(|| c.var("UV_DEFAULT_INDEX")),
+        index_url: c
+            .var("PIP_INDEX_URL")
+            .or_else(|| c.var("UV_INDEX_URL"))
+            .or_else(|| c.var("UV_DEFAULT_INDEX")),
         torch_backend: c.var("UV_TORCH_BACKEND"),
         ..Default::default()
     };
-    for v in [c.var("PIP_EXTRA_INDEX_URL"), c.var("UV_EXTRA_INDEX_URL"), c.var("UV_INDEX")]
-        .into_iter()
-        .flatten()
+    for v in [
+        c.var("PIP_EXTRA_INDEX_URL"),
+        c.var("UV_EXTRA_INDEX_URL"),
+        c.var("UV_INDEX"),
+    ]
+    .into_iter()
+    .flatten()
     {
-        p.extra_index_urls.extend(v.split_whitespace().map(String::from));
+        p.extra_index_urls
+            .extend(v.split_whitespace().map(String::from));
     }
     if let Some(v) = c.var("PIP_FIND_LINKS") {
         p.find_links.extend(v.split_whitespace().map(String::from));
@@ -361,7 +388,10 @@ pub fn pip_install(c: &LCmd, read_file: &dyn Fn(&str) -> Option<String>) -> Opti
                 Some((o, v)) if o.starts_with("--") => (o, Some(v.to_string())),
                 _ => {
                     // `-rrequirements.txt`, `-ihttps://…`
-                    if t.len() > 2 && !t.starts_with("--") && matches!(&t[..2], "-r" | "-c" | "-i" | "-f") {
+                    if t.len() > 2
+                        && !t.starts_with("--")
+                        && matches!(&t[..2], "-r" | "-c" | "-i" | "-f")
+                    {
                         (&t[..2], Some(t[2..].to_string()))
                     } else {
                         (t, None)
@@ -492,7 +522,11 @@ pub fn conda_install(c: &LCmd) -> Option<CondaInstall> {
 pub fn os_install(c: &LCmd) -> Option<OsInstall> {
     let w: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
     let mut i = 0;
-    while w.get(i).map(|s| *s == "sudo" || *s == "DEBIAN_FRONTEND=noninteractive").unwrap_or(false) {
+    while w
+        .get(i)
+        .map(|s| *s == "sudo" || *s == "DEBIAN_FRONTEND=noninteractive")
+        .unwrap_or(false)
+    {
         i += 1;
     }
     let tool = w.get(i)?.rsplit('/').next()?;
@@ -534,9 +568,7 @@ pub fn os_install(c: &LCmd) -> Option<OsInstall> {
         }
         let (n, v) = match t.split_once('=') {
             Some((n, v)) => (n, Some(v.to_string())),
-            None => match t.split_once("-[0-9]") {
-                _ => (t, None),
-            },
+            None => (t, None),
         };
         oi.pkgs.push((n.to_string(), v, c.words[k].pos));
         k += 1;
@@ -584,8 +616,7 @@ pub fn unquoted_specifiers(c: &LCmd) -> Vec<(String, String, Pos)> {
         let pkg = c
             .words
             .iter()
-            .filter(|w| w.pos <= r.pos)
-            .next_back()
+            .rfind(|w| w.pos <= r.pos)
             .map(|w| w.text.clone())
             .unwrap_or_default();
         if pkg.starts_with('-') || pkg.is_empty() {
@@ -619,10 +650,17 @@ mod tests {
         let names: Vec<_> = p.reqs.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, vec!["torch", "numpy", "torchvision"]);
         let t = p.reqs.iter().find(|r| r.name == "torch").unwrap();
-        assert_eq!((t.pinned.as_deref(), t.local.as_deref()), (Some("2.3.0"), Some("cu121")));
+        assert_eq!(
+            (t.pinned.as_deref(), t.local.as_deref()),
+            (Some("2.3.0"), Some("cu121"))
+        );
         assert_eq!(t.pos.col, 39);
         assert_eq!(p.extra_index_urls.len(), 1);
-        let p = pip_install(&cmd("uv pip install --system torch --torch-backend=cu126"), &|_| None).unwrap();
+        let p = pip_install(
+            &cmd("uv pip install --system torch --torch-backend=cu126"),
+            &|_| None,
+        )
+        .unwrap();
         assert_eq!(p.torch_backend.as_deref(), Some("cu126"));
         let p = pip_install(
             &cmd("pip install https://download.pytorch.org/whl/cu118/torch-2.0.1%2Bcu118-cp310-cp310-linux_x86_64.whl"),
@@ -635,8 +673,14 @@ mod tests {
 
     #[test]
     fn conda_and_apt() {
-        let c = conda_install(&cmd("conda install -y -c pytorch -c nvidia pytorch=2.1 pytorch-cuda=12.1")).unwrap();
-        assert_eq!(c.pkgs[1], ("pytorch-cuda".into(), "12.1".into(), c.pkgs[1].2));
+        let c = conda_install(&cmd(
+            "conda install -y -c pytorch -c nvidia pytorch=2.1 pytorch-cuda=12.1",
+        ))
+        .unwrap();
+        assert_eq!(
+            c.pkgs[1],
+            ("pytorch-cuda".into(), "12.1".into(), c.pkgs[1].2)
+        );
         let a = os_install(&cmd("apt-get install -y --no-install-recommends libnccl2=2.21.5-1+cuda12.4 cuda-toolkit-12-1")).unwrap();
         assert_eq!(a.pkgs[0].1.as_deref(), Some("2.21.5-1+cuda12.4"));
         assert_eq!(a.pkgs[1].0, "cuda-toolkit-12-1");

@@ -76,6 +76,8 @@ pub struct RunSpec {
     pub built_gpu_image: Option<bool>,
     /// k8s: `requests` without `limits` for nvidia.com/gpu.
     pub gpu_request_without_limit: Option<Pos>,
+    /// A GPU request that is commented out (`# runtime: nvidia`, `# - driver: nvidia`).
+    pub commented_gpu: Option<Pos>,
 }
 
 impl RunSpec {
@@ -103,6 +105,7 @@ impl RunSpec {
             shm_volume: false,
             built_gpu_image: None,
             gpu_request_without_limit: None,
+            commented_gpu: None,
         }
     }
     pub fn env_value(&self, name: &str) -> Option<&(String, String, Pos)> {
@@ -111,10 +114,21 @@ impl RunSpec {
     /// Any way of handing GPUs to the container.
     pub fn gets_gpus(&self) -> bool {
         self.gpus.is_some()
-            || self.runtime.as_ref().map(|r| r.0 == "nvidia").unwrap_or(false)
+            || self
+                .runtime
+                .as_ref()
+                .map(|r| r.0 == "nvidia")
+                .unwrap_or(false)
             || self.engine == "nvidia-docker"
-            || self.devices.iter().any(|d| d.0.starts_with("/dev/nvidia") || d.0.starts_with("nvidia.com/gpu"))
-            || self.runtime_class.as_ref().map(|r| r.0.contains("nvidia")).unwrap_or(false)
+            || self
+                .devices
+                .iter()
+                .any(|d| d.0.starts_with("/dev/nvidia") || d.0.starts_with("nvidia.com/gpu"))
+            || self
+                .runtime_class
+                .as_ref()
+                .map(|r| r.0.contains("nvidia"))
+                .unwrap_or(false)
     }
 }
 
@@ -273,7 +287,10 @@ pub fn parse_docker_run(file: &str, engine: &str, pos: Pos, args: &[PWord]) -> R
                     rs.mounts.push(Mount {
                         host: parts[0].to_string(),
                         container: parts[1].to_string(),
-                        read_only: parts.get(2).map(|o| o.split(',').any(|x| x == "ro")).unwrap_or(false),
+                        read_only: parts
+                            .get(2)
+                            .map(|o| o.split(',').any(|x| x == "ro"))
+                            .unwrap_or(false),
                         pos: vpos,
                     });
                 }
@@ -308,11 +325,7 @@ pub fn parse_docker_run(file: &str, engine: &str, pos: Pos, args: &[PWord]) -> R
                     rs.mounts.push(m);
                 }
             }
-            "--tmpfs" => {
-                if val_s.starts_with("/dev/shm") {
-                    rs.shm_volume = true;
-                }
-            }
+            "--tmpfs" if val_s.starts_with("/dev/shm") => rs.shm_volume = true,
             "--device" => {
                 let d = val_s.split(':').next().unwrap_or("").to_string();
                 rs.devices.push((d, vpos));
@@ -344,10 +357,18 @@ pub fn parse_docker_run(file: &str, engine: &str, pos: Pos, args: &[PWord]) -> R
 /// `nvidia-docker run`, `docker create`), the engine and where its arguments start.
 pub fn run_invocation(argv: &[&str]) -> Option<(String, usize)> {
     let mut i = 0;
-    while argv.get(i).map(|s| *s == "sudo" || *s == "exec" || *s == "time").unwrap_or(false) {
+    while argv
+        .get(i)
+        .map(|s| *s == "sudo" || *s == "exec" || *s == "time")
+        .unwrap_or(false)
+    {
         i += 1;
     }
-    let eng = argv.get(i)?.rsplit(['/', '\\']).next()?.trim_end_matches(".exe");
+    let eng = argv
+        .get(i)?
+        .rsplit(['/', '\\'])
+        .next()?
+        .trim_end_matches(".exe");
     let engine = match eng {
         "docker" | "podman" | "nvidia-docker" | "nerdctl" => eng.to_string(),
         _ => return None,
@@ -418,7 +439,18 @@ pub fn markdown_shell(text: &str) -> String {
             let lang = lang.split([' ', '{', ',']).next().unwrap_or("");
             shell_block = matches!(
                 lang,
-                "" | "bash" | "sh" | "shell" | "console" | "zsh" | "shell-session" | "terminal" | "text" | "cmd" | "powershell" | "ps1" | "bat"
+                "" | "bash"
+                    | "sh"
+                    | "shell"
+                    | "console"
+                    | "zsh"
+                    | "shell-session"
+                    | "terminal"
+                    | "text"
+                    | "cmd"
+                    | "powershell"
+                    | "ps1"
+                    | "bat"
             );
             out.push_str(&" ".repeat(body.len()));
             out.push_str(nl);
@@ -433,7 +465,10 @@ pub fn markdown_shell(text: &str) -> String {
         if in_block && shell_block {
             // `$ docker run …`: blank the prompt.
             let lead = body.len() - t.len();
-            if let Some(r) = t.strip_prefix("$ ").or_else(|| t.strip_prefix("# ").filter(|r| r.starts_with("docker") || r.starts_with("podman"))) {
+            if let Some(r) = t.strip_prefix("$ ").or_else(|| {
+                t.strip_prefix("# ")
+                    .filter(|r| r.starts_with("docker") || r.starts_with("podman"))
+            }) {
                 out.push_str(&" ".repeat(lead + 2));
                 out.push_str(r);
             } else {
@@ -456,7 +491,11 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
     };
     if file.ends_with(".bat") || file.ends_with(".cmd") || file.ends_with(".ps1") {
         // cmd.exe `^` / PowerShell backtick continuations.
-        src = src.replace("^\r\n", "\\\r\n").replace("^\n", "\\\n").replace("`\n", "\\\n").replace("`\r\n", "\\\r\n");
+        src = src
+            .replace("^\r\n", "\\\r\n")
+            .replace("^\n", "\\\n")
+            .replace("`\n", "\\\n")
+            .replace("`\r\n", "\\\r\n");
     }
     if !src.contains("docker") && !src.contains("podman") {
         return Vec::new();
@@ -479,7 +518,12 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
                     pos: idx.pos(w.offset),
                 })
                 .collect();
-            let mut rs = parse_docker_run(file, &engine, idx.pos(c.words[0].offset.min(c.offset.max(c.words[0].offset))), &words);
+            let mut rs = parse_docker_run(
+                file,
+                &engine,
+                idx.pos(c.words[0].offset.min(c.offset.max(c.words[0].offset))),
+                &words,
+            );
             rs.pos = idx.pos(c.words[0].offset);
             out.push(rs);
         }
@@ -528,7 +572,10 @@ mod tests {
         assert_eq!(v.len(), 1);
         let r = &v[0];
         assert_eq!(r.gpus.as_ref().unwrap().ids, vec!["0", "1"]);
-        assert_eq!(r.image.as_deref(), Some("nvidia/cuda:12.4.1-base-ubuntu22.04"));
+        assert_eq!(
+            r.image.as_deref(),
+            Some("nvidia/cuda:12.4.1-base-ubuntu22.04")
+        );
         assert_eq!(r.mounts[0].host, "/usr/local/cuda");
         assert!(r.mounts[0].read_only);
         assert_eq!(r.mounts[0].pos, Pos { line: 4, col: 6 });

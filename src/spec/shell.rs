@@ -314,7 +314,10 @@ impl<'a> Lexer<'a> {
                     None => {}
                 }
             }
-            Some(c) if c.is_ascii_digit() || matches!(c, b'@' | b'*' | b'#' | b'?' | b'$' | b'!' | b'-') => {
+            Some(c)
+                if c.is_ascii_digit()
+                    || matches!(c, b'@' | b'*' | b'#' | b'?' | b'$' | b'!' | b'-') =>
+            {
                 self.i += 1;
                 out.push_str(&self.src[start..self.i]);
                 *unresolved = true;
@@ -573,10 +576,11 @@ pub fn parse_script(src: &str, vars: &mut Vars) -> Vec<Command> {
             b'\n' | b';' | b'&' | b'|' | b'(' | b')' => {
                 // `;;` in case, `&&`, `||`, `|&`: all separate commands.
                 lx.i += 1;
-                if matches!(lx.peek(), Some(b'&') | Some(b'|') | Some(b';')) && b != b'(' && b != b')' {
-                    if !(b == b'&' && lx.peek() == Some(b'>')) {
-                        lx.i += 1;
-                    }
+                if matches!(lx.peek(), Some(b'&') | Some(b'|') | Some(b';'))
+                    && b != b'('
+                    && b != b')'
+                {
+                    lx.i += 1;
                 }
                 if b == b'&' && lx.peek() == Some(b'>') {
                     // `&>file`

@@ -11,7 +11,10 @@ use crate::version::CudaVersion;
 #[derive(Debug, Clone, PartialEq)]
 pub enum TorchCuda {
     /// The CUDA build was chosen explicitly (`how` says by what).
-    Pinned { cuda: CudaVersion, how: String },
+    Pinned {
+        cuda: CudaVersion,
+        how: String,
+    },
     Cpu,
     /// Nothing chose a CUDA build: PyPI's default for `version` (None = unpinned version).
     PypiDefault {
@@ -79,7 +82,9 @@ fn pip_torch(p: &PipInstall, r: &Req, facts: &dyn Facts) -> TorchCuda {
         if b == "cpu" {
             return TorchCuda::Cpu;
         }
-        return TorchCuda::Other(format!("uv --torch-backend={b} (chosen on the build machine)"));
+        return TorchCuda::Other(format!(
+            "uv --torch-backend={b} (chosen on the build machine)"
+        ));
     }
     let urls: Vec<&String> = p
         .index_url
@@ -101,7 +106,12 @@ fn pip_torch(p: &PipInstall, r: &Req, facts: &dyn Facts) -> TorchCuda {
     if let Some(u) = p.index_url.as_ref().filter(|u| !u.contains("pypi.org")) {
         return TorchCuda::Other(format!("the index {u}"));
     }
-    if r.unresolved || r.pinned.as_deref().map(|v| v.contains('$')).unwrap_or(false) {
+    if r.unresolved
+        || r.pinned
+            .as_deref()
+            .map(|v| v.contains('$'))
+            .unwrap_or(false)
+    {
         return TorchCuda::Other("a version from a build argument".into());
     }
     let version = r.pinned.clone().or_else(|| {
@@ -137,16 +147,32 @@ pub fn stage_torch(st: &Stage, facts: &dyn Facts) -> Vec<TorchInstall> {
                 }
             }
             Install::Conda(c) => {
-                let Some(t) = c.pkgs.iter().find(|p| p.0 == "pytorch") else { continue };
+                let Some(t) = c.pkgs.iter().find(|p| p.0 == "pytorch") else {
+                    continue;
+                };
                 let pin = c
                     .pkgs
                     .iter()
-                    .find(|p| p.0 == "pytorch-cuda" || p.0 == "cudatoolkit" || p.0 == "cuda-version")
-                    .and_then(|p| p.1.trim_start_matches('=').parse::<CudaVersion>().ok().map(|v| (p.0.clone(), v)));
+                    .find(|p| {
+                        p.0 == "pytorch-cuda" || p.0 == "cudatoolkit" || p.0 == "cuda-version"
+                    })
+                    .and_then(|p| {
+                        p.1.trim_start_matches('=')
+                            .parse::<CudaVersion>()
+                            .ok()
+                            .map(|v| (p.0.clone(), v))
+                    });
                 let cpu = c.pkgs.iter().any(|p| p.0 == "cpuonly");
                 out.push(TorchInstall {
                     pos: t.2,
-                    text: format!("pytorch{}", if t.1.is_empty() { String::new() } else { format!("={}", t.1) }),
+                    text: format!(
+                        "pytorch{}",
+                        if t.1.is_empty() {
+                            String::new()
+                        } else {
+                            format!("={}", t.1)
+                        }
+                    ),
                     cuda: if cpu {
                         TorchCuda::Cpu
                     } else {
@@ -155,7 +181,9 @@ pub fn stage_torch(st: &Stage, facts: &dyn Facts) -> Vec<TorchInstall> {
                                 cuda: v,
                                 how: format!("conda {n}={}", v.major_minor()),
                             },
-                            None => TorchCuda::Other("conda (the solver picks the CUDA build)".into()),
+                            None => {
+                                TorchCuda::Other("conda (the solver picks the CUDA build)".into())
+                            }
                         }
                     },
                     via_conda: true,
@@ -170,5 +198,7 @@ pub fn stage_torch(st: &Stage, facts: &dyn Facts) -> Vec<TorchInstall> {
 
 /// Torch installs in all built stages.
 pub fn all_torch(bf: &BuildFacts, facts: &dyn Facts) -> Vec<TorchInstall> {
-    bf.built_stages().flat_map(|s| stage_torch(s, facts)).collect()
+    bf.built_stages()
+        .flat_map(|s| stage_torch(s, facts))
+        .collect()
 }
