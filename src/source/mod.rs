@@ -3,6 +3,14 @@
 //! the image config facts plus an ordered list of layers whose bytes can be streamed.
 //! Nothing here looks inside layers; that is `walk`'s job.
 
+pub mod daemon;
+pub mod live;
+pub mod registry;
+
+pub use daemon::open_daemon;
+pub use live::{open_bare_name, LiveError, LiveErrorKind, SourceArgs, SourceOptions};
+pub use registry::open_registry;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -1,0 +1,317 @@
+//! Layer-result cache: one [`LayerTree`] per layer, as JSON, keyed by the layer's content
+//! digest and the analyzer version (gpulint's version plus every detector's), so a second
+//! scan of an image, or of a sibling sharing base layers, walks only the layers it has not
+//! seen. For a registry image a fully cached scan fetches only the manifest and config:
+//! layers are opened lazily, and only on a miss.
+//!
+//! Key: the layer's diff_id (uncompressed digest) when known, else its blob digest. The
+//! diff_id is the same whichever transport served the layer (daemon export, gzip blob from a
+//! registry, OCI layout), so one cache serves them all.
+//!
+//! Layout: `<dir>/layers/<analyzer-hash>/<alg>-<hex>.json`. Writes go to a temp file in the
+//! same directory and are renamed into place, so readers see a whole entry or none, and
+//! concurrent gpulint processes need no lock: two writers of one key write the same bytes.
+//! An unreadable entry is a miss. Trees that recorded errors are not cached (the error may
+//! have been a network failure, not the layer).
+
+use crate::progress::Progress;
+use crate::source::{Image, Layer};
+use crate::walk::LayerTree;
+use anyhow::Context;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const LAYERS_DIR: &str = "layers";
+const TAG_NAME: &str = "CACHEDIR.TAG";
+const TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
+# This file is a cache directory tag created by gpulint.\n";
+
+/// `$XDG_CACHE_HOME/gpulint`, else `~/.cache/gpulint`.
+pub fn default_dir() -> anyhow::Result<PathBuf> {
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|x| !x.is_empty()) {
+        let p = PathBuf::from(x);
+        if p.is_absolute() {
+            return Ok(p.join("gpulint"));
+        }
+    }
+    let home = crate::source::live::home_dir()
+        .context("no cache directory: neither XDG_CACHE_HOME nor HOME is set (use --cache-dir or --no-cache)")?;
+    Ok(home.join(".cache").join("gpulint"))
+}
+
+/// Remove every cached layer result under `dir` (what `gpulint cache clean` does). Only
+/// gpulint's own entries are removed, never other files a user put there. Returns how many
+/// entries were removed.
+pub fn cache_clean(dir: &Path) -> anyhow::Result<u64> {
+    let layers = dir.join(LAYERS_DIR);
+    if !layers.exists() {
+        return Ok(0);
+    }
+    let mut removed = 0;
+    for version in
+        std::fs::read_dir(&layers).with_context(|| format!("reading {}", layers.display()))?
+    {
+        let version = version?.path();
+        if !version.is_dir() {
+            continue;
+        }
+        for entry in std::fs::read_dir(&version)? {
+            let p = entry?.path();
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.ends_with(".json") || name.starts_with(".tmp") {
+                std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
+                removed += 1;
+            }
+        }
+        let _ = std::fs::remove_dir(&version);
+    }
+    let _ = std::fs::remove_dir(&layers);
+    Ok(removed)
+}
+
+/// A digest usable as a file name: `sha256:<64 hex>` (or another algorithm with a hex
+/// value). Anything else (a path, `..`) is refused: digests come from untrusted images.
+fn key_file_name(key: &str) -> Option<String> {
+    let (alg, hex) = key.split_once(':')?;
+    let alg_ok = !alg.is_empty()
+        && alg
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let hex_ok = hex.len() >= 32 && hex.len() <= 128 && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    (alg_ok && hex_ok).then(|| format!("{alg}-{}.json", hex.to_ascii_lowercase()))
+}
+
+/// The cache key of a layer: its diff_id, else its blob digest.
+pub fn layer_key(layer: &Layer) -> Option<&str> {
+    layer.diff_id.as_deref().or(layer.digest.as_deref())
+}
+
+#[derive(Debug, Clone)]
+pub struct LayerCache {
+    dir: PathBuf,
+}
+
+impl LayerCache {
+    pub fn new(dir: impl Into<PathBuf>) -> LayerCache {
+        LayerCache { dir: dir.into() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn entry_path(&self, key: &str, analyzer: &str) -> Option<PathBuf> {
+        let name = key_file_name(key)?;
+        let v = hex::encode(Sha256::digest(analyzer.as_bytes()));
+        Some(self.dir.join(LAYERS_DIR).join(&v[..16]).join(name))
+    }
+
+    /// The cached tree for a layer, re-indexed to `index` (a shared base layer may sit at a
+    /// different position in another image).
+    pub fn get(&self, key: &str, analyzer: &str, index: usize) -> Option<LayerTree> {
+        let path = self.entry_path(key, analyzer)?;
+        let bytes = std::fs::read(&path).ok()?;
+        let mut tree: LayerTree = serde_json::from_slice(&bytes).ok()?;
+        for node in tree.entries.values_mut() {
+            node.layer = index;
+        }
+        Some(tree)
+    }
+
+    /// Store a tree atomically. Trees with errors are skipped (returns Ok(false)).
+    pub fn put(&self, key: &str, analyzer: &str, tree: &LayerTree) -> anyhow::Result<bool> {
+        if !tree.errors.is_empty() {
+            return Ok(false);
+        }
+        let Some(path) = self.entry_path(key, analyzer) else {
+            return Ok(false);
+        };
+        let parent = path.parent().context("cache entry has no parent")?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating cache directory {}", parent.display()))?;
+        let tag = self.dir.join(TAG_NAME);
+        if !tag.exists() {
+            let _ = std::fs::write(&tag, TAG);
+        }
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".tmp")
+            .tempfile_in(parent)
+            .with_context(|| format!("creating a temp file in {}", parent.display()))?;
+        serde_json::to_writer(std::io::BufWriter::new(tmp.as_file_mut()), tree)?;
+        tmp.as_file_mut().flush()?;
+        tmp.persist(&path)
+            .with_context(|| format!("writing cache entry {}", path.display()))?;
+        Ok(true)
+    }
+}
+
+/// Per-layer outcome counts of one [`scan_layers`] run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    pub cache_hits: usize,
+    pub walked: usize,
+}
+
+/// Walk every layer of `image` (or take it from the cache), up to `jobs` at once, and return
+/// the trees bottom first. `walk` is the walker (`walk_layer` with the detectors bound);
+/// `analyzer` is the analyzer version string that keys the cache. Registry and daemon layers
+/// are fetched only here, on a cache miss, so parallel walking is parallel downloading.
+pub fn scan_layers<F>(
+    image: &Image,
+    cache: Option<&LayerCache>,
+    analyzer: &str,
+    jobs: usize,
+    progress: &Progress,
+    walk: F,
+) -> (Vec<LayerTree>, ScanStats)
+where
+    F: Fn(&Layer, usize) -> LayerTree + Sync,
+{
+    let n = image.layers.len();
+    let mut results: Vec<Option<LayerTree>> = vec![None; n];
+    let mut stats = ScanStats::default();
+    progress.set_layers(n as u64);
+    let mut todo = Vec::new();
+    for (i, layer) in image.layers.iter().enumerate() {
+        let hit = cache
+            .zip(layer_key(layer))
+            .and_then(|(c, k)| c.get(k, analyzer, i));
+        match hit {
+            Some(tree) => {
+                results[i] = Some(tree);
+                stats.cache_hits += 1;
+                progress.layer_done(&layer.display_name(i));
+            }
+            None => {
+                progress.add_download_total(layer.size.unwrap_or(0));
+                todo.push(i);
+            }
+        }
+    }
+    stats.walked = todo.len();
+    let next = AtomicUsize::new(0);
+    let walked: Vec<(usize, LayerTree)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..jobs.max(1).min(todo.len().max(1)))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::SeqCst);
+                        let Some(&i) = todo.get(k) else { break };
+                        let layer = &image.layers[i];
+                        let tree = walk(layer, i);
+                        if let (Some(c), Some(key)) = (cache, layer_key(layer)) {
+                            // A cache that cannot be written only costs time next run.
+                            let _ = c.put(key, analyzer, &tree);
+                        }
+                        progress.layer_done(&layer.display_name(i));
+                        out.push((i, tree));
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    for (i, tree) in walked {
+        results[i] = Some(tree);
+    }
+    let trees = results
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.unwrap_or_else(|| LayerTree {
+                errors: vec![format!(
+                    "{}: walker panicked",
+                    image.layers[i].display_name(i)
+                )],
+                ..LayerTree::default()
+            })
+        })
+        .collect();
+    (trees, stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walk::{ImagePath, Node, NodeKind};
+
+    fn tree() -> LayerTree {
+        let mut t = LayerTree::default();
+        t.entries.insert(
+            ImagePath::new("usr/lib/libcuda.so.1").unwrap(),
+            Node {
+                kind: NodeKind::File {
+                    size: 3,
+                    mode: 0o644,
+                },
+                layer: 0,
+                facts: vec![],
+            },
+        );
+        t
+    }
+
+    const K: &str = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn round_trip_reindexes_and_versions_separate() {
+        let d = tempfile::tempdir().unwrap();
+        let c = LayerCache::new(d.path());
+        assert!(c.get(K, "v1", 0).is_none());
+        assert!(c.put(K, "v1", &tree()).unwrap());
+        let got = c.get(K, "v1", 3).unwrap();
+        assert_eq!(got.entries.values().next().unwrap().layer, 3);
+        assert!(
+            c.get(K, "v2", 0).is_none(),
+            "another analyzer version misses"
+        );
+        assert!(d.path().join(TAG_NAME).exists());
+        assert_eq!(cache_clean(d.path()).unwrap(), 1);
+        assert!(c.get(K, "v1", 0).is_none());
+        assert!(d.path().join(TAG_NAME).exists(), "clean leaves other files");
+    }
+
+    #[test]
+    fn refuses_bad_keys_and_error_trees() {
+        let d = tempfile::tempdir().unwrap();
+        let c = LayerCache::new(d.path());
+        assert!(!c.put("sha256:../../etc", "v", &tree()).unwrap());
+        assert!(!c.put("../x:abcd", "v", &tree()).unwrap());
+        let mut t = tree();
+        t.errors.push("boom".into());
+        assert!(!c.put(K, "v", &t).unwrap());
+    }
+
+    #[test]
+    fn corrupt_entry_is_a_miss_and_concurrent_writers_agree() {
+        let d = tempfile::tempdir().unwrap();
+        let c = LayerCache::new(d.path());
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| c.put(K, "v", &tree()).unwrap());
+            }
+        });
+        assert!(c.get(K, "v", 0).is_some());
+        let p = c.entry_path(K, "v").unwrap();
+        std::fs::write(&p, b"{not json").unwrap();
+        assert!(c.get(K, "v", 0).is_none());
+        let leftovers: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".tmp")
+            })
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}

@@ -1,0 +1,183 @@
+//! Live sources: a container daemon (Docker or podman) and registries, plus the options and
+//! errors they share. [`open_bare_name`] is what a reference without a transport means:
+//! the local daemon first, then the registry, as Trivy does.
+//!
+//! Every error here is an input error (exit code 2): [`LiveError`] carries a kind so callers
+//! can tell "no daemon" from "digest mismatch" without parsing text.
+
+use crate::progress::Progress;
+use crate::source::{Image, Platform};
+use std::path::PathBuf;
+
+/// How the live transports reach daemons and registries. `Default` is what a user with no
+/// flags gets: environment and `~/.docker` decide.
+#[derive(Clone, Default)]
+pub struct SourceOptions {
+    /// Hosts (`host[:port]`) reached over plain HTTP even though they are not loopback.
+    pub insecure_registries: Vec<String>,
+    /// A containers-auth.json / docker config file read before `~/.docker/config.json`
+    /// (else `REGISTRY_AUTH_FILE`).
+    pub authfile: Option<PathBuf>,
+    /// Only this daemon (`unix:///path` or `tcp://host:port`), instead of discovery.
+    pub docker_host: Option<String>,
+    /// Docker's config directory (else `DOCKER_CONFIG`, else `~/.docker`).
+    pub docker_config_dir: Option<PathBuf>,
+    /// Where daemon exports may park a layer that arrives before anyone asked for it
+    /// (else the system temp dir).
+    pub spool_dir: Option<PathBuf>,
+    /// Layer downloads at once per registry image; 0 means the default (4).
+    pub max_parallel_downloads: usize,
+    /// Download progress; hidden unless the caller made a visible one.
+    pub progress: Progress,
+}
+
+impl SourceOptions {
+    pub(crate) fn docker_config_dir(&self) -> Option<PathBuf> {
+        self.docker_config_dir
+            .clone()
+            .or_else(|| std::env::var_os("DOCKER_CONFIG").map(PathBuf::from))
+            .or_else(|| home_dir().map(|h| h.join(".docker")))
+    }
+
+    pub(crate) fn parallel_downloads(&self) -> usize {
+        if self.max_parallel_downloads == 0 {
+            4
+        } else {
+            self.max_parallel_downloads
+        }
+    }
+}
+
+pub(crate) fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The flags every command that opens an image shares. The integrator flattens this into
+/// the binary's commands (`#[command(flatten)]`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SourceArgs {
+    /// Platform to pick from a multi-platform image (os/arch[/variant]); default: this host's.
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]")]
+    pub platform: Option<Platform>,
+    /// Layer-result cache directory (default: $XDG_CACHE_HOME/gpulint or ~/.cache/gpulint).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Neither read nor write the layer-result cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Allow plain HTTP to this registry host[:port] (loopback registries need no flag).
+    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
+    pub insecure_registry: Vec<String>,
+    /// Registry credentials file (docker config.json or containers auth.json format).
+    #[arg(long, value_name = "FILE", env = "REGISTRY_AUTH_FILE")]
+    pub authfile: Option<PathBuf>,
+    /// Docker/podman API endpoint (unix:///path or tcp://host:port) instead of discovery.
+    #[arg(long, value_name = "URL")]
+    pub docker_host: Option<String>,
+    /// No progress bars.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl SourceArgs {
+    /// Progress bars on stderr when it is a terminal, not `--quiet`, and not in CI.
+    pub fn progress(&self) -> Progress {
+        Progress::auto(self.quiet)
+    }
+
+    pub fn source_options(&self, progress: &Progress) -> SourceOptions {
+        SourceOptions {
+            insecure_registries: self.insecure_registry.clone(),
+            authfile: self.authfile.clone(),
+            docker_host: self.docker_host.clone(),
+            progress: progress.clone(),
+            ..SourceOptions::default()
+        }
+    }
+
+    /// The cache to use, or None with `--no-cache`.
+    pub fn cache(&self) -> anyhow::Result<Option<crate::cache::LayerCache>> {
+        if self.no_cache {
+            return Ok(None);
+        }
+        let dir = match &self.cache_dir {
+            Some(d) => d.clone(),
+            None => crate::cache::default_dir()?,
+        };
+        Ok(Some(crate::cache::LayerCache::new(dir)))
+    }
+}
+
+/// What went wrong, coarsely, for callers that react differently (fall back from daemon to
+/// registry, pick an exit code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveErrorKind {
+    /// No daemon answered on any socket tried.
+    NoDaemon,
+    /// The daemon or registry answered but has no such image (or platform).
+    NotFound,
+    /// The registry could not be reached (DNS, refused, TLS).
+    Unreachable,
+    /// Credentials missing or refused.
+    Auth,
+    /// Content does not match its digest.
+    Integrity,
+    /// Anything else the daemon or registry said that we cannot use.
+    Protocol,
+    /// The reference itself is malformed.
+    BadReference,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct LiveError {
+    pub kind: LiveErrorKind,
+    pub message: String,
+}
+
+impl LiveError {
+    pub(crate) fn new(kind: LiveErrorKind, message: impl Into<String>) -> LiveError {
+        LiveError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// Every live-source failure is unusable input: exit code 2.
+    pub fn exit_code(&self) -> i32 {
+        crate::exit::USAGE_OR_INPUT
+    }
+}
+
+/// The kind of a live error inside an anyhow chain, if there is one.
+pub fn live_error_kind(e: &anyhow::Error) -> Option<LiveErrorKind> {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<LiveError>())
+        .map(|l| l.kind)
+}
+
+/// A bare `NAME[:TAG]`: the local daemon when one has it, else the registry.
+pub fn open_bare_name(
+    name: &str,
+    platform: Option<&Platform>,
+    opts: &SourceOptions,
+) -> anyhow::Result<Image> {
+    let daemon_err = match crate::source::daemon::open_daemon(name, platform, opts) {
+        Ok(img) => return Ok(img),
+        Err(e) => match live_error_kind(&e) {
+            Some(LiveErrorKind::NoDaemon) | Some(LiveErrorKind::NotFound) => e,
+            _ => return Err(e),
+        },
+    };
+    crate::source::registry::open_registry(name, platform, opts).map_err(|reg_err| {
+        let kind = live_error_kind(&reg_err).unwrap_or(LiveErrorKind::Protocol);
+        anyhow::Error::new(LiveError::new(
+            kind,
+            format!(
+                "{name}: not from a daemon ({daemon_err:#}); not from a registry ({reg_err:#})"
+            ),
+        ))
+    })
+}

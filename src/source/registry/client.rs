@@ -1,0 +1,396 @@
+//! A blocking client for one repository of one registry: GET with the auth dance (anonymous
+//! first; on 401, basic or a bearer token per the challenge, then once more), retries with
+//! backoff on timeouts, resets, 429 and 5xx, and fail-fast on refused connections and DNS
+//! errors. HTTPS with verified certificates unless the host is loopback or listed with
+//! `--insecure-registry`. The Authorization header is never logged nor kept across
+//! redirects (blob storage often redirects to another host).
+
+use super::auth::{self, Challenge, Credentials, FoundCredentials};
+use super::reference::{is_loopback, RegistryRef};
+use crate::source::live::{LiveError, LiveErrorKind, SourceOptions};
+use base64::Engine;
+use std::io::Read;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+const RETRIES: u32 = 3;
+const BACKOFF: Duration = Duration::from_millis(250);
+
+pub(crate) struct Client {
+    agent: ureq::Agent,
+    /// `https://host:port` or `http://host:port`.
+    base: String,
+    registry: String,
+    repository: String,
+    insecure: Vec<String>,
+    creds: Option<FoundCredentials>,
+    /// Why credentials could not be looked up, for the 401 message.
+    creds_error: Option<String>,
+    authorization: Mutex<Option<String>>,
+    downloads: Arc<Semaphore>,
+}
+
+fn err(kind: LiveErrorKind, msg: impl Into<String>) -> LiveError {
+    LiveError::new(kind, msg)
+}
+
+impl Client {
+    pub(crate) fn new(r: &RegistryRef, opts: &SourceOptions) -> Client {
+        let host = r.api_host().to_string();
+        let insecure = opts.insecure_registries.clone();
+        let plain = is_loopback(&host) || insecure.iter().any(|h| h == &host || h == &r.registry);
+        let base = format!("{}://{host}", if plain { "http" } else { "https" });
+        let (creds, creds_error) = match auth::lookup(&r.registry, &r.repository, opts) {
+            Ok(c) => (c, None),
+            Err(e) => (None, Some(format!("{e:#}"))),
+        };
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(Duration::from_secs(10))
+            .timeout_read(Duration::from_secs(60))
+            .timeout_write(Duration::from_secs(60))
+            .redirects(5)
+            .redirect_auth_headers(ureq::RedirectAuthHeaders::Never)
+            .try_proxy_from_env(true)
+            .user_agent(concat!("gpulint/", env!("CARGO_PKG_VERSION")))
+            .build();
+        Client {
+            agent,
+            base,
+            registry: r.registry.clone(),
+            repository: r.repository.clone(),
+            insecure,
+            creds,
+            creds_error,
+            authorization: Mutex::new(None),
+            downloads: Arc::new(Semaphore::new(opts.parallel_downloads())),
+        }
+    }
+
+    pub(crate) fn registry(&self) -> &str {
+        &self.registry
+    }
+
+    pub(crate) fn download_permit(&self) -> Permit {
+        Semaphore::acquire(&self.downloads)
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/v2/{}/{path}", self.base, self.repository)
+    }
+
+    /// GET `/v2/<repo>/<path>`, authenticating as needed. `range_from` asks for the bytes
+    /// from that offset on (to resume a broken blob download).
+    pub(crate) fn get(
+        &self,
+        path: &str,
+        accept: Option<&str>,
+        range_from: Option<u64>,
+    ) -> Result<ureq::Response, LiveError> {
+        let url = self.url(path);
+        let mut authed = false;
+        let mut attempt = 0;
+        loop {
+            let mut req = self.agent.get(&url);
+            if let Some(a) = accept {
+                req = req.set("Accept", a);
+            }
+            if let Some(from) = range_from {
+                req = req.set("Range", &format!("bytes={from}-"));
+            }
+            if let Some(h) = self.current_authorization() {
+                req = req.set("Authorization", &h);
+            }
+            let retryable = match req.call() {
+                Ok(resp) => return Ok(resp),
+                Err(ureq::Error::Status(401, resp)) if !authed => {
+                    authed = true;
+                    let challenge = resp.header("www-authenticate").map(str::to_string);
+                    self.authenticate(challenge.as_deref())?;
+                    continue;
+                }
+                Err(ureq::Error::Status(401, _)) | Err(ureq::Error::Status(403, _)) => {
+                    return Err(self.denied());
+                }
+                Err(ureq::Error::Status(code, resp)) if code == 429 || code >= 500 => {
+                    format!("HTTP {code} {}", registry_error_text(resp))
+                }
+                Err(ureq::Error::Status(code, resp)) => {
+                    let kind = if code == 404 {
+                        LiveErrorKind::NotFound
+                    } else {
+                        LiveErrorKind::Protocol
+                    };
+                    return Err(err(
+                        kind,
+                        format!(
+                            "{}/{}: GET {path}: HTTP {code} {}",
+                            self.registry,
+                            self.repository,
+                            registry_error_text(resp)
+                        ),
+                    ));
+                }
+                Err(ureq::Error::Transport(t)) => match t.kind() {
+                    ureq::ErrorKind::Io => t.to_string(),
+                    _ => {
+                        return Err(err(
+                            LiveErrorKind::Unreachable,
+                            format!(
+                                "registry {} ({}) unreachable: {t}",
+                                self.registry, self.base
+                            ),
+                        ))
+                    }
+                },
+            };
+            attempt += 1;
+            if attempt > RETRIES {
+                return Err(err(
+                    LiveErrorKind::Unreachable,
+                    format!(
+                        "{}/{}: GET {path} failed after {RETRIES} retries: {retryable}",
+                        self.registry, self.repository
+                    ),
+                ));
+            }
+            std::thread::sleep(BACKOFF * 2u32.pow(attempt - 1));
+        }
+    }
+
+    fn current_authorization(&self) -> Option<String> {
+        self.authorization.lock().ok().and_then(|g| g.clone())
+    }
+
+    fn set_authorization(&self, value: String) {
+        if let Ok(mut g) = self.authorization.lock() {
+            *g = Some(value);
+        }
+    }
+
+    fn denied(&self) -> LiveError {
+        let how = match (&self.creds, &self.creds_error) {
+            (Some(c), _) => format!("credentials from {} were refused", c.source),
+            (None, Some(e)) => format!("no usable credentials ({e})"),
+            (None, None) => "no credentials found (tried --authfile/REGISTRY_AUTH_FILE, \
+                 $XDG_RUNTIME_DIR/containers/auth.json, ~/.docker/config.json)"
+                .to_string(),
+        };
+        err(
+            LiveErrorKind::Auth,
+            format!(
+                "registry {} denied access to {}: {how}",
+                self.registry, self.repository
+            ),
+        )
+    }
+
+    fn authenticate(&self, challenge: Option<&str>) -> Result<(), LiveError> {
+        let Some(ch) = challenge.and_then(auth::parse_challenge) else {
+            return Err(self.denied());
+        };
+        match ch.scheme.as_str() {
+            "basic" => match self.creds.as_ref().map(|c| &c.creds) {
+                Some(Credentials::Basic { username, password }) => {
+                    self.set_authorization(basic_header(username, password));
+                    Ok(())
+                }
+                _ => Err(self.denied()),
+            },
+            "bearer" => {
+                let token = self.fetch_token(&ch)?;
+                self.set_authorization(format!("Bearer {token}"));
+                Ok(())
+            }
+            other => Err(err(
+                LiveErrorKind::Auth,
+                format!(
+                    "registry {} asks for unsupported auth scheme {other:?}",
+                    self.registry
+                ),
+            )),
+        }
+    }
+
+    /// The token flow of the distribution spec: GET the realm with service and scope
+    /// (basic credentials if we have them), or POST a refresh token for identity tokens.
+    fn fetch_token(&self, ch: &Challenge) -> Result<String, LiveError> {
+        let realm = ch.params.get("realm").ok_or_else(|| {
+            err(
+                LiveErrorKind::Auth,
+                format!(
+                    "registry {} sent a bearer challenge without realm",
+                    self.registry
+                ),
+            )
+        })?;
+        let realm_host = realm
+            .strip_prefix("https://")
+            .map(|r| (true, r))
+            .or_else(|| realm.strip_prefix("http://").map(|r| (false, r)));
+        let Some((tls, rest)) = realm_host else {
+            return Err(err(
+                LiveErrorKind::Auth,
+                format!(
+                    "registry {} sent a token realm that is not an http(s) URL",
+                    self.registry
+                ),
+            ));
+        };
+        let host = rest.split(['/', '?']).next().unwrap_or("");
+        if !tls && !is_loopback(host) && !self.insecure.iter().any(|h| h == host) {
+            return Err(err(
+                LiveErrorKind::Auth,
+                format!("registry {} sent a plain-HTTP token realm ({host}); refusing to send credentials there", self.registry),
+            ));
+        }
+        let scope = format!("repository:{}:pull", self.repository);
+        let service = ch.params.get("service").cloned().unwrap_or_default();
+        let result = match self.creds.as_ref().map(|c| &c.creds) {
+            Some(Credentials::IdentityToken(tok)) => self.agent.post(realm).send_form(&[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", tok),
+                ("service", &service),
+                ("scope", &scope),
+                ("client_id", "gpulint"),
+            ]),
+            basic => {
+                let mut req = self.agent.get(realm).query("scope", &scope);
+                if !service.is_empty() {
+                    req = req.query("service", &service);
+                }
+                if let Some(Credentials::Basic { username, password }) = basic {
+                    req = req.set("Authorization", &basic_header(username, password));
+                }
+                req.call()
+            }
+        };
+        let resp = match result {
+            Ok(r) => r,
+            Err(ureq::Error::Status(401 | 403, _)) => return Err(self.denied()),
+            Err(e) => {
+                return Err(err(
+                    LiveErrorKind::Unreachable,
+                    format!(
+                        "registry {}: token endpoint {host}: {}",
+                        self.registry,
+                        status_only(&e)
+                    ),
+                ))
+            }
+        };
+        #[derive(serde::Deserialize)]
+        struct Tok {
+            token: Option<String>,
+            access_token: Option<String>,
+        }
+        let mut body = Vec::new();
+        resp.into_reader()
+            .take(1 << 20)
+            .read_to_end(&mut body)
+            .map_err(|e| {
+                err(
+                    LiveErrorKind::Unreachable,
+                    format!("registry {}: reading token: {e}", self.registry),
+                )
+            })?;
+        let t: Tok = serde_json::from_slice(&body).map_err(|_| {
+            err(
+                LiveErrorKind::Auth,
+                format!(
+                    "registry {}: token endpoint answered something that is not a token",
+                    self.registry
+                ),
+            )
+        })?;
+        t.token
+            .or(t.access_token)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                err(
+                    LiveErrorKind::Auth,
+                    format!("registry {}: token endpoint gave no token", self.registry),
+                )
+            })
+    }
+}
+
+fn basic_header(user: &str, pass: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"))
+    )
+}
+
+/// An error without the request URL's query (which may carry a refresh token in POSTs we
+/// never put there, but be safe).
+fn status_only(e: &ureq::Error) -> String {
+    match e {
+        ureq::Error::Status(code, _) => format!("HTTP {code}"),
+        ureq::Error::Transport(t) => format!("{:?}: {}", t.kind(), t.message().unwrap_or("")),
+    }
+}
+
+/// The `errors[].message` of a registry error body, short.
+fn registry_error_text(resp: ureq::Response) -> String {
+    #[derive(serde::Deserialize)]
+    struct Errs {
+        errors: Vec<E>,
+    }
+    #[derive(serde::Deserialize)]
+    struct E {
+        code: Option<String>,
+        message: Option<String>,
+    }
+    let mut body = Vec::new();
+    let _ = resp.into_reader().take(64 * 1024).read_to_end(&mut body);
+    match serde_json::from_slice::<Errs>(&body) {
+        Ok(e) => e
+            .errors
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}: {}",
+                    e.code.as_deref().unwrap_or("?"),
+                    e.message.as_deref().unwrap_or("")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        Err(_) => String::from_utf8_lossy(&body).chars().take(200).collect(),
+    }
+}
+
+/// A counting semaphore bounding parallel blob downloads.
+pub(crate) struct Semaphore {
+    free: Mutex<usize>,
+    cond: Condvar,
+}
+
+/// Held by a blob reader until it is dropped.
+pub(crate) struct Permit(Arc<Semaphore>);
+
+impl Semaphore {
+    pub(crate) fn new(n: usize) -> Semaphore {
+        Semaphore {
+            free: Mutex::new(n.max(1)),
+            cond: Condvar::new(),
+        }
+    }
+
+    pub(crate) fn acquire(this: &Arc<Semaphore>) -> Permit {
+        let mut free = this.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = this.cond.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        Permit(this.clone())
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut free = self.0.free.lock().unwrap_or_else(|p| p.into_inner());
+        *free += 1;
+        self.0.cond.notify_one();
+    }
+}

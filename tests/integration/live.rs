@@ -1,0 +1,769 @@
+//! Live sources against real components: dockerd 20.10, podman's Docker-compatible
+//! service, the distribution registry (anonymous and htpasswd).
+//!
+//! Design: one test, `live_sources`, owns the services for its run. It calls
+//! `ci/services.sh start DIR` (which installs the packages when missing, as root on Debian)
+//! and `ci/services.sh stop DIR` when done, even on failure. With `GPULINT_SERVICES_ENV`
+//! pointing at the `env` file of services already started, it uses those and leaves them
+//! running. When the services cannot be installed or started it prints a loud SKIPPED
+//! banner and passes. The fixture images are built here, offline: an OCI layout written by
+//! this file, turned into the other forms with skopeo, docker and podman.
+//!
+//! What it shows: the same image read through the Docker daemon, the podman socket, the
+//! registry (Docker schema2 via `docker push`, OCI via `skopeo copy`, and with auth from a
+//! docker config file), a docker-archive and an OCI layout gives identical per-layer trees;
+//! platform selection from a multi-platform index; a corrupted registry blob is reported by
+//! digest; the cache makes a second scan fetch no layer.
+
+use crate::listing::list_layer;
+use gpulint::cache::{scan_layers, LayerCache};
+use gpulint::progress::Progress;
+use gpulint::source::{
+    open_bare_name, open_daemon, open_registry, Image, ImageConfigFacts, Layer, LayerBlob,
+    LayerContent, LiveError, LiveErrorKind, Platform, SourceOptions,
+};
+use gpulint::walk::{FileTree, LayerTree};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const ANALYZER: &str = "live-test/1";
+
+struct Services {
+    dir: PathBuf,
+    env: BTreeMap<String, String>,
+    owned: bool,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl Drop for Services {
+    fn drop(&mut self) {
+        if self.owned {
+            let _ = Command::new("bash")
+                .arg(repo_root().join("ci/services.sh"))
+                .arg("stop")
+                .arg(&self.dir)
+                .status();
+        }
+    }
+}
+
+impl Services {
+    fn get(&self, k: &str) -> &str {
+        self.env
+            .get(k)
+            .map(|s| s.as_str())
+            .unwrap_or_else(|| panic!("{k} missing from services env"))
+    }
+}
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read_env(path: &Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn skip(why: &str) {
+    eprintln!(
+        "\n{}\nSKIPPED live source tests: {why}\n{}\n",
+        "!".repeat(72),
+        "!".repeat(72)
+    );
+}
+
+fn start_services() -> Option<Services> {
+    if let Ok(p) = std::env::var("GPULINT_SERVICES_ENV") {
+        let p = PathBuf::from(p);
+        return Some(Services {
+            dir: p.parent().map(Path::to_path_buf).unwrap_or_default(),
+            env: read_env(&p),
+            owned: false,
+            _tmp: None,
+        });
+    }
+    // Short path: unix sockets live in it.
+    let tmp = tempfile::Builder::new()
+        .prefix("gl-")
+        .tempdir_in("/tmp")
+        .ok()?;
+    let dir = tmp.path().to_path_buf();
+    let out = Command::new("bash")
+        .arg(repo_root().join("ci/services.sh"))
+        .arg("start")
+        .arg(&dir)
+        .output();
+    let svc = Services {
+        dir: dir.clone(),
+        env: read_env(&dir.join("env")),
+        owned: true,
+        _tmp: Some(tmp),
+    };
+    match out {
+        Ok(o) if o.status.success() => Some(svc),
+        Ok(o) => {
+            skip(&format!(
+                "ci/services.sh start failed ({}): {}",
+                o.status,
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .rev()
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
+            None
+        }
+        Err(e) => {
+            skip(&format!("cannot run bash ci/services.sh: {e}"));
+            None
+        }
+    }
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+// ---------- fixture: an OCI layout written by hand ----------
+
+fn sha(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+enum E<'a> {
+    Dir(&'a str),
+    File(&'a str, Vec<u8>),
+    Link(&'a str, &'a str),
+}
+
+fn layer_tar(entries: &[E]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for e in entries {
+        let mut h = tar::Header::new_ustar();
+        h.set_mtime(1_700_000_000);
+        h.set_uid(0);
+        h.set_gid(0);
+        match e {
+            E::Dir(p) => {
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_mode(0o755);
+                h.set_size(0);
+                b.append_data(&mut h, p, std::io::empty()).unwrap();
+            }
+            E::File(p, data) => {
+                h.set_entry_type(tar::EntryType::Regular);
+                h.set_mode(0o644);
+                h.set_size(data.len() as u64);
+                b.append_data(&mut h, p, data.as_slice()).unwrap();
+            }
+            E::Link(p, t) => {
+                h.set_entry_type(tar::EntryType::Symlink);
+                h.set_mode(0o777);
+                h.set_size(0);
+                b.append_link(&mut h, p, t).unwrap();
+            }
+        }
+    }
+    b.into_inner().unwrap()
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    g.write_all(data).unwrap();
+    g.finish().unwrap()
+}
+
+fn pseudo_random(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+struct Layout {
+    dir: PathBuf,
+    /// Gzip the layers (else plain tar).
+    gzip: bool,
+}
+
+impl Layout {
+    fn new(dir: &Path) -> Layout {
+        std::fs::create_dir_all(dir.join("blobs/sha256")).unwrap();
+        std::fs::write(dir.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+        Layout {
+            dir: dir.to_path_buf(),
+            gzip: true,
+        }
+    }
+
+    fn blob(&self, data: &[u8]) -> (String, usize) {
+        let d = sha(data);
+        std::fs::write(self.dir.join("blobs/sha256").join(&d[7..]), data).unwrap();
+        (d, data.len())
+    }
+
+    /// An image manifest for `arch` with these (uncompressed) layer tars; returns its
+    /// descriptor JSON.
+    fn image(&self, arch: &str, layers: &[Vec<u8>], env: &[&str]) -> serde_json::Value {
+        let diff_ids: Vec<String> = layers.iter().map(|l| sha(l)).collect();
+        let config = serde_json::json!({
+            "architecture": arch, "os": "linux",
+            "config": {"Env": env, "Cmd": ["python3", "app.py"], "WorkingDir": "/opt/app",
+                        "Labels": {"org.example.gpu": "yes"}},
+            "rootfs": {"type": "layers", "diff_ids": diff_ids},
+            "history": layers.iter().map(|_| serde_json::json!({"created_by": "fixture"})).collect::<Vec<_>>(),
+        });
+        let (cd, cs) = self.blob(&serde_json::to_vec(&config).unwrap());
+        let descs: Vec<_> = layers
+            .iter()
+            .map(|l| {
+                let (bytes, mt) = if self.gzip {
+                    (gzip(l), "application/vnd.oci.image.layer.v1.tar+gzip")
+                } else {
+                    (l.clone(), "application/vnd.oci.image.layer.v1.tar")
+                };
+                let (d, s) = self.blob(&bytes);
+                serde_json::json!({"mediaType": mt, "digest": d, "size": s})
+            })
+            .collect();
+        let manifest = serde_json::json!({
+            "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": cs},
+            "layers": descs,
+        });
+        let (md, ms) = self.blob(&serde_json::to_vec(&manifest).unwrap());
+        serde_json::json!({"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": md, "size": ms,
+                           "platform": {"architecture": arch, "os": "linux"}})
+    }
+
+    fn tag(&self, tag: &str, mut desc: serde_json::Value) {
+        desc["annotations"] = serde_json::json!({"org.opencontainers.image.ref.name": tag});
+        let index = serde_json::json!({"schemaVersion": 2, "manifests": [desc]});
+        std::fs::write(
+            self.dir.join("index.json"),
+            serde_json::to_vec(&index).unwrap(),
+        )
+        .unwrap();
+    }
+
+    fn index_of(&self, descs: Vec<serde_json::Value>) -> serde_json::Value {
+        let idx = serde_json::json!({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": descs});
+        let (d, s) = self.blob(&serde_json::to_vec(&idx).unwrap());
+        serde_json::json!({"mediaType": "application/vnd.oci.image.index.v1+json", "digest": d, "size": s})
+    }
+}
+
+fn main_layers() -> Vec<Vec<u8>> {
+    vec![
+        layer_tar(&[
+            E::Dir("etc/"),
+            E::File("etc/os-release", b"ID=fixture\n".to_vec()),
+            E::Dir("usr/"),
+            E::Dir("usr/lib/"),
+            E::File("usr/lib/libfoo.so.1", pseudo_random(200_000, 1)),
+            E::Link("usr/lib/libfoo.so", "libfoo.so.1"),
+        ]),
+        layer_tar(&[
+            E::Dir("usr/local/"),
+            E::Dir("usr/local/cuda-12.1/"),
+            E::Dir("usr/local/cuda-12.1/lib64/"),
+            E::File(
+                "usr/local/cuda-12.1/lib64/libcudart.so.12.1.105",
+                pseudo_random(300_000, 2),
+            ),
+            E::Link(
+                "usr/local/cuda-12.1/lib64/libcudart.so.12",
+                "libcudart.so.12.1.105",
+            ),
+            E::Link("usr/local/cuda", "cuda-12.1"),
+        ]),
+        layer_tar(&[
+            E::Dir("etc/"),
+            E::File("etc/.wh.os-release", vec![]),
+            E::Dir("opt/"),
+            E::Dir("opt/app/"),
+            E::File("opt/app/app.py", b"import torch\n".to_vec()),
+        ]),
+    ]
+}
+
+// ---------- stand-ins for the local transports (until open_image lands) ----------
+
+struct FileBlob(PathBuf);
+
+impl LayerBlob for FileBlob {
+    fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
+        Ok(Box::new(std::fs::File::open(&self.0)?))
+    }
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn config_image(
+    reference: String,
+    digest: String,
+    config: &serde_json::Value,
+    layers: Vec<(Option<String>, PathBuf)>,
+) -> Image {
+    let diff_ids: Vec<String> = config["rootfs"]["diff_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap().to_string())
+        .collect();
+    let strs = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    Image {
+        reference,
+        platform: Platform::host(),
+        digest: Some(digest),
+        config: ImageConfigFacts {
+            env: strs(&config["config"]["Env"]),
+            cmd: strs(&config["config"]["Cmd"]),
+            ..ImageConfigFacts::default()
+        },
+        layers: layers
+            .into_iter()
+            .zip(diff_ids)
+            .map(|((digest, path), diff_id)| Layer {
+                digest,
+                diff_id: Some(diff_id),
+                media_type: None,
+                size: None,
+                content: LayerContent::Tar(Box::new(FileBlob(path))),
+            })
+            .collect(),
+    }
+}
+
+fn open_oci_layout(dir: &Path) -> Image {
+    let index = json(&dir.join("index.json"));
+    let md = index["manifests"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let blob = |d: &str| dir.join("blobs/sha256").join(&d[7..]);
+    let manifest = json(&blob(&md));
+    let config = json(&blob(manifest["config"]["digest"].as_str().unwrap()));
+    let layers = manifest["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let d = l["digest"].as_str().unwrap().to_string();
+            (Some(d.clone()), blob(&d))
+        })
+        .collect();
+    config_image(format!("oci:{}", dir.display()), md, &config, layers)
+}
+
+fn open_docker_archive(tar_path: &Path, into: &Path) -> Image {
+    std::fs::create_dir_all(into).unwrap();
+    run(Command::new("tar")
+        .arg("-xf")
+        .arg(tar_path)
+        .arg("-C")
+        .arg(into));
+    let manifest = json(&into.join("manifest.json"));
+    let cfg_name = manifest[0]["Config"].as_str().unwrap();
+    let config = json(&into.join(cfg_name));
+    let layers = manifest[0]["Layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (None, into.join(l.as_str().unwrap())))
+        .collect();
+    config_image(
+        format!("docker-archive:{}", tar_path.display()),
+        cfg_name.into(),
+        &config,
+        layers,
+    )
+}
+
+// ---------- scanning and comparing ----------
+
+fn scan(image: &Image, cache: Option<&LayerCache>) -> Vec<LayerTree> {
+    let (trees, _) = scan_layers(image, cache, ANALYZER, 4, &Progress::hidden(), list_layer);
+    trees
+}
+
+/// The per-layer trees as comparable JSON, keyed by diff_id.
+fn fingerprint(image: &Image, trees: &[LayerTree]) -> Vec<(String, String)> {
+    image
+        .layers
+        .iter()
+        .zip(trees)
+        .map(|(l, t)| {
+            assert!(t.errors.is_empty(), "{}: {:?}", image.reference, t.errors);
+            (
+                l.diff_id.clone().unwrap_or_default(),
+                serde_json::to_string(t).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn expect_kind(r: anyhow::Result<Image>, kind: LiveErrorKind) -> String {
+    match r {
+        Ok(img) => panic!("{} opened, expected {kind:?}", img.reference),
+        Err(e) => {
+            let l = e
+                .chain()
+                .find_map(|c| c.downcast_ref::<LiveError>())
+                .unwrap_or_else(|| panic!("not a LiveError: {e:#}"));
+            assert_eq!(l.kind, kind, "{e:#}");
+            assert_eq!(l.exit_code(), 2);
+            format!("{e:#}")
+        }
+    }
+}
+
+#[test]
+fn live_sources() {
+    let Some(svc) = start_services() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let docker_cli = svc.get("DOCKER_CLI").to_string();
+    let docker_host = svc.get("GPULINT_DOCKER_HOST").to_string();
+    let podman_host = svc.get("GPULINT_PODMAN_HOST").to_string();
+    let reg = svc.get("GPULINT_REGISTRY").to_string();
+    let auth_reg = svc.get("GPULINT_AUTH_REGISTRY").to_string();
+    let user = svc.get("GPULINT_AUTH_USER").to_string();
+    let password = std::fs::read_to_string(svc.get("GPULINT_AUTH_PASSWORD_FILE")).unwrap();
+    let docker = || {
+        let mut c = Command::new(&docker_cli);
+        c.arg("-H").arg(&docker_host);
+        c
+    };
+    let skopeo = || {
+        let mut c = Command::new("skopeo");
+        c.arg("copy").arg("-q").arg("--dest-tls-verify=false");
+        c
+    };
+
+    // Fixture in every form.
+    let oci = w.join("oci");
+    let layout = Layout::new(&oci);
+    let desc = layout.image(
+        "amd64",
+        &main_layers(),
+        &["PATH=/usr/bin", "CUDA_VERSION=12.1.0"],
+    );
+    layout.tag("v1", desc);
+    let archive = w.join("img.tar");
+    run(skopeo()
+        .arg(format!("oci:{}:v1", oci.display()))
+        .arg(format!("docker-archive:{}:live/img:v1", archive.display())));
+    run(docker().arg("load").arg("-q").arg("-i").arg(&archive));
+    let saved = w.join("saved.tar");
+    run(docker().args(["save", "-o"]).arg(&saved).arg("live/img:v1"));
+    run(docker().args(["tag", "live/img:v1", &format!("{reg}/live/schema2:v1")]));
+    run(docker().args(["push", "-q", &format!("{reg}/live/schema2:v1")]));
+    run(skopeo()
+        .arg(format!("oci:{}:v1", oci.display()))
+        .arg(format!("docker://{reg}/live/oci:v1")));
+    run(skopeo()
+        .arg(format!("--dest-creds={user}:{password}"))
+        .arg(format!("oci:{}:v1", oci.display()))
+        .arg(format!("docker://{auth_reg}/live/auth:v1")));
+    run(Command::new("podman")
+        .args(["--url", &podman_host, "load", "-q", "-i"])
+        .arg(&archive));
+
+    let with_host = |h: &str| SourceOptions {
+        docker_host: Some(h.to_string()),
+        ..SourceOptions::default()
+    };
+    let none = SourceOptions {
+        docker_host: Some(format!("unix://{}/absent.sock", w.display())),
+        docker_config_dir: Some(w.join("no-docker-config")),
+        ..SourceOptions::default()
+    };
+    let docker_cfg = w.join("docker-config");
+    std::fs::create_dir_all(&docker_cfg).unwrap();
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    std::fs::write(
+        docker_cfg.join("config.json"),
+        format!(r#"{{"auths":{{"{auth_reg}":{{"auth":"{b64}"}}}}}}"#),
+    )
+    .unwrap();
+    let authed = SourceOptions {
+        docker_config_dir: Some(docker_cfg.clone()),
+        ..none.clone()
+    };
+
+    // The same image through every source.
+    let reference = open_oci_layout(&oci);
+    let want = fingerprint(&reference, &scan(&reference, None));
+    assert_eq!(want.len(), 3);
+    let sources: Vec<(&str, Image)> = vec![
+        (
+            "docker daemon",
+            open_daemon("live/img:v1", None, &with_host(&docker_host)).unwrap(),
+        ),
+        (
+            "podman socket",
+            open_daemon("live/img:v1", None, &with_host(&podman_host)).unwrap(),
+        ),
+        (
+            "registry schema2",
+            open_registry(&format!("docker://{reg}/live/schema2:v1"), None, &none).unwrap(),
+        ),
+        (
+            "registry oci",
+            open_registry(&format!("{reg}/live/oci:v1"), None, &none).unwrap(),
+        ),
+        (
+            "registry auth",
+            open_registry(&format!("docker://{auth_reg}/live/auth:v1"), None, &authed).unwrap(),
+        ),
+        (
+            "docker-archive (docker save)",
+            open_docker_archive(&saved, &w.join("saved")),
+        ),
+        (
+            "bare name, daemon",
+            open_bare_name("live/img:v1", None, &with_host(&docker_host)).unwrap(),
+        ),
+        (
+            "bare name, registry",
+            open_bare_name(&format!("{reg}/live/oci:v1"), None, &none).unwrap(),
+        ),
+    ];
+    for (what, img) in &sources {
+        let got = fingerprint(img, &scan(img, None));
+        assert_eq!(
+            got, want,
+            "{what} ({}) differs from the OCI layout",
+            img.reference
+        );
+        assert_eq!(img.config.env_var("CUDA_VERSION"), Some("12.1.0"), "{what}");
+        eprintln!("live: {what}: same {} layers as the OCI layout", got.len());
+    }
+    let mt = |img: &Image| img.layers[0].media_type.clone().unwrap_or_default();
+    assert!(
+        mt(&sources[2].1).starts_with("application/vnd.docker."),
+        "docker push gives schema2"
+    );
+    assert!(
+        mt(&sources[3].1).starts_with("application/vnd.oci."),
+        "skopeo from OCI gives OCI"
+    );
+    let squashed = FileTree::squash(scan(&sources[0].1, None));
+    assert!(
+        squashed
+            .get(&gpulint::walk::ImagePath::new("etc/os-release").unwrap())
+            .is_none(),
+        "whiteout applied"
+    );
+    assert!(squashed
+        .resolve(&gpulint::walk::ImagePath::new("usr/local/cuda/lib64/libcudart.so.12").unwrap())
+        .is_some());
+
+    // A daemon layer opened twice (a second export pass), and in parallel.
+    let img = &sources[0].1;
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..2)
+            .flat_map(|_| img.layers.iter().enumerate())
+            .map(|(i, l)| s.spawn(move || list_layer(l, i)))
+            .collect();
+        for h in hs {
+            assert!(h.join().unwrap().errors.is_empty());
+        }
+    });
+
+    // Auth: no credentials, wrong credentials.
+    let msg = expect_kind(
+        open_registry(&format!("{auth_reg}/live/auth:v1"), None, &none),
+        LiveErrorKind::Auth,
+    );
+    assert!(msg.contains("no credentials"), "{msg}");
+    let bad_cfg = w.join("bad-config");
+    std::fs::create_dir_all(&bad_cfg).unwrap();
+    std::fs::write(
+        bad_cfg.join("config.json"),
+        format!(r#"{{"auths":{{"{auth_reg}":{{"username":"{user}","password":"wrong-pw"}}}}}}"#),
+    )
+    .unwrap();
+    let bad = SourceOptions {
+        docker_config_dir: Some(bad_cfg),
+        ..none.clone()
+    };
+    let msg = expect_kind(
+        open_registry(&format!("{auth_reg}/live/auth:v1"), None, &bad),
+        LiveErrorKind::Auth,
+    );
+    assert!(
+        !msg.contains("wrong-pw") && !msg.contains(&password),
+        "never print credentials: {msg}"
+    );
+
+    // Multi-platform index: amd64 and arm64 with different content.
+    let multi = w.join("multi");
+    let ml = Layout::new(&multi);
+    let amd = ml.image(
+        "amd64",
+        &[layer_tar(&[E::File("arch", b"amd64\n".to_vec())])],
+        &[],
+    );
+    let arm = ml.image(
+        "arm64",
+        &[layer_tar(&[
+            E::File("arch", b"arm64\n".to_vec()),
+            E::File("arm-only", vec![]),
+        ])],
+        &[],
+    );
+    let idx = ml.index_of(vec![amd, arm]);
+    ml.tag("v1", idx);
+    run(skopeo()
+        .arg("--all")
+        .arg(format!("oci:{}:v1", multi.display()))
+        .arg(format!("docker://{reg}/live/multi:v1")));
+    let arm64: Platform = "linux/arm64".parse().unwrap();
+    let a = open_registry(&format!("{reg}/live/multi:v1"), Some(&arm64), &none).unwrap();
+    assert_eq!(a.platform.architecture, "arm64");
+    let at = scan(&a, None);
+    assert!(at[0]
+        .entries
+        .contains_key(&gpulint::walk::ImagePath::new("arm-only").unwrap()));
+    let amd64: Platform = "linux/amd64".parse().unwrap();
+    let b = open_registry(&format!("{reg}/live/multi:v1"), Some(&amd64), &none).unwrap();
+    assert_eq!(b.platform.architecture, "amd64");
+    assert_eq!(scan(&b, None)[0].entries.len(), 1);
+    let s390: Platform = "linux/s390x".parse().unwrap();
+    let msg = expect_kind(
+        open_registry(&format!("{reg}/live/multi:v1"), Some(&s390), &none),
+        LiveErrorKind::NotFound,
+    );
+    assert!(
+        msg.contains("linux/arm64") && msg.contains("linux/amd64"),
+        "{msg}"
+    );
+
+    // Cache: the second scan walks nothing and fetches no layer; the daemon shares it.
+    let cache = LayerCache::new(w.join("cache"));
+    let img = open_registry(&format!("{reg}/live/oci:v1"), None, &none).unwrap();
+    let (_, s1) = scan_layers(
+        &img,
+        Some(&cache),
+        ANALYZER,
+        4,
+        &Progress::hidden(),
+        list_layer,
+    );
+    assert_eq!((s1.cache_hits, s1.walked), (0, 3));
+    let (t2, s2) = scan_layers(
+        &img,
+        Some(&cache),
+        ANALYZER,
+        4,
+        &Progress::hidden(),
+        |_, _| panic!("cached layer walked"),
+    );
+    assert_eq!((s2.cache_hits, s2.walked), (3, 0));
+    assert_eq!(fingerprint(&img, &t2), want);
+    let d = open_daemon("live/img:v1", None, &with_host(&docker_host)).unwrap();
+    let (_, s3) = scan_layers(
+        &d,
+        Some(&cache),
+        ANALYZER,
+        4,
+        &Progress::hidden(),
+        |_, _| panic!("cached layer walked"),
+    );
+    assert_eq!(s3.cache_hits, 3, "keyed by diff_id across transports");
+
+    // A corrupted blob in the registry's storage is caught by its digest.
+    let bad_oci = w.join("corrupt");
+    let bl = Layout::new(&bad_oci);
+    // Fresh content each run: services may be reused across runs.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let payload = pseudo_random(100_000, seed);
+    let d = bl.image("amd64", &[layer_tar(&[E::File("payload", payload)])], &[]);
+    bl.tag("v1", d);
+    run(skopeo()
+        .arg(format!("oci:{}:v1", bad_oci.display()))
+        .arg(format!("docker://{reg}/live/corrupt:v1")));
+    let img = open_registry(&format!("{reg}/live/corrupt:v1"), None, &none).unwrap();
+    let digest = img.layers[0].digest.clone().unwrap();
+    let data = PathBuf::from(svc.get("GPULINT_REGISTRY_ROOT"))
+        .join("docker/registry/v2/blobs/sha256")
+        .join(&digest[7..9])
+        .join(&digest[7..])
+        .join("data");
+    let mut bytes = std::fs::read(&data).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0xff;
+    std::fs::write(&data, &bytes).unwrap();
+    let trees = scan(&img, None);
+    let errs = trees[0].errors.join("; ");
+    assert!(
+        errs.contains(&digest) && errs.contains("digest mismatch"),
+        "{errs}"
+    );
+    eprintln!("live: corrupted blob reported: {errs}");
+
+    // Unreachable registry and daemon fail fast, with exit code 2.
+    let t = Instant::now();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = listener.local_addr().unwrap().port();
+    drop(listener);
+    let msg = expect_kind(
+        open_registry(&format!("127.0.0.1:{closed}/x/y:1"), None, &none),
+        LiveErrorKind::Unreachable,
+    );
+    assert!(msg.contains(&format!("127.0.0.1:{closed}")), "{msg}");
+    let msg = expect_kind(
+        open_daemon("live/img:v1", None, &none),
+        LiveErrorKind::NoDaemon,
+    );
+    assert!(msg.contains("absent.sock"), "{msg}");
+    expect_kind(
+        open_daemon("live/absent:v9", None, &with_host(&docker_host)),
+        LiveErrorKind::NotFound,
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "fail fast, took {:?}",
+        t.elapsed()
+    );
+}
