@@ -5,6 +5,8 @@
 //! Code ranges: GL0xx image rules (inventory vs target), GL1xx Dockerfile / run-configuration
 //! rules, GL2xx host checks.
 
+pub mod spec_list;
+pub use spec_list::*;
 pub mod context;
 pub mod gl001_no_kernel_image;
 pub mod gl002_driver_too_old;
@@ -176,6 +178,7 @@ impl Finding {
 /// Every rule gpulint knows, sorted by code.
 pub fn all() -> Vec<&'static RuleMeta> {
     let mut v: Vec<&'static RuleMeta> = image_rules().into_iter().map(|r| r.0).collect();
+    v.extend(spec_list::spec_rules());
     v.sort_by_key(|m| m.code);
     v
 }

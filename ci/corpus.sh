@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Corpus checks on ../shared/realworld (read in place):
+#  (a) BuildKit conformance of the Dockerfile parser (PyPI `dockerfile` = BuildKit's Go parser),
+#  (b) findings vs the expert labels (labels.tsv): per-class recall, unexplained findings.
+# The run uses a typical cloud fleet as target (T4 7.5, A100 8.0, L4 8.9, H100 9.0).
+# Numbers go into testdata/spec/CORPUS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CORPUS=${CORPUS:-../shared/realworld}
+[ -d "$CORPUS" ] || { echo "corpus $CORPUS not found; skipping"; exit 0; }
+cargo build --quiet --example spec_dump
+BIN=${CARGO_TARGET_DIR:-target}/debug/examples/spec_dump
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+echo "== (a) BuildKit conformance"
+python3 -m venv "$TMP/venv" >/dev/null
+"$TMP/venv/bin/pip" install --quiet dockerfile
+mapfile -t DFS < <(find "$CORPUS/dockerfile" -type f ! -name '*.sh' ! -name '*.yml' ! -name '*.yaml' | sort)
+"$TMP/venv/bin/python" ci/buildkit_conformance.py "$BIN" "${DFS[@]}" || true
+
+echo "== (b) findings vs labels"
+ARGS=()
+while IFS= read -r f; do
+  rel=${f#"$CORPUS"/}
+  case "$rel" in
+    dockerfile/*.sh) ARGS+=("script:$f") ;;
+    dockerfile/*.yml|dockerfile/*.yaml) ;;
+    dockerfile/*) ARGS+=("dockerfile:$f") ;;
+    compose/*.md|k8s/*.md|dockerrun/*.md|dockerrun/*.mdx) ARGS+=("markdown:$f") ;;
+    compose/*) ARGS+=("compose:$f") ;;
+    k8s/*) ARGS+=("k8s:$f") ;;
+    dockerrun/*) ARGS+=("script:$f") ;;
+  esac
+done < <(find "$CORPUS" -type f ! -name '*.tsv' | sort)
+"$BIN" lint --cc 7.5,8.0,8.9,9.0 "${ARGS[@]}" > "$TMP/findings.jsonl"
+python3 ci/corpus_labels.py "$CORPUS" "$TMP/findings.jsonl"

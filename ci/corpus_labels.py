@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Compare gpulint's findings on ../shared/realworld with the expert labels (labels.tsv):
+per-class recall, false positives on files labelled `none`, and findings no label explains.
+
+A label is recalled when a finding of a rule mapped to its class is in the same file within
+LINE_SLACK lines (labels are one reviewer's reading: they point at the line they found most
+telling, we at the line that causes it).
+
+usage: corpus_labels.py REALWORLD_DIR FINDINGS.jsonl
+"""
+import collections
+import json
+import sys
+
+LINE_SLACK = 3
+RULE_CLASSES = {
+    "GL101": {"cuda-base-vs-torch-cuda-mismatch"},
+    "GL102": {"torch-index-cuda-unpinned"},
+    "GL103": {"driver-lib-in-image"},
+    "GL104": {"apt-cuda-toolkit-in-prebuilt-image"},
+    "GL105": {"conda-cuda-with-pip-torch"},
+    "GL106": {"ld-library-path-override"},
+    "GL107": {"arch-list-missing"},
+    "GL108": {"unquoted-version-specifier"},
+    "GL109": {"eol-cuda"},
+    "GL110": {"missing-gpus-flag"},
+    "GL111": {"host-cuda-mount"},
+    "GL112": {"host-libdir-mount"},
+    "GL113": {"partial-device-nodes"},
+    "GL114": {"small-shm-with-dataloader"},
+    "GL115": {"nvidia-visible-devices-baked-all", "missing-gpus-flag"},
+    "GL116": {"deprecated-runtime-nvidia", "info-not-a-problem"},
+    "GL117": {"cuda-visible-devices-baked"},
+}
+IN_SCOPE = set().union(*RULE_CLASSES.values()) - {"info-not-a-problem"}
+
+
+def main():
+    root, findings_path = sys.argv[1], sys.argv[2]
+    labels = []
+    with open(f"{root}/labels.tsv") as fh:
+        next(fh)
+        for line in fh:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 3:
+                continue
+            f, ln, cls = parts[0], parts[1], parts[2]
+            labels.append((f, None if ln == "-" else int(ln), cls))
+    findings = []
+    with open(findings_path) as fh:
+        for line in fh:
+            x = json.loads(line)
+            loc = x.get("location") or {}
+            f = loc.get("file", "")
+            f = f.split("realworld/", 1)[-1]
+            findings.append((f, loc.get("line") or 0, x["rule"], x["severity"], x["message"]))
+
+    def near(f, ln, lf, lln):
+        return f == lf and (lln is None or abs(ln - lln) <= LINE_SLACK)
+
+    per = collections.defaultdict(lambda: [0, 0])
+    missed = []
+    for lf, lln, cls in labels:
+        if cls not in IN_SCOPE:
+            continue
+        per[cls][1] += 1
+        hit = any(near(f, ln, lf, lln) and cls in RULE_CLASSES.get(r, ()) for f, ln, r, _, _ in findings)
+        if hit:
+            per[cls][0] += 1
+        else:
+            missed.append((lf, lln, cls))
+    print("per-class recall (classes gpulint has rules for):")
+    tot = [0, 0]
+    for cls in sorted(per):
+        h, n = per[cls]
+        tot[0] += h
+        tot[1] += n
+        print(f"  {cls:40s} {h}/{n}")
+    print(f"  {'TOTAL':40s} {tot[0]}/{tot[1]} = {100 * tot[0] / max(tot[1], 1):.0f}%")
+    out_of_scope = collections.Counter(c for _, _, c in labels if c not in IN_SCOPE and c != "none")
+    print("labels in classes without a gpulint rule: " + ", ".join(f"{c}={n}" for c, n in sorted(out_of_scope.items())))
+    none_files = {f for f, _, c in labels if c == "none"}
+    fp_none = [x for x in findings if x[0] in none_files and x[3] != "info"]
+    print(f"warnings/errors on files labelled `none`: {len(fp_none)}")
+    for x in fp_none:
+        print(f"  NONE-FILE {x[0]}:{x[1]} {x[2]} {x[3]}: {x[4][:140]}")
+    unexplained = [
+        x for x in findings
+        if not any(near(x[0], x[1], lf, lln) and (cls in RULE_CLASSES.get(x[2], ()) or True) for lf, lln, cls in labels if cls != "none")
+    ]
+    by_sev = collections.Counter(x[3] for x in findings)
+    print(f"findings: {len(findings)} ({', '.join(f'{k}={v}' for k, v in sorted(by_sev.items()))}); "
+          f"not near any label: {len(unexplained)}")
+    for x in unexplained:
+        print(f"  UNEXPLAINED {x[0]}:{x[1]} {x[2]} {x[3]}: {x[4][:140]}")
+    print("missed labels:")
+    for m in missed:
+        print(f"  MISSED {m[0]}:{m[1]} {m[2]}")
+
+
+if __name__ == "__main__":
+    main()

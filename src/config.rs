@@ -1,0 +1,345 @@
+//! `.gpulint.toml`: found like `.hadolint.yaml` (the working directory and its parents, then
+//! the user config dir), parsed with spans, then validated into [`Config`]. Unknown keys and
+//! bad values are errors that point at file:line:col.
+//!
+//! ```toml
+//! fail-on = "warning"            # error | warning | info
+//! fleet = "fleet.toml"           # or [[target]] tables
+//! ignore-paths = ["third_party/**"]
+//!
+//! [[target]]
+//! name = "prod-h100"
+//! gpu = ["H100"]
+//! driver = "535.104.05"
+//!
+//! [rules]
+//! GL114 = "off"                  # off | on | error | warning | info
+//! GL109 = "error"
+//!
+//! [[ignore]]
+//! rule = "GL112"
+//! paths = ["deploy/gpu-operator/**"]
+//! reason = "the operator mounts the driver on purpose"
+//! ```
+
+use crate::finding::Severity;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+pub const FILE_NAME: &str = ".gpulint.toml";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawConfig {
+    fail_on: Option<Spanned<String>>,
+    fleet: Option<Spanned<String>>,
+    #[serde(default)]
+    target: Vec<RawTarget>,
+    #[serde(default)]
+    rules: BTreeMap<String, Spanned<String>>,
+    #[serde(default)]
+    ignore: Vec<Spanned<RawIgnore>>,
+    #[serde(default)]
+    ignore_paths: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    name: Option<String>,
+    #[serde(default)]
+    gpu: Vec<String>,
+    driver: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIgnore {
+    rule: Spanned<String>,
+    #[serde(default)]
+    paths: Vec<String>,
+    reason: Option<String>,
+}
+
+/// A target named in the config; GPU names are resolved by the target module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetSpec {
+    pub name: Option<String>,
+    pub gpus: Vec<String>,
+    pub driver: Option<String>,
+}
+
+/// A `[[ignore]]` entry.
+#[derive(Debug, Clone)]
+pub struct Ignore {
+    pub rule: String,
+    pub paths: Vec<String>,
+    globs: Option<GlobSet>,
+    pub reason: String,
+    /// Where it is written, for "unused ignore" findings.
+    pub line: u32,
+    pub col: u32,
+}
+
+impl Ignore {
+    pub fn matches(&self, rule: &str, file: Option<&str>) -> bool {
+        if !self.rule.eq_ignore_ascii_case(rule) && self.rule != "*" {
+            return false;
+        }
+        match (&self.globs, file) {
+            (None, _) => true,
+            (Some(g), Some(f)) => g.is_match(f),
+            (Some(_), None) => false,
+        }
+    }
+}
+
+/// Rule state from `[rules]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleSetting {
+    Off,
+    On,
+    Severity(Severity),
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Where it was read from; None = defaults.
+    pub path: Option<PathBuf>,
+    pub fail_on: Option<Severity>,
+    pub fleet: Option<PathBuf>,
+    pub targets: Vec<TargetSpec>,
+    pub rules: BTreeMap<String, RuleSetting>,
+    pub ignores: Vec<Ignore>,
+    ignore_paths: Option<GlobSet>,
+}
+
+/// A config error with its location.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}:{line}:{col}: {message}")]
+pub struct ConfigError {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+    pub message: String,
+}
+
+fn line_col(text: &str, off: usize) -> (u32, u32) {
+    let off = off.min(text.len());
+    let before = &text[..off];
+    let line = before.matches('\n').count() as u32 + 1;
+    let col = (off - before.rfind('\n').map(|i| i + 1).unwrap_or(0)) as u32 + 1;
+    (line, col)
+}
+
+impl Config {
+    pub fn rule_enabled(&self, code: &str) -> bool {
+        !matches!(self.rules.get(code), Some(RuleSetting::Off))
+    }
+    pub fn severity_override(&self, code: &str) -> Option<Severity> {
+        match self.rules.get(code) {
+            Some(RuleSetting::Severity(s)) => Some(*s),
+            _ => None,
+        }
+    }
+    pub fn path_ignored(&self, rel: &str) -> bool {
+        self.ignore_paths
+            .as_ref()
+            .map(|g| g.is_match(rel))
+            .unwrap_or(false)
+    }
+
+    /// Parse and validate a config text. `known_rule` says whether a code exists.
+    pub fn parse(
+        file: &str,
+        text: &str,
+        known_rule: &dyn Fn(&str) -> bool,
+    ) -> Result<Config, ConfigError> {
+        let err = |span: std::ops::Range<usize>, message: String| {
+            let (line, col) = line_col(text, span.start);
+            ConfigError {
+                file: file.to_string(),
+                line,
+                col,
+                message,
+            }
+        };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            err(span, e.message().to_string())
+        })?;
+        let mut c = Config {
+            path: Some(PathBuf::from(file)),
+            ..Default::default()
+        };
+        if let Some(f) = raw.fail_on {
+            c.fail_on = Some(f.get_ref().parse().map_err(|e: String| err(f.span(), e))?);
+        }
+        c.fleet = raw.fleet.map(|f| {
+            let p = PathBuf::from(f.get_ref());
+            match Path::new(file).parent() {
+                Some(d) if p.is_relative() => d.join(p),
+                _ => p,
+            }
+        });
+        for t in raw.target {
+            if let Some(d) = &t.driver {
+                d.get_ref()
+                    .parse::<crate::version::DriverVersion>()
+                    .map_err(|e| err(d.span(), e))?;
+            }
+            c.targets.push(TargetSpec {
+                name: t.name,
+                gpus: t.gpu,
+                driver: t.driver.map(|d| d.into_inner()),
+            });
+        }
+        for (code, v) in raw.rules {
+            let code_u = code.to_ascii_uppercase();
+            if !known_rule(&code_u) {
+                return Err(err(v.span(), format!("unknown rule {code:?}")));
+            }
+            let s = match v.get_ref().to_ascii_lowercase().as_str() {
+                "off" | "false" | "disable" | "disabled" => RuleSetting::Off,
+                "on" | "true" | "enable" | "enabled" => RuleSetting::On,
+                other => RuleSetting::Severity(other.parse().map_err(|_| {
+                    err(
+                        v.span(),
+                        format!("invalid rule setting {other:?} (expected off, on, error, warning or info)"),
+                    )
+                })?),
+            };
+            c.rules.insert(code_u, s);
+        }
+        for ig in raw.ignore {
+            let span = ig.span();
+            let ig = ig.into_inner();
+            let rule = ig.rule.get_ref().to_ascii_uppercase();
+            if rule != "*" && !known_rule(&rule) {
+                return Err(err(
+                    ig.rule.span(),
+                    format!("unknown rule {:?}", ig.rule.get_ref()),
+                ));
+            }
+            let reason = match ig.reason {
+                Some(r) if !r.trim().is_empty() => r,
+                _ => return Err(err(span, "an [[ignore]] entry needs a `reason`".into())),
+            };
+            let globs = if ig.paths.is_empty() {
+                None
+            } else {
+                let mut b = GlobSetBuilder::new();
+                for p in &ig.paths {
+                    b.add(
+                        Glob::new(p)
+                            .map_err(|e| err(span.clone(), format!("invalid glob {p:?}: {e}")))?,
+                    );
+                }
+                Some(b.build().map_err(|e| err(span.clone(), e.to_string()))?)
+            };
+            let (line, col) = line_col(text, span.start);
+            c.ignores.push(Ignore {
+                rule,
+                paths: ig.paths,
+                globs,
+                reason,
+                line,
+                col,
+            });
+        }
+        if !raw.ignore_paths.is_empty() {
+            let mut b = GlobSetBuilder::new();
+            for p in &raw.ignore_paths {
+                b.add(
+                    Glob::new(p.get_ref())
+                        .map_err(|e| err(p.span(), format!("invalid glob: {e}")))?,
+                );
+            }
+            c.ignore_paths = Some(b.build().map_err(|e| err(0..0, e.to_string()))?);
+        }
+        Ok(c)
+    }
+
+    /// Find the config for `start`: `.gpulint.toml` there or in a parent directory, else the
+    /// user's (`$XDG_CONFIG_HOME/gpulint/config.toml`, `~/.config/gpulint/config.toml`).
+    pub fn find(start: &Path) -> Option<PathBuf> {
+        let mut cur = Some(start);
+        while let Some(d) = cur {
+            let p = d.join(FILE_NAME);
+            if p.is_file() {
+                return Some(p);
+            }
+            cur = d.parent();
+        }
+        let user = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        let p = user.join("gpulint").join("config.toml");
+        p.is_file().then_some(p)
+    }
+
+    /// Find and load; no file = defaults.
+    pub fn discover(start: &Path) -> anyhow::Result<Config> {
+        match Self::find(start) {
+            None => Ok(Config::default()),
+            Some(p) => Self::load(&p),
+        }
+    }
+
+    pub fn load(p: &Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
+        let known = |c: &str| crate::rules::find(c).is_some();
+        Ok(Self::parse(&p.to_string_lossy(), &text, &known)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known(c: &str) -> bool {
+        c.starts_with("GL1")
+    }
+
+    #[test]
+    fn parses_and_validates() {
+        let t = "fail-on = \"warning\"\nignore-paths = [\"vendor/**\"]\n[[target]]\ngpu = [\"H100\"]\ndriver = \"535.104.05\"\n[rules]\nGL114 = \"off\"\ngl109 = \"error\"\n[[ignore]]\nrule = \"GL112\"\npaths = [\"deploy/**\"]\nreason = \"operator\"\n";
+        let c = Config::parse(".gpulint.toml", t, &known).unwrap();
+        assert_eq!(c.fail_on, Some(Severity::Warning));
+        assert!(!c.rule_enabled("GL114"));
+        assert_eq!(c.severity_override("GL109"), Some(Severity::Error));
+        assert!(c.path_ignored("vendor/x/Dockerfile"));
+        assert!(c.ignores[0].matches("GL112", Some("deploy/a.yaml")));
+        assert!(!c.ignores[0].matches("GL112", Some("k8s/a.yaml")));
+        assert_eq!(c.ignores[0].line, 9);
+        assert_eq!(c.targets[0].gpus, vec!["H100"]);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_located() {
+        let e = Config::parse("c.toml", "fail-on = \"error\"\nfial-on = 1\n", &known).unwrap_err();
+        assert_eq!((e.line, e.col), (2, 1), "{e}");
+        let e = Config::parse("c.toml", "[rules]\nGL101 = \"loud\"\n", &known).unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = Config::parse("c.toml", "[rules]\nGL999 = \"off\"\n", &known).unwrap_err();
+        assert!(e.message.contains("unknown rule"));
+        let e = Config::parse("c.toml", "[[ignore]]\nrule = \"GL101\"\n", &known).unwrap_err();
+        assert!(e.message.contains("reason"));
+        let e = Config::parse("c.toml", "[[target]]\ndriver = \"5x\"\n", &known).unwrap_err();
+        assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn found_upward() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(FILE_NAME), "").unwrap();
+        let sub = d.path().join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        assert_eq!(Config::find(&sub).unwrap(), d.path().join(FILE_NAME));
+    }
+}

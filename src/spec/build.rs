@@ -1,0 +1,622 @@
+//! From parsed instructions to build facts, stage by stage, the way BuildKit evaluates them:
+//! global ARGs (before the first FROM) expand FROM lines, `--build-arg` overrides defaults, a
+//! stage re-declares a global ARG to see it, ENV and ARG values expand later instructions,
+//! `FROM <stage>` inherits the stage's image facts and environment, `--target` picks the
+//! stages that get built. RUN commands are read as shell with the stage's variables.
+
+use super::dockerfile::{self, split_args, Dockerfile, Instruction, Pos, PosMap};
+use super::facts::Facts;
+use super::image::{image_info, ImageInfo, ImageKind, ImageRef};
+use super::pkg::{self, Install, LCmd};
+use super::shell::{self, expand_word, Var, Vars};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    pub build_args: BTreeMap<String, String>,
+    pub target: Option<String>,
+    pub context: Option<PathBuf>,
+}
+
+/// An ENV or ARG assignment.
+#[derive(Debug, Clone)]
+pub struct EnvSet {
+    pub name: String,
+    /// None: ARG without a default (and no --build-arg).
+    pub value: Option<String>,
+    pub pos: Pos,
+    pub is_arg: bool,
+    pub unresolved: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct CopyIns {
+    pub cmd: String,
+    pub from: Option<String>,
+    pub srcs: Vec<String>,
+    pub dest: String,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone)]
+pub struct Stage {
+    pub index: usize,
+    pub name: Option<String>,
+    /// The FROM image after expansion (a stage name for `FROM builder`).
+    pub image: String,
+    pub image_pos: Pos,
+    pub image_unresolved: bool,
+    /// `FROM <earlier stage>`.
+    pub parent: Option<usize>,
+    /// The external image at the root of the parent chain.
+    pub root_ref: Option<ImageRef>,
+    /// Facts about the root image.
+    pub info: ImageInfo,
+    /// ENV and ARG of this stage, in order.
+    pub envs: Vec<EnvSet>,
+    pub cmds: Vec<LCmd>,
+    pub installs: Vec<Install>,
+    pub copies: Vec<CopyIns>,
+    /// Variables at the end of the stage (inherited ENV included).
+    pub vars: Vars,
+    /// Built for the chosen target.
+    pub built: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct SpecError {
+    pub pos: Pos,
+    pub message: String,
+}
+
+#[derive(Debug)]
+pub struct BuildFacts {
+    pub file: String,
+    pub df: Dockerfile,
+    pub stages: Vec<Stage>,
+    pub errors: Vec<SpecError>,
+}
+
+impl BuildFacts {
+    /// This stage and its FROM ancestors, nearest first.
+    pub fn chain(&self, i: usize) -> Vec<&Stage> {
+        let mut out = Vec::new();
+        let mut cur = Some(i);
+        while let Some(c) = cur {
+            let Some(s) = self.stages.get(c) else { break };
+            if out.iter().any(|x: &&Stage| x.index == c) {
+                break;
+            }
+            out.push(s);
+            cur = s.parent;
+        }
+        out
+    }
+    pub fn built_stages(&self) -> impl Iterator<Item = &Stage> {
+        self.stages.iter().filter(|s| s.built)
+    }
+    /// The effective value of an ENV variable at the end of stage `i` (None = never set).
+    pub fn env_value(&self, i: usize, name: &str) -> Option<&EnvSet> {
+        self.chain(i)
+            .into_iter()
+            .find_map(|s| s.envs.iter().rev().find(|e| e.name == name && !e.is_arg))
+    }
+}
+
+/// Environment the known base images set (from their published Dockerfiles:
+/// <https://gitlab.com/nvidia/container-images/cuda/-/tree/master/dist>).
+fn base_env(info: &ImageInfo) -> Vars {
+    let mut v = Vars::new();
+    if info.kind == ImageKind::NvidiaCuda {
+        if let Some(c) = info.cuda {
+            v.insert(
+                "CUDA_VERSION".into(),
+                Var::Set(format!("{}.{}.{}", c.major, c.minor, c.patch)),
+            );
+            v.insert(
+                "NVIDIA_REQUIRE_CUDA".into(),
+                Var::Set(format!("cuda>={}", c.major_minor())),
+            );
+        }
+        v.insert("NVIDIA_VISIBLE_DEVICES".into(), Var::Set("all".into()));
+        v.insert(
+            "LD_LIBRARY_PATH".into(),
+            Var::Set("/usr/local/nvidia/lib:/usr/local/nvidia/lib64".into()),
+        );
+        v.insert(
+            "PATH".into(),
+            Var::Set("/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into()),
+        );
+    } else if info.kind != ImageKind::Other {
+        for k in [
+            "LD_LIBRARY_PATH",
+            "PATH",
+            "CUDA_VERSION",
+            "NVIDIA_REQUIRE_CUDA",
+            "CUDA_HOME",
+        ] {
+            v.insert(k.into(), Var::Unknown);
+        }
+    } else {
+        v.insert(
+            "PATH".into(),
+            Var::Set("/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into()),
+        );
+    }
+    v
+}
+
+/// `ENV a=b c=d` / `ENV a b c` / `ARG a=b c`: `(name, raw value, offset in rest)`.
+fn kv_words(
+    ins: &Instruction,
+    escape: char,
+    legacy_ok: bool,
+) -> Vec<(String, Option<String>, usize)> {
+    let words = split_args(&ins.rest, escape);
+    let mut out = Vec::new();
+    if words.is_empty() {
+        return out;
+    }
+    if legacy_ok && !words[0].text.contains('=') {
+        // Legacy `ENV key value with spaces`.
+        let key = words[0].text.clone();
+        let rest_off = words.get(1).map(|w| w.offset).unwrap_or(ins.rest.len());
+        out.push((key, Some(ins.rest[rest_off..].to_string()), words[0].offset));
+        return out;
+    }
+    for w in words {
+        match w.text.split_once('=') {
+            Some((k, v)) => out.push((k.to_string(), Some(v.to_string()), w.offset)),
+            None => out.push((w.text.clone(), None, w.offset)),
+        }
+    }
+    out
+}
+
+fn heredoc_map(first_line: u32, content: &str) -> PosMap {
+    let mut m = PosMap::default();
+    let mut off = 0;
+    for (k, l) in content.split('\n').enumerate() {
+        m.push(off, first_line + k as u32, 1);
+        off += l.len() + 1;
+    }
+    m
+}
+
+pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -> BuildFacts {
+    let df = dockerfile::parse(text);
+    let mut errors: Vec<SpecError> = df
+        .errors
+        .iter()
+        .map(|e| SpecError {
+            pos: Pos {
+                line: e.line,
+                col: e.col,
+            },
+            message: e.message.clone(),
+        })
+        .collect();
+    let escape = df.escape;
+    let mut global = Vars::new();
+    let mut stages: Vec<Stage> = Vec::new();
+    let mut cur: Option<Stage> = None;
+    let mut stage_vars = Vars::new();
+    let ctx = opts.context.clone();
+
+    let finish = |cur: &mut Option<Stage>, vars: &Vars, stages: &mut Vec<Stage>| {
+        if let Some(mut s) = cur.take() {
+            s.vars = vars.clone();
+            stages.push(s);
+        }
+    };
+
+    for ins in &df.instructions {
+        if !dockerfile::KNOWN.contains(&ins.cmd.as_str()) {
+            errors.push(SpecError {
+                pos: ins.pos(),
+                message: format!("unknown instruction: {}", ins.cmd),
+            });
+            continue;
+        }
+        match ins.cmd.as_str() {
+            "FROM" => {
+                finish(&mut cur, &stage_vars, &mut stages);
+                let words = split_args(&ins.rest, escape);
+                let Some(img_w) = words.first() else {
+                    errors.push(SpecError {
+                        pos: ins.pos(),
+                        message: "FROM requires an image".into(),
+                    });
+                    continue;
+                };
+                let (image, unresolved) = expand_word(&img_w.text, &global, escape);
+                let name = match (words.get(1), words.get(2)) {
+                    (Some(a), Some(n)) if a.text.eq_ignore_ascii_case("as") => {
+                        Some(n.text.to_ascii_lowercase())
+                    }
+                    (Some(_), _) => {
+                        errors.push(SpecError {
+                            pos: ins.pos(),
+                            message: "FROM requires either one or three arguments".into(),
+                        });
+                        None
+                    }
+                    _ => None,
+                };
+                let parent = stages
+                    .iter()
+                    .rev()
+                    .find(|s| s.name.as_deref() == Some(&image.to_ascii_lowercase()))
+                    .map(|s| s.index);
+                let (root_ref, info, vars) = match parent {
+                    Some(p) => {
+                        let ps = &stages[p];
+                        (ps.root_ref.clone(), ps.info.clone(), ps.vars.clone())
+                    }
+                    None => {
+                        let r = if unresolved {
+                            None
+                        } else {
+                            ImageRef::parse(&image)
+                        };
+                        let info = r
+                            .as_ref()
+                            .map(|r| image_info(r, facts))
+                            .unwrap_or_else(ImageInfo::unknown);
+                        let v = base_env(&info);
+                        (r, info, v)
+                    }
+                };
+                stage_vars = vars;
+                cur = Some(Stage {
+                    index: stages.len(),
+                    name,
+                    image,
+                    image_pos: ins.pos_in_rest(img_w.offset),
+                    image_unresolved: unresolved,
+                    parent,
+                    root_ref,
+                    info,
+                    envs: Vec::new(),
+                    cmds: Vec::new(),
+                    installs: Vec::new(),
+                    copies: Vec::new(),
+                    vars: Vars::new(),
+                    built: false,
+                });
+            }
+            "ARG" => {
+                for (name, default, off) in kv_words(ins, escape, false) {
+                    let scope = if cur.is_some() { &stage_vars } else { &global };
+                    let val = if let Some(v) = opts.build_args.get(&name) {
+                        Some((v.clone(), false))
+                    } else if let Some(d) = default {
+                        Some(expand_word(&d, scope, escape))
+                    } else if cur.is_some() {
+                        // Re-declared global ARG: takes the global value.
+                        match global.get(&name) {
+                            Some(Var::Set(v)) => Some((v.clone(), false)),
+                            _ => None,
+                        }
+                    } else {
+                        None
+                    };
+                    let var = match &val {
+                        Some((v, false)) => Var::Set(v.clone()),
+                        _ => Var::Unknown,
+                    };
+                    if let Some(s) = cur.as_mut() {
+                        stage_vars.insert(name.clone(), var);
+                        s.envs.push(EnvSet {
+                            name,
+                            unresolved: val.as_ref().map(|v| v.1).unwrap_or(false),
+                            value: val.map(|v| v.0),
+                            pos: ins.pos_in_rest(off),
+                            is_arg: true,
+                        });
+                    } else {
+                        global.insert(name, var);
+                    }
+                }
+            }
+            _ if cur.is_none() => {
+                errors.push(SpecError {
+                    pos: ins.pos(),
+                    message: format!(
+                        "{} before the first FROM (only ARG may come first)",
+                        ins.cmd
+                    ),
+                });
+            }
+            "ENV" => {
+                let kvs = kv_words(ins, escape, true);
+                let before = stage_vars.clone();
+                for (name, value, off) in kvs {
+                    let (v, u) = expand_word(value.as_deref().unwrap_or(""), &before, escape);
+                    stage_vars.insert(
+                        name.clone(),
+                        if u { Var::Unknown } else { Var::Set(v.clone()) },
+                    );
+                    if let Some(s) = cur.as_mut() {
+                        s.envs.push(EnvSet {
+                            name,
+                            value: Some(v),
+                            pos: ins.pos_in_rest(off),
+                            is_arg: false,
+                            unresolved: u,
+                        });
+                    }
+                }
+            }
+            "RUN" => {
+                let Some(s) = cur.as_mut() else { continue };
+                let mut scripts: Vec<(String, PosMap, bool)> = Vec::new();
+                if let Some(argv) = &ins.json {
+                    if argv.len() >= 3
+                        && matches!(argv[0].rsplit('/').next(), Some("sh" | "bash"))
+                        && argv[1] == "-c"
+                    {
+                        let mut m = PosMap::default();
+                        let p = ins.pos();
+                        m.push(0, p.line, p.col);
+                        scripts.push((argv[2].clone(), m, true));
+                    } else {
+                        let quoted: Vec<String> = argv
+                            .iter()
+                            .map(|a| format!("'{}'", a.replace('\'', "")))
+                            .collect();
+                        let mut m = PosMap::default();
+                        let p = ins.pos();
+                        m.push(0, p.line, p.col);
+                        scripts.push((quoted.join(" "), m, true));
+                    }
+                } else {
+                    let rest_map = RestMap(ins);
+                    scripts.push((ins.rest.clone(), rest_map.to_posmap(), true));
+                    for h in &ins.heredocs {
+                        // `RUN <<EOF` / `RUN bash <<EOF`: the body is the script.
+                        let mut v2 = stage_vars.clone();
+                        let head = shell::parse_script(&ins.rest, &mut v2);
+                        let runs_shell = head.iter().all(|c| {
+                            c.words.is_empty()
+                                || matches!(
+                                    c.words[0].text.rsplit('/').next(),
+                                    Some("sh" | "bash" | "ash" | "dash" | "zsh")
+                                )
+                        });
+                        if runs_shell {
+                            scripts.push((
+                                h.content.clone(),
+                                heredoc_map(h.first_line, &h.content),
+                                h.expand,
+                            ));
+                        }
+                    }
+                }
+                let read = |p: &str| read_context_file(ctx.as_deref(), &s.copies, p);
+                for (text, map, _expand) in scripts {
+                    let mut vars = stage_vars.clone();
+                    let cmds = shell::parse_script(&text, &mut vars);
+                    let mut vars2 = stage_vars.clone();
+                    for c in &cmds {
+                        let l = LCmd::from_shell(c, &vars2, &|o| map.pos(o));
+                        // Track assignments and exports for later commands of the same RUN.
+                        if c.words.is_empty() {
+                            for (k, v) in &c.assigns {
+                                vars2.insert(k.clone(), Var::Set(v.clone()));
+                            }
+                        } else if c.words[0].text == "export" {
+                            for w in &c.words[1..] {
+                                if let Some((k, v)) = w.text.split_once('=') {
+                                    vars2.insert(k.to_string(), Var::Set(v.to_string()));
+                                }
+                            }
+                        }
+                        s.installs.extend(pkg::installs(&l, &read));
+                        s.cmds.push(l);
+                    }
+                }
+            }
+            "COPY" | "ADD" => {
+                let Some(s) = cur.as_mut() else { continue };
+                let words: Vec<String> = match &ins.json {
+                    Some(a) => a.clone(),
+                    None => split_args(&ins.rest, escape)
+                        .iter()
+                        .map(|w| expand_word(&w.text, &stage_vars, escape).0)
+                        .collect(),
+                };
+                if words.len() >= 2 {
+                    let (srcs, dest) = words.split_at(words.len() - 1);
+                    s.copies.push(CopyIns {
+                        cmd: ins.cmd.clone(),
+                        from: ins
+                            .flag("from")
+                            .map(|f| expand_word(f, &stage_vars, escape).0),
+                        srcs: srcs.to_vec(),
+                        dest: dest[0].clone(),
+                        pos: ins.pos(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    finish(&mut cur, &stage_vars, &mut stages);
+
+    // Which stages get built.
+    let target_idx = match &opts.target {
+        Some(t) => match stages
+            .iter()
+            .position(|s| s.name.as_deref() == Some(&t.to_ascii_lowercase()))
+        {
+            Some(i) => Some(i),
+            None => {
+                errors.push(SpecError {
+                    pos: Pos { line: 1, col: 1 },
+                    message: format!("target stage {t:?} could not be found"),
+                });
+                None
+            }
+        },
+        None => None,
+    };
+    match target_idx {
+        None => stages.iter_mut().for_each(|s| s.built = true),
+        Some(t) => {
+            let mut todo = vec![t];
+            while let Some(i) = todo.pop() {
+                if stages[i].built {
+                    continue;
+                }
+                stages[i].built = true;
+                if let Some(p) = stages[i].parent {
+                    todo.push(p);
+                }
+                for c in stages[i].copies.clone() {
+                    if let Some(f) = &c.from {
+                        let f = f.to_ascii_lowercase();
+                        if let Some(j) = stages.iter().position(|s| {
+                            s.name.as_deref() == Some(f.as_str()) || s.index.to_string() == f
+                        }) {
+                            if j < i {
+                                todo.push(j);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    BuildFacts {
+        file: file.to_string(),
+        df,
+        stages,
+        errors,
+    }
+}
+
+struct RestMap<'a>(&'a Instruction);
+impl RestMap<'_> {
+    fn to_posmap(&self) -> PosMap {
+        // Sample the instruction map at every byte of `rest` where a segment starts; cheap
+        // because rest is one joined line.
+        let ins = self.0;
+        let mut m = PosMap::default();
+        let mut last: Option<Pos> = None;
+        for (i, _) in ins.rest.char_indices() {
+            let p = ins.pos_in_rest(i);
+            let contiguous = match last {
+                Some(l) => l.line == p.line && l.col + 1 == p.col,
+                None => false,
+            };
+            if !contiguous {
+                m.push(i, p.line, p.col);
+            }
+            last = Some(p);
+        }
+        if last.is_none() {
+            let p = ins.pos_in_rest(0);
+            m.push(0, p.line, p.col);
+        }
+        m
+    }
+}
+
+/// A file named in a RUN (`-r /tmp/requirements.txt`) as it is in the build context: through
+/// the COPY that put it there, else by its path or name relative to the context.
+pub fn read_context_file(ctx: Option<&Path>, copies: &[CopyIns], path: &str) -> Option<String> {
+    let ctx = ctx?;
+    let mut cands: Vec<PathBuf> = Vec::new();
+    for c in copies.iter().filter(|c| c.from.is_none()) {
+        let dest = c.dest.trim_end_matches('/');
+        for src in &c.srcs {
+            if src.contains("://") {
+                continue;
+            }
+            if path == dest || path == c.dest {
+                cands.push(ctx.join(src));
+            } else if let Some(rest) = path.strip_prefix(&format!("{dest}/")) {
+                let base = Path::new(src);
+                cands.push(ctx.join(base).join(rest));
+                cands.push(ctx.join(rest));
+            }
+        }
+    }
+    cands.push(ctx.join(path.trim_start_matches('/')));
+    if let Some(b) = Path::new(path).file_name() {
+        cands.push(ctx.join(b));
+    }
+    for c in cands {
+        // Stay inside the context.
+        if c.components().any(|x| x == std::path::Component::ParentDir) {
+            continue;
+        }
+        if let Ok(t) = std::fs::read_to_string(&c) {
+            return Some(t);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::facts::SpecFacts;
+
+    fn an(text: &str, opts: BuildOptions) -> BuildFacts {
+        analyze("Dockerfile", text, &opts, &SpecFacts::load().unwrap())
+    }
+
+    #[test]
+    fn args_before_from_and_build_args() {
+        let t = "ARG CUDA=11.8.0\nARG OS\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04 AS build\nARG CUDA\nRUN echo $CUDA\nFROM build\nENV A=${CUDA_VERSION%.*}\n";
+        let b = an(t, BuildOptions::default());
+        assert!(b.errors.is_empty(), "{:?}", b.errors);
+        assert_eq!(b.stages[0].image, "nvidia/cuda:11.8.0-devel-ubuntu22.04");
+        assert_eq!(b.stages[0].info.cuda, Some("11.8.0".parse().unwrap()));
+        assert_eq!(b.stages[1].parent, Some(0));
+        assert_eq!(b.stages[1].envs[0].value.as_deref(), Some("11.8"));
+        let mut o = BuildOptions::default();
+        o.build_args.insert("CUDA".into(), "12.4.1".into());
+        let b = an(t, o);
+        assert_eq!(b.stages[0].info.cuda, Some("12.4.1".parse().unwrap()));
+    }
+
+    #[test]
+    fn run_installs_have_positions() {
+        let b = an(
+            "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nRUN apt-get update && \\\n    pip install \\\n      torch==2.3.0+cu121\n",
+            BuildOptions::default(),
+        );
+        let Install::Pip(p) = &b.stages[0].installs[0] else {
+            panic!()
+        };
+        assert_eq!(p.reqs[0].pos, Pos { line: 4, col: 7 });
+    }
+
+    #[test]
+    fn heredoc_scripts_and_targets() {
+        let b = an(
+            "FROM python:3.11 AS a\nRUN <<EOF\nset -e\npip install torch\nEOF\nFROM ubuntu AS b\nFROM a AS c\n",
+            BuildOptions {
+                target: Some("c".into()),
+                ..Default::default()
+            },
+        );
+        let Install::Pip(p) = &b.stages[0].installs[0] else {
+            panic!()
+        };
+        assert_eq!(p.reqs[0].pos.line, 4);
+        let built: Vec<_> = b.stages.iter().map(|s| s.built).collect();
+        assert_eq!(built, vec![true, false, true]);
+    }
+
+    #[test]
+    fn errors_are_located() {
+        let b = an("RUN x\nFROM a b\nFOO bar\n", BuildOptions::default());
+        let lines: Vec<_> = b.errors.iter().map(|e| e.pos.line).collect();
+        assert_eq!(lines, vec![1, 2, 3]);
+    }
+}

@@ -1,0 +1,607 @@
+//! Compose files → [`RunSpec`]s, the way `docker compose` reads them: default file lookup
+//! (`compose.yaml` … `docker-compose.yml`, plus the matching `.override` file), several `-f`
+//! files merged in order, YAML anchors and `<<` merge keys, `${VAR:-default}` interpolation
+//! from `.env` and the environment, and `extends` (same file or another).
+
+use super::build::SpecError;
+use super::dockerfile::Pos;
+use super::runspec::{parse_gpus_flag, parse_size, GpuRequest, Mount, RunKind, RunSpec};
+use super::shell::{self, Var, Vars};
+use super::yamlloc::YamlText;
+use serde_yaml::{Mapping, Value};
+use std::path::{Path, PathBuf};
+
+pub const DEFAULT_FILES: &[&str] = &[
+    "compose.yaml",
+    "compose.yml",
+    "docker-compose.yaml",
+    "docker-compose.yml",
+];
+
+/// The files `docker compose` reads in `dir` without `-f`.
+pub fn default_files(dir: &Path) -> Vec<PathBuf> {
+    for f in DEFAULT_FILES {
+        let p = dir.join(f);
+        if p.is_file() {
+            let stem = f.rsplit_once('.').map(|x| x.0).unwrap_or(f);
+            let mut v = vec![p];
+            for ext in ["yaml", "yml"] {
+                let o = dir.join(format!("{stem}.override.{ext}"));
+                if o.is_file() {
+                    v.push(o);
+                    break;
+                }
+            }
+            return v;
+        }
+    }
+    Vec::new()
+}
+
+/// `.env` next to the first file, then the process environment (which wins, as in Docker).
+fn load_vars(project_dir: &Path) -> Vars {
+    let mut v = Vars::new();
+    if let Ok(t) = std::fs::read_to_string(project_dir.join(".env")) {
+        for l in t.lines() {
+            let l = l.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            let l = l.strip_prefix("export ").unwrap_or(l);
+            if let Some((k, val)) = l.split_once('=') {
+                let val = val.trim().trim_matches(['"', '\'']);
+                v.insert(k.trim().to_string(), Var::Set(val.to_string()));
+            }
+        }
+    }
+    for (k, val) in std::env::vars() {
+        if v.contains_key(&k) {
+            v.insert(k, Var::Set(val));
+        }
+    }
+    v
+}
+
+fn interpolate(v: &mut Value, vars: &Vars) {
+    match v {
+        Value::String(s) if s.contains('$') => {
+            let t = s.replace("$$", "\u{1}");
+            let (out, _) = shell::expand_plain(&t, vars);
+            *s = out.replace('\u{1}', "$");
+        }
+        Value::Sequence(seq) => seq.iter_mut().for_each(|x| interpolate(x, vars)),
+        Value::Mapping(m) => m.iter_mut().for_each(|(_, x)| interpolate(x, vars)),
+        _ => {}
+    }
+}
+
+/// Docker's merge: mappings merge key by key, `environment` / `labels` lists become maps,
+/// `volumes` / `devices` merge by container path, other lists append, scalars override.
+fn merge(base: &mut Value, over: &Value, key: &str) {
+    match (base, over) {
+        (Value::Mapping(b), Value::Mapping(o)) => {
+            for (k, ov) in o {
+                let ks = k.as_str().unwrap_or("");
+                match b.get_mut(k) {
+                    Some(bv) => {
+                        if matches!(ks, "environment" | "labels" | "extra_hosts") {
+                            *bv = list_to_map(bv);
+                            merge(bv, &list_to_map(ov), ks);
+                        } else if matches!(ks, "command" | "entrypoint" | "image") {
+                            *bv = ov.clone();
+                        } else {
+                            merge(bv, ov, ks);
+                        }
+                    }
+                    None => {
+                        b.insert(k.clone(), ov.clone());
+                    }
+                }
+            }
+        }
+        (Value::Sequence(b), Value::Sequence(o)) => {
+            if matches!(key, "volumes" | "devices") {
+                for ov in o {
+                    let t = mount_target(ov);
+                    if let Some(pos) = b.iter().position(|x| t.is_some() && mount_target(x) == t) {
+                        b[pos] = ov.clone();
+                    } else {
+                        b.push(ov.clone());
+                    }
+                }
+            } else {
+                for ov in o {
+                    if !b.contains(ov) {
+                        b.push(ov.clone());
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o.clone(),
+    }
+}
+
+fn mount_target(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => s.split(':').nth(1).map(String::from),
+        Value::Mapping(m) => m.get("target").and_then(|x| x.as_str()).map(String::from),
+        _ => None,
+    }
+}
+
+fn list_to_map(v: &Value) -> Value {
+    match v {
+        Value::Sequence(s) => {
+            let mut m = Mapping::new();
+            for x in s {
+                if let Some(t) = x.as_str() {
+                    let (k, val) = t.split_once('=').unwrap_or((t, ""));
+                    m.insert(Value::String(k.into()), Value::String(val.into()));
+                }
+            }
+            Value::Mapping(m)
+        }
+        other => other.clone(),
+    }
+}
+
+/// A parsed compose file, kept with its text for positions.
+pub struct ComposeFile {
+    pub path: PathBuf,
+    pub display: String,
+    pub text: String,
+    pub value: Value,
+}
+
+pub fn parse_file(
+    display: &str,
+    path: &Path,
+    text: &str,
+    vars: &Vars,
+) -> Result<ComposeFile, SpecError> {
+    let mut value: Value = serde_yaml::from_str(text).map_err(|e| SpecError {
+        pos: e
+            .location()
+            .map(|l| Pos {
+                line: l.line() as u32,
+                col: l.column() as u32,
+            })
+            .unwrap_or(Pos { line: 1, col: 1 }),
+        message: format!("invalid YAML: {e}"),
+    })?;
+    value.apply_merge().map_err(|e| SpecError {
+        pos: Pos { line: 1, col: 1 },
+        message: format!("invalid YAML merge key: {e}"),
+    })?;
+    // Merge keys can nest (an anchor that itself merges): apply until stable.
+    for _ in 0..4 {
+        let _ = value.apply_merge();
+    }
+    interpolate(&mut value, vars);
+    Ok(ComposeFile {
+        path: path.to_path_buf(),
+        display: display.to_string(),
+        text: text.to_string(),
+        value,
+    })
+}
+
+fn resolve_extends(name: &str, services: &Mapping, dir: &Path, vars: &Vars, depth: u32) -> Value {
+    let Some(svc) = services.get(name).cloned() else {
+        return Value::Null;
+    };
+    let Some(ext) = svc.get("extends").cloned() else {
+        return svc;
+    };
+    if depth > 8 {
+        return svc;
+    }
+    let (file, base_name) = match &ext {
+        Value::String(s) => (None, s.clone()),
+        Value::Mapping(m) => (
+            m.get("file").and_then(|f| f.as_str()).map(String::from),
+            m.get("service")
+                .and_then(|f| f.as_str())
+                .unwrap_or("")
+                .to_string(),
+        ),
+        _ => return svc,
+    };
+    let mut base = match file {
+        None => resolve_extends(&base_name, services, dir, vars, depth + 1),
+        Some(f) => {
+            let p = dir.join(&f);
+            match std::fs::read_to_string(&p)
+                .ok()
+                .and_then(|t| parse_file(&f, &p, &t, vars).ok())
+            {
+                Some(cf) => {
+                    let other = cf
+                        .value
+                        .get("services")
+                        .and_then(|s| s.as_mapping())
+                        .cloned()
+                        .unwrap_or_default();
+                    let d = p.parent().unwrap_or(dir).to_path_buf();
+                    resolve_extends(&base_name, &other, &d, vars, depth + 1)
+                }
+                None => Value::Null,
+            }
+        }
+    };
+    let mut own = svc.clone();
+    if let Value::Mapping(m) = &mut own {
+        m.remove("extends");
+    }
+    if base.is_null() {
+        return own;
+    }
+    merge(&mut base, &own, "");
+    base
+}
+
+/// Load and merge compose files into run specs. `is_gpu_build` answers whether a service's
+/// `build:` (context dir, dockerfile path) produces a GPU image.
+pub fn load(
+    files: &[(String, PathBuf)],
+    is_gpu_build: &dyn Fn(&Path, &Path) -> Option<bool>,
+) -> (Vec<RunSpec>, Vec<(String, SpecError)>) {
+    let mut errors = Vec::new();
+    let Some(first) = files.first() else {
+        return (Vec::new(), errors);
+    };
+    let project_dir = first.1.parent().map(Path::to_path_buf).unwrap_or_default();
+    let vars = load_vars(&project_dir);
+    let mut parsed = Vec::new();
+    for (disp, p) in files {
+        match std::fs::read_to_string(p) {
+            Ok(t) => match parse_file(disp, p, &t, &vars) {
+                Ok(cf) => parsed.push(cf),
+                Err(e) => errors.push((disp.clone(), e)),
+            },
+            Err(e) => errors.push((
+                disp.clone(),
+                SpecError {
+                    pos: Pos { line: 1, col: 1 },
+                    message: format!("cannot read: {e}"),
+                },
+            )),
+        }
+    }
+    (
+        specs_from(&parsed, &project_dir, &vars, is_gpu_build),
+        errors,
+    )
+}
+
+pub fn specs_from(
+    parsed: &[ComposeFile],
+    project_dir: &Path,
+    vars: &Vars,
+    is_gpu_build: &dyn Fn(&Path, &Path) -> Option<bool>,
+) -> Vec<RunSpec> {
+    // Merge `services` of all files in order, resolving `extends` per file first.
+    let mut merged = Mapping::new();
+    let mut origin: Vec<(String, usize)> = Vec::new();
+    for (fi, cf) in parsed.iter().enumerate() {
+        let Some(services) = cf.value.get("services").and_then(|s| s.as_mapping()) else {
+            continue;
+        };
+        let dir = cf.path.parent().unwrap_or(project_dir);
+        for (k, _) in services {
+            let Some(name) = k.as_str() else { continue };
+            let svc = resolve_extends(name, services, dir, vars, 0);
+            match merged.get_mut(k) {
+                Some(b) => merge(b, &svc, ""),
+                None => {
+                    merged.insert(k.clone(), svc);
+                }
+            }
+            origin.retain(|o| o.0 != name);
+            origin.push((name.to_string(), fi));
+        }
+    }
+    let mut out = Vec::new();
+    for (name, fi) in origin {
+        let Some(svc) = merged.get(name.as_str()) else {
+            continue;
+        };
+        let cf = &parsed[fi];
+        out.push(service_spec(&name, svc, cf, project_dir, is_gpu_build));
+    }
+    out
+}
+
+fn s(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn service_spec(
+    name: &str,
+    svc: &Value,
+    cf: &ComposeFile,
+    project_dir: &Path,
+    is_gpu_build: &dyn Fn(&Path, &Path) -> Option<bool>,
+) -> RunSpec {
+    let y = YamlText::new(&cf.text, 1);
+    let services_blk = y
+        .key(y.all(), "services")
+        .map(|p| y.block_of(p.line, y.all()))
+        .unwrap_or(y.all());
+    let spos = y.key(services_blk, name).unwrap_or(Pos { line: 1, col: 1 });
+    let blk = y.block_of(spos.line, y.all());
+    let at = |key: &str| y.key(blk, key).unwrap_or(spos);
+    let find = |needle: &str| y.text(blk, needle).unwrap_or(spos);
+    let mut rs = RunSpec::new(RunKind::Compose, &cf.display, spos, name, "compose");
+    if let Some(img) = svc.get("image").and_then(s) {
+        rs.image_pos = at("image");
+        rs.image = Some(img);
+    }
+    if let Some(b) = svc.get("build") {
+        let (ctx, df) = match b {
+            Value::String(c) => (c.clone(), "Dockerfile".to_string()),
+            Value::Mapping(m) => (
+                m.get("context").and_then(s).unwrap_or_else(|| ".".into()),
+                m.get("dockerfile")
+                    .and_then(s)
+                    .unwrap_or_else(|| "Dockerfile".into()),
+            ),
+            _ => (".".into(), "Dockerfile".into()),
+        };
+        if !ctx.contains("://") {
+            let base = cf.path.parent().unwrap_or(project_dir);
+            let cdir = base.join(&ctx);
+            let dfp = cdir.join(&df);
+            rs.built_gpu_image = is_gpu_build(&cdir, &dfp);
+        }
+    }
+    if let Some(rt) = svc.get("runtime").and_then(s) {
+        rs.runtime = Some((rt, at("runtime")));
+    }
+    // deploy.resources.reservations.devices
+    if let Some(devs) = svc
+        .get("deploy")
+        .and_then(|d| d.get("resources"))
+        .and_then(|r| r.get("reservations"))
+        .and_then(|r| r.get("devices"))
+        .and_then(|d| d.as_sequence())
+    {
+        for d in devs {
+            let is_gpu = d
+                .get("driver")
+                .and_then(s)
+                .map(|x| x == "nvidia")
+                .unwrap_or(false)
+                || d.get("capabilities")
+                    .and_then(|c| c.as_sequence())
+                    .map(|c| c.iter().any(|x| x.as_str() == Some("gpu")))
+                    .unwrap_or(false);
+            if !is_gpu {
+                continue;
+            }
+            let mut g = GpuRequest {
+                all: false,
+                count: None,
+                ids: Vec::new(),
+                pos: at("devices"),
+            };
+            match d.get("count") {
+                Some(Value::String(c)) if c == "all" => g.all = true,
+                Some(v) => g.count = s(v).and_then(|c| c.parse().ok()),
+                None => {}
+            }
+            if let Some(ids) = d.get("device_ids").and_then(|x| x.as_sequence()) {
+                g.ids = ids.iter().filter_map(s).collect();
+            }
+            if g.count.is_none() && g.ids.is_empty() {
+                // Docker: neither count nor device_ids → all GPUs.
+                g.all = true;
+            }
+            rs.gpus = Some(g);
+        }
+    }
+    match svc.get("gpus") {
+        Some(Value::String(v)) => rs.gpus = Some(parse_gpus_flag(v, at("gpus"))),
+        Some(Value::Sequence(list)) => {
+            let mut g = GpuRequest {
+                all: false,
+                count: None,
+                ids: Vec::new(),
+                pos: at("gpus"),
+            };
+            for d in list {
+                if let Some(c) = d.get("count") {
+                    if c.as_str() == Some("all") {
+                        g.all = true;
+                    } else {
+                        g.count = s(c).and_then(|c| c.parse().ok());
+                    }
+                }
+                if let Some(ids) = d.get("device_ids").and_then(|x| x.as_sequence()) {
+                    g.ids.extend(ids.iter().filter_map(s));
+                }
+            }
+            if g.count.is_none() && g.ids.is_empty() {
+                g.all = true;
+            }
+            rs.gpus = Some(g);
+        }
+        _ => {}
+    }
+    match svc.get("environment") {
+        Some(Value::Mapping(m)) => {
+            for (k, v) in m {
+                if let Some(k) = k.as_str() {
+                    let val = s(v).unwrap_or_default();
+                    rs.env
+                        .push((k.to_string(), val, y.key(blk, k).unwrap_or_else(|| find(k))));
+                }
+            }
+        }
+        Some(Value::Sequence(l)) => {
+            for x in l {
+                if let Some(t) = x.as_str() {
+                    let (k, v) = t.split_once('=').unwrap_or((t, ""));
+                    rs.env.push((k.to_string(), v.to_string(), find(t)));
+                }
+            }
+        }
+        _ => {}
+    }
+    if let Some(vols) = svc.get("volumes").and_then(|v| v.as_sequence()) {
+        for v in vols {
+            match v {
+                Value::String(t) => {
+                    let parts: Vec<&str> = t.split(':').collect();
+                    if parts.len() >= 2 {
+                        rs.mounts.push(Mount {
+                            host: parts[0].to_string(),
+                            container: parts[1].to_string(),
+                            read_only: parts
+                                .get(2)
+                                .map(|o| o.split(',').any(|x| x == "ro"))
+                                .unwrap_or(false),
+                            pos: find(t),
+                        });
+                    }
+                }
+                Value::Mapping(m) => {
+                    let typ = m.get("type").and_then(s).unwrap_or_default();
+                    let src = m.get("source").and_then(s).unwrap_or_default();
+                    let tgt = m.get("target").and_then(s).unwrap_or_default();
+                    if tgt == "/dev/shm" {
+                        rs.shm_volume = true;
+                    }
+                    if typ == "bind" {
+                        rs.mounts.push(Mount {
+                            host: src.clone(),
+                            container: tgt,
+                            read_only: m
+                                .get("read_only")
+                                .and_then(|x| x.as_bool())
+                                .unwrap_or(false),
+                            pos: find(&src),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(devs) = svc.get("devices").and_then(|v| v.as_sequence()) {
+        for d in devs {
+            let t = match d {
+                Value::String(t) => t.clone(),
+                Value::Mapping(m) => m.get("source").and_then(s).unwrap_or_default(),
+                _ => continue,
+            };
+            let host = t.split(':').next().unwrap_or("").to_string();
+            rs.devices.push((host, find(&t)));
+        }
+    }
+    if let Some(sz) = svc.get("shm_size").and_then(s) {
+        if let Some(b) = parse_size(&sz) {
+            rs.shm_size = Some((b, at("shm_size")));
+        }
+    }
+    if let Some(t) = svc.get("tmpfs") {
+        let hit = match t {
+            Value::String(x) => x.starts_with("/dev/shm"),
+            Value::Sequence(l) => l.iter().any(|x| {
+                x.as_str()
+                    .map(|x| x.starts_with("/dev/shm"))
+                    .unwrap_or(false)
+            }),
+            _ => false,
+        };
+        rs.shm_volume |= hit;
+    }
+    rs.commented_gpu = [
+        "driver: nvidia",
+        "runtime: nvidia",
+        "gpus:",
+        "capabilities: [gpu]",
+        "/dev/nvidia",
+    ]
+    .iter()
+    .find_map(|n| y.commented(blk, n))
+    .map(|p| match y.commented(blk, "deploy:") {
+        Some(d) if d.line <= p.line => d,
+        _ => p,
+    });
+    rs.ipc_host = svc
+        .get("ipc")
+        .and_then(s)
+        .map(|x| x == "host")
+        .unwrap_or(false);
+    rs.privileged = svc
+        .get("privileged")
+        .and_then(|x| x.as_bool())
+        .unwrap_or(false);
+    for key in ["entrypoint", "command"] {
+        match svc.get(key) {
+            Some(Value::String(c)) => rs.command.extend(c.split_whitespace().map(String::from)),
+            Some(Value::Sequence(l)) => rs.command.extend(l.iter().filter_map(s)),
+            _ => {}
+        }
+    }
+    rs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specs(files: &[(&str, &str)]) -> Vec<RunSpec> {
+        let dir = tempfile::tempdir().unwrap();
+        let mut v = Vec::new();
+        for (n, t) in files {
+            let p = dir.path().join(n);
+            std::fs::write(&p, t).unwrap();
+            v.push((n.to_string(), p));
+        }
+        load(&v, &|_, _| None).0
+    }
+
+    #[test]
+    fn reservations_anchors_and_overrides() {
+        let base = "x-gpu: &gpu\n  deploy:\n    resources:\n      reservations:\n        devices:\n          - driver: nvidia\n            count: 2\n            capabilities: [gpu]\nservices:\n  train:\n    <<: *gpu\n    image: ${IMG:-pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime}\n    environment:\n      - CUDA_VISIBLE_DEVICES=0\n    volumes:\n      - /usr/local/cuda:/usr/local/cuda:ro\n";
+        let over = "services:\n  train:\n    shm_size: 8gb\n    environment:\n      CUDA_VISIBLE_DEVICES: \"1\"\n";
+        let v = specs(&[("compose.yaml", base), ("compose.override.yaml", over)]);
+        assert_eq!(v.len(), 1);
+        let r = &v[0];
+        assert_eq!(r.gpus.as_ref().unwrap().count, Some(2));
+        assert_eq!(
+            r.image.as_deref(),
+            Some("pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime")
+        );
+        assert_eq!(r.env_value("CUDA_VISIBLE_DEVICES").unwrap().1, "1");
+        assert_eq!(r.shm_size.unwrap().0, 8 << 30);
+        assert_eq!(r.mounts[0].host, "/usr/local/cuda");
+    }
+
+    #[test]
+    fn extends_same_file() {
+        let t = "services:\n  base:\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    runtime: nvidia\n  app:\n    extends: base\n    command: python train.py\n";
+        let v = specs(&[("compose.yaml", t)]);
+        let app = v.iter().find(|r| r.name == "app").unwrap();
+        assert_eq!(app.runtime.as_ref().unwrap().0, "nvidia");
+        assert_eq!(app.pos.line, 5);
+        assert_eq!(app.runtime.as_ref().unwrap().1.line, 5);
+    }
+
+    #[test]
+    fn bad_yaml_is_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("compose.yaml");
+        std::fs::write(&p, "services:\n  a:\n   - b\n  c: [\n").unwrap();
+        let (_, errs) = load(&[("compose.yaml".into(), p)], &|_, _| None);
+        assert_eq!(errs.len(), 1);
+        assert!(errs[0].1.pos.line >= 3);
+    }
+}

@@ -1,0 +1,295 @@
+//! Image references (`registry/repo:tag@digest`) and what a tag says about the image:
+//! `nvidia/cuda:<ver>-[cudnn[N]-]<flavor>-<os>`, `pytorch/pytorch:<torch>-cuda<ver>-cudnn<n>-
+//! <flavor>`, `nvcr.io/nvidia/pytorch:YY.MM-py3` (CUDA from the facts), and the common
+//! third-party spellings (`…-cuda11.3…`, `…-cu124-…`, `miniconda-cuda:11.3-devel`).
+
+use super::facts::Facts;
+use crate::version::CudaVersion;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImageRef {
+    /// `docker.io` when not written.
+    pub registry: String,
+    /// `nvidia/cuda`, `library/ubuntu` shortened to `ubuntu`.
+    pub repo: String,
+    pub tag: Option<String>,
+    pub digest: Option<String>,
+}
+
+impl ImageRef {
+    pub fn parse(s: &str) -> Option<ImageRef> {
+        let s = s.trim();
+        if s.is_empty() || s.contains(char::is_whitespace) || s.starts_with('-') {
+            return None;
+        }
+        let (name, digest) = match s.split_once('@') {
+            Some((n, d)) => (n, Some(d.to_string())),
+            None => (s, None),
+        };
+        let slash = name.rfind('/').map(|i| i + 1).unwrap_or(0);
+        let (path, tag) = match name[slash..].rfind(':') {
+            Some(i) => (&name[..slash + i], Some(name[slash + i + 1..].to_string())),
+            None => (name, None),
+        };
+        let mut parts: Vec<&str> = path.split('/').collect();
+        let registry = if parts.len() > 1
+            && (parts[0].contains('.') || parts[0].contains(':') || parts[0] == "localhost")
+        {
+            parts.remove(0).to_ascii_lowercase()
+        } else {
+            "docker.io".to_string()
+        };
+        let mut repo = parts.join("/");
+        if registry == "docker.io" {
+            if let Some(r) = repo.strip_prefix("library/") {
+                repo = r.to_string();
+            }
+        }
+        if repo.is_empty() {
+            return None;
+        }
+        Some(ImageRef {
+            registry,
+            repo,
+            tag,
+            digest,
+        })
+    }
+    /// `nvcr.io/nvidia/pytorch` or `nvidia/cuda` (Docker Hub without the registry).
+    pub fn full_repo(&self) -> String {
+        if self.registry == "docker.io" {
+            self.repo.clone()
+        } else {
+            format!("{}/{}", self.registry, self.repo)
+        }
+    }
+}
+
+/// Which family of known image a reference is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageKind {
+    NvidiaCuda,
+    PyTorch,
+    NgcPyTorch,
+    /// A tag or name that mentions CUDA / GPU; facts are inferred from the spelling.
+    OtherGpu,
+    Other,
+}
+
+/// What we know about an image from its reference alone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageInfo {
+    pub kind: ImageKind,
+    pub cuda: Option<CudaVersion>,
+    pub cudnn: Option<u32>,
+    pub torch: Option<String>,
+    /// `base`, `runtime`, `devel`.
+    pub flavor: Option<String>,
+    pub os: Option<String>,
+    /// CUDA parsed from a third-party spelling rather than a known scheme.
+    pub inferred: bool,
+    /// Source of the CUDA fact when it came from a table.
+    pub source: Option<String>,
+}
+
+impl ImageInfo {
+    pub fn unknown() -> ImageInfo {
+        ImageInfo {
+            kind: ImageKind::Other,
+            cuda: None,
+            cudnn: None,
+            torch: None,
+            flavor: None,
+            os: None,
+            inferred: false,
+            source: None,
+        }
+    }
+    /// The image ships a CUDA toolkit / runtime of its own.
+    pub fn has_cuda(&self) -> bool {
+        self.cuda.is_some() || matches!(self.kind, ImageKind::NvidiaCuda | ImageKind::NgcPyTorch)
+    }
+    /// The image is meant to run on a GPU.
+    pub fn is_gpu(&self) -> bool {
+        self.kind != ImageKind::Other || self.cuda.is_some()
+    }
+}
+
+fn parse_cuda_prefix(s: &str) -> Option<CudaVersion> {
+    let v: String = s
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let v = v.trim_end_matches('.');
+    if v.is_empty() || !v.contains('.') && v.len() > 2 {
+        return None;
+    }
+    v.parse().ok()
+}
+
+/// `cuda11.3`, `cuda-11.3`, `cu124` / `cu118` anywhere in `s`.
+fn find_cuda_in(s: &str) -> Option<CudaVersion> {
+    let l = s.to_ascii_lowercase();
+    let b = l.as_bytes();
+    let mut i = 0;
+    while let Some(p) = l[i..].find("cu") {
+        let at = i + p;
+        let before_ok = at == 0 || !b[at - 1].is_ascii_alphabetic();
+        let rest = &l[at + 2..];
+        if before_ok {
+            if let Some(r) = rest.strip_prefix("da") {
+                let r = r.trim_start_matches(['-', '_']);
+                if let Some(v) = parse_cuda_prefix(r) {
+                    if v.major >= 7 && v.major <= 20 {
+                        return Some(v);
+                    }
+                }
+            } else {
+                let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+                let after = rest[digits.len()..].chars().next();
+                if (digits.len() == 3 || digits.len() == 2)
+                    && !after.map(|c| c.is_ascii_alphabetic()).unwrap_or(false)
+                {
+                    if let Some(v) = CudaVersion::from_cu_tag(&format!("cu{digits}")) {
+                        if v.major >= 9 && v.major <= 20 {
+                            return Some(v);
+                        }
+                    }
+                }
+            }
+        }
+        i = at + 2;
+    }
+    None
+}
+
+/// What a reference says. `facts` answers NGC tags.
+pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
+    let mut info = ImageInfo::unknown();
+    let repo = r.repo.to_ascii_lowercase();
+    let tag = r.tag.clone().unwrap_or_default();
+    if repo == "nvidia/cuda" && (r.registry == "docker.io" || r.registry == "nvcr.io") {
+        info.kind = ImageKind::NvidiaCuda;
+        let parts: Vec<&str> = tag.split('-').collect();
+        info.cuda = parts.first().and_then(|p| parse_cuda_prefix(p));
+        for p in &parts[1.min(parts.len())..] {
+            if let Some(n) = p.strip_prefix("cudnn") {
+                info.cudnn = Some(n.parse().unwrap_or(0));
+            } else if matches!(*p, "base" | "runtime" | "devel") {
+                info.flavor = Some(p.to_string());
+            }
+        }
+        if parts.len() >= 3 {
+            info.os = parts.last().map(|s| s.to_string());
+        }
+        return info;
+    }
+    if repo == "pytorch/pytorch" {
+        info.kind = ImageKind::PyTorch;
+        let parts: Vec<&str> = tag.split('-').collect();
+        if let Some(t) = parts.first() {
+            if t.starts_with(|c: char| c.is_ascii_digit()) {
+                info.torch = Some(t.to_string());
+            }
+        }
+        for p in parts.iter().skip(1) {
+            if let Some(v) = p.strip_prefix("cuda") {
+                info.cuda = parse_cuda_prefix(v);
+            } else if let Some(n) = p.strip_prefix("cudnn") {
+                info.cudnn = n.parse().ok();
+            } else if matches!(*p, "runtime" | "devel") {
+                info.flavor = Some(p.to_string());
+            }
+        }
+        return info;
+    }
+    if r.registry == "nvcr.io" && repo == "nvidia/pytorch" {
+        info.kind = ImageKind::NgcPyTorch;
+        info.flavor = Some("devel".into());
+        if let Some(s) = facts.ngc_pytorch_cuda(&tag) {
+            info.cuda = Some(s.value);
+            info.source = Some(s.source);
+        }
+        return info;
+    }
+    let whole = format!("{repo}:{tag}");
+    if let Some(v) = find_cuda_in(&whole) {
+        info.kind = ImageKind::OtherGpu;
+        info.cuda = Some(v);
+        info.inferred = true;
+    } else if repo.ends_with("-cuda") || repo.ends_with("/cuda") {
+        // gpuci/miniconda-cuda:11.3-devel
+        info.kind = ImageKind::OtherGpu;
+        info.cuda = parse_cuda_prefix(&tag);
+        info.inferred = true;
+    } else if is_gpu_name(&whole) {
+        info.kind = ImageKind::OtherGpu;
+    }
+    for f in ["devel", "runtime", "base"] {
+        if whole.contains(f) {
+            info.flavor = Some(f.into());
+            break;
+        }
+    }
+    info
+}
+
+/// A name or tag that announces a GPU build.
+pub fn is_gpu_name(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    ["cuda", "gpu", "nvidia", "tensorrt", "cudnn", "-cu1", "_cu1"]
+        .iter()
+        .any(|k| l.contains(k))
+        || l.starts_with("nvcr.io/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::facts::SpecFacts;
+
+    fn info(s: &str) -> ImageInfo {
+        let f = SpecFacts::load().unwrap();
+        image_info(&ImageRef::parse(s).unwrap(), &f)
+    }
+
+    #[test]
+    fn refs() {
+        let r = ImageRef::parse("nvcr.io/nvidia/pytorch:25.06-py3").unwrap();
+        assert_eq!(
+            (r.registry.as_str(), r.repo.as_str(), r.tag.as_deref()),
+            ("nvcr.io", "nvidia/pytorch", Some("25.06-py3"))
+        );
+        let r = ImageRef::parse("localhost:5000/x@sha256:abc").unwrap();
+        assert_eq!(r.registry, "localhost:5000");
+        assert_eq!(r.tag, None);
+        assert_eq!(
+            ImageRef::parse("library/ubuntu:22.04").unwrap().repo,
+            "ubuntu"
+        );
+    }
+
+    #[test]
+    fn known_schemes() {
+        let i = info("nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04");
+        assert_eq!(i.cuda, Some("12.4.1".parse().unwrap()));
+        assert_eq!(i.flavor.as_deref(), Some("devel"));
+        assert_eq!(i.os.as_deref(), Some("ubuntu22.04"));
+        let i = info("nvidia/cuda:10.1-cudnn7-devel-ubuntu18.04");
+        assert_eq!((i.cuda, i.cudnn), (Some(CudaVersion::new(10, 1)), Some(7)));
+        let i = info("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-devel");
+        assert_eq!(i.torch.as_deref(), Some("2.6.0"));
+        assert_eq!(i.cuda, Some(CudaVersion::new(12, 4)));
+        let i = info("nvcr.io/nvidia/pytorch:25.06-py3");
+        assert_eq!(i.kind, ImageKind::NgcPyTorch);
+        assert!(i.cuda.is_some());
+        let i = info("axolotlai/axolotl-cloud:main-py3.11-cu124-2.6.0");
+        assert_eq!(i.cuda, Some(CudaVersion::new(12, 4)));
+        let i = info("gpuci/miniconda-cuda:11.3-devel-ubuntu18.04");
+        assert_eq!(i.cuda, Some(CudaVersion::new(11, 3)));
+        let i = info("msramcg/pytorch1.8.1-cuda11.1-cudnn8-runtime-pip20.1.1");
+        assert_eq!(i.cuda, Some(CudaVersion::new(11, 1)));
+        assert_eq!(info("ubuntu:22.04").kind, ImageKind::Other);
+        assert_eq!(info("python:3.11-slim").cuda, None);
+    }
+}

@@ -1,0 +1,696 @@
+//! Dockerfiles and run configurations → facts with file:line:col → GL1xx findings.
+//!
+//! Parsers: [`dockerfile`] (BuildKit-faithful syntax) → [`build`] (stages, ARG/ENV, RUN read
+//! as shell by [`shell`], installs by [`pkg`], base images by [`image`]); [`runspec`]
+//! (`docker run` lines in scripts and Markdown), [`compose`], [`k8s`] → [`runspec::RunSpec`].
+//! Facts about CUDA, drivers and torch come through [`facts::Facts`].
+//!
+//! Commands for the CLI: [`cmd_dockerfile`], [`cmd_compose`], [`cmd_k8s`], [`cmd_run`],
+//! [`cmd_lint`], each with its clap `Args` struct. They return findings after configuration
+//! (rule enable/disable, severity overrides) and suppressions are applied; the caller reports
+//! them and maps them to an exit code. Unreadable input is an `Err` (exit 2); input that is
+//! read but does not parse is a GL100 finding at its file:line:col.
+
+pub mod build;
+pub mod compose;
+pub mod dockerfile;
+pub mod facts;
+pub mod image;
+pub mod k8s;
+pub mod pkg;
+pub mod runspec;
+pub mod shell;
+pub mod torch;
+pub mod yamlloc;
+
+use crate::config::Config;
+use crate::finding::{Finding, Location};
+use crate::rules::spec_list;
+use crate::suppress::FileText;
+use crate::target::Target;
+use anyhow::Context as _;
+use build::{BuildFacts, BuildOptions, SpecError};
+use dockerfile::Pos;
+use facts::Facts;
+use runspec::RunSpec;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What every spec command needs besides its own arguments.
+pub struct CommandContext {
+    /// Targets from `--gpu/--driver/--host/--fleet` or the config; empty = target-independent.
+    pub targets: Vec<Target>,
+    pub config: Config,
+    /// Compatibility facts (the matrix handle).
+    pub facts: Box<dyn Facts>,
+    /// Paths in findings are shown relative to this directory.
+    pub cwd: PathBuf,
+}
+
+impl CommandContext {
+    /// A context with the embedded facts, the given targets and config.
+    pub fn new(targets: Vec<Target>, config: Config) -> anyhow::Result<CommandContext> {
+        Ok(CommandContext {
+            targets,
+            config,
+            facts: Box::new(facts::SpecFacts::load()?),
+            cwd: std::env::current_dir().unwrap_or_default(),
+        })
+    }
+    fn display(&self, p: &Path) -> String {
+        let s = p.strip_prefix(&self.cwd).unwrap_or(p);
+        let s = s.strip_prefix("./").unwrap_or(s);
+        s.to_string_lossy().replace('\\', "/")
+    }
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DockerfileArgs {
+    /// Dockerfiles to check (default: ./Dockerfile).
+    pub paths: Vec<PathBuf>,
+    /// Build argument, as for `docker build` (repeatable).
+    #[arg(long = "build-arg", value_name = "KEY=VALUE")]
+    pub build_args: Vec<String>,
+    /// Check only the stages this target stage needs.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Build context for files the Dockerfile reads (requirements); default: its directory.
+    #[arg(long)]
+    pub context: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ComposeArgs {
+    /// Compose files, merged in order (default: compose.yaml / docker-compose.yml lookup).
+    #[arg(short = 'f', long = "file")]
+    pub files: Vec<PathBuf>,
+    /// Positional compose files (same as -f).
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct K8sArgs {
+    /// Manifests (multi-document YAML, Helm-rendered output, `-` for stdin).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunArgs {
+    /// Shell scripts or Markdown files to search for docker/podman run lines.
+    #[arg(long = "file")]
+    pub files: Vec<PathBuf>,
+    /// A command line: `gpulint run -- docker run --gpus all IMAGE`.
+    #[arg(last = true)]
+    pub argv: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LintArgs {
+    /// Repository directory (default: the current directory).
+    pub dir: Option<PathBuf>,
+}
+
+/// Input for the GL1xx checks.
+pub enum Subject<'a> {
+    Dockerfile(&'a BuildFacts),
+    Runs(&'a [RunSpec]),
+}
+
+/// What a check sees besides its subject.
+pub struct RuleCtx<'a> {
+    pub targets: &'a [Target],
+    pub facts: &'a dyn Facts,
+}
+
+pub fn loc(file: &str, p: Pos) -> Location {
+    Location::in_file(file, p.line.max(1), p.col.max(1))
+}
+
+fn error_finding(file: &str, e: &SpecError) -> Finding {
+    crate::rules::gl100_invalid_spec_file::META
+        .finding(e.message.clone())
+        .with_location(loc(file, e.pos))
+}
+
+fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding> {
+    let rc = RuleCtx {
+        targets: &ctx.targets,
+        facts: ctx.facts.as_ref(),
+    };
+    let mut out = Vec::new();
+    for (meta, check) in spec_list::spec_checks() {
+        if !ctx.config.rule_enabled(meta.code) {
+            continue;
+        }
+        out.extend(check(subject, &rc));
+    }
+    out
+}
+
+/// Parse `KEY=VALUE` build args; `KEY` alone takes the value from the environment.
+fn build_args(list: &[String]) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for a in list {
+        match a.split_once('=') {
+            Some((k, v)) => {
+                m.insert(k.to_string(), v.to_string());
+            }
+            None => {
+                if let Ok(v) = std::env::var(a) {
+                    m.insert(a.clone(), v);
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Analyze one Dockerfile's text (no config, no suppressions): for tests and `lint`.
+pub fn analyze_dockerfile(
+    file: &str,
+    text: &str,
+    opts: &BuildOptions,
+    ctx: &CommandContext,
+) -> Vec<Finding> {
+    let bf = build::analyze(file, text, opts, ctx.facts.as_ref());
+    let mut out: Vec<Finding> = bf.errors.iter().map(|e| error_finding(file, e)).collect();
+    out.extend(run_checks(&Subject::Dockerfile(&bf), ctx));
+    out
+}
+
+fn read(p: &Path) -> anyhow::Result<String> {
+    if p == Path::new("-") {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
+        return Ok(s);
+    }
+    let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Finish a command: config (enable/severity), suppressions, deterministic order.
+fn finish(findings: Vec<Finding>, texts: &[FileText], ctx: &CommandContext) -> Vec<Finding> {
+    let mut f = crate::suppress::apply(findings, texts, &ctx.config);
+    f.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    f.dedup();
+    f
+}
+
+pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("Dockerfile")]
+    } else {
+        args.paths.clone()
+    };
+    let mut all = Vec::new();
+    let mut texts = Vec::new();
+    for p in &paths {
+        let text = read(p)?;
+        let file = ctx.display(p);
+        let opts = BuildOptions {
+            build_args: build_args(&args.build_args),
+            target: args.target.clone(),
+            context: args.context.clone().or_else(|| {
+                p.parent().map(|d| {
+                    if d.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        d.to_path_buf()
+                    }
+                })
+            }),
+        };
+        all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
+        let ranges = dockerfile::parse(&text)
+            .instructions
+            .iter()
+            .map(|i| (i.start_line, i.end_line))
+            .collect();
+        texts.push((file, text, Some(ranges)));
+    }
+    Ok(finish(all, &texts, ctx))
+}
+
+/// Whether the image a Dockerfile builds is meant for a GPU (CUDA base or CUDA torch).
+fn dockerfile_is_gpu(ctx: &CommandContext, context: &Path, df: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(df).ok()?;
+    let bf = build::analyze(
+        "",
+        &text,
+        &BuildOptions {
+            context: Some(context.to_path_buf()),
+            ..Default::default()
+        },
+        ctx.facts.as_ref(),
+    );
+    let last = bf.stages.last()?;
+    if last.info.is_gpu() {
+        return Some(true);
+    }
+    let torch = bf.chain(last.index).iter().any(|s| {
+        s.installs.iter().any(|i| match i {
+            pkg::Install::Pip(p) => {
+                p.reqs
+                    .iter()
+                    .any(|r| r.name == "torch" && r.local.as_deref() != Some("cpu"))
+                    && !p.index_url.as_deref().unwrap_or("").contains("/cpu")
+            }
+            pkg::Install::Conda(c) => c
+                .pkgs
+                .iter()
+                .any(|p| p.0 == "pytorch-cuda" || p.0 == "cudatoolkit"),
+            _ => false,
+        })
+    });
+    Some(torch)
+}
+
+fn compose_findings(
+    files: &[(String, PathBuf)],
+    ctx: &CommandContext,
+) -> (Vec<Finding>, Vec<FileText>) {
+    let (specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
+    let mut out: Vec<Finding> = errors.iter().map(|(f, e)| error_finding(f, e)).collect();
+    out.extend(run_checks(&Subject::Runs(&specs), ctx));
+    let texts = files
+        .iter()
+        .filter_map(|(d, p)| {
+            std::fs::read_to_string(p)
+                .ok()
+                .map(|t| (d.clone(), t, None))
+        })
+        .collect();
+    (out, texts)
+}
+
+pub fn cmd_compose(args: &ComposeArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let mut files: Vec<PathBuf> = args.files.iter().chain(&args.paths).cloned().collect();
+    if files.is_empty() {
+        files = compose::default_files(&ctx.cwd);
+        if files.is_empty() {
+            anyhow::bail!(
+                "no compose file found in {} (looked for {})",
+                ctx.cwd.display(),
+                compose::DEFAULT_FILES.join(", ")
+            );
+        }
+    }
+    for f in &files {
+        if !f.is_file() {
+            anyhow::bail!("cannot read {}", f.display());
+        }
+    }
+    let named: Vec<(String, PathBuf)> = files.iter().map(|p| (ctx.display(p), p.clone())).collect();
+    let (out, texts) = compose_findings(&named, ctx);
+    Ok(finish(out, &texts, ctx))
+}
+
+fn k8s_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
+    let (specs, errors) = k8s::parse(file, text);
+    let mut out: Vec<Finding> = errors.iter().map(|e| error_finding(file, e)).collect();
+    out.extend(run_checks(&Subject::Runs(&specs), ctx));
+    out
+}
+
+pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let mut all = Vec::new();
+    let mut texts = Vec::new();
+    for p in &args.files {
+        let text = read(p)?;
+        let file = if p == Path::new("-") {
+            "<stdin>".to_string()
+        } else {
+            ctx.display(p)
+        };
+        all.extend(k8s_findings(&file, &text, ctx));
+        texts.push((file, text, None));
+    }
+    Ok(finish(all, &texts, ctx))
+}
+
+fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
+    let md = file.ends_with(".md") || file.ends_with(".mdx") || file.ends_with(".markdown");
+    let specs = runspec::scan_script(file, text, md);
+    run_checks(&Subject::Runs(&specs), ctx)
+}
+
+pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let mut all = Vec::new();
+    let mut texts = Vec::new();
+    if !args.argv.is_empty() {
+        let line = args
+            .argv
+            .iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let specs = runspec::scan_script("<command line>", &line, false);
+        if specs.is_empty() {
+            anyhow::bail!("not a container start: expected `docker run …`, `podman run …` or `nvidia-docker run …`");
+        }
+        all.extend(run_checks(&Subject::Runs(&specs), ctx));
+    }
+    for p in &args.files {
+        let text = read(p)?;
+        let file = ctx.display(p);
+        all.extend(script_findings(&file, &text, ctx));
+        texts.push((file, text, None));
+    }
+    if args.argv.is_empty() && args.files.is_empty() {
+        anyhow::bail!("nothing to check: give `--file SCRIPT` or `-- docker run …`");
+    }
+    Ok(finish(all, &texts, ctx))
+}
+
+fn shell_quote(a: &str) -> String {
+    if !a.is_empty()
+        && a.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_=/.:,@%+".contains(&b))
+    {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
+/// What kind of file `lint` treats a path as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Dockerfile,
+    Compose,
+    K8s,
+    Script,
+    Markdown,
+}
+
+/// Classify by name, then by content for YAML and Markdown.
+pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    if name == "dockerfile"
+        || name.starts_with("dockerfile.")
+        || name.starts_with("dockerfile-")
+        || name.starts_with("dockerfile_")
+        || name.ends_with(".dockerfile")
+        || name == "containerfile"
+    {
+        return Some(FileKind::Dockerfile);
+    }
+    if name.ends_with(".sh")
+        || name.ends_with(".bash")
+        || name.ends_with(".bat")
+        || name.ends_with(".cmd")
+    {
+        return Some(FileKind::Script);
+    }
+    if name.ends_with(".md") || name.ends_with(".mdx") || name.ends_with(".markdown") {
+        return Some(FileKind::Markdown);
+    }
+    if name.ends_with(".yaml") || name.ends_with(".yml") {
+        if compose::DEFAULT_FILES.contains(&name.as_str())
+            || name.starts_with("docker-compose")
+            || name.starts_with("compose.")
+        {
+            return Some(FileKind::Compose);
+        }
+        let t = text?;
+        if t.lines().any(|l| l.starts_with("services:")) {
+            return Some(FileKind::Compose);
+        }
+        if t.lines()
+            .any(|l| l.starts_with("kind:") || l.starts_with("apiVersion:"))
+        {
+            return Some(FileKind::K8s);
+        }
+    }
+    None
+}
+
+/// Files under `dir` that `lint` reads: `git ls-files` when `dir` is in a git work tree
+/// (so .gitignore is respected exactly), else a walk that skips hidden and vendored dirs.
+pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let git = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .output();
+    match git {
+        Ok(o) if o.status.success() => {
+            for f in o.stdout.split(|b| *b == 0) {
+                if !f.is_empty() {
+                    files.push(dir.join(String::from_utf8_lossy(f).as_ref()));
+                }
+            }
+        }
+        _ => {
+            for e in walkdir::WalkDir::new(dir)
+                .into_iter()
+                .filter_entry(|e| {
+                    let n = e.file_name().to_string_lossy();
+                    e.depth() == 0
+                        || !(n.starts_with('.')
+                            || n == "node_modules"
+                            || n == "target"
+                            || n == "vendor")
+                })
+                .flatten()
+            {
+                if e.file_type().is_file() {
+                    files.push(e.into_path());
+                }
+            }
+        }
+    }
+    files.retain(|p| !config.path_ignored(&p.strip_prefix(dir).unwrap_or(p).to_string_lossy()));
+    files.sort();
+    files
+}
+
+pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let dir = args.dir.clone().unwrap_or_else(|| ctx.cwd.clone());
+    if !dir.is_dir() {
+        anyhow::bail!("{} is not a directory", dir.display());
+    }
+    let mut all = Vec::new();
+    let mut texts = Vec::new();
+    let mut compose_dirs: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    for p in discover(&dir, &ctx.config) {
+        let Ok(bytes) = std::fs::read(&p) else {
+            continue;
+        };
+        if bytes.len() > 4 << 20 {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let Some(kind) = classify(&p, Some(&text)) else {
+            continue;
+        };
+        let file = ctx.display(&p);
+        match kind {
+            FileKind::Dockerfile => {
+                let opts = BuildOptions {
+                    context: p.parent().map(Path::to_path_buf),
+                    ..Default::default()
+                };
+                all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
+                let ranges = dockerfile::parse(&text)
+                    .instructions
+                    .iter()
+                    .map(|i| (i.start_line, i.end_line))
+                    .collect();
+                texts.push((file, text, Some(ranges)));
+                continue;
+            }
+            FileKind::Compose => {
+                // Base file plus its override merge; other compose files stand alone.
+                let n = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                if n.contains(".override.") {
+                    let parent = p.parent().map(Path::to_path_buf).unwrap_or_default();
+                    compose_dirs.entry(parent).or_default().push(p.clone());
+                    continue;
+                }
+                let (f, _) = compose_findings(&[(file.clone(), p.clone())], ctx);
+                all.extend(f);
+            }
+            FileKind::K8s => all.extend(k8s_findings(&file, &text, ctx)),
+            FileKind::Script => all.extend(script_findings(&file, &text, ctx)),
+            FileKind::Markdown => {
+                all.extend(script_findings(&file, &text, ctx));
+                all.extend(markdown_yaml_findings(&file, &text, ctx));
+            }
+        }
+        texts.push((file, text, None));
+    }
+    let _ = compose_dirs;
+    Ok(finish(all, &texts, ctx))
+}
+
+/// Check one file as `kind` (what `lint` does per file), without config or suppressions.
+/// `display` is the path shown in findings.
+pub fn lint_file(
+    path: &Path,
+    display: &str,
+    kind: FileKind,
+    ctx: &CommandContext,
+) -> anyhow::Result<Vec<Finding>> {
+    let text = read(path)?;
+    Ok(match kind {
+        FileKind::Dockerfile => {
+            let opts = BuildOptions {
+                context: path.parent().map(Path::to_path_buf),
+                ..Default::default()
+            };
+            analyze_dockerfile(display, &text, &opts, ctx)
+        }
+        FileKind::Compose => compose_findings(&[(display.to_string(), path.to_path_buf())], ctx).0,
+        FileKind::K8s => k8s_findings(display, &text, ctx),
+        FileKind::Script => script_findings(display, &text, ctx),
+        FileKind::Markdown => {
+            let mut v = script_findings(display, &text, ctx);
+            v.extend(markdown_yaml_findings(display, &text, ctx));
+            v
+        }
+    })
+}
+
+/// YAML code blocks in Markdown: Kubernetes manifests or compose files, by content.
+fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut block: Option<(u32, String)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        match &mut block {
+            None => {
+                if t.starts_with("```") {
+                    let lang = t.trim_start_matches('`').trim().to_ascii_lowercase();
+                    if lang.starts_with("yaml") || lang.starts_with("yml") {
+                        block = Some((i as u32 + 2, String::new()));
+                    }
+                }
+            }
+            Some((start, body)) => {
+                if t.starts_with("```") {
+                    let start = *start;
+                    // Pad so that lines match the Markdown file.
+                    let padded = format!("{}{}", "\n".repeat(start as usize - 1), body);
+                    if body.lines().any(|l| l.starts_with("services:")) {
+                        // Compose: parse from the padded text.
+                        let vars = shell::Vars::new();
+                        if let Ok(cf) = compose::parse_file(file, Path::new(file), &padded, &vars) {
+                            let specs =
+                                compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None);
+                            out.extend(run_checks(&Subject::Runs(&specs), ctx));
+                        }
+                    } else if body.contains("kind:") {
+                        let (specs, _) = k8s::parse(file, &padded);
+                        out.extend(run_checks(&Subject::Runs(&specs), ctx));
+                    }
+                    block = None;
+                } else {
+                    body.push_str(line);
+                    body.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Debug view of a Dockerfile parse (for `ci/corpus.sh`'s BuildKit comparison):
+/// `[{"cmd", "start_line", "end_line", "json", "flags", "value"}]`.
+pub fn dump_dockerfile_json(text: &str) -> serde_json::Value {
+    let df = dockerfile::parse(text);
+    let ins: Vec<serde_json::Value> = df
+        .instructions
+        .iter()
+        .map(|i| {
+            serde_json::json!({
+                "cmd": i.cmd,
+                "start_line": i.start_line,
+                "end_line": i.end_line,
+                "json": i.json.is_some(),
+                "flags": i.flags.iter().map(|f| match &f.value {
+                    Some(v) => format!("--{}={}", f.name, v),
+                    None => format!("--{}", f.name),
+                }).collect::<Vec<_>>(),
+                "heredocs": i.heredocs.iter().map(|h| h.name.clone()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "instructions": ins,
+        "errors": df.errors,
+        "directives": df.directives.iter().map(|d| (d.0.clone(), d.1.clone())).collect::<Vec<_>>(),
+    })
+}
+
+/// Helpers for rule tests.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+    use crate::target::TargetGpu;
+
+    pub(crate) fn ctx(targets: Vec<Target>) -> CommandContext {
+        CommandContext::new(targets, Config::default()).unwrap()
+    }
+
+    /// A target with GPUs given by compute capability (`"9.0"`), one each.
+    pub(crate) fn target(name: &str, ccs: &[&str], driver: Option<&str>) -> Target {
+        Target {
+            name: name.into(),
+            driver: driver.map(|d| d.parse().unwrap()),
+            driver_cuda: None,
+            gpus: ccs
+                .iter()
+                .map(|c| TargetGpu {
+                    name: format!("sm {c}"),
+                    cc: Some(c.parse().unwrap()),
+                    datacenter: Some(true),
+                    uuid: None,
+                    mig_mode: None,
+                    count: Some(1),
+                })
+                .collect(),
+            platform: None,
+        }
+    }
+
+    pub(crate) fn dockerfile(text: &str, rule: &str, targets: Vec<Target>) -> Vec<Finding> {
+        let c = ctx(targets);
+        analyze_dockerfile("Dockerfile", text, &BuildOptions::default(), &c)
+            .into_iter()
+            .filter(|f| f.rule == rule)
+            .collect()
+    }
+
+    /// `kind`: "sh", "md", "compose", "k8s".
+    pub(crate) fn runs(kind: &str, text: &str, rule: &str, targets: Vec<Target>) -> Vec<Finding> {
+        let c = ctx(targets);
+        let specs = match kind {
+            "sh" => runspec::scan_script("run.sh", text, false),
+            "md" => runspec::scan_script("README.md", text, true),
+            "k8s" => k8s::parse("pod.yaml", text).0,
+            _ => {
+                let vars = shell::Vars::new();
+                let cf =
+                    compose::parse_file("compose.yaml", Path::new("compose.yaml"), text, &vars)
+                        .unwrap();
+                compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None)
+            }
+        };
+        run_checks(&Subject::Runs(&specs), &c)
+            .into_iter()
+            .filter(|f| f.rule == rule)
+            .collect()
+    }
+}

@@ -1,0 +1,606 @@
+//! [`RunSpec`]: how one container is started (a `docker run` line, a compose service, a
+//! Kubernetes container), in one shape the run-configuration rules read. This module also
+//! parses `docker run` / `podman run` / `nvidia-docker run` argument lists and finds such
+//! lines in shell scripts and Markdown code blocks.
+
+use super::dockerfile::Pos;
+use super::shell::{self, Var, Vars};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    DockerRun,
+    Compose,
+    K8s,
+}
+
+/// A GPU request: `--gpus`, a compose device reservation / `gpus:`, `nvidia.com/gpu`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuRequest {
+    pub all: bool,
+    pub count: Option<u32>,
+    pub ids: Vec<String>,
+    pub pos: Pos,
+}
+
+impl GpuRequest {
+    /// How many GPUs the container gets, when known.
+    pub fn n(&self) -> Option<u32> {
+        if self.all {
+            None
+        } else if !self.ids.is_empty() {
+            Some(self.ids.len() as u32)
+        } else {
+            self.count
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub host: String,
+    pub container: String,
+    pub read_only: bool,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub kind: RunKind,
+    pub file: String,
+    /// The `docker run` word, the service key, the container's `- name:`.
+    pub pos: Pos,
+    /// Service / container name, or the image for docker run.
+    pub name: String,
+    /// `docker`, `podman`, `nvidia-docker`, `compose`, `kubernetes`.
+    pub engine: String,
+    pub image: Option<String>,
+    pub image_pos: Pos,
+    pub gpus: Option<GpuRequest>,
+    pub runtime: Option<(String, Pos)>,
+    pub env: Vec<(String, String, Pos)>,
+    pub mounts: Vec<Mount>,
+    pub devices: Vec<(String, Pos)>,
+    /// Bytes.
+    pub shm_size: Option<(u64, Pos)>,
+    pub ipc_host: bool,
+    pub privileged: bool,
+    pub command: Vec<String>,
+    /// Kubernetes: nodeSelector / affinity / tolerations on GPU labels.
+    pub gpu_scheduling: Option<(String, Pos)>,
+    pub runtime_class: Option<(String, Pos)>,
+    /// GPU infrastructure (device plugin, operator, DCGM): host mounts are its job.
+    pub infra: bool,
+    /// `/dev/shm` is a memory-backed volume (k8s emptyDir medium: Memory, or a tmpfs).
+    pub shm_volume: bool,
+    /// The image is built from a Dockerfile we read, and that image is a GPU image.
+    pub built_gpu_image: Option<bool>,
+    /// k8s: `requests` without `limits` for nvidia.com/gpu.
+    pub gpu_request_without_limit: Option<Pos>,
+    /// A GPU request that is commented out (`# runtime: nvidia`, `# - driver: nvidia`).
+    pub commented_gpu: Option<Pos>,
+}
+
+impl RunSpec {
+    pub fn new(kind: RunKind, file: &str, pos: Pos, name: &str, engine: &str) -> RunSpec {
+        RunSpec {
+            kind,
+            file: file.to_string(),
+            pos,
+            name: name.to_string(),
+            engine: engine.to_string(),
+            image: None,
+            image_pos: pos,
+            gpus: None,
+            runtime: None,
+            env: Vec::new(),
+            mounts: Vec::new(),
+            devices: Vec::new(),
+            shm_size: None,
+            ipc_host: false,
+            privileged: false,
+            command: Vec::new(),
+            gpu_scheduling: None,
+            runtime_class: None,
+            infra: false,
+            shm_volume: false,
+            built_gpu_image: None,
+            gpu_request_without_limit: None,
+            commented_gpu: None,
+        }
+    }
+    pub fn env_value(&self, name: &str) -> Option<&(String, String, Pos)> {
+        self.env.iter().rev().find(|e| e.0 == name)
+    }
+    /// Any way of handing GPUs to the container.
+    pub fn gets_gpus(&self) -> bool {
+        self.gpus.is_some()
+            || self
+                .runtime
+                .as_ref()
+                .map(|r| r.0 == "nvidia")
+                .unwrap_or(false)
+            || self.engine == "nvidia-docker"
+            || self
+                .devices
+                .iter()
+                .any(|d| d.0.starts_with("/dev/nvidia") || d.0.starts_with("nvidia.com/gpu"))
+            || self
+                .runtime_class
+                .as_ref()
+                .map(|r| r.0.contains("nvidia"))
+                .unwrap_or(false)
+    }
+}
+
+/// Parse a size like `1g`, `8gb`, `64m`, `2Gi`, `1073741824`.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let t = s.trim().trim_matches('"').to_ascii_lowercase();
+    let num_end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let n: f64 = t[..num_end].parse().ok()?;
+    let unit = t[num_end..].trim();
+    let m: u64 = match unit.trim_end_matches('b').trim_end_matches('i') {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    Some((n * m as f64) as u64)
+}
+
+/// `--gpus` value: `all`, `2`, `"device=0,1"`, `count=2,capabilities=compute`.
+pub fn parse_gpus_flag(v: &str, pos: Pos) -> GpuRequest {
+    let v = v.trim().trim_matches(['"', '\'']);
+    let mut g = GpuRequest {
+        all: false,
+        count: None,
+        ids: Vec::new(),
+        pos,
+    };
+    if v == "all" {
+        g.all = true;
+        return g;
+    }
+    if let Ok(n) = v.parse() {
+        g.count = Some(n);
+        return g;
+    }
+    // Comma-separated key=value pairs; device= lists continue after commas.
+    let mut in_devices = false;
+    for part in v.split(',') {
+        let part = part.trim().trim_matches(['"', '\'']);
+        if let Some((k, val)) = part.split_once('=') {
+            in_devices = false;
+            match k {
+                "device" | "devices" => {
+                    in_devices = true;
+                    g.ids.push(val.to_string());
+                }
+                "count" => {
+                    if val == "all" {
+                        g.all = true;
+                    } else {
+                        g.count = val.parse().ok();
+                    }
+                }
+                _ => {}
+            }
+        } else if in_devices && !part.is_empty() {
+            g.ids.push(part.to_string());
+        }
+    }
+    if g.ids.is_empty() && g.count.is_none() {
+        g.all = true;
+    }
+    g
+}
+
+/// Options of `docker run` that take no value.
+const BOOL_LONG: &[&str] = &[
+    "--rm",
+    "--privileged",
+    "--init",
+    "--read-only",
+    "--detach",
+    "--interactive",
+    "--tty",
+    "--publish-all",
+    "--no-healthcheck",
+    "--oom-kill-disable",
+    "--disable-content-trust",
+    "--quiet",
+    "--help",
+    "--sig-proxy",
+    "--replace",
+    "--use-api-socket",
+];
+
+/// One word with a position.
+#[derive(Debug, Clone)]
+pub struct PWord {
+    pub text: String,
+    pub pos: Pos,
+}
+
+/// Parse the words after `docker run` (options, image, command).
+pub fn parse_docker_run(file: &str, engine: &str, pos: Pos, args: &[PWord]) -> RunSpec {
+    let mut rs = RunSpec::new(RunKind::DockerRun, file, pos, "", engine);
+    let mut i = 0;
+    while i < args.len() {
+        let w = &args[i];
+        let t = w.text.as_str();
+        if t == "--" {
+            i += 1;
+            break;
+        }
+        if !t.starts_with('-') || t == "-" {
+            break;
+        }
+        let (name, inline): (String, Option<String>) = if t.starts_with("--") {
+            match t.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (t.to_string(), None),
+            }
+        } else {
+            let chars: Vec<char> = t[1..].chars().collect();
+            if chars.iter().all(|c| "ditPq".contains(*c)) {
+                // -it, -d, -dit
+                i += 1;
+                continue;
+            }
+            // -e X=1, -eX=1, -v a:b
+            let f = format!("-{}", chars.first().copied().unwrap_or(' '));
+            let rest: String = chars.iter().skip(1).collect();
+            let rest = rest.strip_prefix('=').map(String::from).unwrap_or(rest);
+            (f, if rest.is_empty() { None } else { Some(rest) })
+        };
+        let takes_value = name.starts_with("--") && !BOOL_LONG.contains(&name.as_str())
+            || !name.starts_with("--");
+        let (val, vpos) = match inline {
+            Some(v) => (Some(v), w.pos),
+            None if takes_value => {
+                i += 1;
+                match args.get(i) {
+                    Some(v) => (Some(v.text.clone()), v.pos),
+                    None => (None, w.pos),
+                }
+            }
+            None => (None, w.pos),
+        };
+        let val_s = val.clone().unwrap_or_default();
+        match name.as_str() {
+            "--gpus" => rs.gpus = Some(parse_gpus_flag(&val_s, w.pos)),
+            "--runtime" => rs.runtime = Some((val_s, w.pos)),
+            "-e" | "--env" => {
+                let (k, v) = match val_s.split_once('=') {
+                    Some((k, v)) => (k.to_string(), v.to_string()),
+                    None => (val_s.clone(), String::new()),
+                };
+                rs.env.push((k, v, vpos));
+            }
+            "-v" | "--volume" => {
+                let parts: Vec<&str> = val_s.split(':').collect();
+                if parts.len() >= 2 {
+                    rs.mounts.push(Mount {
+                        host: parts[0].to_string(),
+                        container: parts[1].to_string(),
+                        read_only: parts
+                            .get(2)
+                            .map(|o| o.split(',').any(|x| x == "ro"))
+                            .unwrap_or(false),
+                        pos: vpos,
+                    });
+                }
+            }
+            "--mount" => {
+                let mut m = Mount {
+                    host: String::new(),
+                    container: String::new(),
+                    read_only: false,
+                    pos: vpos,
+                };
+                let mut is_bind = false;
+                for kv in val_s.split(',') {
+                    match kv.split_once('=') {
+                        Some(("type", t)) => {
+                            is_bind = t == "bind";
+                            if t == "tmpfs" {
+                                m.host = "tmpfs".into();
+                            }
+                        }
+                        Some(("source" | "src", s)) => m.host = s.to_string(),
+                        Some(("target" | "destination" | "dst", s)) => m.container = s.to_string(),
+                        Some(("readonly" | "ro", v)) => m.read_only = v != "false",
+                        None if kv == "readonly" || kv == "ro" => m.read_only = true,
+                        _ => {}
+                    }
+                }
+                if m.container == "/dev/shm" {
+                    rs.shm_volume = true;
+                }
+                if is_bind {
+                    rs.mounts.push(m);
+                }
+            }
+            "--tmpfs" if val_s.starts_with("/dev/shm") => rs.shm_volume = true,
+            "--device" => {
+                let d = val_s.split(':').next().unwrap_or("").to_string();
+                rs.devices.push((d, vpos));
+            }
+            "--shm-size" => {
+                if let Some(b) = parse_size(&val_s) {
+                    rs.shm_size = Some((b, w.pos));
+                }
+            }
+            "--ipc" => rs.ipc_host = val_s == "host",
+            "--privileged" => rs.privileged = true,
+            "--name" => rs.name = val_s,
+            _ => {}
+        }
+        i += 1;
+    }
+    if let Some(img) = args.get(i) {
+        rs.image = Some(img.text.clone());
+        rs.image_pos = img.pos;
+        if rs.name.is_empty() {
+            rs.name = img.text.clone();
+        }
+        rs.command = args[i + 1..].iter().map(|w| w.text.clone()).collect();
+    }
+    rs
+}
+
+/// If `argv` is a container start (`docker run`, `docker container run`, `podman run`,
+/// `nvidia-docker run`, `docker create`), the engine and where its arguments start.
+pub fn run_invocation(argv: &[&str]) -> Option<(String, usize)> {
+    let mut i = 0;
+    while argv
+        .get(i)
+        .map(|s| *s == "sudo" || *s == "exec" || *s == "time")
+        .unwrap_or(false)
+    {
+        i += 1;
+    }
+    let eng = argv
+        .get(i)?
+        .rsplit(['/', '\\'])
+        .next()?
+        .trim_end_matches(".exe");
+    let engine = match eng {
+        "docker" | "podman" | "nvidia-docker" | "nerdctl" => eng.to_string(),
+        _ => return None,
+    };
+    let mut j = i + 1;
+    // Global options: `docker --context x run`, `-H host`.
+    while let Some(s) = argv.get(j) {
+        if *s == "--context" || *s == "-H" || *s == "--host" || *s == "-c" || *s == "--config" {
+            j += 2;
+        } else if s.starts_with('-') {
+            j += 1;
+        } else {
+            break;
+        }
+    }
+    match argv.get(j).copied() {
+        Some("run") | Some("create") => Some((engine, j + 1)),
+        Some("container") if matches!(argv.get(j + 1).copied(), Some("run") | Some("create")) => {
+            Some((engine, j + 2))
+        }
+        _ => None,
+    }
+}
+
+/// Byte offset → line/column over a whole text.
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        for (i, b) in text.bytes().enumerate() {
+            if b == b'\n' {
+                starts.push(i + 1);
+            }
+        }
+        LineIndex { starts }
+    }
+    pub fn pos(&self, off: usize) -> Pos {
+        let l = match self.starts.binary_search(&off) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        };
+        Pos {
+            line: l as u32 + 1,
+            col: (off - self.starts[l]) as u32 + 1,
+        }
+    }
+}
+
+/// Keep only the shell in a Markdown file: fenced blocks that are shell (or untyped), with
+/// prompts (`$ `, `# `-less) blanked, everything else turned into empty lines so offsets and
+/// lines stay those of the original file.
+pub fn markdown_shell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_block = false;
+    let mut shell_block = false;
+    let mut fence = "";
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let nl = &line[body.len()..];
+        let t = body.trim_start();
+        if !in_block && (t.starts_with("```") || t.starts_with("~~~")) {
+            in_block = true;
+            fence = if t.starts_with("```") { "```" } else { "~~~" };
+            let lang = t.trim_start_matches(['`', '~']).trim().to_ascii_lowercase();
+            let lang = lang.split([' ', '{', ',']).next().unwrap_or("");
+            shell_block = matches!(
+                lang,
+                "" | "bash"
+                    | "sh"
+                    | "shell"
+                    | "console"
+                    | "zsh"
+                    | "shell-session"
+                    | "terminal"
+                    | "text"
+                    | "cmd"
+                    | "powershell"
+                    | "ps1"
+                    | "bat"
+            );
+            out.push_str(&" ".repeat(body.len()));
+            out.push_str(nl);
+            continue;
+        }
+        if in_block && t.starts_with(fence) {
+            in_block = false;
+            out.push_str(&" ".repeat(body.len()));
+            out.push_str(nl);
+            continue;
+        }
+        if in_block && shell_block {
+            // `$ docker run …`: blank the prompt.
+            let lead = body.len() - t.len();
+            if let Some(r) = t.strip_prefix("$ ").or_else(|| {
+                t.strip_prefix("# ")
+                    .filter(|r| r.starts_with("docker") || r.starts_with("podman"))
+            }) {
+                out.push_str(&" ".repeat(lead + 2));
+                out.push_str(r);
+            } else {
+                out.push_str(body);
+            }
+        } else {
+            out.push_str(&" ".repeat(body.chars().count().min(body.len())));
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
+/// Every container start in a shell script (or the shell of a Markdown file).
+pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
+    let mut src = if markdown {
+        markdown_shell(text)
+    } else {
+        text.to_string()
+    };
+    if file.ends_with(".bat") || file.ends_with(".cmd") || file.ends_with(".ps1") {
+        // cmd.exe `^` / PowerShell backtick continuations.
+        src = src
+            .replace("^\r\n", "\\\r\n")
+            .replace("^\n", "\\\n")
+            .replace("`\n", "\\\n")
+            .replace("`\r\n", "\\\r\n");
+    }
+    if !src.contains("docker") && !src.contains("podman") {
+        return Vec::new();
+    }
+    let idx = LineIndex::new(&src);
+    // Variables the script uses but we cannot know stay as written.
+    let mut vars = Vars::new();
+    for name in referenced_vars(&src) {
+        vars.insert(name, Var::Unknown);
+    }
+    let cmds = shell::parse_script(&src, &mut vars);
+    let mut out = Vec::new();
+    for c in cmds {
+        let argv: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+        if let Some((engine, start)) = run_invocation(&argv) {
+            let words: Vec<PWord> = c.words[start..]
+                .iter()
+                .map(|w| PWord {
+                    text: w.text.clone(),
+                    pos: idx.pos(w.offset),
+                })
+                .collect();
+            let mut rs = parse_docker_run(
+                file,
+                &engine,
+                idx.pos(c.words[0].offset.min(c.offset.max(c.words[0].offset))),
+                &words,
+            );
+            rs.pos = idx.pos(c.words[0].offset);
+            out.push(rs);
+        }
+    }
+    out
+}
+
+fn referenced_vars(s: &str) -> Vec<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' {
+            let mut j = i + 1;
+            if b.get(j) == Some(&b'{') {
+                j += 1;
+            }
+            let st = j;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            if j > st && !b[st].is_ascii_digit() {
+                out.push(s[st..j].to_string());
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docker_run_flags() {
+        let v = scan_script(
+            "run.sh",
+            "IMG=nvidia/cuda:12.4.1-base-ubuntu22.04\nsudo docker run --rm -it \\\n  --gpus '\"device=0,1\"' -e NVIDIA_VISIBLE_DEVICES=all \\\n  -v /usr/local/cuda:/usr/local/cuda:ro --shm-size=8g --ipc host $IMG nvidia-smi\n",
+            false,
+        );
+        assert_eq!(v.len(), 1);
+        let r = &v[0];
+        assert_eq!(r.gpus.as_ref().unwrap().ids, vec!["0", "1"]);
+        assert_eq!(
+            r.image.as_deref(),
+            Some("nvidia/cuda:12.4.1-base-ubuntu22.04")
+        );
+        assert_eq!(r.mounts[0].host, "/usr/local/cuda");
+        assert!(r.mounts[0].read_only);
+        assert_eq!(r.mounts[0].pos, Pos { line: 4, col: 6 });
+        assert_eq!(r.shm_size.unwrap().0, 8 << 30);
+        assert!(r.ipc_host);
+        assert_eq!(r.command, vec!["nvidia-smi"]);
+        assert_eq!(r.pos.line, 2);
+    }
+
+    #[test]
+    fn markdown_blocks() {
+        let md = "# T\n\nrun `docker run x`\n\n```bash\n$ docker run --gpus all img:1 \\\n    --shm-size 1g\n```\n\n```python\ndocker run bad\n```\n";
+        let v = scan_script("README.md", md, true);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].pos, Pos { line: 6, col: 3 });
+        assert!(v[0].gpus.as_ref().unwrap().all);
+    }
+
+    #[test]
+    fn gpus_values() {
+        let p = Pos::default();
+        assert_eq!(parse_gpus_flag("2", p).n(), Some(2));
+        assert_eq!(parse_gpus_flag("\"device=0,2\"", p).n(), Some(2));
+        assert!(parse_gpus_flag("all", p).all);
+        assert_eq!(parse_size("64m"), Some(64 << 20));
+        assert_eq!(parse_size("2Gi"), Some(2 << 30));
+    }
+}

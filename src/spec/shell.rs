@@ -1,0 +1,765 @@
+//! A small POSIX-shell reader for RUN commands, scripts and `docker run` lines: quotes,
+//! escapes, `&&` `||` `;` `|` `&`, subshells, comments, redirections, assignments, and
+//! variable expansion (`$V`, `${V:-x}`, `${V:+x}`, `${V#p}`, `${V%p}`, `${V/p/r}`) with values
+//! from ARG / ENV. It is also BuildKit's word processor for FROM / ENV / ARG / COPY, which
+//! follows the same rules for `$`, quotes and the escape character.
+//!
+//! A variable whose value we cannot know (an ARG without a default, `$(…)`) stays as written
+//! and marks the word `unresolved`, so rules do not draw conclusions from a guess.
+
+use std::collections::BTreeMap;
+
+/// What a variable name expands to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Var {
+    /// Set to this value.
+    Set(String),
+    /// Declared but unknown here (ARG without default): keep `$NAME` as written.
+    Unknown,
+}
+
+/// Variables in scope. Names absent from the map are unset (expand to "").
+pub type Vars = BTreeMap<String, Var>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// After expansion and quote removal.
+    pub text: String,
+    /// As written.
+    pub raw: String,
+    /// Byte offset of the word's first character in the source text.
+    pub offset: usize,
+    /// Contains something we could not expand.
+    pub unresolved: bool,
+    /// Some part was quoted.
+    pub quoted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// `>`, `>>`, `<`, `<<`, `<<-`, `<<<`, `>&`, `&>`…
+    pub op: String,
+    pub target: Option<Word>,
+    pub offset: usize,
+}
+
+/// One simple command: `A=1 cmd arg >file`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Command {
+    pub assigns: Vec<(String, String)>,
+    pub words: Vec<Word>,
+    pub redirects: Vec<Redirect>,
+    pub offset: usize,
+}
+
+impl Command {
+    pub fn argv(&self) -> Vec<&str> {
+        self.words.iter().map(|w| w.text.as_str()).collect()
+    }
+}
+
+struct Lexer<'a> {
+    s: &'a [u8],
+    src: &'a str,
+    i: usize,
+    escape: u8,
+}
+
+/// Expand one word the way BuildKit's ProcessWord does (quotes removed, `$` expanded).
+pub fn expand_word(word: &str, vars: &Vars, escape: char) -> (String, bool) {
+    let mut lx = Lexer {
+        s: word.as_bytes(),
+        src: word,
+        i: 0,
+        escape: escape as u8,
+    };
+    let mut out = String::new();
+    let mut unresolved = false;
+    let mut quoted = false;
+    lx.word_body(vars, &mut out, &mut unresolved, &mut quoted, false);
+    // Anything left (whitespace in an unquoted ENV value) is taken literally.
+    if lx.i < lx.s.len() {
+        out.push_str(&word[lx.i..]);
+    }
+    (out, unresolved)
+}
+
+/// Expand `$VAR` references in a string that has no shell quoting of its own (compose
+/// interpolation, heredoc bodies).
+pub fn expand_plain(text: &str, vars: &Vars) -> (String, bool) {
+    let mut lx = Lexer {
+        s: text.as_bytes(),
+        src: text,
+        i: 0,
+        escape: 0,
+    };
+    let mut out = String::new();
+    let mut unresolved = false;
+    while lx.i < lx.s.len() {
+        if lx.s[lx.i] == b'$' {
+            lx.dollar(vars, &mut out, &mut unresolved);
+        } else {
+            let c = lx.next_char();
+            out.push(c);
+        }
+    }
+    (out, unresolved)
+}
+
+impl<'a> Lexer<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+    fn peek_at(&self, k: usize) -> Option<u8> {
+        self.s.get(self.i + k).copied()
+    }
+    fn next_char(&mut self) -> char {
+        let c = self.src[self.i..].chars().next().unwrap_or('\0');
+        self.i += c.len_utf8().max(1);
+        c
+    }
+
+    /// Read one word's characters until an unquoted delimiter. With `shell`, operators and
+    /// whitespace end the word; without, only whitespace does.
+    fn word_body(
+        &mut self,
+        vars: &Vars,
+        out: &mut String,
+        unresolved: &mut bool,
+        quoted: &mut bool,
+        shell: bool,
+    ) {
+        while let Some(b) = self.peek() {
+            if b == b' ' || b == b'\t' || b == b'\n' || b == b'\r' {
+                break;
+            }
+            if shell && matches!(b, b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>') {
+                break;
+            }
+            if b == self.escape && self.escape != 0 {
+                self.i += 1;
+                match self.peek() {
+                    Some(b'\n') => {
+                        self.i += 1;
+                    }
+                    Some(_) => {
+                        let c = self.next_char();
+                        out.push(c);
+                    }
+                    None => out.push(self.escape as char),
+                }
+                continue;
+            }
+            match b {
+                b'\'' => {
+                    *quoted = true;
+                    self.i += 1;
+                    let start = self.i;
+                    while let Some(c) = self.peek() {
+                        if c == b'\'' {
+                            break;
+                        }
+                        self.i += 1;
+                    }
+                    out.push_str(&self.src[start..self.i]);
+                    if self.peek().is_some() {
+                        self.i += 1;
+                    }
+                }
+                b'"' => {
+                    *quoted = true;
+                    self.i += 1;
+                    while let Some(c) = self.peek() {
+                        if c == b'"' {
+                            self.i += 1;
+                            break;
+                        }
+                        if c == self.escape && self.escape != 0 {
+                            match self.peek_at(1) {
+                                Some(n @ (b'$' | b'"' | b'\\' | b'`')) => {
+                                    out.push(n as char);
+                                    self.i += 2;
+                                    continue;
+                                }
+                                Some(b'\n') => {
+                                    self.i += 2;
+                                    continue;
+                                }
+                                Some(n) if n == self.escape => {
+                                    out.push(n as char);
+                                    self.i += 2;
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                        }
+                        if c == b'$' {
+                            self.dollar(vars, out, unresolved);
+                            continue;
+                        }
+                        if c == b'`' {
+                            self.backtick(out, unresolved);
+                            continue;
+                        }
+                        let ch = self.next_char();
+                        out.push(ch);
+                    }
+                }
+                b'$' => self.dollar(vars, out, unresolved),
+                b'`' if shell => self.backtick(out, unresolved),
+                _ => {
+                    let c = self.next_char();
+                    out.push(c);
+                }
+            }
+        }
+    }
+
+    fn backtick(&mut self, out: &mut String, unresolved: &mut bool) {
+        let start = self.i;
+        self.i += 1;
+        while let Some(c) = self.peek() {
+            self.i += 1;
+            if c == b'\\' {
+                self.i += 1;
+            } else if c == b'`' {
+                break;
+            }
+        }
+        let end = self.i.min(self.s.len());
+        out.push_str(&self.src[start..end]);
+        *unresolved = true;
+    }
+
+    /// At a `$`: expand it into `out`.
+    fn dollar(&mut self, vars: &Vars, out: &mut String, unresolved: &mut bool) {
+        let start = self.i;
+        self.i += 1;
+        match self.peek() {
+            Some(b'(') => {
+                // $(…) / $((…)): not evaluated.
+                let mut depth = 0i32;
+                while let Some(c) = self.peek() {
+                    self.i += 1;
+                    match c {
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        b'\'' => {
+                            while let Some(q) = self.peek() {
+                                self.i += 1;
+                                if q == b'\'' {
+                                    break;
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                out.push_str(&self.src[start..self.i.min(self.s.len())]);
+                *unresolved = true;
+            }
+            Some(b'{') => {
+                self.i += 1;
+                let body_start = self.i;
+                let mut depth = 1;
+                while let Some(c) = self.peek() {
+                    match c {
+                        b'{' => depth += 1,
+                        b'}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.i += 1;
+                }
+                let body = &self.src[body_start..self.i.min(self.s.len())];
+                if self.peek() == Some(b'}') {
+                    self.i += 1;
+                }
+                match expand_braced(body, vars) {
+                    Some((v, u)) => {
+                        out.push_str(&v);
+                        *unresolved |= u;
+                    }
+                    None => {
+                        out.push_str(&self.src[start..self.i]);
+                        *unresolved = true;
+                    }
+                }
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
+                let ns = self.i;
+                while let Some(c) = self.peek() {
+                    if c.is_ascii_alphanumeric() || c == b'_' {
+                        self.i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                let name = &self.src[ns..self.i];
+                match vars.get(name) {
+                    Some(Var::Set(v)) => out.push_str(v),
+                    Some(Var::Unknown) => {
+                        out.push_str(&self.src[start..self.i]);
+                        *unresolved = true;
+                    }
+                    None => {}
+                }
+            }
+            Some(c)
+                if c.is_ascii_digit()
+                    || matches!(c, b'@' | b'*' | b'#' | b'?' | b'$' | b'!' | b'-') =>
+            {
+                self.i += 1;
+                out.push_str(&self.src[start..self.i]);
+                *unresolved = true;
+            }
+            _ => out.push('$'),
+        }
+    }
+}
+
+/// `${…}` body: `NAME`, `NAME:-w`, `NAME-w`, `NAME:+w`, `NAME+w`, `NAME:?w`, `NAME#p`,
+/// `NAME##p`, `NAME%p`, `NAME%%p`, `NAME/p/r`, `NAME//p/r`, `#NAME`. None = not understood.
+fn expand_braced(body: &str, vars: &Vars) -> Option<(String, bool)> {
+    if let Some(name) = body.strip_prefix('#') {
+        if is_name(name) {
+            return match vars.get(name) {
+                Some(Var::Set(v)) => Some((v.chars().count().to_string(), false)),
+                Some(Var::Unknown) => None,
+                None => Some(("0".into(), false)),
+            };
+        }
+    }
+    let name_len = body
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    if name_len == 0 {
+        return None;
+    }
+    let name = &body[..name_len];
+    let op_and_word = &body[name_len..];
+    let val = vars.get(name);
+    let sub = |w: &str| -> (String, bool) {
+        let mut l = Lexer {
+            s: w.as_bytes(),
+            src: w,
+            i: 0,
+            escape: b'\\',
+        };
+        let mut o = String::new();
+        let mut u = false;
+        let mut q = false;
+        while l.i < l.s.len() {
+            l.word_body(vars, &mut o, &mut u, &mut q, false);
+            if l.i < l.s.len() {
+                let c = l.next_char();
+                o.push(c);
+            }
+        }
+        (o, u)
+    };
+    if op_and_word.is_empty() {
+        return match val {
+            Some(Var::Set(v)) => Some((v.clone(), false)),
+            Some(Var::Unknown) => None,
+            None => Some((String::new(), false)),
+        };
+    }
+    let ops: [&str; 13] = [
+        "//", "/", ":-", ":+", ":?", ":=", "##", "%%", "-", "+", "?", "#", "%",
+    ];
+    let op = *ops.iter().find(|o| op_and_word.starts_with(**o))?;
+    let word = &op_and_word[op.len()..];
+    match op {
+        ":-" | "-" | ":=" => match val {
+            Some(Var::Set(v)) if !(v.is_empty() && op.starts_with(':')) => Some((v.clone(), false)),
+            Some(Var::Set(_)) | None => Some(sub(word)),
+            // An ARG that may be passed at build time: the default is only a guess.
+            Some(Var::Unknown) => None,
+        },
+        ":+" | "+" => match val {
+            Some(Var::Set(v)) if !(v.is_empty() && op == ":+") => Some(sub(word)),
+            Some(Var::Set(_)) | None => Some((String::new(), false)),
+            Some(Var::Unknown) => None,
+        },
+        ":?" | "?" => match val {
+            Some(Var::Set(v)) => Some((v.clone(), false)),
+            _ => None,
+        },
+        "#" | "##" | "%" | "%%" => match val {
+            Some(Var::Set(v)) => {
+                let (pat, u) = sub(word);
+                Some((trim_pattern(v, &pat, op), u))
+            }
+            Some(Var::Unknown) => None,
+            None => Some((String::new(), false)),
+        },
+        "/" | "//" => match val {
+            Some(Var::Set(v)) => {
+                let (p, r) = match word.split_once('/') {
+                    Some((p, r)) => (p, r),
+                    None => (word, ""),
+                };
+                let (p, _) = sub(p);
+                let (r, _) = sub(r);
+                if p.is_empty() {
+                    return Some((v.clone(), false));
+                }
+                Some((
+                    if op == "//" {
+                        v.replace(&p, &r)
+                    } else {
+                        v.replacen(&p, &r, 1)
+                    },
+                    false,
+                ))
+            }
+            Some(Var::Unknown) => None,
+            None => Some((String::new(), false)),
+        },
+        _ => None,
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !s.as_bytes()[0].is_ascii_digit()
+}
+
+/// Shell glob match (`*`, `?`, literal) of the whole of `s`.
+pub fn glob_match(pat: &str, s: &str) -> bool {
+    let p: Vec<char> = pat.chars().collect();
+    let t: Vec<char> = s.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let (mut star, mut mark) = (None::<usize>, 0usize);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            pi += 1;
+            mark = ti;
+        } else if let Some(sp) = star {
+            pi = sp + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+fn trim_pattern(v: &str, pat: &str, op: &str) -> String {
+    let idx: Vec<usize> = v
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain(std::iter::once(v.len()))
+        .collect();
+    match op {
+        "#" => idx
+            .iter()
+            .find(|&&i| glob_match(pat, &v[..i]))
+            .map(|&i| v[i..].to_string()),
+        "##" => idx
+            .iter()
+            .rev()
+            .find(|&&i| glob_match(pat, &v[..i]))
+            .map(|&i| v[i..].to_string()),
+        "%" => idx
+            .iter()
+            .rev()
+            .find(|&&i| glob_match(pat, &v[i..]))
+            .map(|&i| v[..i].to_string()),
+        "%%" => idx
+            .iter()
+            .find(|&&i| glob_match(pat, &v[i..]))
+            .map(|&i| v[..i].to_string()),
+        _ => None,
+    }
+    .unwrap_or_else(|| v.to_string())
+}
+
+const KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time",
+];
+
+/// Parse a shell script into simple commands, in order. Assignments (`X=1`, `export X=1`)
+/// update `vars` for the commands after them. Never fails: odd input gives odd words.
+pub fn parse_script(src: &str, vars: &mut Vars) -> Vec<Command> {
+    let mut lx = Lexer {
+        s: src.as_bytes(),
+        src,
+        i: 0,
+        escape: b'\\',
+    };
+    let mut cmds = Vec::new();
+    let mut cur = Command::default();
+    let mut pending_redirect: Option<Redirect> = None;
+    let mut in_for = false;
+    let mut in_case = false;
+    let finish = |cur: &mut Command, cmds: &mut Vec<Command>, vars: &mut Vars| {
+        let mut c = std::mem::take(cur);
+        // Strip leading keywords (`if`, `then`, `do`…): the command follows them.
+        while c
+            .words
+            .first()
+            .map(|w| !w.quoted && KEYWORDS.contains(&w.raw.as_str()))
+            .unwrap_or(false)
+        {
+            let w = c.words.remove(0);
+            // `if X=1 cmd` is rare; keep it simple.
+            let _ = w;
+        }
+        if c.words.is_empty() {
+            for (k, v) in &c.assigns {
+                vars.insert(k.clone(), Var::Set(v.clone()));
+            }
+        } else {
+            let name = c.words[0].text.as_str();
+            if matches!(name, "export" | "ENV" | "declare" | "local" | "readonly") {
+                for w in &c.words[1..] {
+                    if let Some((k, v)) = w.text.split_once('=') {
+                        if is_name(k) {
+                            vars.insert(k.to_string(), Var::Set(v.to_string()));
+                        }
+                    }
+                }
+            } else if name == "unset" {
+                for w in &c.words[1..] {
+                    vars.remove(&w.text);
+                }
+            }
+        }
+        if !c.words.is_empty() || !c.redirects.is_empty() || !c.assigns.is_empty() {
+            cmds.push(c);
+        }
+    };
+    loop {
+        // Skip blanks.
+        while let Some(b) = lx.peek() {
+            if b == b' ' || b == b'\t' || b == b'\r' {
+                lx.i += 1;
+            } else if b == b'\\' && lx.peek_at(1) == Some(b'\n') {
+                lx.i += 2;
+            } else {
+                break;
+            }
+        }
+        let Some(b) = lx.peek() else { break };
+        let start = lx.i;
+        match b {
+            b'#' => {
+                while let Some(c) = lx.peek() {
+                    if c == b'\n' {
+                        break;
+                    }
+                    lx.i += 1;
+                }
+                continue;
+            }
+            b'\n' | b';' | b'&' | b'|' | b'(' | b')' => {
+                // `;;` in case, `&&`, `||`, `|&`: all separate commands.
+                lx.i += 1;
+                if matches!(lx.peek(), Some(b'&') | Some(b'|') | Some(b';'))
+                    && b != b'('
+                    && b != b')'
+                {
+                    lx.i += 1;
+                }
+                if b == b'&' && lx.peek() == Some(b'>') {
+                    // `&>file`
+                    lx.i += 1;
+                    pending_redirect = Some(Redirect {
+                        op: "&>".into(),
+                        target: None,
+                        offset: start,
+                    });
+                    continue;
+                }
+                if b == b'\n' || b == b';' {
+                    in_for = false;
+                }
+                pending_redirect = None;
+                finish(&mut cur, &mut cmds, vars);
+                continue;
+            }
+            b'<' | b'>' => {
+                let mut op = String::new();
+                while let Some(c) = lx.peek() {
+                    if matches!(c, b'<' | b'>' | b'&' | b'-' | b'|') && op.len() < 3 {
+                        op.push(c as char);
+                        lx.i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                pending_redirect = Some(Redirect {
+                    op,
+                    target: None,
+                    offset: start,
+                });
+                // `2>&1`: the target is the fd digits that follow.
+                continue;
+            }
+            _ => {}
+        }
+        let mut text = String::new();
+        let mut unresolved = false;
+        let mut quoted = false;
+        lx.word_body(vars, &mut text, &mut unresolved, &mut quoted, true);
+        if lx.i == start {
+            // Could not make progress (stray byte): skip it.
+            lx.next_char();
+            continue;
+        }
+        let raw = src[start..lx.i].to_string();
+        let word = Word {
+            text,
+            raw,
+            offset: start,
+            unresolved,
+            quoted,
+        };
+        // fd number glued to a redirect (`2>`): the next char is `<` or `>`.
+        if matches!(lx.peek(), Some(b'<') | Some(b'>'))
+            && word.raw.bytes().all(|b| b.is_ascii_digit())
+            && pending_redirect.is_none()
+        {
+            continue;
+        }
+        if let Some(mut r) = pending_redirect.take() {
+            r.target = Some(word);
+            cur.redirects.push(r);
+            continue;
+        }
+        if cur.words.is_empty() && !word.quoted {
+            if let Some((k, v)) = word.raw.split_once('=') {
+                if is_name(k) {
+                    let (val, _) = word
+                        .text
+                        .split_once('=')
+                        .map(|(_, v)| (v.to_string(), ()))
+                        .unwrap_or((v.to_string(), ()));
+                    cur.assigns.push((k.to_string(), val));
+                    continue;
+                }
+            }
+        }
+        if cur.words.is_empty() && cur.assigns.is_empty() {
+            cur.offset = start;
+            if word.raw == "for" || word.raw == "select" {
+                in_for = true;
+            }
+            if word.raw == "case" {
+                in_case = true;
+            }
+            if word.raw == "esac" {
+                in_case = false;
+            }
+        }
+        let _ = (in_for, in_case);
+        cur.words.push(word);
+    }
+    if let Some(r) = pending_redirect.take() {
+        cur.redirects.push(r);
+    }
+    finish(&mut cur, &mut cmds, vars);
+    cmds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(kv: &[(&str, &str)]) -> Vars {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), Var::Set(v.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn expansion_operators() {
+        let v = vars(&[("A", "12.1.0"), ("E", ""), ("P", "/usr/local/cuda/lib64")]);
+        let x = |s: &str| expand_word(s, &v, '\\').0;
+        assert_eq!(x("${A}"), "12.1.0");
+        assert_eq!(x("${B:-x}"), "x");
+        assert_eq!(x("${E:-x}"), "x");
+        assert_eq!(x("${E-x}"), "");
+        assert_eq!(x("${A:+set}"), "set");
+        assert_eq!(x("${B:+set}"), "");
+        assert_eq!(x("${A%.*}"), "12.1");
+        assert_eq!(x("${A%%.*}"), "12");
+        assert_eq!(x("${A#*.}"), "1.0");
+        assert_eq!(x("${A##*.}"), "0");
+        assert_eq!(x("${A//./}"), "1210");
+        assert_eq!(x("${P/lib64/lib}"), "/usr/local/cuda/lib");
+        assert_eq!(x("'$A'\"$A\"\\$A"), "$A12.1.0$A");
+        let mut u = Vars::new();
+        u.insert("T".into(), Var::Unknown);
+        let (t, unres) = expand_word("torch==${T}", &u, '\\');
+        assert!(unres);
+        assert_eq!(t, "torch==${T}");
+    }
+
+    #[test]
+    fn commands_and_operators() {
+        let mut v = vars(&[("CU", "cu121")]);
+        let cmds = parse_script(
+            "apt-get update && apt-get install -y \\\n  curl; X=1 pip install 'torch==2.3.0' --index-url https://download.pytorch.org/whl/$CU | tee log || true\nexport T=2.1\npip install torch>=$T # comment\n",
+            &mut v,
+        );
+        let argvs: Vec<Vec<&str>> = cmds.iter().map(|c| c.argv()).collect();
+        assert_eq!(argvs[0], vec!["apt-get", "update"]);
+        assert_eq!(argvs[1], vec!["apt-get", "install", "-y", "curl"]);
+        assert_eq!(
+            argvs[2],
+            vec![
+                "pip",
+                "install",
+                "torch==2.3.0",
+                "--index-url",
+                "https://download.pytorch.org/whl/cu121"
+            ]
+        );
+        assert_eq!(cmds[2].assigns, vec![("X".into(), "1".into())]);
+        assert_eq!(argvs[3], vec!["tee", "log"]);
+        assert_eq!(argvs[4], vec!["true"]);
+        assert_eq!(argvs[6], vec!["pip", "install", "torch"]);
+        assert_eq!(cmds[6].redirects[0].op, ">");
+        assert_eq!(cmds[6].redirects[0].target.as_ref().unwrap().text, "=2.1");
+    }
+
+    #[test]
+    fn keywords_and_fd_redirects() {
+        let mut v = Vars::new();
+        let cmds = parse_script(
+            "if [ -f x ]; then pip install a 2>&1; fi\nfor p in a b; do echo $p; done",
+            &mut v,
+        );
+        let argvs: Vec<Vec<&str>> = cmds.iter().map(|c| c.argv()).collect();
+        assert!(argvs.contains(&vec!["pip", "install", "a"]), "{argvs:?}");
+        assert!(argvs.iter().all(|a| a.first() != Some(&"then")));
+    }
+
+    #[test]
+    fn glob() {
+        assert!(glob_match("*.so*", "libcuda.so.1"));
+        assert!(!glob_match("a?c", "ac"));
+    }
+}

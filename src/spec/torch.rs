@@ -1,0 +1,204 @@
+//! Which CUDA build of PyTorch an install gets: a `+cuXYZ` pin, a wheel URL, a
+//! `download.pytorch.org/whl/cuXYZ` index, uv's `--torch-backend`, conda `pytorch-cuda=` /
+//! `cudatoolkit=`, or nothing (PyPI's default for that version, from the facts).
+
+use super::build::{BuildFacts, Stage};
+use super::dockerfile::Pos;
+use super::facts::Facts;
+use super::pkg::{Install, PipInstall, Req};
+use crate::version::CudaVersion;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TorchCuda {
+    /// The CUDA build was chosen explicitly (`how` says by what).
+    Pinned {
+        cuda: CudaVersion,
+        how: String,
+    },
+    Cpu,
+    /// Nothing chose a CUDA build: PyPI's default for `version` (None = unpinned version).
+    PypiDefault {
+        version: Option<String>,
+        cuda: Option<CudaVersion>,
+        source: Option<String>,
+    },
+    /// Some index / channel we cannot read (NGC, a private mirror, `auto` backend).
+    Other(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct TorchInstall {
+    pub pos: Pos,
+    pub text: String,
+    pub cuda: TorchCuda,
+    pub via_conda: bool,
+    pub stage: usize,
+}
+
+fn cu_in_url(u: &str) -> Option<CudaVersion> {
+    let l = u.to_ascii_lowercase();
+    for seg in l.split(['/', '+', '-', '_', '=', '.']) {
+        if seg.starts_with("cu") {
+            if let Some(v) = CudaVersion::from_cu_tag(seg) {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+fn is_cpu_url(u: &str) -> bool {
+    let l = u.to_ascii_lowercase();
+    l.contains("/whl/cpu") || l.ends_with("/cpu")
+}
+
+fn pip_torch(p: &PipInstall, r: &Req, facts: &dyn Facts) -> TorchCuda {
+    if let Some(l) = &r.local {
+        if l == "cpu" {
+            return TorchCuda::Cpu;
+        }
+        if let Some(v) = CudaVersion::from_cu_tag(l) {
+            return TorchCuda::Pinned {
+                cuda: v,
+                how: format!("the +{l} local version"),
+            };
+        }
+    }
+    if let Some(u) = &r.url {
+        if let Some(v) = cu_in_url(u) {
+            return TorchCuda::Pinned {
+                cuda: v,
+                how: "the wheel URL".into(),
+            };
+        }
+    }
+    if let Some(b) = &p.torch_backend {
+        if let Some(v) = CudaVersion::from_cu_tag(b) {
+            return TorchCuda::Pinned {
+                cuda: v,
+                how: format!("uv --torch-backend={b}"),
+            };
+        }
+        if b == "cpu" {
+            return TorchCuda::Cpu;
+        }
+        return TorchCuda::Other(format!(
+            "uv --torch-backend={b} (chosen on the build machine)"
+        ));
+    }
+    let urls: Vec<&String> = p
+        .index_url
+        .iter()
+        .chain(&p.extra_index_urls)
+        .chain(&p.find_links)
+        .collect();
+    for u in &urls {
+        if let Some(v) = cu_in_url(u) {
+            return TorchCuda::Pinned {
+                cuda: v,
+                how: format!("the index {u}"),
+            };
+        }
+    }
+    if p.index_url.as_deref().map(is_cpu_url).unwrap_or(false) {
+        return TorchCuda::Cpu;
+    }
+    if let Some(u) = p.index_url.as_ref().filter(|u| !u.contains("pypi.org")) {
+        return TorchCuda::Other(format!("the index {u}"));
+    }
+    if r.unresolved
+        || r.pinned
+            .as_deref()
+            .map(|v| v.contains('$'))
+            .unwrap_or(false)
+    {
+        return TorchCuda::Other("a version from a build argument".into());
+    }
+    let version = r.pinned.clone().or_else(|| {
+        // `torch~=2.3.0` / `torch>=2.3,<2.4`: the minor is still fixed.
+        let s = r.spec.trim_start_matches("~=");
+        (r.spec.starts_with("~=")).then(|| s.to_string())
+    });
+    let (cuda, source) = match version.as_deref().and_then(|v| facts.torch_pypi_default(v)) {
+        Some(s) => (Some(s.value), Some(s.source)),
+        None => (None, None),
+    };
+    TorchCuda::PypiDefault {
+        version,
+        cuda,
+        source,
+    }
+}
+
+/// Every torch install in a stage (not its parents).
+pub fn stage_torch(st: &Stage, facts: &dyn Facts) -> Vec<TorchInstall> {
+    let mut out = Vec::new();
+    for i in &st.installs {
+        match i {
+            Install::Pip(p) => {
+                for r in p.reqs.iter().filter(|r| r.name == "torch") {
+                    out.push(TorchInstall {
+                        pos: r.pos,
+                        text: format!("{}{}", r.name, r.spec),
+                        cuda: pip_torch(p, r, facts),
+                        via_conda: false,
+                        stage: st.index,
+                    });
+                }
+            }
+            Install::Conda(c) => {
+                let Some(t) = c.pkgs.iter().find(|p| p.0 == "pytorch") else {
+                    continue;
+                };
+                let pin = c
+                    .pkgs
+                    .iter()
+                    .find(|p| {
+                        p.0 == "pytorch-cuda" || p.0 == "cudatoolkit" || p.0 == "cuda-version"
+                    })
+                    .and_then(|p| {
+                        p.1.trim_start_matches('=')
+                            .parse::<CudaVersion>()
+                            .ok()
+                            .map(|v| (p.0.clone(), v))
+                    });
+                let cpu = c.pkgs.iter().any(|p| p.0 == "cpuonly");
+                out.push(TorchInstall {
+                    pos: t.2,
+                    text: format!(
+                        "pytorch{}",
+                        if t.1.is_empty() {
+                            String::new()
+                        } else {
+                            format!("={}", t.1)
+                        }
+                    ),
+                    cuda: if cpu {
+                        TorchCuda::Cpu
+                    } else {
+                        match pin {
+                            Some((n, v)) => TorchCuda::Pinned {
+                                cuda: v,
+                                how: format!("conda {n}={}", v.major_minor()),
+                            },
+                            None => {
+                                TorchCuda::Other("conda (the solver picks the CUDA build)".into())
+                            }
+                        }
+                    },
+                    via_conda: true,
+                    stage: st.index,
+                });
+            }
+            Install::Os(_) => {}
+        }
+    }
+    out
+}
+
+/// Torch installs in all built stages.
+pub fn all_torch(bf: &BuildFacts, facts: &dyn Facts) -> Vec<TorchInstall> {
+    bf.built_stages()
+        .flat_map(|s| stage_torch(s, facts))
+        .collect()
+}

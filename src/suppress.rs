@@ -1,0 +1,266 @@
+//! The pass after the rules: configuration (disabled rules, severity overrides), config
+//! `[[ignore]]` entries, and inline pragmas in the checked files:
+//!
+//! - `# gpulint ignore=GL101[,GL102] [reason]` on its own line silences those rules on the next
+//!   statement (a whole Dockerfile instruction, a shell command with its continuations, a YAML
+//!   key with its block); at the end of a line, on that line.
+//! - `# gpulint ignore-file=GL101[,…]` anywhere silences them in the whole file (`*` = all).
+//!
+//! Each suppression records whether it matched; one that matched nothing becomes a GL199
+//! finding, so stale pragmas do not pile up (ruff's RUF100, cargo-deny's unmatched allow).
+
+use crate::config::Config;
+use crate::finding::{Finding, Location};
+use crate::rules::gl199_unused_suppression::META as UNUSED;
+
+#[derive(Debug, Clone)]
+struct Pragma {
+    codes: Vec<String>,
+    file_level: bool,
+    line: u32,
+    col: u32,
+    /// Lines covered (inclusive).
+    from: u32,
+    to: u32,
+    used: bool,
+}
+
+/// Parse pragmas of one file. `ranges` are statement line ranges when known (Dockerfile
+/// instructions); otherwise continuation lines and deeper-indented lines extend a statement.
+fn pragmas(text: &str, ranges: Option<&[(u32, u32)]>) -> Vec<Pragma> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(hash) = find_pragma(l) else { continue };
+        let body = l[hash..]
+            .trim_start_matches(['#', '/', '<', '!', '-', ' '])
+            .trim_start();
+        let Some(rest) = body.strip_prefix("gpulint") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let (file_level, spec) = if let Some(s) = rest.strip_prefix("ignore-file=") {
+            (true, s)
+        } else if let Some(s) = rest.strip_prefix("ignore=") {
+            (false, s)
+        } else {
+            continue;
+        };
+        let codes: Vec<String> = spec
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .filter(|c| !c.is_empty())
+            .map(|c| c.to_ascii_uppercase())
+            .collect();
+        let line = i as u32 + 1;
+        let own_line = l[..hash].trim().is_empty();
+        let (from, to) = if file_level {
+            (1, u32::MAX)
+        } else if !own_line {
+            (line, line)
+        } else {
+            // Next non-comment, non-blank line.
+            let mut j = i + 1;
+            while j < lines.len()
+                && (lines[j].trim().is_empty() || lines[j].trim_start().starts_with('#'))
+            {
+                j += 1;
+            }
+            let start = j as u32 + 1;
+            let end = match ranges.and_then(|r| r.iter().find(|(s, e)| *s <= start && start <= *e))
+            {
+                Some((_, e)) => *e,
+                None => {
+                    let ind = |s: &str| s.len() - s.trim_start().len();
+                    let base = lines.get(j).map(|s| ind(s)).unwrap_or(0);
+                    let mut k = j;
+                    while k + 1 < lines.len() {
+                        let cur = lines[k].trim_end();
+                        let next = lines[k + 1];
+                        if cur.ends_with('\\')
+                            || cur.ends_with('`')
+                            || cur.ends_with('^')
+                            || (!next.trim().is_empty() && ind(next) > base)
+                            || next.trim_start().starts_with("- ")
+                                && ind(next) == base
+                                && lines[j].trim_end().ends_with(':')
+                        {
+                            k += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    k as u32 + 1
+                }
+            };
+            (start, end)
+        };
+        out.push(Pragma {
+            codes,
+            file_level,
+            line,
+            col: hash as u32 + 1,
+            from,
+            to,
+            used: false,
+        });
+    }
+    out
+}
+
+/// Byte index of a `#` (or `//`, `<!--`) that starts a gpulint pragma on this line.
+fn find_pragma(l: &str) -> Option<usize> {
+    let i = l.find("gpulint")?;
+    let before = &l[..i];
+    let h = before.rfind(['#', '/', '<'])?;
+    let between = before[h..].trim_start_matches(['#', '/', '<', '!', '-']);
+    between.trim().is_empty().then_some(h)
+}
+
+fn code_matches(p: &Pragma, rule: &str) -> bool {
+    p.codes.iter().any(|c| c == rule || c == "*" || c == "ALL")
+}
+
+/// A checked file: display path, text, statement line ranges (Dockerfile instructions).
+pub type FileText = (String, String, Option<Vec<(u32, u32)>>);
+
+/// Apply config and suppressions. `texts` = `(display path, text, statement ranges)` of the
+/// files the findings may point into.
+pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec<Finding> {
+    let mut per_file: Vec<(String, Vec<Pragma>)> = texts
+        .iter()
+        .map(|(f, t, r)| (f.clone(), pragmas(t, r.as_deref())))
+        .collect();
+    let mut used_ignores = vec![false; config.ignores.len()];
+    let mut out = Vec::new();
+    'next: for mut f in findings {
+        if !config.rule_enabled(&f.rule) {
+            continue;
+        }
+        if let Some(s) = config.severity_override(&f.rule) {
+            f.severity = s;
+        }
+        let file = f.location.as_ref().and_then(|l| l.file.clone());
+        let line = f.location.as_ref().and_then(|l| l.line);
+        for (i, ig) in config.ignores.iter().enumerate() {
+            if ig.matches(&f.rule, file.as_deref()) {
+                used_ignores[i] = true;
+                continue 'next;
+            }
+        }
+        if let (Some(file), Some(line)) = (&file, line) {
+            if let Some((_, ps)) = per_file.iter_mut().find(|(n, _)| n == file) {
+                let mut hit = false;
+                for p in ps.iter_mut() {
+                    if code_matches(p, &f.rule)
+                        && (p.file_level || (p.from <= line && line <= p.to))
+                    {
+                        p.used = true;
+                        hit = true;
+                    }
+                }
+                if hit {
+                    continue 'next;
+                }
+            }
+        }
+        out.push(f);
+    }
+    if config.rule_enabled(UNUSED.code) {
+        for (file, ps) in &per_file {
+            for p in ps.iter().filter(|p| !p.used) {
+                let what = if p.file_level {
+                    "ignore-file"
+                } else {
+                    "ignore"
+                };
+                out.push(
+                    UNUSED
+                        .finding(format!(
+                            "`gpulint {what}={}` suppresses nothing here",
+                            p.codes.join(",")
+                        ))
+                        .with_location(Location::in_file(file.clone(), p.line, p.col))
+                        .with_help("remove the pragma, or fix its rule code or placement (it covers the next statement)"),
+                );
+            }
+        }
+        if let Some(cfg) = &config.path {
+            for (i, ig) in config.ignores.iter().enumerate() {
+                if !used_ignores[i] {
+                    out.push(
+                        UNUSED
+                            .finding(format!("[[ignore]] rule {} matched no finding", ig.rule))
+                            .with_location(Location::in_file(
+                                cfg.to_string_lossy(),
+                                ig.line,
+                                ig.col,
+                            ))
+                            .with_help("remove the entry, or fix its rule or paths"),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(o) = config.severity_override(UNUSED.code) {
+        for f in out.iter_mut().filter(|f| f.rule == UNUSED.code) {
+            f.severity = o;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::gl101_torch_cuda_vs_base::META as R1;
+
+    fn f(line: u32) -> Finding {
+        R1.finding("x")
+            .with_location(Location::in_file("Dockerfile", line, 1))
+    }
+
+    #[test]
+    fn inline_covers_the_next_instruction_and_unused_are_reported() {
+        let text = "FROM x\n# gpulint ignore=GL101 known, we pin below\nRUN a \\\n  && b\n# gpulint ignore=GL102\nRUN c\n";
+        let texts = vec![(
+            "Dockerfile".to_string(),
+            text.to_string(),
+            Some(vec![(1, 1), (3, 4), (6, 6)]),
+        )];
+        let out = apply(vec![f(4), f(6)], &texts, &Config::default());
+        let rules: Vec<_> = out
+            .iter()
+            .map(|x| (x.rule.as_str(), x.location.as_ref().unwrap().line))
+            .collect();
+        assert_eq!(rules, vec![("GL101", Some(6)), ("GL199", Some(5))]);
+    }
+
+    #[test]
+    fn file_level_and_yaml_blocks() {
+        let text = "# gpulint ignore-file=GL101\nservices:\n  # gpulint ignore=GL101\n  a:\n    image: x\n";
+        let texts = vec![("Dockerfile".to_string(), text.to_string(), None)];
+        let out = apply(vec![f(5)], &texts, &Config::default());
+        assert!(out.is_empty(), "{out:?}");
+        let p = pragmas(text, None);
+        assert_eq!((p[1].from, p[1].to), (4, 5));
+    }
+
+    #[test]
+    fn config_overrides() {
+        let known = |c: &str| c.starts_with("GL1");
+        let c = Config::parse(
+            "c.toml",
+            "[rules]\nGL101 = \"info\"\n[[ignore]]\nrule = \"GL102\"\nreason = \"r\"\n",
+            &known,
+        )
+        .unwrap();
+        let out = apply(vec![f(1)], &[], &c);
+        assert_eq!(out[0].severity, crate::finding::Severity::Info);
+        assert!(out
+            .iter()
+            .any(|x| x.rule == "GL199" && x.message.contains("GL102")));
+    }
+}

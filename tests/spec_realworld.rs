@@ -1,0 +1,93 @@
+//! Robustness: every file of ../shared/realworld/ goes through the spec parsers and rules
+//! without a panic (the corpus is read in place, never copied).
+
+use gpulint::spec::{self, CommandContext, FileKind};
+use std::path::Path;
+
+#[test]
+fn realworld_corpus_never_panics() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld");
+    if !root.is_dir() {
+        eprintln!("skipping: {} not present", root.display());
+        return;
+    }
+    let ctx = CommandContext::new(Vec::new(), Default::default()).unwrap();
+    let mut n = 0;
+    for e in walkdir::WalkDir::new(&root).into_iter().flatten() {
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let p = e.path();
+        let name = p.to_string_lossy().to_string();
+        if name.ends_with(".tsv") {
+            continue;
+        }
+        // Every kind, whatever the file is: parsers must survive wrong input too.
+        for kind in [
+            FileKind::Dockerfile,
+            FileKind::Compose,
+            FileKind::K8s,
+            FileKind::Script,
+            FileKind::Markdown,
+        ] {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                spec::lint_file(p, &name, kind, &ctx)
+            }));
+            assert!(r.is_ok(), "panic on {name} as {kind:?}");
+        }
+        n += 1;
+    }
+    assert!(n > 50, "only {n} files");
+}
+
+#[test]
+fn seed_fixtures_through_the_commands() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/spec");
+    let ctx = CommandContext::new(Vec::new(), Default::default()).unwrap();
+    let f = spec::cmd_dockerfile(
+        &spec::DockerfileArgs {
+            paths: vec![dir.join("seed.Dockerfile")],
+            ..Default::default()
+        },
+        &ctx,
+    )
+    .unwrap();
+    let rules: Vec<(&str, u32)> = f
+        .iter()
+        .map(|f| {
+            (
+                f.rule.as_str(),
+                f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
+            )
+        })
+        .collect();
+    for want in [("GL101", 5), ("GL108", 6), ("GL106", 7)] {
+        assert!(rules.contains(&want), "{want:?} not in {rules:?}");
+    }
+    let f = spec::cmd_run(
+        &spec::RunArgs {
+            files: vec![dir.join("seed-run.sh")],
+            argv: vec![],
+        },
+        &ctx,
+    )
+    .unwrap();
+    let rules: Vec<&str> = f.iter().map(|f| f.rule.as_str()).collect();
+    for want in ["GL110", "GL111", "GL112"] {
+        assert!(rules.contains(&want), "{want} not in {rules:?}");
+    }
+    // `gpulint run -- docker run …`
+    let f = spec::cmd_run(
+        &spec::RunArgs {
+            files: vec![],
+            argv: "docker run -v /usr/local/cuda:/usr/local/cuda --gpus all img"
+                .split(' ')
+                .map(String::from)
+                .collect(),
+        },
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].rule, "GL111");
+}
