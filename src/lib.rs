@@ -8,6 +8,7 @@ pub mod arch;
 pub mod detect;
 pub mod exit;
 pub mod finding;
+pub mod host;
 pub mod inventory;
 pub mod rules;
 pub mod source;

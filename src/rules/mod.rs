@@ -56,6 +56,7 @@ impl Finding {
 /// Every rule gpulint knows, sorted by code.
 pub fn all() -> Vec<&'static RuleMeta> {
     let mut v: Vec<&'static RuleMeta> = Vec::new();
+    v.extend(crate::host::rule_metas());
     v.sort_by_key(|m| m.code);
     v
 }
@@ -84,8 +85,15 @@ mod tests {
         assert_eq!(names.len(), rules.len(), "duplicate rule name");
         for r in rules {
             assert!(r.code.starts_with("GL") && r.code.len() == 5, "{}", r.code);
-            assert!(r.name.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
-            assert!(!r.explanation.trim().is_empty(), "{} has no explanation", r.code);
+            assert!(r
+                .name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
+            assert!(
+                !r.explanation.trim().is_empty(),
+                "{} has no explanation",
+                r.code
+            );
         }
     }
 }
