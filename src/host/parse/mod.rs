@@ -149,6 +149,22 @@ pub fn parse_ls_l(text: &str) -> Vec<DevNode> {
         }
         if let Some(d) = t.strip_suffix(':') {
             if !d.contains(' ') {
+                // `ls -l a b dir` prints a directory's entries under a `dir:` header; the
+                // header itself shows the directory exists.
+                if !out.iter().any(|n: &DevNode| n.path == d) {
+                    out.push(DevNode {
+                        path: d.to_string(),
+                        kind: 'd',
+                        mode: 0o755,
+                        uid: None,
+                        gid: None,
+                        owner: None,
+                        group: None,
+                        major: None,
+                        minor: None,
+                        line: t.to_string(),
+                    });
+                }
                 dir = Some(d.to_string());
                 continue;
             }
@@ -390,14 +406,15 @@ mod tests {
     fn ls_l_devices_and_dirs() {
         let t = "crw-rw-rw- 1 root root 195,   0 Nov 30 14:41 /dev/nvidia0\ncrw-rw---- 1 0 44 195,255 Nov 30 14:41 /dev/nvidiactl\n\n/dev/nvidia-caps:\ntotal 0\ncr-------- 1 root root 241, 1 Nov 30 14:41 nvidia-cap1\n";
         let n = parse_ls_l(t);
-        assert_eq!(n.len(), 3);
+        assert_eq!(n.len(), 4);
         assert_eq!(n[0].path, "/dev/nvidia0");
         assert_eq!(n[0].mode, 0o666);
         assert_eq!((n[0].major, n[0].minor), (Some(195), Some(0)));
         assert_eq!(n[1].gid, Some(44));
         assert_eq!(n[1].mode, 0o660);
-        assert_eq!(n[2].path, "/dev/nvidia-caps/nvidia-cap1");
-        assert_eq!(n[2].mode, 0o400);
+        assert_eq!((n[2].path.as_str(), n[2].kind), ("/dev/nvidia-caps", 'd'));
+        assert_eq!(n[3].path, "/dev/nvidia-caps/nvidia-cap1");
+        assert_eq!(n[3].mode, 0o400);
     }
 
     #[test]
