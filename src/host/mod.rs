@@ -86,3 +86,42 @@ pub fn findings(results: &[CheckResult]) -> Vec<Finding> {
 pub fn rule_metas() -> Vec<&'static crate::rules::RuleMeta> {
     checks::rule_metas()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The live reader never fails on a machine without GPUs (or with them): everything
+    /// missing is a note or "could not check". Run with `--ignored --nocapture` on a GPU host
+    /// to see the live profile and checks.
+    #[test]
+    fn live_host_smoke() {
+        let r = LiveReader::new();
+        let p = detect_host(&r).unwrap();
+        let results = run_checks(&r, &p);
+        assert_eq!(
+            results
+                .iter()
+                .map(|x| x.id.clone())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            15
+        );
+        if std::env::var_os("GPULINT_SHOW_LIVE").is_some() {
+            println!("{}", p.to_json());
+            println!("{}", render_checks_text(&results));
+        }
+    }
+
+    #[test]
+    fn rules_table_has_the_host_rules() {
+        let codes: Vec<_> = crate::rules::all().iter().map(|m| m.code).collect();
+        for c in 201..=215 {
+            assert!(codes.contains(&format!("GL{c}").as_str()), "GL{c}");
+        }
+        assert_eq!(
+            crate::rules::find("GL207").map(|m| m.name),
+            Some("device-nodes-unusable")
+        );
+    }
+}

@@ -137,7 +137,7 @@ fn find_gpu<'a>(
 ) -> Option<&'a mut HostGpu> {
     let norm_bus = |b: &str| {
         let b = b.to_ascii_lowercase();
-        // 00000000:00:06.0 vs 0000:00:06.0: compare the last 12 chars (bus:dev.fn).
+        // 00000000:00:06.0 vs 0000:00:06.0: compare bus:dev.fn, the last 7 chars.
         let n = b.len();
         b[n.saturating_sub(7)..].to_string()
     };
@@ -425,4 +425,165 @@ pub fn detect_host_with(
         ));
     }
     Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::checks::testutil::tree;
+    use crate::host::knowledge::NoKnowledge;
+    use crate::host::reader::CapturedReader;
+
+    struct H200;
+    impl Knowledge for H200 {
+        fn gpu_cc(&self, name: &str) -> Option<ComputeCapability> {
+            (name == "NVIDIA H200").then(|| ComputeCapability::new(9, 0))
+        }
+        fn gpu_datacenter(&self, name: &str) -> Option<bool> {
+            (name == "NVIDIA H200").then_some(true)
+        }
+        fn max_cuda_for_driver(&self, d: &DriverVersion) -> Option<CudaVersion> {
+            (d.branch() == 580).then(|| CudaVersion::new(13, 0))
+        }
+    }
+
+    const UUID: &str = "GPU-1e22f56e-bc1a-5762-a390-38b2e823715b";
+
+    fn detect(layers: &[&str], k: &dyn Knowledge) -> HostProfile {
+        let dir = tree(layers);
+        detect_host_with(&CapturedReader::new(dir.path()).unwrap(), k).unwrap()
+    }
+
+    fn assert_h200(p: &HostProfile) {
+        assert_eq!(p.driver.as_ref().map(|d| d.as_str()), Some("580.159.04"));
+        assert_eq!(p.gpus.len(), 1, "{p:#?}");
+        let g = &p.gpus[0];
+        assert_eq!(g.name, "NVIDIA H200");
+        assert_eq!(g.uuid.as_deref(), Some(UUID));
+        assert_eq!(
+            p.kernel_module,
+            Some(KernelModule {
+                version: Some("580.159.04".into()),
+                flavor: "open".into()
+            })
+        );
+    }
+
+    #[test]
+    fn from_all_real_captures_csv_first() {
+        let p = detect(&["h200"], &NoKnowledge);
+        assert_h200(&p);
+        assert_eq!(p.driver_cuda, Some(CudaVersion::new(13, 0)));
+        let g = &p.gpus[0];
+        // compute_cap from nvidia-smi's CSV, no matrix needed.
+        assert_eq!(g.cc, Some(ComputeCapability::new(9, 0)));
+        assert_eq!(g.mig_mode.as_deref(), Some("Disabled"));
+        assert_eq!(g.pci_bus_id.as_deref(), Some("00000000:00:06.0"));
+        assert_eq!(g.memory_mib, Some(143771));
+        assert_eq!(g.persistence_mode.as_deref(), Some("Enabled"));
+        assert_eq!(g.minor, Some(0));
+        assert_eq!(p.sources[0], "nvidia-smi --query-gpu");
+        assert!(p.notes.is_empty(), "{:?}", p.notes);
+    }
+
+    #[test]
+    fn from_xml_only() {
+        let p = detect(&["h200", "variants/xml-only"], &NoKnowledge);
+        assert_h200(&p);
+        assert_eq!(p.driver_cuda, Some(CudaVersion::new(13, 0)));
+        assert_eq!(p.gpus[0].mig_mode.as_deref(), Some("Disabled"));
+        // The XML has no compute capability: unknown without the matrix…
+        assert_eq!(p.gpus[0].cc, None);
+        // …and known with it.
+        let p = detect(&["h200", "variants/xml-only"], &H200);
+        assert_eq!(p.gpus[0].cc, Some(ComputeCapability::new(9, 0)));
+        assert_eq!(p.gpus[0].datacenter, Some(true));
+    }
+
+    #[test]
+    fn from_q_text_only() {
+        let p = detect(&["h200", "variants/text-only"], &NoKnowledge);
+        assert_h200(&p);
+        assert_eq!(p.driver_cuda, Some(CudaVersion::new(13, 0)));
+        assert_eq!(p.gpus[0].mig_mode.as_deref(), Some("Disabled"));
+        assert_eq!(p.gpus[0].pci_bus_id.as_deref(), Some("00000000:00:06.0"));
+    }
+
+    #[test]
+    fn from_proc_only_when_nvidia_smi_is_missing() {
+        let p = detect(&["h200", "variants/proc-only"], &NoKnowledge);
+        assert_h200(&p);
+        assert_eq!(p.gpus[0].pci_bus_id.as_deref(), Some("0000:00:06.0"));
+        assert_eq!(p.gpus[0].minor, Some(0));
+        assert_eq!(p.gpus[0].mig_mode, None);
+        assert_eq!(p.driver_cuda, None);
+        assert!(
+            p.notes.iter().any(|n| n.contains("nvidia-smi not found")),
+            "{:?}",
+            p.notes
+        );
+        let p = detect(&["h200", "variants/proc-only"], &H200);
+        assert_eq!(p.driver_cuda, Some(CudaVersion::new(13, 0)));
+        assert_eq!(p.gpus[0].cc, Some(ComputeCapability::new(9, 0)));
+    }
+
+    #[test]
+    fn nvidia_smi_failing_falls_back_with_a_note() {
+        let p = detect(
+            &["h200", "variants/complete", "variants/api-mismatch"],
+            &NoKnowledge,
+        );
+        assert_h200(&p);
+        assert!(
+            p.notes.iter().any(|n| n.contains("version mismatch")),
+            "{:?}",
+            p.notes
+        );
+    }
+
+    #[test]
+    fn mig_and_kernel_and_platform() {
+        let p = detect(
+            &[
+                "h200",
+                "variants/complete",
+                "variants/mig-on",
+                "variants/mig-instances",
+            ],
+            &NoKnowledge,
+        );
+        assert_eq!(p.gpus[0].mig_mode.as_deref(), Some("Enabled"));
+        assert_eq!(p.gpus[0].mig_devices.len(), 2);
+        assert_eq!(p.kernel.as_deref(), Some("6.8.0-85-generic"));
+        assert_eq!(
+            p.platform.as_ref().map(|x| x.to_string()).as_deref(),
+            Some("linux/amd64")
+        );
+    }
+
+    #[test]
+    fn json_round_trips_and_converts_to_a_target() {
+        let p = detect(&["h200", "variants/complete"], &H200);
+        let json = p.to_json();
+        let back: HostProfile = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, p);
+        let t = load_target_json(&json).unwrap();
+        assert_eq!(t, p.into_target());
+        assert_eq!(t.driver.as_ref().map(|d| d.as_str()), Some("580.159.04"));
+        assert_eq!(t.driver_cuda, Some(CudaVersion::new(13, 0)));
+        assert_eq!(t.capabilities(), vec![ComputeCapability::new(9, 0)]);
+        assert_eq!(t.gpus[0].uuid.as_deref(), Some(UUID));
+        assert_eq!(t.gpus[0].mig_mode.as_deref(), Some("Disabled"));
+        // A bare target is accepted too.
+        let tj = serde_json::to_string(&t).unwrap();
+        assert_eq!(load_target_json(&tj).unwrap(), t);
+    }
+
+    #[test]
+    fn empty_tree_is_no_driver() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = detect_host_with(&CapturedReader::new(dir.path()).unwrap(), &NoKnowledge).unwrap();
+        assert!(p.driver.is_none() && p.gpus.is_empty());
+        assert!(p.notes.iter().any(|n| n.contains("no NVIDIA driver")));
+    }
 }

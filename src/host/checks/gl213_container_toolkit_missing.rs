@@ -173,7 +173,8 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             if nvidia_rt { "configured" } else { "absent" },
             cdi_on
         ));
-        if !nvidia_rt && !(cdi_on && !cdi.is_empty()) {
+        let cdi_ready = cdi_on && !cdi.is_empty();
+        if !nvidia_rt && !cdi_ready {
             problems.push((format!("{CONTAINERD_TOML} has no nvidia runtime (and no CDI): Kubernetes pods get no GPUs"), Severity::Warning));
         }
     }

@@ -124,6 +124,29 @@ struct Check {
     run: fn(&Ctx) -> Vec<CheckResult>,
 }
 
+/// Checks that only make sense where an NVIDIA GPU exists; on a host with none (PCI bus
+/// readable, no NVIDIA display device, no driver) they report "not applicable" as ok.
+const NEEDS_GPU: &[&str] = &[
+    "GL202", "GL203", "GL204", "GL205", "GL206", "GL207", "GL208", "GL209", "GL210", "GL213",
+    "GL214",
+];
+
+fn no_gpu_host(cx: &Ctx) -> bool {
+    if !cx.profile.gpus.is_empty() || cx.profile.driver.is_some() {
+        return false;
+    }
+    let r = cx.reader;
+    let Some(devs) = r.list_dir("/sys/bus/pci/devices") else {
+        return false;
+    };
+    !devs.iter().any(|(bus, _)| {
+        let base = format!("/sys/bus/pci/devices/{bus}");
+        r.read_string(&format!("{base}/vendor"))
+            .map(|v| v.trim() == "0x10de")
+            .unwrap_or(false)
+    })
+}
+
 const CHECKS: &[Check] = &[
     Check {
         meta: &gl201_gpu_not_visible::META,
@@ -203,7 +226,19 @@ pub fn run_checks_with(
         profile,
         opts,
     };
-    CHECKS.iter().flat_map(|c| (c.run)(&cx)).collect()
+    let no_gpu = no_gpu_host(&cx);
+    CHECKS
+        .iter()
+        .flat_map(|c| {
+            if no_gpu && NEEDS_GPU.contains(&c.meta.code) {
+                return vec![CheckResult::ok(
+                    c.meta,
+                    "not applicable: no NVIDIA device on the PCI bus and no NVIDIA driver",
+                )];
+            }
+            (c.run)(&cx)
+        })
+        .collect()
 }
 
 /// Problems become findings at their severity; could-not-check results become `info`
@@ -272,7 +307,7 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
         }
     }
     s.push_str(&format!(
-        "\n{} checks: {ok} ok, {prob} problems, {cnc} could not check\n",
+        "\n{} results: {ok} ok, {prob} problems, {cnc} could not check\n",
         results.len()
     ));
     s

@@ -232,9 +232,6 @@ pub fn text_tree(text: &str) -> Element {
             None => (line.trim().to_string(), String::new()),
         };
         // Indentation 0 starts at the root; deeper lines attach to the last shallower one.
-        while stack.len() > 1 && stack.last().map(|s| s.0).unwrap_or(0) >= indent + 1 {
-            stack.pop();
-        }
         while stack.len() > 1 && stack.last().map(|s| s.0).unwrap_or(0) > indent {
             stack.pop();
         }
