@@ -102,6 +102,8 @@ pub fn site_dirs(reader: &dyn HostReader, python: &str) -> Vec<String> {
             format!("{prefix}/lib64"),
             format!("{prefix}/local/lib"),
         ] {
+            // venvs have lib64 -> lib: look at each real directory once.
+            let libdir = resolve_link(reader, &libdir);
             for (e, kind) in reader.list_dir(&libdir).unwrap_or_default() {
                 if !e.starts_with("python3") || kind == EntryKind::File {
                     continue;

@@ -67,8 +67,28 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     }
     if !blacklisted {
         evidence.push(format!("{src}: nouveau not loaded"));
+        // It only matters if the running kernel can load nouveau at all.
+        let kernel = cx.profile.kernel.clone().unwrap_or_default();
+        let dep = r.read_string(&format!("/lib/modules/{kernel}/modules.dep"));
+        let available = dep.as_deref().map(|d| d.contains("/nouveau.ko"));
+        let sev = match available {
+            Some(true) => {
+                evidence.push(format!(
+                    "/lib/modules/{kernel}/modules.dep: nouveau.ko available"
+                ));
+                Severity::Warning
+            }
+            Some(false) => {
+                return vec![CheckResult::ok(
+                    &META,
+                    "nouveau is not loaded, and the running kernel has no nouveau module",
+                )
+                .evidence(evidence)];
+            }
+            None => Severity::Info,
+        };
         return vec![CheckResult::problem(&META, "nouveau is not loaded but not blacklisted either")
-            .severity(Severity::Warning)
+            .severity(sev)
             .evidence(evidence)
             .fix("Add /etc/modprobe.d/blacklist-nouveau.conf with `blacklist nouveau` and `options nouveau modeset=0`, then rebuild the initramfs.")];
     }

@@ -106,6 +106,12 @@ fn gl202_nouveau() {
     // Not loaded but not blacklisted: a warning.
     let dir = super::testutil::tree(&["h200", "variants/complete"]);
     std::fs::remove_file(dir.path().join("etc/modprobe.d/blacklist-nouveau.conf")).unwrap();
+    let dep = dir.path().join("lib/modules/6.8.0-85-generic/modules.dep");
+    let mut t = std::fs::read_to_string(&dep).unwrap();
+    t.push_str(
+        "kernel/drivers/gpu/drm/nouveau/nouveau.ko.zst: kernel/drivers/gpu/drm/drm.ko.zst\n",
+    );
+    std::fs::write(&dep, t).unwrap();
     let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
     let p = crate::host::detect_host(&reader).unwrap();
     let r = super::run_checks_with(&reader, &p, &opts());

@@ -196,6 +196,10 @@ pub fn parse_ls_l(text: &str) -> Vec<DevNode> {
             Some(d) if !name.starts_with('/') => format!("{}/{}", d.trim_end_matches('/'), name),
             _ => name.to_string(),
         };
+        // `ls -l /dev/nvidia* /dev/nvidia-caps` lists nvidia-caps twice (the glob matches it).
+        if out.iter().any(|n| n.path == path) {
+            continue;
+        }
         let (uid, owner) = match tok[2].parse::<u32>() {
             Ok(n) => (Some(n), None),
             Err(_) => (None, Some(tok[2].to_string())),
@@ -404,7 +408,7 @@ mod tests {
 
     #[test]
     fn ls_l_devices_and_dirs() {
-        let t = "crw-rw-rw- 1 root root 195,   0 Nov 30 14:41 /dev/nvidia0\ncrw-rw---- 1 0 44 195,255 Nov 30 14:41 /dev/nvidiactl\n\n/dev/nvidia-caps:\ntotal 0\ncr-------- 1 root root 241, 1 Nov 30 14:41 nvidia-cap1\n";
+        let t = "crw-rw-rw- 1 root root 195,   0 Nov 30 14:41 /dev/nvidia0\ncrw-rw---- 1 0 44 195,255 Nov 30 14:41 /dev/nvidiactl\n\n/dev/nvidia-caps:\ntotal 0\ncr-------- 1 root root 241, 1 Nov 30 14:41 nvidia-cap1\n\n/dev/nvidia-caps:\ntotal 0\ncr-------- 1 root root 241, 1 Nov 30 14:41 nvidia-cap1\n";
         let n = parse_ls_l(t);
         assert_eq!(n.len(), 4);
         assert_eq!(n[0].path, "/dev/nvidia0");
