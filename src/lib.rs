@@ -4,18 +4,44 @@
 //! layer) → `detect` (what each file is) → `inventory` (the squashed result) → `rules`
 //! (checked against `target` using `matrix` facts) → `report`. `spec` parses Dockerfiles and
 //! run configurations into facts the rules also read.
+
 pub mod arch;
+pub mod cli;
+pub mod commands;
 pub mod detect;
 pub mod exit;
 pub mod finding;
 pub mod host;
 pub mod inventory;
+pub mod matrix;
+pub mod report;
 pub mod rules;
+pub mod scan;
 pub mod source;
 pub mod target;
 pub mod version;
 pub mod walk;
 
-pub fn run(_args: Vec<std::ffi::OsString>) -> i32 {
-    0
+/// Parse arguments, run the command, and return the process exit code.
+pub fn run(args: Vec<std::ffi::OsString>) -> i32 {
+    use clap::Parser;
+    let cli = match cli::Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::USAGE_OR_INPUT
+            } else {
+                exit::OK
+            };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match commands::dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("gpulint: error: {e:#}");
+            exit::USAGE_OR_INPUT
+        }
+    }
 }

@@ -1,10 +1,25 @@
 //! What files are. Detectors are thin glue around pure parsers: each names the paths it wants
 //! and turns the bytes of those files into [`Fact`]s. ELF files are found by sniffing the
 //! first bytes of every regular file, not by path.
+//!
+//! One file per detector: the pure parser (bytes → facts, unit-tested on real file texts) sits
+//! next to its `Detector` glue (path globs + a version). [`detectors`] is the one list.
+//! Facts are attached to the node they were read from; `inventory` joins them up (a
+//! dist-info's METADATA with its sibling WHEEL and RECORD, a library file with the RECORD
+//! that owns it, …).
 
+pub mod conda;
+pub mod cuda_toolkit;
+pub mod dpkg;
 pub mod elf;
+pub mod glibc;
+pub mod ld_so_conf;
+pub mod python_dist;
+pub mod pyvenv;
+pub mod torch_version;
 
 use crate::walk::ImagePath;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
 /// A fact about one file's content. Serializable: layer results are cached as JSON.
@@ -12,6 +27,27 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "fact", rename_all = "snake_case")]
 pub enum Fact {
     Elf(elf::ElfFacts),
+    /// A `*.dist-info/METADATA` or `*.egg-info/PKG-INFO` (or a bare `*.egg-info` file).
+    PythonDist(python_dist::DistMetadata),
+    /// A `*.dist-info/WHEEL`: its `Tag:` lines.
+    WheelTags(python_dist::WheelInfo),
+    /// A `*.dist-info/RECORD` of a GPU-relevant dist: the files it installed, relative to
+    /// the site-packages directory (as written in RECORD, `..` included).
+    DistRecord(python_dist::DistRecord),
+    /// `torch/version.py` and friends: the version and the CUDA/HIP a build targets.
+    ModuleVersion(torch_version::ModuleVersion),
+    /// `conda-meta/<name>-<version>-<build>.json`.
+    CondaMeta(conda::CondaMeta),
+    /// `var/lib/dpkg/status` or one `var/lib/dpkg/status.d/<pkg>` file.
+    DpkgStatus(dpkg::DpkgStatus),
+    /// `cuda-X.Y/version.json` or `version.txt`.
+    CudaToolkitVersion(cuda_toolkit::ToolkitVersion),
+    /// The glibc release read from `libc.so.6`.
+    Glibc(glibc::GlibcInfo),
+    /// A virtual environment's `pyvenv.cfg`.
+    Pyvenv(pyvenv::PyvenvCfg),
+    /// `etc/ld.so.conf` or one `etc/ld.so.conf.d/*.conf`: directories and includes, in order.
+    LdSoConf(ld_so_conf::LdSoConf),
 }
 
 /// A content detector, selected by path.
@@ -26,4 +62,128 @@ pub trait Detector: Send + Sync {
         4 << 20
     }
     fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String>;
+}
+
+/// Every path-selected detector, in a fixed order. The ELF/fatbin detector (content-sniffed)
+/// is added by `detect::elf` when it lands.
+pub fn detectors() -> Vec<Box<dyn Detector>> {
+    vec![
+        Box::new(python_dist::PythonDistDetector::new()),
+        Box::new(torch_version::ModuleVersionDetector::new()),
+        Box::new(conda::CondaDetector::new()),
+        Box::new(dpkg::DpkgDetector::new()),
+        Box::new(cuda_toolkit::ToolkitDetector::new()),
+        Box::new(glibc::GlibcDetector::new()),
+        Box::new(pyvenv::PyvenvDetector::new()),
+        Box::new(ld_so_conf::LdSoConfDetector::new()),
+    ]
+}
+
+/// Build a glob set over in-image paths (relative, `/`-separated). `*` never crosses a `/`;
+/// `**/` matches any number of leading directories, including none. The patterns are
+/// constants of this crate; a bad one is a bug caught by each detector's glob test, so it is
+/// skipped here rather than panicking at run time.
+pub(crate) fn glob_set(patterns: &[&str]) -> GlobSet {
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        if let Ok(g) = GlobBuilder::new(p).literal_separator(true).build() {
+            b.add(g);
+        }
+    }
+    b.build().unwrap_or_else(|_| GlobSet::empty())
+}
+
+/// Text of a file, lossily decoded (dist metadata and conf files are UTF-8 in practice; a
+/// stray byte must not lose the whole file).
+pub(crate) fn text(data: &[u8]) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(data)
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    pub(crate) fn p(s: &str) -> ImagePath {
+        ImagePath::new(s).expect("test path")
+    }
+
+    /// Assert which of `paths` a detector asks for.
+    pub(crate) fn assert_wants(d: &dyn Detector, yes: &[&str], no: &[&str]) {
+        for y in yes {
+            assert!(d.wants(&p(y), 100), "{} should want {y}", d.name());
+        }
+        for n in no {
+            assert!(!d.wants(&p(n), 100), "{} should not want {n}", d.name());
+        }
+    }
+
+    /// Untrusted bytes: every detector, on garbage and on every prefix of real files it
+    /// wants, returns facts or an error and never panics.
+    #[test]
+    fn detectors_never_panic_on_bad_input() {
+        let real: &[(&str, &[u8])] = &[
+            (
+                "x/site-packages/torch-2.11.0.dist-info/METADATA",
+                include_bytes!("../../testdata/python/torch-2.11.0.METADATA"),
+            ),
+            (
+                "x/site-packages/torch/version.py",
+                include_bytes!("../../testdata/python/torch-2.11.0+cu130.version.py"),
+            ),
+            (
+                "usr/local/cuda-12.1/version.json",
+                br#"{"cuda":{"version":"12.1.1"},"cuda_cudart":{"version":"12.1.105"}}"#,
+            ),
+            (
+                "opt/conda/conda-meta/x-1-0.json",
+                br#"{"name":"x","version":"1","files":["lib/libx.so.1"]}"#,
+            ),
+            (
+                "usr/lib/x86_64-linux-gnu/libc.so.6",
+                b"\0GLIBC_2.35\0release version 2.35.\0",
+            ),
+            (
+                "var/lib/dpkg/status",
+                b"Package: a\nVersion: 1\nStatus: install ok installed\n\n",
+            ),
+            (
+                "etc/ld.so.conf",
+                b"include /etc/ld.so.conf.d/*.conf\n/usr/lib\n",
+            ),
+            ("x/pyvenv.cfg", b"version = 3.12.3\n"),
+        ];
+        // A small deterministic byte soup (xorshift).
+        let mut x: u32 = 0x9e37_79b9;
+        let soup: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                (x & 0xff) as u8
+            })
+            .collect();
+        let ds = detectors();
+        for (path, data) in real {
+            let path = p(path);
+            let d = ds
+                .iter()
+                .find(|d| d.wants(&path, data.len() as u64))
+                .unwrap_or_else(|| panic!("no detector wants {path}"));
+            for n in 0..=data.len() {
+                let _ = d.detect(&path, &data[..n]);
+            }
+            let _ = d.detect(&path, &soup);
+            let _ = d.detect(&path, b"\xff\xfe\x00'\"=:");
+        }
+    }
+
+    #[test]
+    fn every_detector_has_a_unique_name() {
+        let ds = detectors();
+        let mut names: Vec<&str> = ds.iter().map(|d| d.name()).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(n, names.len());
+    }
 }

@@ -1,5 +1,22 @@
 //! The squashed inventory of an image: what CUDA/GPU software is inside, where, and from
 //! which layer. Field names here are the stable JSON contract of `gpulint inventory`.
+//!
+//! In: an [`ImageMeta`] (reference, config, layer list) and the squashed `FileTree` whose
+//! nodes carry detector facts. Out: [`build`] → [`Inventory`]; [`render_text`] prints it.
+//! `libs` classifies library names and paths; `build` joins the facts.
+//!
+//! Known gaps: rpm databases are not read (no `os_packages` on RHEL/UBI images); egg-info
+//! `requires.txt` is not read; dpkg `*.list` files are not used to map system libraries to
+//! packages (their file names carry full versions anyway); triton's bundled ptxas version is
+//! not probed; a `/usr/local/cuda` that is a real directory counts as a toolkit only when it
+//! holds version.json / version.txt.
+
+mod build;
+pub mod libs;
+mod text;
+
+pub use build::{build, ImageMeta};
+pub use text::render_text;
 
 use crate::arch::ArchTarget;
 use crate::source::Platform;
@@ -98,6 +115,10 @@ pub struct CudaLibrary {
     /// Full version when known (from the file name, the owning wheel, or the package db).
     pub version: Option<String>,
     pub provider: LibraryProvider,
+    /// Other in-image paths (symlinks, hardlinks) that resolve to this file, e.g. the
+    /// `libcudart.so.12` soname link. The loader emulation matches NEEDED names against them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     /// The pip distribution / conda package / dpkg package that owns it, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
@@ -177,4 +198,11 @@ pub struct Binary {
 pub struct LoaderConfig {
     /// Directories from /etc/ld.so.conf and /etc/ld.so.conf.d/*.conf, in order.
     pub ld_so_conf: Vec<String>,
+    /// Symlinked directories (`usr/local/cuda` → `usr/local/cuda-12.1`), so paths in
+    /// LD_LIBRARY_PATH / RUNPATH can be resolved the way the kernel would.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub dir_links: BTreeMap<String, String>,
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,6 +1,8 @@
 //! What we check against: a GPU host (driver + GPUs), given on the command line, read from a
 //! host profile (`gpulint host --format json`), detected locally, or a fleet of node pools.
 
+pub mod cli;
+
 use crate::arch::ComputeCapability;
 use crate::source::Platform;
 use crate::version::{CudaVersion, DriverVersion};
@@ -47,4 +49,20 @@ impl Target {
         v.dedup();
         v
     }
+}
+
+/// The target described by a host profile file (`gpulint host --format json`).
+pub fn host_profile_target(
+    _matrix: &crate::matrix::Matrix,
+    path: &std::path::Path,
+) -> anyhow::Result<Target> {
+    use anyhow::Context;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading host profile {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing host profile {}", path.display()))
+}
+
+/// The local host as a target, when it has an NVIDIA driver.
+pub fn local_host_target(_matrix: &crate::matrix::Matrix) -> Option<Target> {
+    None
 }

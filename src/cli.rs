@@ -1,0 +1,118 @@
+//! Command-line interface: raw arguments → validated options → library calls. Only `main`
+//! turns outcomes into exit codes (see `exit`).
+
+use crate::finding::Severity;
+use crate::report::Format;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpulint",
+    version,
+    about = "Catch GPU container breakage before it ships",
+    long_about = "gpulint reads container images, Dockerfiles and run configurations statically and \
+tells whether they will run on a GPU host: CUDA runtime vs driver, GPU code (SASS/PTX) vs compute \
+capability, baked-in driver libraries, conflicting CUDA stacks, missing GPU requests.\n\n\
+Exit codes: 0 = nothing at or above --fail-on, 1 = findings at or above it, 2 = usage or input error."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the CUDA/GPU payload of an image: toolkits, libraries, driver files, Python
+    /// packages, and the SASS/PTX targets of every CUDA binary.
+    Inventory(InventoryArgs),
+    /// Check an image against GPU targets (or print its requirements when no target is given).
+    Image(ImageArgs),
+    /// Print a rule's explanation and fix.
+    Explain(ExplainArgs),
+    /// List every rule with its code, name and default severity.
+    Rules(RulesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImageSourceArgs {
+    /// The image: docker-archive:PATH[:name:tag|:@N], oci:DIR[:tag], oci-archive:PATH[:tag],
+    /// dir:PATH, or a bare path (auto-detected).
+    pub image: String,
+    /// Platform to select from a multi-platform image (os/arch[/variant]); default: this host's.
+    #[arg(long)]
+    pub platform: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct InventoryArgs {
+    #[command(flatten)]
+    pub source: ImageSourceArgs,
+    #[arg(long, value_enum, default_value_t = InventoryFormat::Text)]
+    pub format: InventoryFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InventoryFormat {
+    Text,
+    Json,
+}
+
+/// What to check against.
+#[derive(Debug, Args, Default)]
+pub struct TargetArgs {
+    /// Target GPU: an nvidia-smi name ("NVIDIA H100 80GB HBM3"), a short name ("H100", "T4",
+    /// "RTX 4090"), sm_90 or 9.0. Repeat for several GPUs.
+    #[arg(long = "gpu")]
+    pub gpus: Vec<String>,
+    /// Target driver version, e.g. 535.104.05.
+    #[arg(long)]
+    pub driver: Option<String>,
+    /// A host profile written by `gpulint host --format json`.
+    #[arg(long, conflicts_with_all = ["gpus", "driver", "fleet"])]
+    pub host: Option<PathBuf>,
+    /// A fleet file: named node pools (driver + GPU models); one verdict per pool.
+    #[arg(long, conflicts_with_all = ["gpus", "driver"])]
+    pub fleet: Option<PathBuf>,
+    /// Directory of matrix files overriding the built-in compatibility data.
+    #[arg(long)]
+    pub matrices: Option<PathBuf>,
+    /// Do not fall back to the local host as target when none is given.
+    #[arg(long)]
+    pub no_local_host: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Exit 1 when a finding has at least this severity.
+    #[arg(long, default_value = "error", value_parser = parse_severity)]
+    pub fail_on: Severity,
+}
+
+fn parse_severity(s: &str) -> Result<Severity, String> {
+    s.parse()
+}
+
+#[derive(Debug, Args)]
+pub struct ImageArgs {
+    #[command(flatten)]
+    pub source: ImageSourceArgs,
+    #[command(flatten)]
+    pub targets: TargetArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A rule code (GL001) or name (no-kernel-image).
+    pub rule: String,
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    #[arg(long, value_enum, default_value_t = InventoryFormat::Text)]
+    pub format: InventoryFormat,
+}

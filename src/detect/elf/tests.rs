@@ -1,0 +1,910 @@
+//! Tests against our own fixtures (testdata/fatbin, copied from shared/fixtures) whose
+//! expected contents are the recorded `cuobjdump` outputs, plus synthetic and adversarial
+//! inputs.
+
+use super::*;
+use crate::arch::{ArchTarget, CodeKind};
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fatbin")
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// One entry as `cuobjdump -all` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Listed {
+    target: ArchTarget,
+    code_version: (u16, u16),
+    compressed: bool,
+    in_group: bool,
+}
+
+/// Parses EXPECTED_cuobjdump.txt into file name → entries in order.
+fn parse_expected(text: &str) -> Vec<(String, Vec<Listed>)> {
+    let mut out: Vec<(String, Vec<Listed>)> = Vec::new();
+    let mut kind: Option<CodeKind> = None;
+    let mut group_indent: Option<usize> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("=== ") {
+            let name = rest.split_whitespace().next().unwrap().to_string();
+            out.push((name, Vec::new()));
+            kind = None;
+            group_indent = None;
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let t = line.trim();
+        let entries = &mut out.last_mut().expect("entry before file header").1;
+        if let Some(gi) = group_indent {
+            if indent <= gi && t.starts_with("Fatbin ") {
+                group_indent = None;
+            }
+        }
+        match t {
+            "Fatbin elf code:" => kind = Some(CodeKind::Sass),
+            "Fatbin ptx code:" => kind = Some(CodeKind::Ptx),
+            "Fatbin nvvm code:" => kind = Some(CodeKind::Lto),
+            "Fatbin concatenated entry code:" => {
+                kind = None;
+                group_indent = Some(indent);
+            }
+            _ => {}
+        }
+        if let Some(a) = t.strip_prefix("arch = ") {
+            let k = kind.expect("arch outside an entry");
+            // cuobjdump prints every arch as sm_NN[a|f]; the kind comes from the block title.
+            let mut target: ArchTarget = a.parse().unwrap();
+            target.kind = k;
+            entries.push(Listed {
+                target,
+                code_version: (0, 0),
+                compressed: false,
+                in_group: group_indent.is_some_and(|gi| indent > gi),
+            });
+        } else if let Some(v) = t.strip_prefix("code version = [") {
+            let v = v.trim_end_matches(']');
+            let (a, b) = v.split_once(',').unwrap();
+            let cv = (a.parse().unwrap(), b.parse().unwrap());
+            if kind.is_some() {
+                if let Some(e) = entries.last_mut() {
+                    e.code_version = cv;
+                }
+            }
+        } else if t == "compressed" && kind.is_some() {
+            if let Some(e) = entries.last_mut() {
+                e.compressed = true;
+            }
+        }
+        if t == "Fatbin concatenated entry code:" {
+            kind = None;
+        }
+    }
+    out
+}
+
+fn listed(entries: &[&FatbinEntry]) -> Vec<Listed> {
+    entries
+        .iter()
+        .map(|e| Listed {
+            target: e.target,
+            code_version: e.code_version,
+            // cuobjdump shows "compressed" on the group, not on its members.
+            compressed: e.compression.is_some() && !e.in_group,
+            in_group: e.in_group,
+        })
+        .collect()
+}
+
+fn all_entries(f: &ElfFacts) -> Vec<&FatbinEntry> {
+    f.fatbin
+        .iter()
+        .flat_map(|s| s.sections.iter())
+        .flat_map(|s| s.containers.iter())
+        .flat_map(|c| c.entries.iter())
+        .collect()
+}
+
+#[test]
+fn fatbin_format_fixtures_match_cuobjdump_all() {
+    let dir = data_dir().join("fatbin-format");
+    let expected =
+        parse_expected(&std::fs::read_to_string(dir.join("EXPECTED_cuobjdump.txt")).unwrap());
+    assert_eq!(expected.len(), 9, "fixture listing parsed");
+    for (name, want) in expected {
+        assert!(!want.is_empty(), "{name}: empty expectation");
+        let data = read(&dir.join(&name));
+        let got = if name.ends_with(".fatbin") {
+            let (cs, warnings) = scan_fatbin_bytes_detailed(&data).unwrap();
+            assert!(warnings.is_empty(), "{name}: {warnings:?}");
+            let es: Vec<&FatbinEntry> = cs.iter().flat_map(|c| c.entries.iter()).collect();
+            listed(&es)
+        } else {
+            let f = scan_elf_bytes(&data).unwrap();
+            assert!(f.warnings.is_empty(), "{name}: {:?}", f.warnings);
+            listed(&all_entries(&f))
+        };
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+#[test]
+fn fixture_sections_and_selection() {
+    let dir = data_dir().join("fatbin-format");
+    let rdc = scan_elf_bytes(&read(&dir.join("fx_rdc.so"))).unwrap();
+    let fb = rdc.fatbin.as_ref().unwrap();
+    assert_eq!(fb.sections.len(), 1);
+    assert_eq!(fb.sections[0].name, "__nv_relfatbin");
+    // No .nv_fatbin: the relocatable section is what gets listed.
+    assert_eq!(
+        rdc.sass().iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+        ["sm_80", "sm_90", "sm_90a", "sm_120"]
+    );
+    let lto = scan_elf_bytes(&read(&dir.join("fx_lto.o"))).unwrap();
+    assert_eq!(lto.elf_type, "rel");
+    assert!(lto.sass().is_empty() && lto.ptx().is_empty());
+    assert_eq!(lto.lto().len(), 2);
+
+    let d = scan_elf_bytes(&read(&dir.join("fx_default.so"))).unwrap();
+    assert_eq!(
+        (d.class, d.machine.as_str(), d.elf_type.as_str()),
+        (64, "x86_64", "dyn")
+    );
+    assert!(
+        d.needed.iter().any(|n| n.starts_with("libc.so")),
+        "{:?}",
+        d.needed
+    );
+    let c = &d.fatbin.as_ref().unwrap().sections[0].containers[0];
+    let hs: Vec<u64> = c.entries.iter().map(|e| e.header_size).collect();
+    assert_eq!(hs, [64, 64, 64, 120, 80]);
+    assert_eq!(c.entries[4].compression.as_deref(), Some("zstd"));
+    let lz4 = scan_elf_bytes(&read(&dir.join("fx_lz4_all.so"))).unwrap();
+    assert!(all_entries(&lz4)
+        .iter()
+        .all(|e| e.compression.as_deref() == Some("lz4")));
+    // Bare cubins are ELF files without fatbins.
+    let cubin = scan_elf_bytes(&read(&dir.join("cubin_ptxas13.5_sm90a.cubin"))).unwrap();
+    assert_eq!(cubin.machine, "cuda");
+    assert!(cubin.fatbin.is_none());
+}
+
+fn cuobjdump_set(path: &Path, kind: CodeKind) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut s = BTreeSet::new();
+    for line in text.lines() {
+        let Some((_, name)) = line.split_once(": ") else {
+            continue;
+        };
+        if !(line.starts_with("ELF file") || line.starts_with("PTX file")) {
+            continue;
+        }
+        let parts: Vec<&str> = name.trim().rsplit('.').collect();
+        // name.N.sm_XY.cubin|ptx → parts[1] is the arch
+        let arch = parts[1];
+        let t = match kind {
+            CodeKind::Ptx => arch.replacen("sm_", "compute_", 1),
+            _ => arch.to_string(),
+        };
+        s.insert(t);
+    }
+    s
+}
+
+fn names(v: &[ArchTarget], kind: CodeKind) -> BTreeSet<String> {
+    v.iter()
+        .map(|t| {
+            let s = t.to_string();
+            // cuobjdump --list-elf drops the family 'f' suffix of ELF names.
+            match (kind, s.strip_suffix('f')) {
+                (CodeKind::Sass, Some(x)) => x.to_string(),
+                _ => s,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn cuda_binaries_match_cuobjdump_lists() {
+    let root = data_dir().join("cuda-binaries");
+    let mut n = 0;
+    for d in std::fs::read_dir(&root).unwrap() {
+        let d = d.unwrap().path();
+        if !d.is_dir() {
+            continue;
+        }
+        let want_sass = cuobjdump_set(&d.join("cuobjdump_list_elf.txt"), CodeKind::Sass);
+        let want_ptx = cuobjdump_set(&d.join("cuobjdump_list_ptx.txt"), CodeKind::Ptx);
+        assert!(!(want_sass.is_empty() && want_ptx.is_empty()));
+        for f in std::fs::read_dir(&d).unwrap() {
+            let f = f.unwrap().path();
+            let ext = f.extension().and_then(|e| e.to_str()).unwrap_or("");
+            let (sass, ptx) = match ext {
+                "so" => {
+                    let facts = scan_elf_bytes(&read(&f)).unwrap();
+                    assert!(
+                        facts.warnings.is_empty(),
+                        "{}: {:?}",
+                        f.display(),
+                        facts.warnings
+                    );
+                    (facts.sass(), facts.ptx())
+                }
+                "fatbin" => {
+                    let cs = scan_fatbin_bytes(&read(&f)).unwrap();
+                    let es: Vec<ArchTarget> = cs
+                        .iter()
+                        .flat_map(|c| c.entries.iter())
+                        .map(|e| e.target)
+                        .collect();
+                    let pick = |k| {
+                        es.iter()
+                            .copied()
+                            .filter(|t| t.kind == k)
+                            .collect::<Vec<_>>()
+                    };
+                    (pick(CodeKind::Sass), pick(CodeKind::Ptx))
+                }
+                _ => continue,
+            };
+            n += 1;
+            assert_eq!(names(&sass, CodeKind::Sass), want_sass, "{}", f.display());
+            assert_eq!(names(&ptx, CodeKind::Ptx), want_ptx, "{}", f.display());
+        }
+    }
+    assert_eq!(n, 10, "5 .so + 5 .fatbin");
+}
+
+/// A reader that hands out at most `n` bytes per read.
+struct Trickle<'a> {
+    data: &'a [u8],
+    n: usize,
+}
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.n.min(buf.len()).min(self.data.len());
+        buf[..k].copy_from_slice(&self.data[..k]);
+        self.data = &self.data[k..];
+        Ok(k)
+    }
+}
+
+fn elf_fixtures() -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for sub in ["fatbin-format", "cuda-binaries"] {
+        for e in walk(&data_dir().join(sub)) {
+            let ok = std::fs::File::open(&e)
+                .and_then(|mut f| {
+                    let mut h = [0u8; 4];
+                    f.read_exact(&mut h).map(|_| h)
+                })
+                .is_ok_and(|h| is_elf(&h));
+            if ok {
+                v.push(e);
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+fn walk(d: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            v.extend(walk(&p));
+        } else {
+            v.push(p);
+        }
+    }
+    v
+}
+
+#[test]
+fn streaming_in_odd_chunks_equals_bytes() {
+    let files = elf_fixtures();
+    assert!(files.len() >= 10);
+    for f in files {
+        let data = read(&f);
+        let want = scan_elf_bytes(&data).unwrap();
+        for n in [7, 4093] {
+            let got = scan_elf(Trickle { data: &data, n }, data.len() as u64).unwrap();
+            assert_eq!(got, want, "{} in {n}-byte reads", f.display());
+        }
+        // Small head buffer: the dynamic section of the 1 MB libraries lies beyond it and must
+        // be captured on the fly; the string table is still inside.
+        let small = ScanOptions {
+            head_max: 64 * 1024,
+            tail_max: 4096,
+        };
+        let got = scan_elf_with(Trickle { data: &data, n: 7 }, data.len() as u64, &small).unwrap();
+        assert_eq!(got, want, "{} with small buffers", f.display());
+    }
+}
+
+#[test]
+fn missing_shstrtab_is_a_warning() {
+    let data =
+        read(&data_dir().join("cuda-binaries/v01_sm80_sm90_ptx90/libv01_sm80_sm90_ptx90.so"));
+    let opts = ScanOptions {
+        head_max: 64 * 1024,
+        tail_max: 0,
+    };
+    let f = scan_elf_with(&data[..], data.len() as u64, &opts).unwrap();
+    assert!(
+        f.warnings.iter().any(|w| w.contains("section name table")),
+        "{:?}",
+        f.warnings
+    );
+    // Containers are still reported, but not as loadable.
+    assert!(f.fatbin.is_some());
+    assert!(f.sass().is_empty());
+}
+
+#[test]
+fn json_round_trip() {
+    let data = read(&data_dir().join("fatbin-format/fx_concat.so"));
+    let f = scan_elf_bytes(&data).unwrap();
+    let j = serde_json::to_string(&f).unwrap();
+    let back: ElfFacts = serde_json::from_str(&j).unwrap();
+    assert_eq!(back, f);
+    assert!(j.contains("\"sm_90a\""));
+}
+
+#[test]
+fn not_elf_and_big_endian_are_errors() {
+    assert!(matches!(scan_elf_bytes(b""), Err(ElfError::NotElf)));
+    assert!(matches!(
+        scan_elf_bytes(b"MZ\x90\x00 not an elf"),
+        Err(ElfError::NotElf)
+    ));
+    assert!(matches!(
+        scan_elf_bytes(b"\x7fEL"),
+        Err(ElfError::Truncated(3))
+    ));
+    let mut be = read(&data_dir().join("fatbin-format/fx_default.so"));
+    be[5] = 2;
+    assert!(matches!(scan_elf_bytes(&be), Err(ElfError::BigEndian)));
+    be[5] = 1;
+    be[4] = 7;
+    assert!(matches!(scan_elf_bytes(&be), Err(ElfError::BadClass(7))));
+    assert!(matches!(
+        scan_fatbin_bytes(b"\x7fELF"),
+        Err(FatbinError::NotFatbin)
+    ));
+    assert!(!is_elf(b"\x7fEL"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Synthetic ELF files.
+
+struct Sec {
+    name: &'static str,
+    sh_type: u32,
+    data: Vec<u8>,
+    align: u64,
+}
+
+fn sec(name: &'static str, data: Vec<u8>, align: u64) -> Sec {
+    Sec {
+        name,
+        sh_type: 1,
+        data,
+        align,
+    }
+}
+
+/// A relocatable little-endian ELF with the given sections (+ .shstrtab + section headers).
+fn build_elf(is64: bool, secs: &[Sec]) -> Vec<u8> {
+    let ehsize = if is64 { 64 } else { 52 };
+    // With a .dynamic section (64-bit only): PT_LOAD (identity-mapped) + PT_DYNAMIC after
+    // the ELF header, and DT_STRTAB patched to point at .dynstr.
+    let with_dyn = is64 && secs.iter().any(|s| s.name == ".dynamic");
+    let mut out = vec![0u8; ehsize + if with_dyn { 2 * 56 } else { 0 }];
+    let mut names = vec![0u8];
+    let mut placed = Vec::new();
+    for s in secs {
+        while !(out.len() as u64).is_multiple_of(s.align.max(1)) {
+            out.push(0);
+        }
+        let name_off = names.len();
+        names.extend_from_slice(s.name.as_bytes());
+        names.push(0);
+        placed.push((name_off, s.sh_type, out.len(), s.data.len(), s.align));
+        out.extend_from_slice(&s.data);
+    }
+    let shstr_name = names.len();
+    names.extend_from_slice(b".shstrtab\0");
+    placed.push((shstr_name, 3, out.len(), names.len(), 1));
+    out.extend_from_slice(&names);
+    while !out.len().is_multiple_of(8) {
+        out.push(0);
+    }
+    let shoff = out.len();
+    let shentsize = if is64 { 64 } else { 40 };
+    out.extend(std::iter::repeat_n(0u8, shentsize)); // null section
+    for &(n, t, off, size, align) in &placed {
+        let mut h = Vec::new();
+        h.extend_from_slice(&(n as u32).to_le_bytes());
+        h.extend_from_slice(&t.to_le_bytes());
+        if is64 {
+            h.extend_from_slice(&0u64.to_le_bytes()); // flags
+            h.extend_from_slice(&0u64.to_le_bytes()); // addr
+            h.extend_from_slice(&(off as u64).to_le_bytes());
+            h.extend_from_slice(&(size as u64).to_le_bytes());
+            h.extend_from_slice(&[0u8; 8]); // link, info
+            h.extend_from_slice(&align.to_le_bytes());
+            h.extend_from_slice(&0u64.to_le_bytes());
+        } else {
+            h.extend_from_slice(&0u32.to_le_bytes());
+            h.extend_from_slice(&0u32.to_le_bytes());
+            h.extend_from_slice(&(off as u32).to_le_bytes());
+            h.extend_from_slice(&(size as u32).to_le_bytes());
+            h.extend_from_slice(&[0u8; 8]);
+            h.extend_from_slice(&(align as u32).to_le_bytes());
+            h.extend_from_slice(&0u32.to_le_bytes());
+        }
+        out.extend_from_slice(&h);
+    }
+    let shnum = placed.len() + 1;
+    if with_dyn {
+        let find = |n: &str| {
+            let i = secs.iter().position(|s| s.name == n).unwrap();
+            (placed[i].2, placed[i].3)
+        };
+        let (doff, dlen) = find(".dynamic");
+        let (soff, _) = find(".dynstr");
+        for e in (doff..doff + dlen).step_by(16) {
+            if out[e..e + 8] == 5u64.to_le_bytes() {
+                out[e + 8..e + 16].copy_from_slice(&(soff as u64).to_le_bytes());
+            }
+        }
+        let total = out.len() as u64;
+        let ph = |t: u32, off: u64, len: u64| {
+            let mut h = Vec::new();
+            h.extend_from_slice(&t.to_le_bytes());
+            h.extend_from_slice(&4u32.to_le_bytes());
+            for v in [off, off, off, len, len, 8] {
+                h.extend_from_slice(&v.to_le_bytes());
+            }
+            h
+        };
+        let mut phdrs = ph(1, 0, total);
+        phdrs.extend(ph(2, doff as u64, dlen as u64));
+        out[64..64 + 112].copy_from_slice(&phdrs);
+        out[32..40].copy_from_slice(&64u64.to_le_bytes());
+        out[54..56].copy_from_slice(&56u16.to_le_bytes());
+        out[56..58].copy_from_slice(&2u16.to_le_bytes());
+    }
+    out[0..4].copy_from_slice(b"\x7fELF");
+    out[4] = if is64 { 2 } else { 1 };
+    out[5] = 1;
+    out[6] = 1;
+    out[16..18].copy_from_slice(&1u16.to_le_bytes()); // ET_REL
+    let machine: u16 = if is64 { 183 } else { 3 };
+    out[18..20].copy_from_slice(&machine.to_le_bytes());
+    if is64 {
+        out[40..48].copy_from_slice(&(shoff as u64).to_le_bytes());
+        out[52..54].copy_from_slice(&64u16.to_le_bytes());
+        out[58..60].copy_from_slice(&(shentsize as u16).to_le_bytes());
+        out[60..62].copy_from_slice(&(shnum as u16).to_le_bytes());
+        out[62..64].copy_from_slice(&((shnum - 1) as u16).to_le_bytes());
+    } else {
+        out[32..36].copy_from_slice(&(shoff as u32).to_le_bytes());
+        out[40..42].copy_from_slice(&52u16.to_le_bytes());
+        out[46..48].copy_from_slice(&(shentsize as u16).to_le_bytes());
+        out[48..50].copy_from_slice(&(shnum as u16).to_le_bytes());
+        out[50..52].copy_from_slice(&((shnum - 1) as u16).to_le_bytes());
+    }
+    out
+}
+
+fn fixture_fatbin(name: &str) -> Vec<u8> {
+    read(&data_dir().join("fatbin-format").join(name))
+}
+
+fn targets_of(cs: &[FatbinContainer]) -> BTreeSet<String> {
+    cs.iter()
+        .flat_map(|c| c.entries.iter())
+        .map(|e| e.target.to_string())
+        .collect()
+}
+
+#[test]
+fn synthetic_32_and_64_bit_with_padding_and_data_fatbins() {
+    let variants = fixture_fatbin("fx_variants.fatbin");
+    let oldabi = fixture_fatbin("fx_oldabi.fatbin");
+    let mix = fixture_fatbin("fx_concat_mix.fatbin");
+    // .nv_fatbin: two containers, the second on a 256-byte boundary with zero fill.
+    let mut nv = variants.clone();
+    while !nv.len().is_multiple_of(256) {
+        nv.push(0);
+    }
+    nv.extend_from_slice(&oldabi);
+    // .data: a genuine fatbin (counted nowhere) and a random magic match with a huge size.
+    let mut data = vec![0xAAu8; 24];
+    data.extend_from_slice(&mix);
+    data.extend_from_slice(&fatbin::FATBIN_MAGIC.to_le_bytes());
+    data.extend_from_slice(&[1, 0, 16, 0]);
+    data.extend_from_slice(&u64::MAX.to_le_bytes());
+    data.extend_from_slice(&[0x55u8; 40]);
+    // .text: a magic word followed by garbage.
+    let mut text = vec![0x90u8; 64];
+    text[16..20].copy_from_slice(&fatbin::FATBIN_MAGIC.to_le_bytes());
+    for is64 in [true, false] {
+        let elf = build_elf(
+            is64,
+            &[
+                sec(".text", text.clone(), 16),
+                sec(".nv_fatbin", nv.clone(), 256),
+                sec(".data", data.clone(), 8),
+            ],
+        );
+        let f = scan_elf_bytes(&elf).unwrap();
+        assert_eq!(f.class, if is64 { 64 } else { 32 });
+        assert_eq!(f.machine, if is64 { "aarch64" } else { "x86" });
+        assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+        let fb = f.fatbin.as_ref().unwrap();
+        let names: Vec<&str> = fb.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, [".nv_fatbin", ".data"]);
+        assert_eq!(fb.sections[0].containers.len(), 2);
+        assert_eq!(fb.sections[1].containers.len(), 1);
+        let mut want: BTreeSet<String> = targets_of(&scan_fatbin_bytes(&variants).unwrap());
+        want.extend(targets_of(&scan_fatbin_bytes(&oldabi).unwrap()));
+        let mut got: BTreeSet<String> = f.sass().iter().map(|t| t.to_string()).collect();
+        got.extend(f.ptx().iter().map(|t| t.to_string()));
+        assert_eq!(got, want);
+        // The .data fatbin (sm_75, sm_86 only there) is reported but not loadable.
+        assert!(!got.contains("sm_86"));
+        assert_eq!(
+            targets_of(&fb.sections[1].containers),
+            targets_of(&scan_fatbin_bytes(&mix).unwrap())
+        );
+    }
+}
+
+#[test]
+fn nonzero_padding_and_lying_sizes_warn() {
+    let variants = fixture_fatbin("fx_variants.fatbin");
+    let oldabi = fixture_fatbin("fx_oldabi.fatbin");
+    let mut nv = variants.clone();
+    nv.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 7]);
+    nv.extend_from_slice(&oldabi);
+    let elf = build_elf(true, &[sec(".nv_fatbin", nv.clone(), 8)]);
+    let f = scan_elf_bytes(&elf).unwrap();
+    assert!(
+        f.warnings.iter().any(|w| w.contains("non-zero bytes")),
+        "{:?}",
+        f.warnings
+    );
+    assert_eq!(f.fatbin.as_ref().unwrap().sections[0].containers.len(), 2);
+
+    // Second entry's payload size grows past the container.
+    let mut bad = variants.clone();
+    let e0 = 16;
+    let h0 = u32::from_le_bytes(bad[e0 + 4..e0 + 8].try_into().unwrap()) as usize;
+    let p0 = u64::from_le_bytes(bad[e0 + 8..e0 + 16].try_into().unwrap()) as usize;
+    let e1 = e0 + h0 + p0;
+    bad[e1 + 8..e1 + 16].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let elf = build_elf(true, &[sec(".nv_fatbin", bad, 8)]);
+    let f = scan_elf_bytes(&elf).unwrap();
+    assert!(
+        f.warnings
+            .iter()
+            .any(|w| w.starts_with("fatbin container at 0x")
+                && w.contains("in .nv_fatbin")
+                && w.contains("entry size exceeds container")),
+        "{:?}",
+        f.warnings
+    );
+    // The entry before the damage is still reported.
+    assert_eq!(f.sass().len(), 1);
+
+    // Unknown kind: reported, skipped, walk continues.
+    let mut unk = variants.clone();
+    unk[e1..e1 + 2].copy_from_slice(&0x40u16.to_le_bytes());
+    let (cs, w) = scan_fatbin_bytes_detailed(&unk).unwrap();
+    assert!(
+        w.iter().any(|w| w.contains("unknown entry kind 0x40")),
+        "{w:?}"
+    );
+    let n_all = scan_fatbin_bytes(&variants).unwrap()[0].entries.len();
+    assert_eq!(cs[0].entries.len(), n_all - 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// Adversarial inputs: never panic, never hang, bounded results.
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+fn check_robust(data: &[u8]) {
+    if let Ok(f) = scan_elf_bytes(data) {
+        // Serializable and bounded.
+        assert!(f.warnings.len() <= 1000);
+        let _ = serde_json::to_string(&f).unwrap();
+        let _ = (f.sass(), f.ptx());
+    }
+    let _ = scan_fatbin_bytes_detailed(data);
+}
+
+#[test]
+fn truncated_fixtures_never_panic() {
+    for f in elf_fixtures() {
+        let data = read(&f);
+        let full = scan_elf_bytes(&data).unwrap();
+        let mut cuts: Vec<usize> = (1..20).map(|i| data.len() * i / 20).collect();
+        cuts.extend([0, 1, 5, 6, 51, 52, 63, 64, 100]);
+        // Cut inside every container and entry header.
+        for e in all_entries(&full) {
+            cuts.push(e.offset as usize + 10);
+            cuts.push(e.offset as usize + e.header_size as usize + 3);
+        }
+        for cut in cuts {
+            let cut = cut.min(data.len());
+            check_robust(&data[..cut]);
+            // Reader shorter than the announced size.
+            if let Ok(r) = scan_elf(&data[..cut], data.len() as u64) {
+                if cut >= 64 && cut < data.len() {
+                    assert!(
+                        r.warnings.iter().any(|w| w.contains("truncated")),
+                        "{}",
+                        f.display()
+                    );
+                }
+            }
+        }
+    }
+    // Bare fatbins too.
+    for e in walk(&data_dir()) {
+        if e.extension().is_some_and(|x| x == "fatbin") {
+            let fb = read(&e);
+            for i in 0..40 {
+                let cut = fb.len() * i / 40;
+                if let Ok((_, w)) = scan_fatbin_bytes_detailed(&fb[..cut]) {
+                    assert!(cut < 16 || !w.is_empty(), "{} cut {cut}", e.display());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn flipped_bytes_never_panic() {
+    let mut rng = Lcg(0x5eed);
+    for f in elf_fixtures() {
+        let data = read(&f);
+        let full = scan_elf_bytes(&data).unwrap();
+        // Target the interesting parts: ELF header, fatbin headers, and anywhere.
+        let mut spots: Vec<usize> = (0..64).collect();
+        for e in all_entries(&full) {
+            spots.extend(e.offset as usize..e.offset as usize + e.header_size as usize);
+        }
+        for c in full
+            .fatbin
+            .iter()
+            .flat_map(|s| s.sections.iter())
+            .flat_map(|s| &s.containers)
+        {
+            spots.extend(c.offset as usize..c.offset as usize + 16);
+        }
+        for _ in 0..300 {
+            let mut d = data.clone();
+            for _ in 0..1 + rng.next() % 4 {
+                let i = if rng.next().is_multiple_of(4) {
+                    rng.next() as usize % d.len()
+                } else {
+                    spots[rng.next() as usize % spots.len()].min(d.len() - 1)
+                };
+                d[i] ^= 1 << (rng.next() % 8);
+                if rng.next().is_multiple_of(3) {
+                    d[i] = 0xFF;
+                }
+            }
+            check_robust(&d);
+        }
+    }
+}
+
+#[test]
+fn random_and_hostile_bytes() {
+    let mut rng = Lcg(42);
+    for len in [0usize, 3, 64, 200, 4096, 100_000] {
+        let mut d: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        check_robust(&d);
+        if len >= 64 {
+            d[0..6].copy_from_slice(b"\x7fELF\x02\x01");
+            check_robust(&d);
+            d[4] = 1;
+            check_robust(&d);
+        }
+    }
+    // A file made only of container magics with maximal sizes.
+    let mut d = build_elf(true, &[sec(".nv_fatbin", vec![0; 8], 8)]);
+    let mut spam = Vec::new();
+    for i in 0..200_000u64 {
+        spam.extend_from_slice(&fatbin::FATBIN_MAGIC.to_le_bytes());
+        spam.extend_from_slice(&[1, 0, 16, 0]);
+        spam.extend_from_slice(&(u64::MAX - i).to_le_bytes());
+    }
+    d.extend_from_slice(&spam);
+    check_robust(&d);
+    let fb = scan_fatbin_bytes_detailed(&spam).unwrap();
+    assert!(!fb.1.is_empty());
+    // Header claims giant program/section header tables.
+    let mut h = fixture_fatbin("fx_default.so");
+    h[56..58].copy_from_slice(&u16::MAX.to_le_bytes());
+    h[60..62].copy_from_slice(&u16::MAX.to_le_bytes());
+    h[32..40].copy_from_slice(&(u64::MAX - 8).to_le_bytes());
+    let f = scan_elf_bytes(&h).unwrap();
+    assert!(!f.warnings.is_empty());
+}
+
+/// .dynamic followed directly by .dynstr far into the file (the layout patchelf produces, e.g.
+/// nvidia-curand 10.4's libcurand.so.10): the strings are only known once .dynamic has been
+/// read, and must be captured from the same read chunk.
+#[test]
+fn dynamic_before_dynstr_late_in_file() {
+    let strs = b"\0libcudart.so.13\0libfoo.so\0$ORIGIN/../lib:/x\0libme.so.1\0".to_vec();
+    let mut dynamic = Vec::new();
+    for (tag, val) in [
+        (1u64, 1u64),
+        (1, 17),
+        (29, 27),
+        (14, 45),
+        (5, 0),
+        (10, strs.len() as u64),
+        (0, 0),
+    ] {
+        dynamic.extend_from_slice(&tag.to_le_bytes());
+        dynamic.extend_from_slice(&val.to_le_bytes());
+    }
+    let nv = fixture_fatbin("fx_variants.fatbin");
+    let elf = build_elf(
+        true,
+        &[
+            sec(".text", vec![0x90; 300_000], 16),
+            sec(".nv_fatbin", nv, 8),
+            Sec {
+                name: ".dynamic",
+                sh_type: 6,
+                data: dynamic,
+                align: 8,
+            },
+            Sec {
+                name: ".dynstr",
+                sh_type: 3,
+                data: strs,
+                align: 1,
+            },
+            // Keeps .dynstr out of the tail kept before the section headers.
+            sec(".comment", vec![b'x'; 20_000], 1),
+        ],
+    );
+    for opts in [
+        ScanOptions::default(),
+        ScanOptions {
+            head_max: 4096,
+            tail_max: 4096,
+        },
+    ] {
+        for n in [7, 1 << 20] {
+            let f = scan_elf_with(Trickle { data: &elf, n }, elf.len() as u64, &opts).unwrap();
+            assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+            assert_eq!(f.needed, ["libcudart.so.13", "libfoo.so"]);
+            assert_eq!(f.runpath, ["$ORIGIN/../lib", "/x"]);
+            assert_eq!(f.soname.as_deref(), Some("libme.so.1"));
+            assert_eq!(f.sass().len(), 5);
+        }
+    }
+}
+
+#[test]
+fn patchelf_fixture_dynamic_strings() {
+    // fx_default.so after `patchelf --set-rpath '$ORIGIN/../lib:/opt/cuda/lib64'
+    // --set-soname libfx_patched.so`: .dynstr and .dynamic moved to the end of the file.
+    let data = read(&data_dir().join("synthetic/fx_default_patchelf.so"));
+    let f = scan_elf_bytes(&data).unwrap();
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+    assert_eq!(f.soname.as_deref(), Some("libfx_patched.so"));
+    assert_eq!(f.runpath, ["$ORIGIN/../lib", "/opt/cuda/lib64"]);
+    assert!(f.rpath.is_empty());
+    assert_eq!(f.needed.len(), 3);
+    let orig = scan_elf_bytes(&read(&data_dir().join("fatbin-format/fx_default.so"))).unwrap();
+    assert_eq!(f.sass(), orig.sass());
+    assert_eq!(f.ptx(), orig.ptx());
+}
+
+#[test]
+fn deep_check_agrees_on_fixtures_and_catches_lies() {
+    let mut checked = 0;
+    for f in walk(&data_dir()) {
+        let data = read(&f);
+        let cs: Vec<FatbinContainer> = if is_elf(&data) {
+            let facts = scan_elf_bytes(&data).unwrap();
+            facts
+                .fatbin
+                .into_iter()
+                .flat_map(|s| s.sections)
+                .flat_map(|s| s.containers)
+                .collect()
+        } else if let Ok(cs) = scan_fatbin_bytes(&data) {
+            cs
+        } else {
+            continue;
+        };
+        checked += cs.iter().map(|c| c.entries.len()).sum::<usize>();
+        let problems = deep_check(&data, &cs);
+        assert!(problems.is_empty(), "{}: {problems:?}", f.display());
+    }
+    assert!(checked > 50, "{checked}");
+
+    // A header that lies about the arch (sm_90 → sm_89) is caught for cubins (plain, in
+    // fx_default) and PTX (zstd, in fx_variants), and for concat members.
+    for (name, kind) in [
+        ("fx_default.so", CodeKind::Sass),
+        ("fx_variants.fatbin", CodeKind::Ptx),
+        ("fx_concat.so", CodeKind::Sass),
+    ] {
+        let mut data = fixture_fatbin(name);
+        let cs = if is_elf(&data) {
+            all_entries(&scan_elf_bytes(&data).unwrap())
+                .into_iter()
+                .cloned()
+                .collect::<Vec<_>>()
+        } else {
+            scan_fatbin_bytes(&data).unwrap()[0].entries.clone()
+        };
+        let e = cs
+            .iter()
+            .find(|e| {
+                e.target.kind == kind && e.target.sm == 90 && e.in_group == (name == "fx_concat.so")
+            })
+            .unwrap();
+        // The arch field of the (member) header.
+        let at = if e.in_group {
+            // Member headers follow the group's fixed header + 8-byte table header.
+            let mut p = e.offset as usize + 64 + 8;
+            loop {
+                let arch = u32::from_le_bytes(data[p + 0x1c..p + 0x20].try_into().unwrap());
+                let moff = u32::from_le_bytes(data[p + 4..p + 8].try_into().unwrap());
+                if arch == 90 && u64::from(moff) == e.member_offset.unwrap() {
+                    break p + 0x1c;
+                }
+                p += 64;
+            }
+        } else {
+            e.offset as usize + 0x1c
+        };
+        data[at..at + 4].copy_from_slice(&89u32.to_le_bytes());
+        let cs = if is_elf(&data) {
+            scan_elf_bytes(&data)
+                .unwrap()
+                .fatbin
+                .unwrap()
+                .sections
+                .into_iter()
+                .flat_map(|s| s.containers)
+                .collect()
+        } else {
+            scan_fatbin_bytes(&data).unwrap()
+        };
+        let problems = deep_check(&data, &cs);
+        assert_eq!(problems.len(), 1, "{name}: {problems:?}");
+        assert!(problems[0].contains("90"), "{problems:?}");
+    }
+}

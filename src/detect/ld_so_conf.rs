@@ -1,0 +1,128 @@
+//! The dynamic loader's configuration: `etc/ld.so.conf` and the files it includes (usually
+//! `etc/ld.so.conf.d/*.conf`). Each file becomes its directory lines and `include` patterns
+//! in order; the inventory expands includes against the image the way ldconfig does (glob,
+//! sorted, relative patterns against the including file's directory).
+
+use super::{glob_set, text, Detector, Fact};
+use crate::walk::ImagePath;
+use globset::GlobSet;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum LdConfEntry {
+    Dir(String),
+    Include(String),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LdSoConf {
+    pub entries: Vec<LdConfEntry>,
+}
+
+/// Parse one config file as glibc's `parse_conf` does: `#` starts a comment; `include` takes
+/// whitespace-separated patterns; `hwcap` lines are ignored; anything else is one directory
+/// (a trailing `=TYPE` of libc5 days is dropped).
+pub fn parse_ld_so_conf(data: &[u8]) -> LdSoConf {
+    let s = text(data);
+    let mut entries = Vec::new();
+    for line in s.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("include") => {
+                entries.extend(words.map(|w| LdConfEntry::Include(w.to_string())));
+            }
+            Some("hwcap") => {}
+            _ => {
+                let dir = line.split('=').next().unwrap_or(line).trim();
+                let dir = dir.trim_end_matches('/');
+                if !dir.is_empty() {
+                    entries.push(LdConfEntry::Dir(dir.to_string()));
+                } else if line.starts_with('/') {
+                    entries.push(LdConfEntry::Dir("/".to_string()));
+                }
+            }
+        }
+    }
+    LdSoConf { entries }
+}
+
+pub struct LdSoConfDetector {
+    globs: GlobSet,
+}
+
+impl LdSoConfDetector {
+    pub fn new() -> Self {
+        LdSoConfDetector {
+            globs: glob_set(&["etc/ld.so.conf", "etc/ld.so.conf.d/*"]),
+        }
+    }
+}
+
+impl Default for LdSoConfDetector {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Detector for LdSoConfDetector {
+    fn name(&self) -> &'static str {
+        "ld-so-conf"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
+        self.globs.is_match(path.as_str())
+    }
+    fn max_bytes(&self) -> u64 {
+        256 << 10
+    }
+    fn detect(&self, _path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
+        Ok(vec![Fact::LdSoConf(parse_ld_so_conf(data))])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::testutil::assert_wants;
+
+    #[test]
+    fn debian_style() {
+        let c = parse_ld_so_conf(b"include /etc/ld.so.conf.d/*.conf\n\n");
+        assert_eq!(
+            c.entries,
+            vec![LdConfEntry::Include("/etc/ld.so.conf.d/*.conf".into())]
+        );
+        // nvidia/cuda images' etc/ld.so.conf.d/000_cuda.conf and a comment-laden file.
+        let c = parse_ld_so_conf(
+            b"/usr/local/cuda/targets/x86_64-linux/lib\n# libc default configuration\n/usr/local/lib # trailing\nhwcap 0 nosegneg\n/usr/lib64/=ELF\n",
+        );
+        assert_eq!(
+            c.entries,
+            vec![
+                LdConfEntry::Dir("/usr/local/cuda/targets/x86_64-linux/lib".into()),
+                LdConfEntry::Dir("/usr/local/lib".into()),
+                LdConfEntry::Dir("/usr/lib64".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn glob_paths() {
+        assert_wants(
+            &LdSoConfDetector::new(),
+            &[
+                "etc/ld.so.conf",
+                "etc/ld.so.conf.d/000_cuda.conf",
+                "etc/ld.so.conf.d/x86_64-linux-gnu.conf",
+            ],
+            &["etc/ld.so.cache", "etc/ld.so.conf.d/sub/x.conf"],
+        );
+    }
+}

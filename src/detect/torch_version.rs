@@ -1,0 +1,240 @@
+//! Build facts that frameworks write into Python modules: `torch/version.py`
+//! (`__version__ = '2.11.0+cu130'`, `cuda = '13.0'`, `git_version`, `hip`), the same for
+//! torchvision/torchaudio, `jaxlib/version.py`, `cupy/_version.py`, onnxruntime's
+//! `capi/build_and_package_info.py` (`cuda_version = '12.2'`) and tensorflow's
+//! `python/platform/build_info.py` (`'cuda_version': '12.3'` in a dict). Only literal strings
+//! are read: nothing is evaluated, a computed value is simply absent.
+
+use super::{glob_set, text, Detector, Fact};
+use crate::walk::ImagePath;
+use globset::GlobSet;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleVersion {
+    /// The top-level package: "torch", "torchvision", "jaxlib", "onnxruntime", "tensorflow", …
+    pub module: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The CUDA version the build targets ("13.0"); None for CPU/ROCm builds or when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_version: Option<String>,
+}
+
+/// A string literal at the start of `s` (`'x'` or `"x"`), or `None` for anything else.
+fn string_literal(s: &str) -> Option<String> {
+    let s = s.trim_start();
+    let q = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let rest = s.get(1..)?;
+    let end = rest.find(q)?;
+    Some(rest[..end].to_string())
+}
+
+/// `name = 'v'` or `name: Optional[str] = 'v'` at the start of a line. `Some(None)` when the
+/// name is assigned something other than a string literal (None, a call, …).
+fn assignment(s: &str, name: &str) -> Option<Option<String>> {
+    for line in s.lines() {
+        let Some(rest) = line.strip_prefix(name) else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let rhs = if let Some(r) = rest.strip_prefix('=') {
+            r
+        } else if let Some(r) = rest.strip_prefix(':') {
+            // An annotation: skip to the `=` (annotations hold no `=`).
+            match r.split_once('=') {
+                Some((_, v)) => v,
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        if rhs.starts_with('=') {
+            continue; // `==` comparison, not an assignment
+        }
+        return Some(string_literal(rhs));
+    }
+    None
+}
+
+/// `'key': 'v'` (or double quotes) anywhere, as in tensorflow's build_info dict.
+fn dict_entry(s: &str, key: &str) -> Option<String> {
+    for q in ['\'', '"'] {
+        let needle = format!("{q}{key}{q}");
+        let mut from = 0;
+        while let Some(i) = s.get(from..).and_then(|t| t.find(&needle)) {
+            let after = &s[from + i + needle.len()..];
+            if let Some(v) = after.trim_start().strip_prefix(':') {
+                if let Some(lit) = string_literal(v) {
+                    return Some(lit);
+                }
+            }
+            from += i + needle.len();
+        }
+    }
+    None
+}
+
+fn first_assigned(s: &str, names: &[&str]) -> Option<String> {
+    names.iter().find_map(|n| assignment(s, n).flatten())
+}
+
+/// Parse a version module of `module`.
+pub fn parse_module_version(module: &str, data: &[u8]) -> ModuleVersion {
+    let s = text(data);
+    let mut m = ModuleVersion {
+        module: module.to_string(),
+        version: first_assigned(&s, &["__version__", "_version", "version"]),
+        cuda: first_assigned(&s, &["cuda", "cuda_version", "_cuda_version"]),
+        cudnn: first_assigned(&s, &["cudnn_version", "cudnn"]),
+        hip: first_assigned(&s, &["hip"]),
+        git_version: first_assigned(&s, &["git_version"]),
+    };
+    if m.cuda.is_none() {
+        m.cuda = dict_entry(&s, "cuda_version");
+    }
+    if m.cudnn.is_none() {
+        m.cudnn = dict_entry(&s, "cudnn_version");
+    }
+    m
+}
+
+/// Pattern and the module it describes.
+const MODULES: &[(&str, &str)] = &[
+    ("**/torch/version.py", "torch"),
+    ("**/torchvision/version.py", "torchvision"),
+    ("**/torchaudio/version.py", "torchaudio"),
+    ("**/jaxlib/version.py", "jaxlib"),
+    ("**/cupy/_version.py", "cupy"),
+    ("**/xformers/version.py", "xformers"),
+    ("**/vllm/_version.py", "vllm"),
+    (
+        "**/onnxruntime/capi/build_and_package_info.py",
+        "onnxruntime",
+    ),
+    ("**/tensorflow/python/platform/build_info.py", "tensorflow"),
+];
+
+pub struct ModuleVersionDetector {
+    globs: GlobSet,
+}
+
+impl ModuleVersionDetector {
+    pub fn new() -> Self {
+        let pats: Vec<&str> = MODULES.iter().map(|(p, _)| *p).collect();
+        ModuleVersionDetector {
+            globs: glob_set(&pats),
+        }
+    }
+}
+
+impl Default for ModuleVersionDetector {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Detector for ModuleVersionDetector {
+    fn name(&self) -> &'static str {
+        "module-version"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
+        self.globs.is_match(path.as_str())
+    }
+    fn max_bytes(&self) -> u64 {
+        256 << 10
+    }
+    fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
+        let idx = self.globs.matches(path.as_str());
+        let Some(module) = idx.first().and_then(|i| MODULES.get(*i)).map(|(_, m)| *m) else {
+            return Ok(vec![]);
+        };
+        Ok(vec![Fact::ModuleVersion(parse_module_version(
+            module, data,
+        ))])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::testutil::assert_wants;
+
+    const TORCH: &str = include_str!("../../testdata/python/torch-2.11.0+cu130.version.py");
+
+    #[test]
+    fn real_torch_version_py() {
+        let m = parse_module_version("torch", TORCH.as_bytes());
+        assert_eq!(m.version.as_deref(), Some("2.11.0+cu130"));
+        assert_eq!(m.cuda.as_deref(), Some("13.0"));
+        assert_eq!(
+            m.git_version.as_deref(),
+            Some("70d99e998b4955e0049d13a98d77ae1b14db1f45")
+        );
+        assert_eq!(m.hip, None);
+    }
+
+    #[test]
+    fn cpu_and_rocm_builds() {
+        let m = parse_module_version(
+            "torch",
+            b"__version__ = '2.4.0+rocm6.1'\ndebug = False\ncuda: Optional[str] = None\nhip: Optional[str] = '6.1.40091-a8dbc0c19'\n",
+        );
+        assert_eq!(m.cuda, None);
+        assert_eq!(m.hip.as_deref(), Some("6.1.40091-a8dbc0c19"));
+    }
+
+    #[test]
+    fn torchvision_computes_cuda_so_only_the_local_version_remains() {
+        let m = parse_module_version(
+            "torchvision",
+            b"__version__ = '0.21.0+cu124'\ngit_version = 'abc'\nfrom torchvision.extension import _check_cuda_version\nif _check_cuda_version() > 0:\n    cuda = _check_cuda_version()\n",
+        );
+        assert_eq!(m.version.as_deref(), Some("0.21.0+cu124"));
+        assert_eq!(m.cuda, None);
+    }
+
+    #[test]
+    fn onnxruntime_and_tensorflow_build_info() {
+        let o = parse_module_version(
+            "onnxruntime",
+            b"package_name = 'onnxruntime-gpu'\n__version__ = '1.20.1'\ncuda_version = '12.2'\ncudnn_version = '9.1'\n",
+        );
+        assert_eq!(o.version.as_deref(), Some("1.20.1"));
+        assert_eq!(o.cuda.as_deref(), Some("12.2"));
+        assert_eq!(o.cudnn.as_deref(), Some("9.1"));
+        let t = parse_module_version(
+            "tensorflow",
+            b"# auto-generated\nbuild_info = {'cpu_compiler': '/usr/bin/clang', 'cuda_compute_capabilities': ['sm_60', 'compute_90'], 'cuda_version': '12.3', 'cudnn_version': '8', 'is_cuda_build': True}\n",
+        );
+        assert_eq!(t.cuda.as_deref(), Some("12.3"));
+        assert_eq!(t.cudnn.as_deref(), Some("8"));
+    }
+
+    #[test]
+    fn glob_paths() {
+        let d = ModuleVersionDetector::new();
+        assert_wants(
+            &d,
+            &[
+                "opt/torch/.venv/lib/python3.12/site-packages/torch/version.py",
+                "usr/local/lib/python3.10/dist-packages/torchvision/version.py",
+                "x/site-packages/onnxruntime/capi/build_and_package_info.py",
+                "x/site-packages/tensorflow/python/platform/build_info.py",
+            ],
+            &[
+                "x/site-packages/torch/_version.py",
+                "x/site-packages/torch/utils/version.py.bak",
+            ],
+        );
+    }
+}

@@ -1,0 +1,554 @@
+//! Assembly tests over a hand-laid rootfs (`testdata/rootfs/torch-cu13/`) that mimics the
+//! real torch 2.11.0+cu130 venv captured on an H200 host (`testdata/h200/`), plus a CUDA 12.1
+//! toolkit with stubs and compat, baked-in driver files, dpkg and conda metadata.
+
+use super::*;
+use crate::arch::ArchTarget;
+use crate::detect::elf::{ElfFacts, FatbinEntry, FatbinSummary};
+use crate::detect::{detectors, Fact};
+use crate::walk::{FileTree, ImagePath, Node, NodeKind};
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+/// Build a FileTree from a directory the way the walker would (one layer), running every
+/// detector on the files it wants. Test-only: the real walker lives in `walk`.
+pub(crate) fn tree_from_dir(root: &Path) -> (FileTree, Vec<String>) {
+    let ds = detectors();
+    let mut tree = FileTree::default();
+    let mut errors = Vec::new();
+    for e in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+    {
+        let Ok(rel) = e.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(rel) = rel.to_str() else { continue };
+        if rel.is_empty() {
+            continue;
+        }
+        let path = ImagePath::new(rel).expect("path inside the rootfs");
+        let meta = e.path().symlink_metadata().expect("metadata");
+        let mode = meta.permissions().mode();
+        let ft = meta.file_type();
+        let mut facts = Vec::new();
+        let kind = if ft.is_symlink() {
+            let t = std::fs::read_link(e.path()).expect("link");
+            NodeKind::Symlink {
+                target: t.to_string_lossy().into_owned(),
+            }
+        } else if ft.is_dir() {
+            NodeKind::Dir { mode }
+        } else if ft.is_file() {
+            let size = meta.len();
+            for d in &ds {
+                if d.wants(&path, size) {
+                    let mut buf = Vec::new();
+                    std::fs::File::open(e.path())
+                        .expect("open")
+                        .take(d.max_bytes())
+                        .read_to_end(&mut buf)
+                        .expect("read");
+                    match d.detect(&path, &buf) {
+                        Ok(f) => facts.extend(f),
+                        Err(err) => errors.push(format!("{path}: {}: {err}", d.name())),
+                    }
+                }
+            }
+            NodeKind::File { size, mode }
+        } else {
+            NodeKind::Other
+        };
+        tree.nodes.insert(
+            path,
+            Node {
+                kind,
+                layer: 0,
+                facts,
+            },
+        );
+    }
+    (tree, errors)
+}
+
+fn rootfs() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rootfs/torch-cu13")
+}
+
+fn meta() -> ImageMeta {
+    ImageMeta {
+        reference: "dir:testdata/rootfs/torch-cu13".into(),
+        config: crate::source::ImageConfigFacts {
+            env: vec![
+                "PATH=/usr/bin".into(),
+                "CUDA_VERSION=12.1.1".into(),
+                "HOME=/root".into(),
+                "NVIDIA_REQUIRE_CUDA=cuda>=12.1".into(),
+                "CUDA_VERSION=12.1.0".into(),
+            ],
+            ..Default::default()
+        },
+        layers: vec![LayerInfo {
+            index: 0,
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn inventory() -> Inventory {
+    let (tree, errors) = tree_from_dir(&rootfs());
+    assert!(errors.is_empty(), "{errors:?}");
+    build(&meta(), &tree, errors)
+}
+
+/// `name-version.dist-info` lines of the real capture → version of a dist.
+fn captured_dist_version(dist_dir_prefix: &str) -> String {
+    let s = include_str!("../../testdata/h200/site_dist_infos.txt");
+    s.lines()
+        .find_map(|l| {
+            l.strip_prefix(dist_dir_prefix)?
+                .strip_prefix('-')?
+                .strip_suffix(".dist-info")
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| panic!("{dist_dir_prefix} not in the capture"))
+}
+
+const SP: &str = "/opt/torch/.venv/lib/python3.12/site-packages";
+
+fn lib<'a>(inv: &'a Inventory, path: &str) -> &'a CudaLibrary {
+    inv.cuda_libraries
+        .iter()
+        .find(|l| l.path == path)
+        .unwrap_or_else(|| panic!("{path} not among {:#?}", inv.cuda_libraries))
+}
+
+fn pkg<'a>(inv: &'a Inventory, name: &str) -> &'a PythonPackage {
+    inv.python_packages
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("{name} not found"))
+}
+
+#[test]
+fn torch_version_and_cuda_match_the_real_capture() {
+    let inv = inventory();
+    // "torch 2.11.0+cu130 cuda 13.0 cudnn 91900"
+    let facts = include_str!("../../testdata/h200/torch_facts.txt");
+    let mut words = facts.lines().next().unwrap().split_whitespace();
+    assert_eq!(words.next(), Some("torch"));
+    let full = words.next().unwrap();
+    assert_eq!(words.next(), Some("cuda"));
+    let cuda = words.next().unwrap();
+    let torch = pkg(&inv, "torch");
+    assert_eq!(torch.version, full.split('+').next().unwrap());
+    assert_eq!(torch.version, captured_dist_version("torch"));
+    assert_eq!(torch.cuda.as_deref(), Some(cuda));
+    assert_eq!(torch.tags, vec!["cp312-cp312-manylinux_2_28_x86_64"]);
+    assert_eq!(torch.location, SP);
+    assert!(torch.requires.iter().any(|r| r == "sympy>=1.13.3"));
+    // torchvision's version.py computes cuda at import: the local version says it.
+    assert_eq!(pkg(&inv, "torchvision").cuda.as_deref(), Some("13.0"));
+    assert_eq!(pkg(&inv, "cupy-cuda13x").cuda.as_deref(), Some("13"));
+    assert_eq!(
+        pkg(&inv, "nvidia-cuda-runtime").cuda.as_deref(),
+        Some("13.0")
+    );
+    assert_eq!(pkg(&inv, "nvidia-cudnn-cu13").cuda.as_deref(), Some("13"));
+    // nvidia-cublas has no suffix and no toolkit version: its RECORD puts it in nvidia/cu13.
+    assert_eq!(pkg(&inv, "nvidia-cublas").cuda.as_deref(), Some("13"));
+    assert_eq!(pkg(&inv, "numpy").cuda, None);
+    assert_eq!(pkg(&inv, "numpy").tags.len(), 2);
+}
+
+#[test]
+fn pip_libraries_get_wheel_versions_and_providers() {
+    let inv = inventory();
+    let cudnn = lib(&inv, &format!("{SP}/nvidia/cudnn/lib/libcudnn.so.9"));
+    assert_eq!(cudnn.name, "cudnn");
+    assert_eq!(
+        cudnn.version.as_deref(),
+        Some(captured_dist_version("nvidia_cudnn_cu13").as_str())
+    );
+    assert_eq!(cudnn.provider, LibraryProvider::PipWheel);
+    assert_eq!(cudnn.package.as_deref(), Some("nvidia-cudnn-cu13"));
+    assert_eq!(cudnn.soname.as_deref(), Some("libcudnn.so.9"));
+    let ops = lib(
+        &inv,
+        &format!("{SP}/nvidia/cudnn/lib/libcudnn_engines_precompiled.so.9"),
+    );
+    assert_eq!(ops.name, "cudnn_engines_precompiled");
+    assert_eq!(ops.version, cudnn.version);
+
+    // No RECORD for NCCL: owned by the nvidia/nccl layout.
+    let nccl = lib(&inv, &format!("{SP}/nvidia/nccl/lib/libnccl.so.2"));
+    assert_eq!(
+        nccl.version.as_deref(),
+        Some(captured_dist_version("nvidia_nccl_cu13").as_str())
+    );
+    assert_eq!(nccl.package.as_deref(), Some("nvidia-nccl-cu13"));
+
+    // The CUDA 13 layout: one lib dir shared by many wheels, told apart by RECORD.
+    let cublas = lib(&inv, &format!("{SP}/nvidia/cu13/lib/libcublasLt.so.13"));
+    assert_eq!(cublas.name, "cublasLt");
+    assert_eq!(
+        cublas.version.as_deref(),
+        Some(captured_dist_version("nvidia_cublas").as_str())
+    );
+    let rt = lib(&inv, &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"));
+    assert_eq!(
+        rt.version.as_deref(),
+        Some(captured_dist_version("nvidia_cuda_runtime").as_str())
+    );
+    assert_eq!(rt.provider, LibraryProvider::PipWheel);
+    // ... and without RECORD, by library family.
+    let nvrtc = lib(
+        &inv,
+        &format!("{SP}/nvidia/cu13/lib/libnvrtc-builtins.so.13.0"),
+    );
+    assert_eq!(nvrtc.package.as_deref(), Some("nvidia-cuda-nvrtc"));
+    assert_eq!(
+        nvrtc.version.as_deref(),
+        Some(captured_dist_version("nvidia_cuda_nvrtc").as_str())
+    );
+    assert_eq!(nvrtc.soname.as_deref(), Some("libnvrtc-builtins.so.13.0"));
+    // auditwheel's copy inside another wheel: bundled, owned by that dist, hash kept in soname.
+    let jpeg = lib(
+        &inv,
+        &format!("{SP}/torchvision.libs/libnvjpeg-f00ca762.so.13"),
+    );
+    assert_eq!(jpeg.name, "nvjpeg");
+    assert_eq!(jpeg.provider, LibraryProvider::Bundled);
+    assert_eq!(jpeg.package.as_deref(), Some("torchvision"));
+    assert_eq!(jpeg.version, None);
+    assert_eq!(jpeg.soname.as_deref(), Some("libnvjpeg-f00ca762.so.13"));
+    // Static archives and torch's own libraries are not CUDA libraries.
+    assert!(!inv.cuda_libraries.iter().any(|l| l.path.ends_with(".a")));
+    assert!(!inv
+        .cuda_libraries
+        .iter()
+        .any(|l| l.path.contains("/torch/lib/")));
+}
+
+#[test]
+fn every_venv_library_of_the_real_capture_is_found() {
+    let inv = inventory();
+    let captured = include_str!("../../testdata/h200/cuda_libs_find.txt");
+    let venv: Vec<&str> = captured
+        .lines()
+        .filter(|l| l.starts_with("/opt/torch/.venv/"))
+        .collect();
+    assert!(venv.len() >= 5);
+    for p in venv {
+        let l = lib(&inv, p);
+        assert_eq!(l.provider, LibraryProvider::PipWheel, "{p}");
+        assert!(l.version.is_some(), "{p} has no version");
+    }
+}
+
+#[test]
+fn toolkit_stub_compat_conda_and_system_libraries() {
+    let inv = inventory();
+    let t = "/usr/local/cuda-12.1/targets/x86_64-linux/lib";
+    let rt = lib(&inv, &format!("{t}/libcudart.so.12.1.105"));
+    assert_eq!(rt.version.as_deref(), Some("12.1.105"));
+    assert_eq!(rt.soname.as_deref(), Some("libcudart.so.12"));
+    assert_eq!(rt.provider, LibraryProvider::System);
+    assert_eq!(
+        lib(&inv, &format!("{t}/libcublas.so.12.1.3.1"))
+            .version
+            .as_deref(),
+        Some("12.1.3.1")
+    );
+    let stub = lib(&inv, &format!("{t}/stubs/libcuda.so"));
+    assert_eq!(
+        (stub.name.as_str(), stub.provider),
+        ("cuda", LibraryProvider::Stub)
+    );
+    assert_eq!(
+        lib(&inv, &format!("{t}/stubs/libnvidia-ml.so")).provider,
+        LibraryProvider::Stub
+    );
+    let compat = lib(&inv, "/usr/local/cuda-12.1/compat/libcuda.so.530.30.02");
+    assert_eq!(compat.provider, LibraryProvider::ForwardCompat);
+    assert_eq!(compat.version.as_deref(), Some("530.30.02"));
+    // From the libcuda.so.1 link beside it.
+    assert_eq!(compat.soname.as_deref(), Some("libcuda.so.1"));
+    // No link: the driver's own soname, not one derived from the version.
+    let jit = lib(
+        &inv,
+        "/usr/local/cuda-12.1/compat/libnvidia-ptxjitcompiler.so.530.30.02",
+    );
+    assert_eq!(jit.provider, LibraryProvider::ForwardCompat);
+    assert_eq!(jit.soname.as_deref(), Some("libnvidia-ptxjitcompiler.so.1"));
+    // Links are not files: only the real file of each chain is listed.
+    assert!(!inv
+        .cuda_libraries
+        .iter()
+        .any(|l| l.path.ends_with("libcudart.so.12") && l.path.starts_with("/usr/local")));
+    let conda_rt = lib(&inv, "/opt/conda/lib/libcudart.so.11.8.89");
+    assert_eq!(conda_rt.provider, LibraryProvider::Conda);
+    assert_eq!(conda_rt.version.as_deref(), Some("11.8.89"));
+    let conda_blas = lib(&inv, "/opt/conda/lib/libcublas.so.11");
+    assert_eq!(conda_blas.package.as_deref(), Some("cudatoolkit"));
+    assert_eq!(conda_blas.version.as_deref(), Some("11.8.0"));
+    let sys_cudnn = lib(&inv, "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.0");
+    assert_eq!(sys_cudnn.provider, LibraryProvider::System);
+    assert_eq!(sys_cudnn.version.as_deref(), Some("8.9.0"));
+    // Deterministic order.
+    let paths: Vec<&str> = inv.cuda_libraries.iter().map(|l| l.path.as_str()).collect();
+    let mut sorted = paths.clone();
+    sorted.sort();
+    assert_eq!(paths, sorted);
+}
+
+#[test]
+fn driver_libraries_outside_stubs_and_compat() {
+    let inv = inventory();
+    let d: Vec<(&str, &str, Option<&str>)> = inv
+        .driver_libraries
+        .iter()
+        .map(|d| (d.path.as_str(), d.name.as_str(), d.version.as_deref()))
+        .collect();
+    assert_eq!(
+        d,
+        vec![
+            (
+                "/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05",
+                "libcuda",
+                Some("535.104.05")
+            ),
+            (
+                "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.104.05",
+                "libnvidia-ml",
+                Some("535.104.05")
+            ),
+            // Named by its soname only: the version comes from its siblings.
+            (
+                "/usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1",
+                "libnvidia-ptxjitcompiler",
+                Some("535.104.05")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn toolkits_packages_image_and_loader() {
+    let inv = inventory();
+    let tk: Vec<(&str, Option<&str>, bool)> = inv
+        .cuda_toolkits
+        .iter()
+        .map(|t| (t.path.as_str(), t.version.as_deref(), t.default))
+        .collect();
+    assert_eq!(
+        tk,
+        vec![
+            ("/usr/local/cuda-11.8", Some("11.8.89"), false),
+            ("/usr/local/cuda-12.1", Some("12.1.1"), true),
+        ]
+    );
+    let os: Vec<(&str, &str)> = inv
+        .os_packages
+        .iter()
+        .map(|p| (p.name.as_str(), p.version.as_str()))
+        .collect();
+    assert_eq!(
+        os,
+        vec![
+            ("cuda-compat-12-1", "530.30.02-1"),
+            ("cuda-cudart-12-1", "12.1.105-1"),
+            ("libcudnn8", "8.9.0.131-1+cuda12.1"),
+        ]
+    );
+    let conda: Vec<(&str, &str, &str)> = inv
+        .conda_packages
+        .iter()
+        .map(|p| (p.name.as_str(), p.version.as_str(), p.prefix.as_str()))
+        .collect();
+    assert_eq!(
+        conda,
+        vec![
+            ("cudatoolkit", "11.8.0", "/opt/conda"),
+            ("python", "3.11.5", "/opt/conda")
+        ]
+    );
+    assert_eq!(inv.image.glibc.as_deref(), Some("2.35"));
+    let py: Vec<(&str, &str)> = inv
+        .image
+        .python
+        .iter()
+        .map(|p| (p.path.as_str(), p.version.as_str()))
+        .collect();
+    assert_eq!(
+        py,
+        vec![
+            ("/opt/torch/.venv/bin/python3.12", "3.12.3"),
+            ("/usr/bin/python3.12", "3.12"),
+        ]
+    );
+    assert_eq!(
+        inv.image.env.get("CUDA_VERSION").map(String::as_str),
+        Some("12.1.0")
+    );
+    assert!(!inv.image.env.contains_key("HOME"));
+    assert_eq!(
+        inv.loader.ld_so_conf,
+        vec![
+            "/usr/local/cuda/targets/x86_64-linux/lib",
+            "/usr/local/lib",
+            "/usr/local/lib/x86_64-linux-gnu",
+            "/lib/x86_64-linux-gnu",
+            "/usr/lib/x86_64-linux-gnu",
+        ]
+    );
+    assert!(!inv.partial);
+}
+
+fn t(s: &str) -> ArchTarget {
+    s.parse().unwrap()
+}
+
+#[test]
+fn binaries_with_device_code_or_cuda_links() {
+    let mut tree = FileTree::default();
+    let file = |facts: Vec<Fact>| Node {
+        kind: NodeKind::File {
+            size: 10,
+            mode: 0o755,
+        },
+        layer: 1,
+        facts,
+    };
+    let elf = |needed: &[&str], fatbin: Option<FatbinSummary>| {
+        Fact::Elf(ElfFacts {
+            class: 64,
+            elf_type: "dyn".into(),
+            soname: None,
+            rpath: vec![],
+            warnings: vec![],
+            machine: "x86_64".into(),
+            needed: needed.iter().map(|s| s.to_string()).collect(),
+            runpath: vec!["$ORIGIN/../../nvidia/cu13/lib".into()],
+            fatbin,
+        })
+    };
+    let entry = |s: &str, v: (u16, u16), c: Option<&str>| FatbinEntry {
+        target: t(s),
+        code_version: v,
+        compression: c.map(str::to_string),
+        in_group: false,
+        offset: 0,
+        header_size: 64,
+        payload_size: 0,
+        compressed_size: 0,
+        uncompressed_size: 0,
+        flags: 0,
+        member_offset: None,
+        payload_offset: 0,
+    };
+    let summary = |entries: Vec<FatbinEntry>| FatbinSummary {
+        sections: vec![crate::detect::elf::FatbinSection {
+            name: ".nv_fatbin".into(),
+            offset: 0,
+            size: 0,
+            containers: vec![crate::detect::elf::FatbinContainer {
+                offset: 0,
+                size: 0,
+                entries,
+            }],
+        }],
+    };
+    let p = |s: &str| ImagePath::new(s).unwrap();
+    tree.nodes.insert(
+        p("app/_C.so"),
+        file(vec![elf(
+            &["libcudart.so.13", "libc.so.6"],
+            Some(summary(vec![
+                entry("sm_90", (1, 8), Some("zstd")),
+                entry("sm_80", (1, 8), None),
+                entry("compute_90", (8, 8), Some("lz4")),
+            ])),
+        )]),
+    );
+    tree.nodes.insert(
+        p("app/links_only"),
+        file(vec![elf(&["libcuda.so.1"], None)]),
+    );
+    tree.nodes
+        .insert(p("app/plain"), file(vec![elf(&["libc.so.6"], None)]));
+    let inv = build(
+        &ImageMeta::default(),
+        &tree,
+        vec!["layer x: /bad: truncated".into()],
+    );
+    assert!(inv.partial);
+    assert_eq!(inv.binaries.len(), 2);
+    let b = &inv.binaries[0];
+    assert_eq!(b.path, "/app/_C.so");
+    assert_eq!(b.sass, vec![t("sm_80"), t("sm_90")]);
+    assert_eq!(b.ptx, vec![t("compute_90")]);
+    assert_eq!(b.ptx_isa.get("compute_90").map(String::as_str), Some("8.8"));
+    assert_eq!(b.compression, vec!["lz4", "zstd"]);
+    assert!(b.has_device_code);
+    assert_eq!(b.layer, Some(1));
+    let l = &inv.binaries[1];
+    assert_eq!(l.path, "/app/links_only");
+    assert!(!l.has_device_code);
+    let text = render_text(&inv);
+    assert!(text.contains("/app/_C.so"), "{text}");
+    assert!(text.contains("compute_90 (ISA 8.8)"), "{text}");
+    assert!(text.contains("1 more ELF files link CUDA"), "{text}");
+    assert!(text.contains("PARTIAL"), "{text}");
+}
+
+#[test]
+fn text_and_json_render() {
+    let inv = inventory();
+    let text = render_text(&inv);
+    for want in [
+        "/usr/local/cuda-12.1 12.1.1  [/usr/local/cuda]",
+        "pip wheels:",
+        "stubs (link-time only, never loaded):",
+        "forward-compat package:",
+        "torch",
+        "CUDA 13.0",
+        "libcuda",
+        "535.104.05",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    let json = serde_json::to_value(&inv).unwrap();
+    for key in [
+        "image",
+        "cuda_toolkits",
+        "cuda_libraries",
+        "driver_libraries",
+        "python_packages",
+        "conda_packages",
+        "os_packages",
+        "binaries",
+        "loader",
+        "partial",
+        "errors",
+    ] {
+        assert!(json.get(key).is_some(), "{key}");
+    }
+    // Sorted by path: /opt/conda/… first; providers serialize in snake_case.
+    assert_eq!(json["cuda_libraries"][0]["provider"], "conda");
+    let providers: Vec<&str> = json["cuda_libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l["provider"].as_str())
+        .collect();
+    for p in ["pip_wheel", "forward_compat", "stub", "bundled", "system"] {
+        assert!(providers.contains(&p), "{p}");
+    }
+    // Deterministic: two builds serialize identically.
+    assert_eq!(json, serde_json::to_value(inventory()).unwrap());
+}

@@ -1,0 +1,189 @@
+//! The human-readable form of an [`Inventory`].
+
+use super::*;
+use std::fmt::Write;
+
+fn provider_title(p: LibraryProvider) -> &'static str {
+    match p {
+        LibraryProvider::System => "system",
+        LibraryProvider::PipWheel => "pip wheels",
+        LibraryProvider::Conda => "conda",
+        LibraryProvider::Bundled => "bundled in frameworks",
+        LibraryProvider::Stub => "stubs (link-time only, never loaded)",
+        LibraryProvider::ForwardCompat => "forward-compat package",
+        LibraryProvider::Other => "other locations",
+    }
+}
+
+fn join<T: std::fmt::Display>(v: &[T]) -> String {
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A readable summary: image, toolkits, libraries by provider, driver files, GPU Python
+/// packages, binaries with their device code.
+pub fn render_text(inv: &Inventory) -> String {
+    let mut s = String::new();
+    let img = &inv.image;
+    let _ = writeln!(s, "Image: {}", img.reference);
+    if let Some(d) = &img.digest {
+        let _ = writeln!(s, "  digest:   {d}");
+    }
+    if let Some(p) = &img.platform {
+        let _ = writeln!(s, "  platform: {p}");
+    }
+    let _ = writeln!(s, "  layers:   {}", img.layers.len());
+    let _ = writeln!(
+        s,
+        "  glibc:    {}",
+        img.glibc.as_deref().unwrap_or("unknown")
+    );
+    for py in &img.python {
+        let _ = writeln!(s, "  python:   {} ({})", py.version, py.path);
+    }
+    for (k, v) in &img.env {
+        if k == "NVIDIA_REQUIRE_CUDA" && v.len() > 100 {
+            let _ = writeln!(s, "  env:      {k}={}…", &v[..v.floor_char_boundary(100)]);
+        } else {
+            let _ = writeln!(s, "  env:      {k}={v}");
+        }
+    }
+
+    let _ = writeln!(s, "\nCUDA toolkits:");
+    if inv.cuda_toolkits.is_empty() {
+        let _ = writeln!(s, "  none");
+    }
+    for t in &inv.cuda_toolkits {
+        let _ = writeln!(
+            s,
+            "  {} {}{}",
+            t.path,
+            t.version.as_deref().unwrap_or("(version unknown)"),
+            if t.default { "  [/usr/local/cuda]" } else { "" }
+        );
+    }
+
+    let _ = writeln!(s, "\nCUDA libraries:");
+    if inv.cuda_libraries.is_empty() {
+        let _ = writeln!(s, "  none");
+    }
+    let mut providers: Vec<LibraryProvider> =
+        inv.cuda_libraries.iter().map(|l| l.provider).collect();
+    providers.sort();
+    providers.dedup();
+    for p in providers {
+        let _ = writeln!(s, "  {}:", provider_title(p));
+        for l in inv.cuda_libraries.iter().filter(|l| l.provider == p) {
+            let _ = write!(
+                s,
+                "    {:<30} {:<14} {}",
+                l.name,
+                l.version.as_deref().unwrap_or("?"),
+                l.path
+            );
+            if let Some(pkg) = &l.package {
+                let _ = write!(s, "  ({pkg})");
+            }
+            s.push('\n');
+        }
+    }
+
+    let _ = writeln!(s, "\nDriver libraries baked into the image:");
+    if inv.driver_libraries.is_empty() {
+        let _ = writeln!(s, "  none");
+    }
+    for d in &inv.driver_libraries {
+        let _ = writeln!(
+            s,
+            "  {:<26} {:<14} {}",
+            d.name,
+            d.version.as_deref().unwrap_or("?"),
+            d.path
+        );
+    }
+
+    let _ = writeln!(s, "\nGPU Python packages:");
+    let gpu: Vec<&PythonPackage> = inv
+        .python_packages
+        .iter()
+        .filter(|p| p.cuda.is_some())
+        .collect();
+    if gpu.is_empty() {
+        let _ = writeln!(s, "  none");
+    }
+    for p in &gpu {
+        let _ = writeln!(
+            s,
+            "  {:<28} {:<14} CUDA {:<6} {}",
+            p.name,
+            p.version,
+            p.cuda.as_deref().unwrap_or(""),
+            p.location
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  ({} Python distributions in all)",
+        inv.python_packages.len()
+    );
+
+    if !inv.conda_packages.is_empty() {
+        let _ = writeln!(s, "\nConda packages: {}", inv.conda_packages.len());
+    }
+    if !inv.os_packages.is_empty() {
+        let _ = writeln!(s, "\nOS packages (CUDA/NVIDIA):");
+        for p in &inv.os_packages {
+            let _ = writeln!(s, "  {} {} ({})", p.name, p.version, p.manager);
+        }
+    }
+
+    let _ = writeln!(s, "\nBinaries with GPU code:");
+    let dev: Vec<&Binary> = inv.binaries.iter().filter(|b| b.has_device_code).collect();
+    if dev.is_empty() {
+        let _ = writeln!(s, "  none");
+    }
+    for b in &dev {
+        let _ = writeln!(s, "  {}", b.path);
+        let _ = writeln!(s, "      sass: {}", join(&b.sass));
+        if !b.ptx.is_empty() {
+            let isa: Vec<String> = b
+                .ptx
+                .iter()
+                .map(|t| match b.ptx_isa.get(&t.to_string()) {
+                    Some(v) => format!("{t} (ISA {v})"),
+                    None => t.to_string(),
+                })
+                .collect();
+            let _ = writeln!(s, "      ptx:  {}", isa.join(" "));
+        }
+        if !b.compression.is_empty() {
+            let _ = writeln!(s, "      compressed: {}", b.compression.join(", "));
+        }
+        for w in &b.warnings {
+            let _ = writeln!(s, "      warning: {w}");
+        }
+    }
+    let linking = inv.binaries.len() - dev.len();
+    if linking > 0 {
+        let _ = writeln!(
+            s,
+            "  (+ {linking} more ELF files link CUDA libraries without device code of their own)"
+        );
+    }
+    if !inv.loader.ld_so_conf.is_empty() {
+        let _ = writeln!(s, "\nld.so.conf: {}", inv.loader.ld_so_conf.join(":"));
+    }
+    if inv.partial {
+        let _ = writeln!(
+            s,
+            "\nPARTIAL: {} problem(s) while reading the image:",
+            inv.errors.len()
+        );
+        for e in &inv.errors {
+            let _ = writeln!(s, "  {e}");
+        }
+    }
+    s
+}

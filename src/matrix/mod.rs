@@ -1,0 +1,409 @@
+//! NVIDIA compatibility facts as data, with typed lookups.
+//!
+//! The facts live in `matrices/*.toml` (one fact per row, each row with the `source` URL of the
+//! NVIDIA document it was read from) and are embedded with `include_str!`. [`Matrix::embedded`]
+//! parses them; [`Matrix::with_overrides`] lets a directory replace any file by name, so users
+//! can update facts without a new gpulint release. Lookups never guess: a fact the documents do
+//! not give is absent, and the lookup answers `None` / [`ForwardCompat::Unknown`].
+//!
+//! In: TOML text. Out: [`Matrix`], read by the rules.
+
+mod gpu;
+mod rows;
+#[cfg(test)]
+mod tests;
+
+use crate::arch::{ArchTarget, ArchVariant};
+use crate::version::{CudaVersion, DriverVersion};
+use anyhow::Context;
+use std::path::Path;
+
+use rows::{
+    ArchNameRow, ArchRow, CompatPackageRow, CudaArchFile, CudaDriverFile, CudnnFile, CudnnRow,
+    ForwardCompatFile, ForwardCompatRules, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow,
+    ReleaseRow,
+};
+pub use rows::{GpuModel, NgcPytorch, Segment};
+
+pub(crate) const CUDA_DRIVER: &str = "cuda_driver.toml";
+pub(crate) const CUDA_ARCH: &str = "cuda_arch.toml";
+pub(crate) const GPUS: &str = "gpus.toml";
+pub(crate) const PTX_ISA: &str = "ptx_isa.toml";
+pub(crate) const FORWARD_COMPAT: &str = "forward_compat.toml";
+pub(crate) const CUDNN: &str = "cudnn.toml";
+pub(crate) const NGC_PYTORCH: &str = "ngc_pytorch.toml";
+
+/// Every data file, with its embedded text.
+pub(crate) const FILES: &[(&str, &str)] = &[
+    (CUDA_DRIVER, include_str!("../../matrices/cuda_driver.toml")),
+    (CUDA_ARCH, include_str!("../../matrices/cuda_arch.toml")),
+    (GPUS, include_str!("../../matrices/gpus.toml")),
+    (PTX_ISA, include_str!("../../matrices/ptx_isa.toml")),
+    (
+        FORWARD_COMPAT,
+        include_str!("../../matrices/forward_compat.toml"),
+    ),
+    (CUDNN, include_str!("../../matrices/cudnn.toml")),
+    (NGC_PYTORCH, include_str!("../../matrices/ngc_pytorch.toml")),
+];
+
+/// Minimum drivers for one CUDA toolkit release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverReq {
+    pub linux: Option<DriverVersion>,
+    pub windows: Option<DriverVersion>,
+    /// The table row that answered, e.g. "CUDA 12.1 Update 1".
+    pub release: String,
+    pub source: String,
+}
+
+/// Whether a `cuda-compat` (forward compatibility) package lets a driver run a CUDA version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ForwardCompat {
+    /// NVIDIA's table marks the pair compatible (C).
+    Supported,
+    /// The driver runs this CUDA version by itself (its own release or newer, or the table's
+    /// N/A cell): no compat package is needed.
+    NotNeeded,
+    /// The table marks the pair incompatible (X), or the driver branch is not a supported
+    /// target (not listed: end of life or a New Feature Branch).
+    Unsupported { reason: String },
+    /// The documents do not say (e.g. packages older than cuda-compat-12-2).
+    Unknown,
+}
+
+/// The parsed compatibility matrices.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    minor_compat: Vec<MinorCompatRow>,
+    releases: Vec<ReleaseRow>,
+    arch: Vec<ArchRow>,
+    arch_names: Vec<ArchNameRow>,
+    gpus: Vec<GpuModel>,
+    ptx: Vec<PtxRow>,
+    fc_rules: ForwardCompatRules,
+    fc_packages: Vec<CompatPackageRow>,
+    cudnn: Vec<CudnnRow>,
+    /// cuDNN major → CUDA majors, derived from `cudnn` so lookups can return a slice.
+    cudnn_majors: Vec<(u32, Vec<u32>)>,
+    ngc: Vec<NgcPytorch>,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> anyhow::Result<T> {
+    toml::from_str(text).with_context(|| format!("parsing matrix file {name}"))
+}
+
+impl Matrix {
+    /// Parse the embedded data files.
+    pub fn embedded() -> anyhow::Result<Matrix> {
+        Self::from_texts(|name| {
+            Ok(FILES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, t)| (*t).to_string())
+                .unwrap_or_default())
+        })
+    }
+
+    /// Like [`Matrix::embedded`], but each file present in `dir` (same file name) replaces the
+    /// embedded one as a whole.
+    pub fn with_overrides(dir: &Path) -> anyhow::Result<Matrix> {
+        Self::from_texts(|name| {
+            let path = dir.join(name);
+            if path.is_file() {
+                std::fs::read_to_string(&path)
+                    .with_context(|| format!("reading matrix override {}", path.display()))
+            } else {
+                Ok(FILES
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, t)| (*t).to_string())
+                    .unwrap_or_default())
+            }
+        })
+    }
+
+    fn from_texts(get: impl Fn(&str) -> anyhow::Result<String>) -> anyhow::Result<Matrix> {
+        let driver: CudaDriverFile = parse(CUDA_DRIVER, &get(CUDA_DRIVER)?)?;
+        let arch: CudaArchFile = parse(CUDA_ARCH, &get(CUDA_ARCH)?)?;
+        let mut gpus: GpusFile = parse(GPUS, &get(GPUS)?)?;
+        let ptx: PtxFile = parse(PTX_ISA, &get(PTX_ISA)?)?;
+        let fc: ForwardCompatFile = parse(FORWARD_COMPAT, &get(FORWARD_COMPAT)?)?;
+        let cudnn: CudnnFile = parse(CUDNN, &get(CUDNN)?)?;
+        let ngc: NgcFile = parse(NGC_PYTORCH, &get(NGC_PYTORCH)?)?;
+        for g in &mut gpus.gpu {
+            g.datacenter = g.segment == Segment::Datacenter;
+        }
+        for row in &ptx.isa {
+            parse_isa(&row.ptx)
+                .with_context(|| format!("{PTX_ISA}: invalid PTX ISA version {:?}", row.ptx))?;
+        }
+        let mut cudnn_majors: Vec<(u32, Vec<u32>)> = Vec::new();
+        for r in &cudnn.pair {
+            match cudnn_majors.iter_mut().find(|(m, _)| *m == r.cudnn_major) {
+                Some((_, v)) => v.push(r.cuda_major),
+                None => cudnn_majors.push((r.cudnn_major, vec![r.cuda_major])),
+            }
+        }
+        Ok(Matrix {
+            minor_compat: driver.minor_compat,
+            releases: driver.release,
+            arch: arch.release,
+            arch_names: gpus.arch,
+            gpus: gpus.gpu,
+            ptx: ptx.isa,
+            fc_rules: fc.rules,
+            fc_packages: fc.package,
+            cudnn: cudnn.pair,
+            cudnn_majors,
+            ngc: ngc.container,
+        })
+    }
+
+    /// Minimum drivers for a CUDA version.
+    ///
+    /// NVIDIA's table has one row per toolkit release (GA, Update 1, …); rows are matched on
+    /// major.minor, then the patch picks the newest row whose version is ≤ the given one.
+    /// The patch of a version found in an image is often a component version (cudart
+    /// `12.1.105`), not an update number; such large patches select the last update of that
+    /// minor, which is the strictest requirement (a conservative reading). If the given patch
+    /// is below every row (e.g. `11.0` against the table's 11.0.1 RC), the first row of that
+    /// minor answers. `None` when the table has no row for major.minor (e.g. 12.7).
+    pub fn cuda_min_driver(&self, cuda: &CudaVersion) -> Option<DriverReq> {
+        let same: Vec<&ReleaseRow> = self
+            .releases
+            .iter()
+            .filter(|r| r.version.same_release(cuda))
+            .collect();
+        let row = same
+            .iter()
+            .rev()
+            .find(|r| r.version <= *cuda)
+            .or_else(|| same.first())?;
+        Some(DriverReq {
+            linux: row.linux.clone(),
+            windows: row.windows.clone(),
+            release: row.label.clone(),
+            source: row.source.clone(),
+        })
+    }
+
+    /// The Linux driver floor for CUDA minor version compatibility within `cuda_major`
+    /// (11 → 450.80.02, 12 → 525.60.13, 13 → branch 580). `None` for majors without minor
+    /// version compatibility (10.x and older) or not in the table.
+    pub fn minor_compat_floor(&self, cuda_major: u32) -> Option<(DriverVersion, String)> {
+        self.minor_compat
+            .iter()
+            .find(|r| r.cuda_major == cuda_major)
+            .map(|r| (r.linux.clone(), r.source.clone()))
+    }
+
+    /// The newest CUDA major.minor whose minimum Linux driver is ≤ `driver`, which is what
+    /// `nvidia-smi` prints as "CUDA Version" (535.104.05 → 12.2, 580.159.04 → 13.0).
+    pub fn max_cuda_for_driver(&self, driver: &DriverVersion) -> Option<CudaVersion> {
+        self.releases
+            .iter()
+            .filter(|r| r.linux.as_ref().is_some_and(|d| d <= driver))
+            .map(|r| CudaVersion::new(r.version.major, r.version.minor))
+            .max()
+    }
+
+    /// The real (`sm_XY`) targets nvcc of this CUDA major.minor accepts. `None` when unknown.
+    pub fn nvcc_targets(&self, cuda: &CudaVersion) -> Option<&[u32]> {
+        self.arch_row(cuda).map(|r| r.sm.as_slice())
+    }
+
+    /// Whether nvcc of this CUDA major.minor can compile for `target` (including its `a`/`f`
+    /// variant). `None` when the release is unknown.
+    pub fn nvcc_supports(&self, cuda: &CudaVersion, target: &ArchTarget) -> Option<bool> {
+        let row = self.arch_row(cuda)?;
+        let list = match target.variant {
+            ArchVariant::Generic => &row.sm,
+            ArchVariant::ArchSpecific => &row.arch_specific,
+            ArchVariant::FamilySpecific => &row.family_specific,
+        };
+        Some(list.contains(&target.sm))
+    }
+
+    fn arch_row(&self, cuda: &CudaVersion) -> Option<&ArchRow> {
+        self.arch.iter().find(|r| r.cuda.same_release(cuda))
+    }
+
+    /// Look a GPU up by `nvidia-smi` name or short name; see [`gpu`] for the matching rules.
+    /// Compute-capability strings ("sm_90", "9.0") are not product names and answer `None`.
+    pub fn gpu(&self, query: &str) -> Option<&GpuModel> {
+        gpu::find(&self.gpus, query)
+    }
+
+    pub fn gpus(&self) -> &[GpuModel] {
+        &self.gpus
+    }
+
+    /// The architecture name of a compute capability ("Hopper" for 9.0), if known.
+    pub fn arch_name(&self, cc: crate::arch::ComputeCapability) -> Option<&str> {
+        self.arch_names
+            .iter()
+            .find(|a| a.cc == cc)
+            .map(|a| a.name.as_str())
+    }
+
+    /// The CUDA release that introduced a PTX ISA version: (8, 7) → 12.8.
+    pub fn ptx_isa_min_cuda(&self, isa: (u16, u16)) -> Option<CudaVersion> {
+        self.ptx
+            .iter()
+            .find(|r| parse_isa(&r.ptx).ok() == Some(isa))
+            .map(|r| r.cuda)
+    }
+
+    /// Whether a forward compatibility package lets `driver` run applications built with
+    /// `cuda`. This says nothing about the GPU: forward compatibility only works on the GPUs
+    /// [`GpuModel::forward_compat_eligible`] accepts.
+    ///
+    /// Order: a driver that already meets `cuda`'s minimum (or is in the same major with minor
+    /// version compatibility) needs no package → `NotNeeded`. Otherwise NVIDIA's table is read
+    /// for `cuda-compat-<major>-<minor>`; a driver branch the table does not list is end of
+    /// life or a New Feature Branch → `Unsupported`.
+    pub fn forward_compat(&self, driver: &DriverVersion, cuda: &CudaVersion) -> ForwardCompat {
+        if let Some(req) = self.cuda_min_driver(cuda) {
+            if req.linux.as_ref().is_some_and(|d| d <= driver) {
+                return ForwardCompat::NotNeeded;
+            }
+        }
+        if let Some(mvc) = self
+            .minor_compat
+            .iter()
+            .find(|r| r.cuda_major == cuda.major)
+        {
+            let below_max = mvc
+                .max_branch_exclusive
+                .is_none_or(|max| driver.branch() < max);
+            if mvc.linux <= *driver && below_max {
+                return ForwardCompat::NotNeeded;
+            }
+        }
+        if *cuda < self.fc_rules.introduced_in {
+            return ForwardCompat::Unsupported {
+                reason: format!(
+                    "forward compatibility starts with CUDA {}",
+                    self.fc_rules.introduced_in
+                ),
+            };
+        }
+        let Some(pkg) = self.fc_packages.iter().find(|p| p.cuda.same_release(cuda)) else {
+            return ForwardCompat::Unknown;
+        };
+        let branch = driver.branch();
+        let name = format!("cuda-compat-{}-{}", cuda.major, cuda.minor);
+        if pkg.compatible.contains(&branch) {
+            ForwardCompat::Supported
+        } else if pkg.not_applicable.contains(&branch) {
+            ForwardCompat::NotNeeded
+        } else if pkg.incompatible.contains(&branch) {
+            ForwardCompat::Unsupported {
+                reason: format!(
+                    "NVIDIA lists {name} as not compatible with driver branch R{branch}"
+                ),
+            }
+        } else if !self.fc_rules.unlisted_branches_supported {
+            ForwardCompat::Unsupported {
+                reason: format!(
+                    "driver branch R{branch} is not a forward compatibility target (end of life or a New Feature Branch)"
+                ),
+            }
+        } else {
+            ForwardCompat::Unknown
+        }
+    }
+
+    /// The CUDA majors a cuDNN major ships for (cuDNN 9 → [11, 12, 13]).
+    pub fn cudnn_cuda_majors(&self, cudnn_major: u32) -> Option<&[u32]> {
+        self.cudnn_majors
+            .iter()
+            .find(|(m, _)| *m == cudnn_major)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// The minimum Linux driver the cuDNN support matrix states for a cuDNN/CUDA major pair.
+    pub fn cudnn_min_driver(&self, cudnn_major: u32, cuda_major: u32) -> Option<&DriverVersion> {
+        self.cudnn
+            .iter()
+            .find(|r| r.cudnn_major == cudnn_major && r.cuda_major == cuda_major)
+            .and_then(|r| r.linux.as_ref())
+    }
+
+    /// An NGC PyTorch container by tag: "24.05", "24.05-py3" or
+    /// "nvcr.io/nvidia/pytorch:24.05-py3".
+    pub fn ngc_pytorch(&self, tag: &str) -> Option<&NgcPytorch> {
+        let t = tag.trim();
+        let t = t.rsplit_once(':').map_or(t, |(_, t)| t);
+        let t = t.strip_suffix("-py3").unwrap_or(t);
+        self.ngc.iter().find(|c| c.tag == t)
+    }
+
+    /// Every row of every file as (file, row id, source), for the verify test and for
+    /// `gpulint` to cite where a fact came from.
+    pub fn sources(&self) -> Vec<(&'static str, String, String)> {
+        let mut out = Vec::new();
+        for r in &self.minor_compat {
+            out.push((
+                CUDA_DRIVER,
+                format!("minor_compat {}", r.cuda_major),
+                r.source.clone(),
+            ));
+        }
+        for r in &self.releases {
+            out.push((
+                CUDA_DRIVER,
+                format!("release {}", r.version),
+                r.source.clone(),
+            ));
+        }
+        for r in &self.arch {
+            out.push((CUDA_ARCH, format!("release {}", r.cuda), r.source.clone()));
+        }
+        for r in &self.arch_names {
+            out.push((GPUS, format!("arch {}", r.cc), r.source.clone()));
+        }
+        for r in &self.gpus {
+            out.push((GPUS, format!("gpu {}", r.name), r.source.clone()));
+        }
+        for r in &self.ptx {
+            out.push((PTX_ISA, format!("isa {}", r.ptx), r.source.clone()));
+        }
+        out.push((
+            FORWARD_COMPAT,
+            "rules".to_string(),
+            self.fc_rules.source.clone(),
+        ));
+        for r in &self.fc_packages {
+            out.push((
+                FORWARD_COMPAT,
+                format!("package {}", r.cuda),
+                r.source.clone(),
+            ));
+        }
+        for r in &self.cudnn {
+            out.push((
+                CUDNN,
+                format!("pair {}/{}", r.cudnn_major, r.cuda_major),
+                r.source.clone(),
+            ));
+        }
+        for r in &self.ngc {
+            out.push((
+                NGC_PYTORCH,
+                format!("container {}", r.tag),
+                r.source.clone(),
+            ));
+        }
+        out
+    }
+}
+
+/// "8.7" → (8, 7).
+fn parse_isa(s: &str) -> anyhow::Result<(u16, u16)> {
+    let (a, b) = s
+        .split_once('.')
+        .ok_or_else(|| anyhow::anyhow!("expected major.minor"))?;
+    Ok((a.parse()?, b.parse()?))
+}

@@ -1,0 +1,203 @@
+//! Serde shapes of the `matrices/*.toml` files, one struct per row kind. Unknown keys are
+//! errors so a typo in a data file fails the load instead of silently dropping a fact.
+
+use crate::arch::ComputeCapability;
+use crate::version::{CudaVersion, DriverVersion};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CudaDriverFile {
+    pub(crate) minor_compat: Vec<MinorCompatRow>,
+    pub(crate) release: Vec<ReleaseRow>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+// Some fields are facts kept for messages and the verify test, not read by lookups yet.
+#[allow(dead_code)]
+pub(crate) struct MinorCompatRow {
+    pub(crate) cuda_major: u32,
+    pub(crate) linux: DriverVersion,
+    pub(crate) windows: Option<DriverVersion>,
+    pub(crate) max_branch_exclusive: Option<u32>,
+    pub(crate) note: Option<String>,
+    pub(crate) source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReleaseRow {
+    pub(crate) version: CudaVersion,
+    pub(crate) label: String,
+    pub(crate) linux: Option<DriverVersion>,
+    pub(crate) windows: Option<DriverVersion>,
+    pub(crate) source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CudaArchFile {
+    pub(crate) release: Vec<ArchRow>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+// Some fields are facts kept for messages and the verify test, not read by lookups yet.
+#[allow(dead_code)]
+pub(crate) struct ArchRow {
+    pub(crate) cuda: CudaVersion,
+    pub(crate) sm: Vec<u32>,
+    pub(crate) arch_specific: Vec<u32>,
+    pub(crate) family_specific: Vec<u32>,
+    pub(crate) note: Option<String>,
+    pub(crate) source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GpusFile {
+    pub(crate) arch: Vec<ArchNameRow>,
+    pub(crate) gpu: Vec<GpuModel>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ArchNameRow {
+    pub(crate) cc: ComputeCapability,
+    pub(crate) name: String,
+    pub(crate) source: String,
+}
+
+/// Where NVIDIA's compute-capability page lists a product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Segment {
+    Datacenter,
+    Workstation,
+    Consumer,
+    Jetson,
+}
+
+/// One GPU product from `gpus.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuModel {
+    pub name: String,
+    pub cc: ComputeCapability,
+    /// Architecture name: Kepler, Maxwell, Pascal, Volta, Turing, Ampere, Ada Lovelace,
+    /// Hopper, Blackwell.
+    pub arch: String,
+    pub segment: Segment,
+    /// `nvidia-smi` product names and short names.
+    pub aliases: Vec<String>,
+    pub note: Option<String>,
+    pub source: String,
+    /// Filled in after parsing from `segment`.
+    #[serde(skip)]
+    pub datacenter: bool,
+}
+
+impl GpuModel {
+    /// Whether CUDA forward compatibility (the `cuda-compat` package) may be used on this GPU.
+    /// The CUDA Compatibility guide allows it on data center GPUs and Jetson boards, and on
+    /// "select NGC Server Ready SKUs of RTX cards", which a product name cannot tell apart:
+    /// workstation RTX parts answer `None` (unknown), consumer GeForce parts `Some(false)`.
+    pub fn forward_compat_eligible(&self) -> Option<bool> {
+        match self.segment {
+            Segment::Datacenter | Segment::Jetson => Some(true),
+            Segment::Workstation => None,
+            Segment::Consumer => Some(false),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PtxFile {
+    pub(crate) isa: Vec<PtxRow>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PtxRow {
+    /// "8.7" (major.minor of the PTX ISA).
+    pub(crate) ptx: String,
+    pub(crate) cuda: CudaVersion,
+    pub(crate) source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ForwardCompatFile {
+    pub(crate) rules: ForwardCompatRules,
+    pub(crate) package: Vec<CompatPackageRow>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+// Some fields are facts kept for messages and the verify test, not read by lookups yet.
+#[allow(dead_code)]
+pub(crate) struct ForwardCompatRules {
+    pub(crate) introduced_in: CudaVersion,
+    pub(crate) applies_to: Vec<String>,
+    pub(crate) unlisted_branches_supported: bool,
+    pub(crate) new_feature_branches_supported: bool,
+    pub(crate) branches: Vec<u32>,
+    pub(crate) source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CompatPackageRow {
+    pub(crate) cuda: CudaVersion,
+    pub(crate) compatible: Vec<u32>,
+    pub(crate) not_applicable: Vec<u32>,
+    pub(crate) incompatible: Vec<u32>,
+    pub(crate) source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CudnnFile {
+    pub(crate) pair: Vec<CudnnRow>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+// Some fields are facts kept for messages and the verify test, not read by lookups yet.
+#[allow(dead_code)]
+pub(crate) struct CudnnRow {
+    pub(crate) cudnn_major: u32,
+    pub(crate) cuda_major: u32,
+    pub(crate) linux: Option<DriverVersion>,
+    pub(crate) windows: Option<DriverVersion>,
+    pub(crate) note: Option<String>,
+    pub(crate) source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NgcFile {
+    pub(crate) container: Vec<NgcPytorch>,
+}
+
+/// One `nvcr.io/nvidia/pytorch:YY.MM-py3` release. Fields the release notes did not let us
+/// confirm are `None`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NgcPytorch {
+    /// "24.05".
+    pub tag: String,
+    pub cuda: CudaVersion,
+    /// The release notes' wording, e.g. "CUDA 10.1 Update 1".
+    pub cuda_label: Option<String>,
+    pub pytorch: Option<String>,
+    pub cudnn: Option<String>,
+    /// "requires NVIDIA Driver release N or later".
+    pub min_driver_branch: Option<u32>,
+    /// Older data center drivers the notes allow through forward compatibility.
+    #[serde(default)]
+    pub datacenter_drivers: Vec<DriverVersion>,
+    pub source: String,
+}

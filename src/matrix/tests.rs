@@ -1,0 +1,322 @@
+use super::*;
+use crate::arch::ComputeCapability;
+
+fn m() -> Matrix {
+    Matrix::embedded().unwrap()
+}
+fn d(s: &str) -> DriverVersion {
+    s.parse().unwrap()
+}
+fn c(s: &str) -> CudaVersion {
+    s.parse().unwrap()
+}
+fn cc(s: &str) -> ComputeCapability {
+    s.parse().unwrap()
+}
+
+// ---- verify: the data files are tidy ----
+
+#[test]
+fn every_row_has_an_http_source() {
+    let m = m();
+    let sources = m.sources();
+    assert!(sources.len() > 150);
+    for (file, id, src) in sources {
+        assert!(
+            src.starts_with("https://") || src.starts_with("http://"),
+            "{file} {id}: source {src:?} is not an http(s) URL"
+        );
+        assert!(!src.contains(' '), "{file} {id}: source has a space");
+    }
+}
+
+fn assert_strictly_sorted<T: PartialOrd + std::fmt::Debug>(file: &str, keys: &[T]) {
+    for w in keys.windows(2) {
+        assert!(
+            w[0] < w[1],
+            "{file}: {:?} must come before {:?} (sorted, no duplicates)",
+            w[0],
+            w[1]
+        );
+    }
+}
+
+#[test]
+fn files_are_sorted_without_duplicate_keys() {
+    let m = m();
+    let k: Vec<_> = m.minor_compat.iter().map(|r| r.cuda_major).collect();
+    assert_strictly_sorted(CUDA_DRIVER, &k);
+    let k: Vec<_> = m.releases.iter().map(|r| r.version).collect();
+    assert_strictly_sorted(CUDA_DRIVER, &k);
+    let k: Vec<_> = m.arch.iter().map(|r| r.cuda).collect();
+    assert_strictly_sorted(CUDA_ARCH, &k);
+    let k: Vec<_> = m.arch_names.iter().map(|r| r.cc).collect();
+    assert_strictly_sorted(GPUS, &k);
+    let k: Vec<_> = m.gpus.iter().map(|r| r.name.clone()).collect();
+    assert_strictly_sorted(GPUS, &k);
+    let k: Vec<_> = m.ptx.iter().map(|r| parse_isa(&r.ptx).unwrap()).collect();
+    assert_strictly_sorted(PTX_ISA, &k);
+    let k: Vec<_> = m.fc_packages.iter().map(|r| r.cuda).collect();
+    assert_strictly_sorted(FORWARD_COMPAT, &k);
+    let k: Vec<_> = m
+        .cudnn
+        .iter()
+        .map(|r| (r.cudnn_major, r.cuda_major))
+        .collect();
+    assert_strictly_sorted(CUDNN, &k);
+    let k: Vec<_> = m.ngc.iter().map(|r| r.tag.clone()).collect();
+    assert_strictly_sorted(NGC_PYTORCH, &k);
+    for r in &m.arch {
+        assert_strictly_sorted(CUDA_ARCH, &r.sm);
+        assert_strictly_sorted(CUDA_ARCH, &r.arch_specific);
+        assert_strictly_sorted(CUDA_ARCH, &r.family_specific);
+        for v in r.arch_specific.iter().chain(&r.family_specific) {
+            assert!(
+                r.sm.contains(v),
+                "{CUDA_ARCH} {}: variant of sm_{v} without sm_{v}",
+                r.cuda
+            );
+        }
+    }
+}
+
+#[test]
+fn gpu_aliases_are_unique_and_archs_known() {
+    let m = m();
+    let mut seen = std::collections::BTreeMap::new();
+    for g in m.gpus() {
+        let arch = m.arch_name(g.cc);
+        assert_eq!(arch, Some(g.arch.as_str()), "{}: cc {} arch", g.name, g.cc);
+        assert_eq!(g.datacenter, g.segment == Segment::Datacenter);
+        for a in std::iter::once(&g.name).chain(&g.aliases) {
+            let n = gpu::normalize(a);
+            if let Some(other) = seen.insert(n.clone(), g.name.clone()) {
+                assert_eq!(other, g.name, "alias {a:?} used by two GPUs");
+            }
+            // every alias finds its own model
+            assert_eq!(m.gpu(a).map(|x| &x.name), Some(&g.name), "alias {a:?}");
+        }
+    }
+}
+
+#[test]
+fn forward_compat_table_is_complete() {
+    let m = m();
+    for p in &m.fc_packages {
+        let mut all: Vec<u32> = p
+            .compatible
+            .iter()
+            .chain(&p.not_applicable)
+            .chain(&p.incompatible)
+            .copied()
+            .collect();
+        all.sort_unstable();
+        assert_eq!(
+            all, m.fc_rules.branches,
+            "package {} must classify every branch",
+            p.cuda
+        );
+    }
+}
+
+#[test]
+fn every_cudnn_and_ngc_row_parses_and_arch_cc_is_known() {
+    let m = m();
+    for r in &m.arch {
+        for sm in &r.sm {
+            let known = m.arch_name(ComputeCapability::from_sm(*sm)).is_some() || *sm == 101; // Thor before CUDA 13.0 renamed it sm_110
+            assert!(known, "{CUDA_ARCH} {}: sm_{sm} has no architecture", r.cuda);
+        }
+    }
+    assert_eq!(m.ngc_pytorch("24.05").unwrap().cuda, c("12.4.1"));
+}
+
+// ---- spot checks against the documents ----
+
+#[test]
+fn cuda_min_driver_spot_checks() {
+    let m = m();
+    let r = m.cuda_min_driver(&c("12.1.1")).unwrap();
+    assert_eq!(r.linux, Some(d("530.30.02")));
+    assert_eq!(r.release, "CUDA 12.1 Update 1");
+    // a cudart patch selects the last update of the minor
+    assert_eq!(
+        m.cuda_min_driver(&c("12.1.105")).unwrap().release,
+        "CUDA 12.1 Update 1"
+    );
+    assert_eq!(
+        m.cuda_min_driver(&c("12.2.140")).unwrap().linux,
+        Some(d("535.104.05"))
+    );
+    assert_eq!(
+        m.cuda_min_driver(&c("12.2")).unwrap().linux,
+        Some(d("535.54.03"))
+    );
+    assert_eq!(
+        m.cuda_min_driver(&c("11.8")).unwrap().linux,
+        Some(d("520.61.05"))
+    );
+    assert_eq!(
+        m.cuda_min_driver(&c("11.8")).unwrap().windows,
+        Some(d("520.06"))
+    );
+    let r = m.cuda_min_driver(&c("13.0")).unwrap();
+    assert_eq!(r.linux, Some(d("580.65.06")));
+    assert_eq!(r.windows, None);
+    assert_eq!(
+        m.cuda_min_driver(&c("11.0")).unwrap().release,
+        "CUDA 11.0.1 RC"
+    );
+    assert_eq!(
+        m.cuda_min_driver(&c("10.1.243")).unwrap().linux,
+        Some(d("418.39"))
+    );
+    assert_eq!(m.cuda_min_driver(&c("12.7")), None);
+    assert_eq!(m.cuda_min_driver(&c("9.2")), None);
+}
+
+#[test]
+fn minor_compat_floors() {
+    let m = m();
+    assert_eq!(m.minor_compat_floor(11).unwrap().0, d("450.80.02"));
+    assert_eq!(m.minor_compat_floor(12).unwrap().0, d("525.60.13"));
+    assert_eq!(m.minor_compat_floor(13).unwrap().0.branch(), 580);
+    assert_eq!(m.minor_compat_floor(10), None);
+}
+
+#[test]
+fn max_cuda_for_driver_matches_nvidia_smi() {
+    let m = m();
+    assert_eq!(m.max_cuda_for_driver(&d("535.104.05")), Some(c("12.2")));
+    assert_eq!(m.max_cuda_for_driver(&d("580.159.04")), Some(c("13.0")));
+    assert_eq!(m.max_cuda_for_driver(&d("525.60.13")), Some(c("12.0")));
+    assert_eq!(m.max_cuda_for_driver(&d("470.82.01")), Some(c("11.4")));
+    assert_eq!(m.max_cuda_for_driver(&d("595.71.05")), Some(c("13.2")));
+    assert_eq!(m.max_cuda_for_driver(&d("400.1")), None);
+}
+
+#[test]
+fn nvcc_targets_spot_checks() {
+    let m = m();
+    let t = |s: &str| s.parse::<crate::arch::ArchTarget>().unwrap();
+    assert!(m.nvcc_targets(&c("11.8")).unwrap().contains(&35));
+    assert!(!m.nvcc_targets(&c("12.0")).unwrap().contains(&37));
+    assert!(m.nvcc_targets(&c("12.9")).unwrap().contains(&70));
+    assert!(!m.nvcc_targets(&c("13.0")).unwrap().contains(&70));
+    assert!(m.nvcc_targets(&c("12.8.1")).unwrap().contains(&120));
+    assert_eq!(m.nvcc_supports(&c("12.8"), &t("sm_100f")), Some(false));
+    assert_eq!(m.nvcc_supports(&c("12.9"), &t("sm_100f")), Some(true));
+    assert_eq!(m.nvcc_supports(&c("13.0"), &t("sm_101")), Some(false));
+    assert_eq!(m.nvcc_supports(&c("13.0"), &t("sm_110a")), Some(true));
+    assert_eq!(m.nvcc_supports(&c("12.0"), &t("compute_90a")), Some(true));
+    assert_eq!(m.nvcc_targets(&c("13.1")), None);
+}
+
+#[test]
+fn gpu_lookup_spot_checks() {
+    let m = m();
+    let g = |q: &str| m.gpu(q).map(|g| (g.name.clone(), g.cc));
+    assert_eq!(g("Tesla T4").unwrap().1, cc("7.5"));
+    assert_eq!(g("T4").unwrap().1, cc("7.5"));
+    assert_eq!(g("H100").unwrap().1, cc("9.0"));
+    assert_eq!(
+        g("NVIDIA H100 80GB HBM3").unwrap(),
+        ("NVIDIA H100 SXM".into(), cc("9.0"))
+    );
+    assert_eq!(g("NVIDIA H100 PCIe").unwrap().0, "NVIDIA H100 PCIe");
+    assert_eq!(g("nvidia h100 pcie").unwrap().0, "NVIDIA H100 PCIe");
+    assert_eq!(g("NVIDIA GeForce RTX 4090").unwrap().1, cc("8.9"));
+    assert_eq!(g("RTX 4090").unwrap().1, cc("8.9"));
+    assert_eq!(g("NVIDIA B200").unwrap().1, cc("10.0"));
+    assert_eq!(g("NVIDIA GeForce RTX 5090").unwrap().1, cc("12.0"));
+    assert_eq!(g("Tesla V100-SXM2-16GB").unwrap().1, cc("7.0"));
+    assert_eq!(g("NVIDIA A100-SXM4-80GB").unwrap().1, cc("8.0"));
+    assert_eq!(g("NVIDIA A10G").unwrap().0, "NVIDIA A10G");
+    assert_eq!(g("NVIDIA A10").unwrap().0, "NVIDIA A10");
+    assert_eq!(g("NVIDIA L40S").unwrap().0, "NVIDIA L40S");
+    assert_eq!(g("NVIDIA L4").unwrap().0, "NVIDIA L4");
+    assert_eq!(g("Tesla K80").unwrap().1, cc("3.7"));
+    assert_eq!(g("Tesla P100-PCIE-16GB").unwrap().1, cc("6.0"));
+    assert_eq!(g("NVIDIA GH200 480GB").unwrap().1, cc("9.0"));
+    assert_eq!(g("NVIDIA RTX A6000").unwrap().1, cc("8.6"));
+    assert_eq!(g("NVIDIA RTX 6000 Ada Generation").unwrap().1, cc("8.9"));
+    assert_eq!(g("GB200").unwrap().1, cc("10.0"));
+    assert_eq!(g("H20").unwrap().1, cc("9.0"));
+    assert_eq!(g("Jetson Orin").unwrap().1, cc("8.7"));
+    assert_eq!(g("NVIDIA A100 80GB PCIe").unwrap().1, cc("8.0"));
+    assert_eq!(g("NVIDIA H200").unwrap().0, "NVIDIA H200");
+    assert_eq!(g("sm_90"), None);
+    assert_eq!(g("9.0"), None);
+    assert_eq!(g(""), None);
+    assert!(m.gpu("Tesla T4").unwrap().datacenter);
+    assert!(!m.gpu("RTX 4090").unwrap().datacenter);
+    assert_eq!(
+        m.gpu("RTX 4090").unwrap().forward_compat_eligible(),
+        Some(false)
+    );
+    assert_eq!(m.gpu("RTX A6000").unwrap().forward_compat_eligible(), None);
+}
+
+#[test]
+fn ptx_isa_spot_checks() {
+    let m = m();
+    assert_eq!(m.ptx_isa_min_cuda((7, 0)), Some(c("11.0")));
+    assert_eq!(m.ptx_isa_min_cuda((7, 8)), Some(c("11.8")));
+    assert_eq!(m.ptx_isa_min_cuda((8, 0)), Some(c("12.0")));
+    assert_eq!(m.ptx_isa_min_cuda((8, 6)), Some(c("12.7")));
+    assert_eq!(m.ptx_isa_min_cuda((8, 8)), Some(c("12.9")));
+    assert_eq!(m.ptx_isa_min_cuda((9, 0)), Some(c("13.0")));
+    assert_eq!(m.ptx_isa_min_cuda((99, 0)), None);
+}
+
+#[test]
+fn forward_compat_spot_checks() {
+    let m = m();
+    use ForwardCompat::*;
+    assert_eq!(m.forward_compat(&d("535.104.05"), &c("12.4")), NotNeeded); // minor version compat
+    assert_eq!(m.forward_compat(&d("535.104.05"), &c("13.0")), Supported);
+    assert_eq!(m.forward_compat(&d("570.124.06"), &c("13.1")), Supported);
+    assert_eq!(m.forward_compat(&d("580.65.06"), &c("13.0")), NotNeeded);
+    assert!(matches!(
+        m.forward_compat(&d("550.54.15"), &c("13.0")),
+        Unsupported { .. }
+    ));
+    assert!(matches!(
+        m.forward_compat(&d("470.82.01"), &c("12.4")),
+        Unsupported { .. }
+    ));
+    assert_eq!(m.forward_compat(&d("450.80.02"), &c("11.8")), NotNeeded);
+    assert_eq!(m.forward_compat(&d("418.39"), &c("11.0")), Unknown);
+}
+
+#[test]
+fn cudnn_and_ngc() {
+    let m = m();
+    assert_eq!(m.cudnn_cuda_majors(9), Some(&[11, 12, 13][..]));
+    assert_eq!(m.cudnn_cuda_majors(8), Some(&[10, 11, 12][..]));
+    assert_eq!(m.cudnn_cuda_majors(6), None);
+    assert_eq!(m.cudnn_min_driver(9, 13), Some(&d("580.65.06")));
+    let n = m.ngc_pytorch("nvcr.io/nvidia/pytorch:24.05-py3").unwrap();
+    assert_eq!(n.cudnn.as_deref(), Some("9.1.0.70"));
+    assert_eq!(m.ngc_pytorch("24.05-py3").unwrap().tag, "24.05");
+    assert!(m.ngc_pytorch("23.99").is_none());
+}
+
+#[test]
+fn overrides_replace_whole_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(PTX_ISA),
+        "[[isa]]\nptx = \"9.9\"\ncuda = \"14.0\"\nsource = \"https://example.com/ptx\"\n",
+    )
+    .unwrap();
+    let m = Matrix::with_overrides(dir.path()).unwrap();
+    assert_eq!(m.ptx_isa_min_cuda((9, 9)), Some(c("14.0")));
+    assert_eq!(m.ptx_isa_min_cuda((8, 0)), None);
+    // other files are still the embedded ones
+    assert_eq!(m.gpu("Tesla T4").unwrap().cc, cc("7.5"));
+
+    std::fs::write(dir.path().join(GPUS), "[[gpu]]\nname = 1\n").unwrap();
+    let err = Matrix::with_overrides(dir.path()).unwrap_err();
+    assert!(format!("{err:#}").contains(GPUS));
+}

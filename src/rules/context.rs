@@ -1,0 +1,169 @@
+//! What image rules see: the inventory, the matrices and (optionally) one target, plus
+//! derived facts several rules share (which CUDA runtimes the image loads, how the dynamic
+//! loader resolves a library).
+
+use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
+use crate::finding::Location;
+use crate::inventory::{Binary, Inventory, LibraryProvider};
+use crate::matrix::Matrix;
+use crate::target::Target;
+use crate::version::{CudaVersion, DriverVersion};
+
+pub struct ImageContext<'a> {
+    pub inventory: &'a Inventory,
+    pub matrix: &'a Matrix,
+    pub target: Option<&'a Target>,
+}
+
+/// A CUDA runtime the image will load, and why we think so.
+#[derive(Debug, Clone)]
+pub struct RuntimeUse {
+    pub version: CudaVersion,
+    /// "libcudart.so.12.1.105 (system)", "torch 2.11.0 (torch/version.py)".
+    pub what: String,
+    pub location: Option<Location>,
+}
+
+impl<'a> ImageContext<'a> {
+    pub fn target_name(&self) -> Option<String> {
+        self.target.map(|t| t.name.clone())
+    }
+
+    pub fn layer_digest(&self, layer: Option<usize>) -> Option<String> {
+        let i = layer?;
+        self.inventory
+            .image
+            .layers
+            .get(i)
+            .and_then(|l| l.digest.clone().or_else(|| l.diff_id.clone()))
+    }
+
+    pub fn binary_location(&self, b: &Binary) -> Location {
+        Location::in_image(self.layer_digest(b.layer), b.path.clone())
+    }
+
+    /// CUDA runtimes the image carries: every loadable libcudart (not stubs/compat) with a
+    /// known version, and torch's CUDA from torch/version.py. Falls back to the image's
+    /// `CUDA_VERSION` env only when nothing else says.
+    pub fn cuda_runtimes(&self) -> Vec<RuntimeUse> {
+        let inv = self.inventory;
+        let mut out = Vec::new();
+        for lib in &inv.cuda_libraries {
+            if lib.name != "cudart"
+                || matches!(
+                    lib.provider,
+                    LibraryProvider::Stub | LibraryProvider::ForwardCompat
+                )
+            {
+                continue;
+            }
+            if let Some(v) = lib
+                .version
+                .as_deref()
+                .and_then(|v| v.parse::<CudaVersion>().ok())
+            {
+                out.push(RuntimeUse {
+                    version: v,
+                    what: format!("CUDA runtime {v} (/{})", lib.path.trim_start_matches('/')),
+                    location: Some(Location::in_image(
+                        self.layer_digest(lib.layer),
+                        lib.path.clone(),
+                    )),
+                });
+            }
+        }
+        for p in &inv.python_packages {
+            if p.name == "torch" {
+                if let Some(v) = p
+                    .cuda
+                    .as_deref()
+                    .and_then(|v| v.parse::<CudaVersion>().ok())
+                {
+                    // A cudart of the same release already covers it.
+                    if !out.iter().any(|r| r.version.same_release(&v)) {
+                        out.push(RuntimeUse {
+                            version: v,
+                            what: format!("torch {} built for CUDA {}", p.version, v),
+                            location: Some(Location::in_image(
+                                self.layer_digest(p.layer),
+                                format!("{}/torch/version.py", p.location),
+                            )),
+                        });
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            if let Some(v) = inv
+                .image
+                .env
+                .get("CUDA_VERSION")
+                .and_then(|v| v.parse::<CudaVersion>().ok())
+            {
+                out.push(RuntimeUse {
+                    version: v,
+                    what: format!("CUDA_VERSION={v} in the image config"),
+                    location: None,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.version.cmp(&b.version).then(a.what.cmp(&b.what)));
+        out
+    }
+
+    /// The compat (forward-compatibility) driver version shipped in the image, if any.
+    pub fn forward_compat_driver(&self) -> Option<(DriverVersion, String)> {
+        self.inventory
+            .cuda_libraries
+            .iter()
+            .filter(|l| l.provider == LibraryProvider::ForwardCompat && l.name == "cuda")
+            .filter_map(|l| {
+                let v = l.version.as_deref()?.parse::<DriverVersion>().ok()?;
+                Some((v, l.path.clone()))
+            })
+            .max_by(|a, b| a.0.cmp(&b.0))
+    }
+
+    /// The newest CUDA version the target's driver supports natively, if known.
+    pub fn driver_cuda(&self) -> Option<CudaVersion> {
+        let t = self.target?;
+        if let Some(c) = t.driver_cuda {
+            return Some(c);
+        }
+        self.matrix.max_cuda_for_driver(t.driver.as_ref()?)
+    }
+}
+
+pub fn file_name(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+/// Device-code targets of a binary that can run on `cc`.
+pub fn runnable_targets(b: &Binary, cc: ComputeCapability) -> (Vec<ArchTarget>, Vec<ArchTarget>) {
+    let sass: Vec<_> = b.sass.iter().copied().filter(|t| t.runs_on(cc)).collect();
+    let ptx: Vec<_> = b
+        .ptx
+        .iter()
+        .copied()
+        .filter(|t| t.kind == CodeKind::Ptx && t.runs_on(cc))
+        .collect();
+    (sass, ptx)
+}
+
+/// PTX ISA version recorded for a PTX target of a binary ("8.8" → (8, 8)).
+pub fn ptx_isa_of(b: &Binary, t: &ArchTarget) -> Option<(u16, u16)> {
+    let s = b.ptx_isa.get(&t.to_string())?;
+    let (a, c) = s.split_once('.')?;
+    Some((a.parse().ok()?, c.parse().ok()?))
+}
+
+pub fn list(ts: &[ArchTarget]) -> String {
+    if ts.is_empty() {
+        "none".into()
+    } else {
+        ts.iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}

@@ -1,0 +1,197 @@
+//! With no target: what the image needs — minimum driver (exact and under minor-version
+//! compatibility) and the compute capabilities each CUDA binary can run on.
+
+use super::context::{runnable_targets, ImageContext};
+use crate::arch::ComputeCapability;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RuntimeRequirement {
+    pub what: String,
+    pub cuda: String,
+    /// Minimum Linux driver for this CUDA release, or "unknown".
+    pub min_driver: String,
+    /// Minimum driver under minor-version compatibility (same CUDA major), or "unknown"/"none".
+    pub min_driver_minor_compat: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BinaryRequirement {
+    pub path: String,
+    pub sass: Vec<String>,
+    pub ptx: Vec<String>,
+    /// Known compute capabilities with SASS for them.
+    pub native_on: Vec<String>,
+    /// Known compute capabilities reachable only through PTX JIT.
+    pub jit_only_on: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Requirements {
+    pub cuda_runtimes: Vec<RuntimeRequirement>,
+    /// The highest per-runtime minimum (the image needs all its runtimes to work).
+    pub min_driver: String,
+    pub min_driver_minor_compat: String,
+    /// Compute capabilities (of GPUs gpulint knows) on which every CUDA binary has code.
+    pub runs_on: Vec<String>,
+    /// Of those, the ones that need PTX JIT for at least one binary.
+    pub needs_jit_on: Vec<String>,
+    pub binaries: Vec<BinaryRequirement>,
+}
+
+pub fn compute(ctx: &ImageContext) -> Requirements {
+    let m = ctx.matrix;
+    let mut rts = Vec::new();
+    let mut max_exact: Option<crate::version::DriverVersion> = None;
+    let mut max_floor: Option<crate::version::DriverVersion> = None;
+    let mut exact_unknown = false;
+    let mut floor_unknown = false;
+    for rt in ctx.cuda_runtimes() {
+        let exact = m.cuda_min_driver(&rt.version).and_then(|r| r.linux.clone());
+        let floor = if rt.version.major >= 11 {
+            m.minor_compat_floor(rt.version.major).map(|x| x.0)
+        } else {
+            None
+        };
+        match &exact {
+            Some(e) => {
+                if max_exact.as_ref().is_none_or(|x| e > x) {
+                    max_exact = Some(e.clone());
+                }
+            }
+            None => exact_unknown = true,
+        }
+        // Without minor-version compatibility (CUDA 10.x) the exact minimum applies.
+        let eff_floor = floor.clone().or_else(|| {
+            if rt.version.major < 11 {
+                exact.clone()
+            } else {
+                None
+            }
+        });
+        match &eff_floor {
+            Some(f) => {
+                if max_floor.as_ref().is_none_or(|x| f > x) {
+                    max_floor = Some(f.clone());
+                }
+            }
+            None => floor_unknown = true,
+        }
+        rts.push(RuntimeRequirement {
+            what: rt.what.clone(),
+            cuda: rt.version.to_string(),
+            min_driver: exact
+                .map(|d| d.to_string())
+                .unwrap_or_else(|| "unknown".into()),
+            min_driver_minor_compat: match (floor, rt.version.major < 11) {
+                (Some(f), _) => f.to_string(),
+                (None, true) => "none (no minor-version compatibility before CUDA 11)".into(),
+                (None, false) => "unknown".into(),
+            },
+        });
+    }
+    let show = |v: Option<crate::version::DriverVersion>, unknown: bool| match (v, unknown) {
+        (_, true) => "unknown".to_string(),
+        (Some(v), false) => v.to_string(),
+        (None, false) => "none".to_string(),
+    };
+    let mut ccs: Vec<ComputeCapability> = m.gpus().iter().map(|g| g.cc).collect();
+    ccs.sort();
+    ccs.dedup();
+    let dev: Vec<_> = ctx
+        .inventory
+        .binaries
+        .iter()
+        .filter(|b| b.has_device_code && !(b.sass.is_empty() && b.ptx.is_empty()))
+        .collect();
+    let mut binaries = Vec::new();
+    for b in &dev {
+        let mut native = Vec::new();
+        let mut jit = Vec::new();
+        for cc in &ccs {
+            let (s, p) = runnable_targets(b, *cc);
+            if !s.is_empty() {
+                native.push(cc.to_string());
+            } else if !p.is_empty() {
+                jit.push(cc.to_string());
+            }
+        }
+        binaries.push(BinaryRequirement {
+            path: format!("/{}", b.path.trim_start_matches('/')),
+            sass: b.sass.iter().map(|t| t.to_string()).collect(),
+            ptx: b.ptx.iter().map(|t| t.to_string()).collect(),
+            native_on: native,
+            jit_only_on: jit,
+        });
+    }
+    let mut runs_on = Vec::new();
+    let mut needs_jit_on = Vec::new();
+    if !dev.is_empty() {
+        for cc in &ccs {
+            let verdicts: Vec<_> = dev.iter().map(|b| runnable_targets(b, *cc)).collect();
+            if verdicts.iter().all(|(s, p)| !s.is_empty() || !p.is_empty()) {
+                runs_on.push(cc.to_string());
+                if verdicts.iter().any(|(s, _)| s.is_empty()) {
+                    needs_jit_on.push(cc.to_string());
+                }
+            }
+        }
+    }
+    Requirements {
+        cuda_runtimes: rts,
+        min_driver: show(max_exact, exact_unknown),
+        min_driver_minor_compat: show(max_floor, floor_unknown),
+        runs_on,
+        needs_jit_on,
+        binaries,
+    }
+}
+
+impl Requirements {
+    /// Text lines for the report preamble.
+    pub fn lines(&self) -> Vec<String> {
+        let mut v = vec!["\nrequirements".to_string()];
+        if self.cuda_runtimes.is_empty() {
+            v.push("  CUDA runtime: none found".into());
+        }
+        for r in &self.cuda_runtimes {
+            v.push(format!(
+                "  CUDA runtime {}: {} — driver >= {} (>= {} under minor-version compatibility)",
+                r.cuda, r.what, r.min_driver, r.min_driver_minor_compat
+            ));
+        }
+        if !self.cuda_runtimes.is_empty() {
+            v.push(format!(
+                "  minimum driver: {} (exact), {} (minor-version compatibility)",
+                self.min_driver, self.min_driver_minor_compat
+            ));
+        }
+        if self.binaries.is_empty() {
+            v.push("  GPU code: none found".into());
+        } else {
+            v.push(format!(
+                "  runs on compute capability: {}",
+                if self.runs_on.is_empty() {
+                    "none of the known GPUs".into()
+                } else {
+                    self.runs_on.join(", ")
+                }
+            ));
+            if !self.needs_jit_on.is_empty() {
+                v.push(format!(
+                    "  (through PTX JIT on: {})",
+                    self.needs_jit_on.join(", ")
+                ));
+            }
+            for b in &self.binaries {
+                v.push(format!(
+                    "  {}: SASS [{}] PTX [{}]",
+                    b.path,
+                    b.sass.join(", "),
+                    b.ptx.join(", ")
+                ));
+            }
+        }
+        v
+    }
+}

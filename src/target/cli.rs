@@ -1,0 +1,217 @@
+//! Targets from the command line (`--gpu`, `--driver`) and from fleet files.
+
+use super::{Target, TargetGpu};
+use crate::arch::ComputeCapability;
+use crate::matrix::Matrix;
+use crate::source::Platform;
+use crate::version::DriverVersion;
+use anyhow::{bail, Context};
+use serde::Deserialize;
+use std::path::Path;
+
+/// Resolve a GPU given as an nvidia-smi name ("NVIDIA H100 80GB HBM3"), a short name
+/// ("H100"), `sm_90` or `9.0`. Unknown names are an error: a typo must not pass silently.
+pub fn resolve_gpu(matrix: &Matrix, s: &str) -> anyhow::Result<TargetGpu> {
+    let t = s.trim();
+    let looks_like_cc = t.starts_with("sm_")
+        || t.starts_with("compute_")
+        || (t.contains('.') && t.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    if looks_like_cc {
+        let cc: ComputeCapability = t.parse().map_err(anyhow::Error::msg)?;
+        return Ok(TargetGpu {
+            name: format!("compute capability {cc}"),
+            cc: Some(cc),
+            datacenter: None,
+            uuid: None,
+            mig_mode: None,
+            count: None,
+        });
+    }
+    match matrix.gpu(t) {
+        Some(m) => Ok(TargetGpu {
+            name: if m.name.eq_ignore_ascii_case(t) { m.name.clone() } else { format!("{} ({})", t, m.name) },
+            cc: Some(m.cc),
+            datacenter: m.forward_compat_eligible(),
+            uuid: None,
+            mig_mode: None,
+            count: None,
+        }),
+        None => bail!(
+            "unknown GPU {t:?}: not in gpulint's GPU matrix; give its compute capability instead (e.g. --gpu sm_90 or --gpu 9.0)"
+        ),
+    }
+}
+
+/// One target per `--gpu` (all sharing `--driver`), or one driver-only target.
+pub fn targets_from_flags(
+    matrix: &Matrix,
+    gpus: &[String],
+    driver: Option<&str>,
+    platform: Option<&Platform>,
+) -> anyhow::Result<Vec<Target>> {
+    let driver: Option<DriverVersion> = match driver {
+        Some(d) => Some(d.parse().map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let dname = driver.as_ref().map(|d| format!("driver {d}"));
+    if gpus.is_empty() {
+        return Ok(match dname {
+            Some(n) => vec![Target {
+                name: n,
+                driver,
+                driver_cuda: None,
+                gpus: vec![],
+                platform: platform.cloned(),
+            }],
+            None => vec![],
+        });
+    }
+    let mut out = Vec::new();
+    for g in gpus {
+        let gpu = resolve_gpu(matrix, g)?;
+        let name = match &dname {
+            Some(d) => format!("{} / {d}", gpu.name),
+            None => gpu.name.clone(),
+        };
+        out.push(Target {
+            name,
+            driver: driver.clone(),
+            driver_cuda: None,
+            gpus: vec![gpu],
+            platform: platform.cloned(),
+        });
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FleetFile {
+    #[serde(default)]
+    pool: Vec<PoolSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PoolSpec {
+    name: String,
+    driver: Option<String>,
+    #[serde(default)]
+    gpus: Vec<GpuSpec>,
+    platform: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum GpuSpec {
+    Name(String),
+    Counted { model: String, count: Option<u32> },
+}
+
+/// Parse a fleet file: named node pools with a driver and GPU models.
+///
+/// ```toml
+/// [[pool]]
+/// name = "train-a100"
+/// driver = "535.104.05"
+/// gpus = [{ model = "A100", count = 8 }]
+/// platform = "linux/amd64"
+/// ```
+pub fn fleet_from_file(matrix: &Matrix, path: &Path) -> anyhow::Result<Vec<Target>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading fleet file {}", path.display()))?;
+    fleet_from_str(matrix, &text).with_context(|| format!("in fleet file {}", path.display()))
+}
+
+pub fn fleet_from_str(matrix: &Matrix, text: &str) -> anyhow::Result<Vec<Target>> {
+    let f: FleetFile = toml::from_str(text)?;
+    if f.pool.is_empty() {
+        bail!("no [[pool]] entries");
+    }
+    let mut out = Vec::new();
+    for p in f.pool {
+        let driver = match &p.driver {
+            Some(d) => Some(
+                d.parse::<DriverVersion>()
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("pool {:?}", p.name))?,
+            ),
+            None => None,
+        };
+        let mut gpus = Vec::new();
+        for g in &p.gpus {
+            let (model, count) = match g {
+                GpuSpec::Name(n) => (n.as_str(), None),
+                GpuSpec::Counted { model, count } => (model.as_str(), *count),
+            };
+            let mut gpu =
+                resolve_gpu(matrix, model).with_context(|| format!("pool {:?}", p.name))?;
+            gpu.count = count;
+            gpus.push(gpu);
+        }
+        let platform = match &p.platform {
+            Some(s) => Some(s.parse::<Platform>().map_err(anyhow::Error::msg)?),
+            None => None,
+        };
+        out.push(Target {
+            name: p.name,
+            driver,
+            driver_cuda: None,
+            gpus,
+            platform,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpus_resolve_by_name_short_name_and_capability() {
+        let m = Matrix::embedded().unwrap();
+        assert_eq!(
+            resolve_gpu(&m, "NVIDIA H100 80GB HBM3").unwrap().cc,
+            Some(ComputeCapability::new(9, 0))
+        );
+        assert_eq!(
+            resolve_gpu(&m, "T4").unwrap().cc,
+            Some(ComputeCapability::new(7, 5))
+        );
+        assert_eq!(
+            resolve_gpu(&m, "sm_86").unwrap().cc,
+            Some(ComputeCapability::new(8, 6))
+        );
+        assert_eq!(
+            resolve_gpu(&m, "12.0").unwrap().cc,
+            Some(ComputeCapability::new(12, 0))
+        );
+        assert!(resolve_gpu(&m, "H1OO-typo").is_err());
+    }
+
+    #[test]
+    fn fleet_file_pools() {
+        let m = Matrix::embedded().unwrap();
+        let t = fleet_from_str(
+            &m,
+            r#"
+[[pool]]
+name = "inference-t4"
+driver = "470.82.01"
+gpus = ["T4"]
+
+[[pool]]
+name = "train-h100"
+driver = "550.54.15"
+gpus = [{ model = "H100", count = 8 }]
+platform = "linux/amd64"
+"#,
+        )
+        .unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[1].gpus[0].count, Some(8));
+        assert_eq!(t[0].driver.as_ref().unwrap().to_string(), "470.82.01");
+        assert!(fleet_from_str(&m, "[[pool]]\nname='x'\nbogus=1\n").is_err());
+    }
+}

@@ -1,0 +1,145 @@
+//! Verdicts on real nvcc-built CUDA binaries (testdata/fatbin/cuda-binaries, built by nvcc
+//! 13.0 on an H200 host), compared with what really happened when each ran on that H200
+//! (run.txt), and sensible verdicts for other GPUs by NVIDIA's documented rules.
+
+use gpulint::detect::elf::scan_elf_bytes;
+use gpulint::finding::Severity;
+use gpulint::inventory::{Binary, Inventory};
+use gpulint::matrix::Matrix;
+use gpulint::rules::check_image;
+use gpulint::target::cli::targets_from_flags;
+use std::path::Path;
+
+const DIR: &str = "testdata/fatbin/cuda-binaries";
+
+fn inventory_of(variant: &str) -> Inventory {
+    let so = Path::new(DIR)
+        .join(variant)
+        .join(format!("lib{variant}.so"));
+    let bytes = std::fs::read(&so).expect("fixture");
+    let facts = scan_elf_bytes(&bytes).expect("ELF");
+    let mut inv = Inventory::default();
+    let ptx_isa = facts
+        .loadable_sections()
+        .iter()
+        .flat_map(|s| s.containers.iter().flat_map(|c| c.entries.iter()))
+        .filter(|e| e.target.kind == gpulint::arch::CodeKind::Ptx)
+        .map(|e| {
+            (
+                e.target.to_string(),
+                format!("{}.{}", e.code_version.0, e.code_version.1),
+            )
+        })
+        .collect();
+    inv.binaries.push(Binary {
+        path: format!("app/lib{variant}.so"),
+        layer: Some(0),
+        machine: facts.machine.clone(),
+        needed: facts.needed.clone(),
+        runpath: facts.runpath.clone(),
+        rpath: facts.rpath.clone(),
+        sass: facts.sass(),
+        ptx: facts.ptx(),
+        ptx_isa,
+        compression: vec![],
+        has_device_code: facts.fatbin.is_some(),
+        warnings: vec![],
+    });
+    inv
+}
+
+/// The rules that decide whether the kernel launches: GL001 and GL003 at error level.
+fn launch_errors(variant: &str, gpu: &str, driver: &str) -> Vec<String> {
+    let m = Matrix::embedded().unwrap();
+    let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+    let mut v: Vec<String> = check_image(&inventory_of(variant), &m, &t)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error && (f.rule == "GL001" || f.rule == "GL003"))
+        .map(|f| f.rule)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn variants() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(DIR)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("run.txt").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn h200_verdicts_match_the_real_runs() {
+    let vs = variants();
+    assert!(vs.len() >= 5, "fixtures missing: {vs:?}");
+    for v in vs {
+        let run = std::fs::read_to_string(Path::new(DIR).join(&v).join("run.txt")).unwrap();
+        let ran_ok = run.lines().any(|l| l.starts_with("ok "));
+        let no_kernel = run.contains("no kernel image is available");
+        assert!(ran_ok != no_kernel, "{v}: unexpected run.txt {run:?}");
+        let errors = launch_errors(&v, "NVIDIA H200", "580.159.04");
+        if ran_ok {
+            assert!(
+                errors.is_empty(),
+                "{v} ran on the H200 but gpulint says {errors:?}"
+            );
+        } else {
+            assert_eq!(
+                errors,
+                vec!["GL001"],
+                "{v} failed with no kernel image on the H200"
+            );
+        }
+    }
+}
+
+#[test]
+fn verdicts_on_other_gpus() {
+    // (variant, GPU, expected launch errors) with a CUDA 13.0 driver. Rule: SASS runs within a
+    // major (minor >=), PTX JITs upward.
+    let d = "580.65.06";
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("v01_sm80_sm90_ptx90", "T4", &["GL001"]),
+        ("v01_sm80_sm90_ptx90", "A100", &[]),
+        ("v01_sm80_sm90_ptx90", "L4", &[]),
+        ("v01_sm80_sm90_ptx90", "RTX 4090", &[]),
+        ("v01_sm80_sm90_ptx90", "B200", &[]),
+        ("v01_sm80_sm90_ptx90", "RTX 5090", &[]),
+        ("v02_sm75_only", "T4", &[]),
+        ("v02_sm75_only", "A100", &["GL001"]),
+        ("v02_sm75_only", "RTX 5090", &["GL001"]),
+        ("v03_ptx75_only", "T4", &[]),
+        ("v03_ptx75_only", "B200", &[]),
+        ("v03_ptx75_only", "RTX 5090", &[]),
+        ("v07_sm80_sm90_compressall", "L4", &[]),
+        ("v07_sm80_sm90_compressall", "T4", &["GL001"]),
+        ("v07_sm80_sm90_compressall", "B200", &["GL001"]),
+        ("v07_sm80_sm90_compressall", "RTX 5090", &["GL001"]),
+        ("v11_default", "T4", &[]),
+        ("v11_default", "A100", &[]),
+        ("v11_default", "RTX 5090", &[]),
+    ];
+    for (v, gpu, want) in cases {
+        assert_eq!(launch_errors(v, gpu, d), want.to_vec(), "{v} on {gpu}");
+    }
+}
+
+#[test]
+fn ptx_from_cuda_13_needs_a_cuda_13_driver() {
+    // PTX ISA 9.0 (nvcc 13.0) cannot be JIT-compiled by a 535 (CUDA 12.2) driver; where
+    // SASS exists (T4 for v11_default) no JIT is needed.
+    assert_eq!(
+        launch_errors("v03_ptx75_only", "A100", "535.104.05"),
+        vec!["GL003"]
+    );
+    assert_eq!(
+        launch_errors("v11_default", "H100", "535.104.05"),
+        vec!["GL003"]
+    );
+    assert!(launch_errors("v11_default", "T4", "535.104.05").is_empty());
+}
