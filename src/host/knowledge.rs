@@ -31,3 +31,35 @@ pub trait Knowledge {
 pub struct NoKnowledge;
 
 impl Knowledge for NoKnowledge {}
+
+/// The embedded (or `--matrices`-overridden) matrices answer.
+impl Knowledge for crate::matrix::Matrix {
+    fn gpu_cc(&self, name: &str) -> Option<ComputeCapability> {
+        self.gpu(name).map(|g| g.cc)
+    }
+    fn gpu_datacenter(&self, name: &str) -> Option<bool> {
+        self.gpu(name).map(|g| g.datacenter)
+    }
+    fn max_cuda_for_driver(&self, driver: &DriverVersion) -> Option<CudaVersion> {
+        crate::matrix::Matrix::max_cuda_for_driver(self, driver)
+    }
+    fn min_driver_for_cuda(&self, cuda: &CudaVersion) -> Option<DriverVersion> {
+        self.cuda_min_driver(cuda)?.linux
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrix_answers_for_the_h200_host() {
+        let m = crate::matrix::Matrix::embedded().unwrap();
+        let k: &dyn Knowledge = &m;
+        assert_eq!(k.gpu_cc("NVIDIA H200"), Some(ComputeCapability::new(9, 0)));
+        assert_eq!(k.gpu_datacenter("NVIDIA H200"), Some(true));
+        let d: DriverVersion = "580.159.04".parse().unwrap();
+        assert_eq!(k.max_cuda_for_driver(&d), Some(CudaVersion::new(13, 0)));
+        assert!(k.min_driver_for_cuda(&CudaVersion::new(13, 0)).is_some());
+    }
+}

@@ -24,7 +24,7 @@ pub use checks::{
 };
 pub use knowledge::{Knowledge, NoKnowledge};
 pub use profile::{detect_host_with, load_target_json, HostGpu, HostProfile, KernelModule};
-pub use python::{ArchScanner, BinaryArchs};
+pub use python::{ArchScanner, BinaryArchs, ElfArchScanner};
 pub use reader::{CapturedReader, CommandOutput, HostCommand, HostReader, LiveReader};
 
 use crate::finding::Finding;
@@ -97,8 +97,14 @@ mod tests {
     #[test]
     fn live_host_smoke() {
         let r = LiveReader::new();
-        let p = detect_host(&r).unwrap();
-        let results = run_checks(&r, &p);
+        let m = crate::matrix::Matrix::embedded().unwrap();
+        let p = detect_host_with(&r, &m).unwrap();
+        let opts = CheckOptions {
+            knowledge: &m,
+            pythons: Vec::new(),
+            scanner: Some(&ElfArchScanner),
+        };
+        let results = run_checks_with(&r, &p, &opts);
         assert_eq!(
             results
                 .iter()

@@ -173,3 +173,24 @@ mod tests {
         assert_eq!(c, None);
     }
 }
+
+/// The ELF/fatbin reader of `crate::detect::elf`, streaming the file (libtorch_cuda.so is
+/// hundreds of MB) with bounded memory.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ElfArchScanner;
+
+impl ArchScanner for ElfArchScanner {
+    fn scan(&self, local_path: &Path) -> Result<Option<BinaryArchs>, String> {
+        let f = std::fs::File::open(local_path).map_err(|e| e.to_string())?;
+        let size = f.metadata().map_err(|e| e.to_string())?.len();
+        let facts = crate::detect::elf::scan_elf(std::io::BufReader::new(f), size)
+            .map_err(|e| e.to_string())?;
+        if facts.fatbin.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(BinaryArchs {
+            sass: facts.sass(),
+            ptx: facts.ptx(),
+        }))
+    }
+}
