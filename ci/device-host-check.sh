@@ -25,8 +25,8 @@ log "$BIN" host --check
 "$BIN" host --check --format json > "$OUT_DIR/host-check.json" 2>&1; echo "host --check --format json: exit $?" | tee -a "$T"
 # torch in the environments on PATH (or GPULINT_PYTHON=/path/to/python)
 if [ -n "${GPULINT_PYTHON:-}" ]; then log "$BIN" host --check --python "$GPULINT_PYTHON"; fi
-# The profile must be accepted back as a target.
-log "$BIN" image --help >/dev/null 2>&1 && echo "(wire: gpulint image <ref> --host $OUT_DIR/host.json)" | tee -a "$T"
+# The profile must be accepted back as a target (any image will do; GPULINT_IMAGE=<ref>).
+if [ -n "${GPULINT_IMAGE:-}" ]; then log "$BIN" image "$GPULINT_IMAGE" --host "$OUT_DIR/host.json"; fi
 
 # 2. A captured tree of this host, so the same checks can be replayed offline.
 C="$OUT_DIR/capture"; K="$C/.gpulint-host/commands"; mkdir -p "$K"
