@@ -316,19 +316,15 @@ impl LiveReader {
             candidates.push("/usr/local/cuda/bin/nvcc".into());
         }
         for prog in candidates {
-            let out = Command::new(&prog)
+            let child = Command::new(&prog)
                 .args(&argv[1..])
                 .env("LC_ALL", "C")
                 .stdin(std::process::Stdio::null())
-                .output();
-            match out {
-                Ok(o) => {
-                    return CommandOutput::Ran {
-                        status: o.status.code(),
-                        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-                        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-                    }
-                }
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn();
+            match child {
+                Ok(child) => return wait_with_timeout(child, COMMAND_TIMEOUT),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => {
                     return CommandOutput::Ran {
@@ -340,6 +336,54 @@ impl LiveReader {
             }
         }
         CommandOutput::NotFound
+    }
+}
+
+/// nvidia-smi can hang on a GPU in a bad state, `docker info` on a stuck daemon: every
+/// command gets this long, then it is killed and reported as timed out.
+const COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+fn wait_with_timeout(mut child: std::process::Child, limit: std::time::Duration) -> CommandOutput {
+    use std::io::Read;
+    fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Ok(st.code()),
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!("timed out after {}s", limit.as_secs()));
+            }
+            Err(e) => break Err(e.to_string()),
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
+    let mut stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+    let status = match status {
+        Ok(code) => code,
+        Err(msg) => {
+            stderr.push_str(&msg);
+            None
+        }
+    };
+    CommandOutput::Ran {
+        status,
+        stdout,
+        stderr,
     }
 }
 
@@ -533,5 +577,36 @@ impl HostReader for CapturedReader {
     fn local_path(&self, path: &str) -> PathBuf {
         let r = resolve_link(self, path);
         self.host(&r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_time_out_and_missing_ones_are_not_found() {
+        let c = Command::new("sleep")
+            .arg("5")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        match wait_with_timeout(c, std::time::Duration::from_millis(200)) {
+            CommandOutput::Ran { status, stderr, .. } => {
+                assert_eq!(status, None);
+                assert!(stderr.contains("timed out"));
+            }
+            o => panic!("{o:?}"),
+        }
+        let c = Command::new("echo")
+            .arg("hi")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let o = wait_with_timeout(c, std::time::Duration::from_secs(5));
+        assert_eq!(o.ok_stdout(), Some("hi\n"));
+        assert_eq!(normalize("/a/./b/../../../c"), "/c");
     }
 }
