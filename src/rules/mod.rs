@@ -179,6 +179,7 @@ impl Finding {
 pub fn all() -> Vec<&'static RuleMeta> {
     let mut v: Vec<&'static RuleMeta> = image_rules().into_iter().map(|r| r.0).collect();
     v.extend(spec_list::spec_rules());
+    v.extend(crate::host::rule_metas());
     v.sort_by_key(|m| m.code);
     v
 }

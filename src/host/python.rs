@@ -1,0 +1,196 @@
+//! Python environments on the host and the torch installed in them, read from the installed
+//! files (never by importing torch): `torch/version.py` for the version and CUDA, and the
+//! fatbin of `torch/lib/libtorch_cuda.so` for the architectures, through an [`ArchScanner`]
+//! the integrator wires to the ELF/fatbin reader (`crate::detect::elf`).
+
+use super::reader::{resolve_link, EntryKind, HostReader};
+use crate::arch::ArchTarget;
+use std::path::Path;
+
+/// Device-code targets of one binary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BinaryArchs {
+    pub sass: Vec<ArchTarget>,
+    pub ptx: Vec<ArchTarget>,
+}
+
+/// Reads the fatbin arch sets of a binary on this machine's disk.
+pub trait ArchScanner {
+    /// Ok(None): the file has no device code.
+    fn scan(&self, local_path: &Path) -> Result<Option<BinaryArchs>, String>;
+}
+
+/// One torch install.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TorchInstall {
+    /// The interpreter it was found through.
+    pub python: String,
+    pub site_packages: String,
+    /// `__version__` from torch/version.py ("2.11.0+cu130").
+    pub version: String,
+    /// `cuda` from torch/version.py; None for CPU / ROCm builds.
+    pub cuda: Option<String>,
+    /// `hip` from torch/version.py.
+    pub hip: Option<String>,
+    /// torch/lib/libtorch_cuda.so when present (host path).
+    pub cuda_lib: Option<String>,
+    pub evidence: Vec<String>,
+}
+
+/// `__version__ = '2.11.0+cu130'`, `cuda: Optional[str] = '13.0'`, `hip = None`.
+pub fn parse_version_py(text: &str) -> (Option<String>, Option<String>, Option<String>) {
+    let get = |key: &str| -> Option<String> {
+        text.lines().find_map(|l| {
+            let t = l.trim();
+            let rest = t.strip_prefix(key)?;
+            let rest = rest.trim_start();
+            if !(rest.starts_with('=') || rest.starts_with(':')) {
+                return None;
+            }
+            let v = rest.rsplit('=').next()?.trim();
+            if v == "None" {
+                return None;
+            }
+            let v = v.trim_matches(|c| c == '\'' || c == '"');
+            (!v.is_empty()).then(|| v.to_string())
+        })
+    };
+    (get("__version__"), get("cuda"), get("hip"))
+}
+
+fn parent(p: &str) -> String {
+    Path::new(p)
+        .parent()
+        .map(|x| x.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "/".into())
+}
+
+/// Interpreters to look at: the given ones, else `python3` / `python` in each PATH dir.
+pub fn python_candidates(reader: &dyn HostReader, given: &[String]) -> Vec<String> {
+    if !given.is_empty() {
+        return given.to_vec();
+    }
+    let path = reader.env("PATH").unwrap_or_default();
+    let mut out = Vec::new();
+    for dir in path.split(':').filter(|d| d.starts_with('/')) {
+        for name in ["python3", "python"] {
+            let p = format!("{}/{name}", dir.trim_end_matches('/'));
+            if reader.exists(&p) && !out.contains(&p) {
+                out.push(p);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Site directories of an interpreter: `<prefix>/lib/python3*/{site,dist}-packages`,
+/// `<prefix>/local/lib/python3*/dist-packages`, `<prefix>/lib/python3/dist-packages`, for the
+/// prefix of the path as given (virtual environments) and of its resolved target.
+pub fn site_dirs(reader: &dyn HostReader, python: &str) -> Vec<String> {
+    let mut prefixes = vec![parent(&parent(python))];
+    let resolved = resolve_link(reader, python);
+    let rp = parent(&parent(&resolved));
+    if !prefixes.contains(&rp) {
+        prefixes.push(rp);
+    }
+    let mut out = Vec::new();
+    for prefix in prefixes {
+        let prefix = prefix.trim_end_matches('/').to_string();
+        for libdir in [
+            format!("{prefix}/lib"),
+            format!("{prefix}/lib64"),
+            format!("{prefix}/local/lib"),
+        ] {
+            // venvs have lib64 -> lib: look at each real directory once.
+            let libdir = resolve_link(reader, &libdir);
+            for (e, kind) in reader.list_dir(&libdir).unwrap_or_default() {
+                if !e.starts_with("python3") || kind == EntryKind::File {
+                    continue;
+                }
+                for sub in ["site-packages", "dist-packages"] {
+                    let d = format!("{libdir}/{e}/{sub}");
+                    if reader.list_dir(&d).is_some() && !out.contains(&d) {
+                        out.push(d);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every torch install reachable from the interpreters.
+pub fn find_torch(reader: &dyn HostReader, pythons: &[String]) -> Vec<TorchInstall> {
+    let mut out: Vec<TorchInstall> = Vec::new();
+    for py in python_candidates(reader, pythons) {
+        for site in site_dirs(reader, &py) {
+            if out.iter().any(|t| t.site_packages == site) {
+                continue;
+            }
+            let vp = format!("{site}/torch/version.py");
+            let Some(text) = reader.read_string(&vp) else {
+                continue;
+            };
+            let (version, cuda, hip) = parse_version_py(&text);
+            let lib = format!("{site}/torch/lib/libtorch_cuda.so");
+            let mut evidence = vec![format!(
+                "{vp}: __version__ = {:?}",
+                version.clone().unwrap_or_default()
+            )];
+            evidence.push(format!(
+                "{vp}: cuda = {}",
+                cuda.as_deref()
+                    .map(|c| format!("{c:?}"))
+                    .unwrap_or_else(|| "None".into())
+            ));
+            out.push(TorchInstall {
+                python: py.clone(),
+                site_packages: site,
+                version: version.unwrap_or_else(|| "unknown".into()),
+                cuda,
+                hip,
+                cuda_lib: reader.exists(&lib).then_some(lib),
+                evidence,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_py() {
+        let t = "__version__ = '2.11.0+cu130'\ndebug = False\ncuda: Optional[str] = '13.0'\nhip: Optional[str] = None\n";
+        let (v, c, h) = parse_version_py(t);
+        assert_eq!(v.as_deref(), Some("2.11.0+cu130"));
+        assert_eq!(c.as_deref(), Some("13.0"));
+        assert_eq!(h, None);
+        let (_, c, _) = parse_version_py("__version__ = '2.1.0'\ncuda = None\n");
+        assert_eq!(c, None);
+    }
+}
+
+/// The ELF/fatbin reader of `crate::detect::elf`, streaming the file (libtorch_cuda.so is
+/// hundreds of MB) with bounded memory.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ElfArchScanner;
+
+impl ArchScanner for ElfArchScanner {
+    fn scan(&self, local_path: &Path) -> Result<Option<BinaryArchs>, String> {
+        let f = std::fs::File::open(local_path).map_err(|e| e.to_string())?;
+        let size = f.metadata().map_err(|e| e.to_string())?.len();
+        let facts = crate::detect::elf::scan_elf(std::io::BufReader::new(f), size)
+            .map_err(|e| e.to_string())?;
+        if facts.fatbin.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(BinaryArchs {
+            sass: facts.sass(),
+            ptx: facts.ptx(),
+        }))
+    }
+}

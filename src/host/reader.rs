@@ -1,0 +1,612 @@
+//! Where host facts come from: the live machine ([`LiveReader`]) or a captured tree on disk
+//! ([`CapturedReader`], `--root DIR`). Both only read: files, directory listings, symlink
+//! targets, and the output of a fixed list of read-only commands ([`HostCommand`]).
+//!
+//! Captured layout (documented in `testdata/host/README.md`): every file at its real path
+//! under DIR (`DIR/proc/driver/nvidia/version`, `DIR/etc/docker/daemon.json`, …), plus
+//! `DIR/.gpulint-host/` with what cannot live at a real path:
+//!
+//! - `commands/<capture name>`: stdout of a command (see [`HostCommand::capture_name`]);
+//!   optional `<capture name>.rc` (exit status, default 0) and `<capture name>.stderr`.
+//!   A missing file means "command not available".
+//! - `env.txt`: the invoking environment, `KEY=VALUE` per line (PATH, LD_LIBRARY_PATH, …).
+//! - `dev-nvidia.txt`: `ls -l /dev/nvidia* /dev/nvidia-caps` (device nodes cannot be
+//!   stored in git).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The read-only commands gpulint may run on a host. Every one is optional.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HostCommand {
+    /// `nvidia-smi --query-gpu=<QUERY_GPU_FIELDS> --format=csv`
+    NvidiaSmiQueryGpu,
+    /// `nvidia-smi -q -x`
+    NvidiaSmiQx,
+    /// `nvidia-smi -q`
+    NvidiaSmiQ,
+    /// `nvidia-smi -L`
+    NvidiaSmiL,
+    /// `nvidia-smi` (the summary table; only scanned for `ERR!` and reset notices)
+    NvidiaSmi,
+    /// `uname -r`
+    UnameR,
+    /// `uname -m`
+    UnameM,
+    /// `nvcc --version` (PATH, then /usr/local/cuda/bin/nvcc)
+    NvccVersion,
+    /// `id`
+    Id,
+    /// `dmesg` (kernel log; often needs privileges)
+    Dmesg,
+    /// `ps -e -o comm=`
+    PsComm,
+    /// `nvidia-ctk --version`
+    NvidiaCtkVersion,
+    /// `nvidia-container-cli --version`
+    NvidiaContainerCliVersion,
+    /// `docker info --format '{{json .}}'`
+    DockerInfo,
+}
+
+/// The fields asked of `nvidia-smi --query-gpu`, in this order.
+pub const QUERY_GPU_FIELDS: &str = "index,name,uuid,pci.bus_id,driver_version,compute_cap,memory.total,persistence_mode,mig.mode.current,ecc.mode.current";
+
+impl HostCommand {
+    pub const ALL: [HostCommand; 14] = [
+        HostCommand::NvidiaSmiQueryGpu,
+        HostCommand::NvidiaSmiQx,
+        HostCommand::NvidiaSmiQ,
+        HostCommand::NvidiaSmiL,
+        HostCommand::NvidiaSmi,
+        HostCommand::UnameR,
+        HostCommand::UnameM,
+        HostCommand::NvccVersion,
+        HostCommand::Id,
+        HostCommand::Dmesg,
+        HostCommand::PsComm,
+        HostCommand::NvidiaCtkVersion,
+        HostCommand::NvidiaContainerCliVersion,
+        HostCommand::DockerInfo,
+    ];
+
+    /// Program and arguments.
+    pub fn argv(&self) -> Vec<String> {
+        let v: Vec<&str> = match self {
+            HostCommand::NvidiaSmiQueryGpu => {
+                return vec![
+                    "nvidia-smi".into(),
+                    format!("--query-gpu={QUERY_GPU_FIELDS}"),
+                    "--format=csv".into(),
+                ]
+            }
+            HostCommand::NvidiaSmiQx => vec!["nvidia-smi", "-q", "-x"],
+            HostCommand::NvidiaSmiQ => vec!["nvidia-smi", "-q"],
+            HostCommand::NvidiaSmiL => vec!["nvidia-smi", "-L"],
+            HostCommand::NvidiaSmi => vec!["nvidia-smi"],
+            HostCommand::UnameR => vec!["uname", "-r"],
+            HostCommand::UnameM => vec!["uname", "-m"],
+            HostCommand::NvccVersion => vec!["nvcc", "--version"],
+            HostCommand::Id => vec!["id"],
+            HostCommand::Dmesg => vec!["dmesg"],
+            HostCommand::PsComm => vec!["ps", "-e", "-o", "comm="],
+            HostCommand::NvidiaCtkVersion => vec!["nvidia-ctk", "--version"],
+            HostCommand::NvidiaContainerCliVersion => vec!["nvidia-container-cli", "--version"],
+            HostCommand::DockerInfo => vec!["docker", "info", "--format", "{{json .}}"],
+        };
+        v.into_iter().map(String::from).collect()
+    }
+
+    /// The command line as shown in evidence.
+    pub fn display(&self) -> String {
+        self.argv().join(" ")
+    }
+
+    /// File name under `.gpulint-host/commands/` in a captured tree.
+    pub fn capture_name(&self) -> &'static str {
+        match self {
+            HostCommand::NvidiaSmiQueryGpu => "nvidia-smi--query-gpu.csv",
+            HostCommand::NvidiaSmiQx => "nvidia-smi-q.xml",
+            HostCommand::NvidiaSmiQ => "nvidia-smi-q.txt",
+            HostCommand::NvidiaSmiL => "nvidia-smi-L.txt",
+            HostCommand::NvidiaSmi => "nvidia-smi.txt",
+            HostCommand::UnameR => "uname-r.txt",
+            HostCommand::UnameM => "uname-m.txt",
+            HostCommand::NvccVersion => "nvcc-version.txt",
+            HostCommand::Id => "id.txt",
+            HostCommand::Dmesg => "dmesg.txt",
+            HostCommand::PsComm => "ps-comm.txt",
+            HostCommand::NvidiaCtkVersion => "nvidia-ctk-version.txt",
+            HostCommand::NvidiaContainerCliVersion => "nvidia-container-cli-version.txt",
+            HostCommand::DockerInfo => "docker-info.json",
+        }
+    }
+}
+
+/// What running a command gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandOutput {
+    /// Not installed / not captured.
+    NotFound,
+    /// It ran. `status` is the exit code (None when killed by a signal).
+    Ran {
+        status: Option<i32>,
+        stdout: String,
+        stderr: String,
+    },
+}
+
+impl CommandOutput {
+    /// Stdout of a successful run.
+    pub fn ok_stdout(&self) -> Option<&str> {
+        match self {
+            CommandOutput::Ran {
+                status: Some(0),
+                stdout,
+                ..
+            } => Some(stdout),
+            _ => None,
+        }
+    }
+    /// Stdout and stderr of a run, whatever its status (error messages live there).
+    pub fn any_output(&self) -> Option<String> {
+        match self {
+            CommandOutput::NotFound => None,
+            CommandOutput::Ran { stdout, stderr, .. } => Some(format!("{stdout}{stderr}")),
+        }
+    }
+    pub fn failed(&self) -> bool {
+        matches!(self, CommandOutput::Ran { status, .. } if *status != Some(0))
+    }
+}
+
+/// Kind of a directory entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+/// One `/dev/nvidia*` node as seen by `ls -l` or `stat`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DevNode {
+    pub path: String,
+    /// `c` char device, `d` directory, `l` symlink, `-` file.
+    pub kind: char,
+    /// Permission bits (0o777 part).
+    pub mode: u32,
+    /// Owner and group as numbers when known, names when known.
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub owner: Option<String>,
+    pub group: Option<String>,
+    pub major: Option<u32>,
+    pub minor: Option<u32>,
+    /// The evidence line (the `ls -l` line, or one built from `stat`).
+    pub line: String,
+}
+
+/// The invoking user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: Option<u32>,
+    pub user: Option<String>,
+    /// Every group, primary first: (gid, name).
+    pub groups: Vec<(Option<u32>, Option<String>)>,
+    pub source: String,
+}
+
+/// Read-only access to a host. Paths are absolute host paths (`/proc/modules`).
+pub trait HostReader {
+    /// Human name for messages: "live host" or "captured tree /x".
+    fn describe(&self) -> String;
+    /// The file's bytes; None if missing or unreadable.
+    fn read(&self, path: &str) -> Option<Vec<u8>>;
+    /// Directory entries sorted by name; None if not a directory.
+    fn list_dir(&self, path: &str) -> Option<Vec<(String, EntryKind)>>;
+    /// Target text of a symlink.
+    fn read_link(&self, path: &str) -> Option<String>;
+    /// Runs (or looks up the capture of) a read-only command.
+    fn run(&self, cmd: HostCommand) -> CommandOutput;
+    /// An environment variable of the invoking environment.
+    fn env(&self, key: &str) -> Option<String>;
+    /// `/dev/nvidia*` and `/dev/nvidia-caps/*`; None when that cannot be seen at all.
+    fn dev_nodes(&self) -> Option<Vec<DevNode>>;
+    /// Where the file of this host path lies on this machine (for readers that need to
+    /// stream big files themselves, e.g. the fatbin scanner).
+    fn local_path(&self, path: &str) -> PathBuf;
+
+    fn read_string(&self, path: &str) -> Option<String> {
+        self.read(path)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+    fn exists(&self, path: &str) -> bool {
+        self.read_link(path).is_some() || self.read(path).is_some() || self.list_dir(path).is_some()
+    }
+}
+
+/// Resolve symlinks of `path` inside the reader, up to 16 hops. Only the final component
+/// chain is followed (enough for `/usr/local/cuda -> /etc/alternatives/cuda -> …`).
+pub fn resolve_link(reader: &dyn HostReader, path: &str) -> String {
+    let mut p = path.trim_end_matches('/').to_string();
+    for _ in 0..16 {
+        let Some(t) = reader.read_link(&p) else {
+            break;
+        };
+        p = if t.starts_with('/') {
+            normalize(&t)
+        } else {
+            let parent = Path::new(&p)
+                .parent()
+                .map(|x| x.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            normalize(&format!("{parent}/{t}"))
+        };
+    }
+    p
+}
+
+/// Lexically normalize an absolute path (`/a/./b/../c` → `/a/c`).
+pub fn normalize(p: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            x => out.push(x),
+        }
+    }
+    format!("/{}", out.join("/"))
+}
+
+fn list_local(dir: &Path) -> Option<Vec<(String, EntryKind)>> {
+    let rd = std::fs::read_dir(dir).ok()?;
+    let mut v: Vec<(String, EntryKind)> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let kind = match e.file_type() {
+                Ok(t) if t.is_symlink() => EntryKind::Symlink,
+                Ok(t) if t.is_dir() => EntryKind::Dir,
+                Ok(t) if t.is_file() => EntryKind::File,
+                _ => EntryKind::Other,
+            };
+            (e.file_name().to_string_lossy().into_owned(), kind)
+        })
+        .collect();
+    v.sort();
+    Some(v)
+}
+
+/// Reads at most this much of any one file (sysfs/proc files are small; logs may not be).
+const MAX_READ: u64 = 16 << 20;
+
+fn read_local(p: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(p).ok()?;
+    if f.metadata().ok()?.is_dir() {
+        return None;
+    }
+    let mut buf = Vec::new();
+    f.take(MAX_READ).read_to_end(&mut buf).ok()?;
+    Some(buf)
+}
+
+/// The machine gpulint runs on. Commands run with a clean locale; outputs are cached so
+/// each command runs at most once.
+#[derive(Default)]
+pub struct LiveReader {
+    cache: RefCell<BTreeMap<HostCommand, CommandOutput>>,
+}
+
+impl LiveReader {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn run_uncached(&self, cmd: HostCommand) -> CommandOutput {
+        let argv = cmd.argv();
+        let mut candidates = vec![argv[0].clone()];
+        if cmd == HostCommand::NvccVersion {
+            candidates.push("/usr/local/cuda/bin/nvcc".into());
+        }
+        for prog in candidates {
+            let child = Command::new(&prog)
+                .args(&argv[1..])
+                .env("LC_ALL", "C")
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn();
+            match child {
+                Ok(child) => return wait_with_timeout(child, COMMAND_TIMEOUT),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return CommandOutput::Ran {
+                        status: None,
+                        stdout: String::new(),
+                        stderr: e.to_string(),
+                    }
+                }
+            }
+        }
+        CommandOutput::NotFound
+    }
+}
+
+/// nvidia-smi can hang on a GPU in a bad state, `docker info` on a stuck daemon: every
+/// command gets this long, then it is killed and reported as timed out.
+const COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+fn wait_with_timeout(mut child: std::process::Child, limit: std::time::Duration) -> CommandOutput {
+    use std::io::Read;
+    fn drain<R: Read + Send + 'static>(r: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Ok(st.code()),
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(format!("timed out after {}s", limit.as_secs()));
+            }
+            Err(e) => break Err(e.to_string()),
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
+    let mut stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+    let status = match status {
+        Ok(code) => code,
+        Err(msg) => {
+            stderr.push_str(&msg);
+            None
+        }
+    };
+    CommandOutput::Ran {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+fn dev_node_from_meta(path: &str, md: &std::fs::Metadata) -> DevNode {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let ft = md.file_type();
+    let kind = if ft.is_char_device() {
+        'c'
+    } else if ft.is_dir() {
+        'd'
+    } else if ft.is_symlink() {
+        'l'
+    } else if ft.is_block_device() {
+        'b'
+    } else {
+        '-'
+    };
+    let rdev = md.rdev();
+    let (major, minor) = if kind == 'c' || kind == 'b' {
+        let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
+        let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
+        (Some(major as u32), Some(minor as u32))
+    } else {
+        (None, None)
+    };
+    let mode = md.mode() & 0o7777;
+    let line = format!(
+        "{kind}{} {}:{} {} {path}",
+        crate::host::parse::mode_string(mode),
+        md.uid(),
+        md.gid(),
+        match (major, minor) {
+            (Some(a), Some(b)) => format!("{a},{b}"),
+            _ => String::new(),
+        }
+    );
+    DevNode {
+        path: path.to_string(),
+        kind,
+        mode: mode & 0o777,
+        uid: Some(md.uid()),
+        gid: Some(md.gid()),
+        owner: None,
+        group: None,
+        major,
+        minor,
+        line,
+    }
+}
+
+impl HostReader for LiveReader {
+    fn describe(&self) -> String {
+        "live host".into()
+    }
+    fn read(&self, path: &str) -> Option<Vec<u8>> {
+        read_local(Path::new(path))
+    }
+    fn list_dir(&self, path: &str) -> Option<Vec<(String, EntryKind)>> {
+        list_local(Path::new(path))
+    }
+    fn read_link(&self, path: &str) -> Option<String> {
+        std::fs::read_link(path)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    }
+    fn run(&self, cmd: HostCommand) -> CommandOutput {
+        if let Some(o) = self.cache.borrow().get(&cmd) {
+            return o.clone();
+        }
+        let o = self.run_uncached(cmd);
+        self.cache.borrow_mut().insert(cmd, o.clone());
+        o
+    }
+    fn env(&self, key: &str) -> Option<String> {
+        std::env::var(key).ok()
+    }
+    fn dev_nodes(&self) -> Option<Vec<DevNode>> {
+        let entries = list_local(Path::new("/dev"))?;
+        let mut out = Vec::new();
+        for (name, _) in entries.iter().filter(|(n, _)| n.starts_with("nvidia")) {
+            let p = format!("/dev/{name}");
+            if let Ok(md) = std::fs::symlink_metadata(&p) {
+                out.push(dev_node_from_meta(&p, &md));
+            }
+            if name == "nvidia-caps" {
+                for (c, _) in list_local(Path::new(&p)).unwrap_or_default() {
+                    let cp = format!("{p}/{c}");
+                    if let Ok(md) = std::fs::symlink_metadata(&cp) {
+                        out.push(dev_node_from_meta(&cp, &md));
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+    fn local_path(&self, path: &str) -> PathBuf {
+        PathBuf::from(path)
+    }
+}
+
+/// A captured host tree (`--root DIR`).
+pub struct CapturedReader {
+    root: PathBuf,
+    env: BTreeMap<String, String>,
+}
+
+/// The folder inside a captured tree that holds command outputs and other captures.
+pub const CAPTURE_DIR: &str = ".gpulint-host";
+
+impl CapturedReader {
+    pub fn new(root: impl Into<PathBuf>) -> anyhow::Result<Self> {
+        let root: PathBuf = root.into();
+        if !root.is_dir() {
+            anyhow::bail!("--root {}: not a directory", root.display());
+        }
+        let mut env = BTreeMap::new();
+        if let Some(b) = read_local(&root.join(CAPTURE_DIR).join("env.txt")) {
+            for line in String::from_utf8_lossy(&b).lines() {
+                if let Some((k, v)) = line.split_once('=') {
+                    env.insert(k.trim().to_string(), v.to_string());
+                }
+            }
+        }
+        Ok(CapturedReader { root, env })
+    }
+
+    fn host(&self, path: &str) -> PathBuf {
+        // Never leave the root: normalize first, then join without the leading slash.
+        let n = normalize(path);
+        self.root.join(n.trim_start_matches('/'))
+    }
+}
+
+impl HostReader for CapturedReader {
+    fn describe(&self) -> String {
+        format!("captured tree {}", self.root.display())
+    }
+    fn read(&self, path: &str) -> Option<Vec<u8>> {
+        let p = self.host(path);
+        // Absolute symlinks inside the tree point into the tree, not to this machine.
+        if std::fs::symlink_metadata(&p).ok()?.file_type().is_symlink() {
+            let r = resolve_link(self, path);
+            if r == normalize(path) {
+                return None;
+            }
+            return read_local(&self.host(&r));
+        }
+        read_local(&p)
+    }
+    fn list_dir(&self, path: &str) -> Option<Vec<(String, EntryKind)>> {
+        let p = self.host(path);
+        if std::fs::symlink_metadata(&p).ok()?.file_type().is_symlink() {
+            let r = resolve_link(self, path);
+            if r == normalize(path) {
+                return None;
+            }
+            return list_local(&self.host(&r));
+        }
+        list_local(&p)
+    }
+    fn read_link(&self, path: &str) -> Option<String> {
+        std::fs::read_link(self.host(path))
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    }
+    fn run(&self, cmd: HostCommand) -> CommandOutput {
+        let dir = self.root.join(CAPTURE_DIR).join("commands");
+        let name = cmd.capture_name();
+        let Some(stdout) = read_local(&dir.join(name)) else {
+            return CommandOutput::NotFound;
+        };
+        let status = read_local(&dir.join(format!("{name}.rc")))
+            .and_then(|b| String::from_utf8_lossy(&b).trim().parse::<i32>().ok())
+            .unwrap_or(0);
+        let stderr = read_local(&dir.join(format!("{name}.stderr")))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        CommandOutput::Ran {
+            status: Some(status),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr,
+        }
+    }
+    fn env(&self, key: &str) -> Option<String> {
+        self.env.get(key).cloned()
+    }
+    fn dev_nodes(&self) -> Option<Vec<DevNode>> {
+        let b = read_local(&self.root.join(CAPTURE_DIR).join("dev-nvidia.txt"))?;
+        Some(crate::host::parse::parse_ls_l(&String::from_utf8_lossy(&b)))
+    }
+    fn local_path(&self, path: &str) -> PathBuf {
+        let r = resolve_link(self, path);
+        self.host(&r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_time_out_and_missing_ones_are_not_found() {
+        let c = Command::new("sleep")
+            .arg("5")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        match wait_with_timeout(c, std::time::Duration::from_millis(200)) {
+            CommandOutput::Ran { status, stderr, .. } => {
+                assert_eq!(status, None);
+                assert!(stderr.contains("timed out"));
+            }
+            o => panic!("{o:?}"),
+        }
+        let c = Command::new("echo")
+            .arg("hi")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let o = wait_with_timeout(c, std::time::Duration::from_secs(5));
+        assert_eq!(o.ok_stdout(), Some("hi\n"));
+        assert_eq!(normalize("/a/./b/../../../c"), "/c");
+    }
+}

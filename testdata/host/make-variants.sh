@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Regenerates testdata/host/variants/* : hand-made overlays on the real h200 capture.
+# Each overlay holds only the files it changes plus an optional .gpulint-remove list.
+# Run from the repository root: testdata/host/make-variants.sh
+set -euo pipefail
+cd "$(dirname "$0")"
+H=h200/.gpulint-host/commands
+V=variants
+rm -rf "$V"; mkdir -p "$V"
+
+mk() { mkdir -p "$(dirname "$1")"; cat > "$1"; }
+
+# --- complete: what the capture lacks, hand-made and consistent with it (synthetic) ---
+C=$V/complete
+mk $C/proc/modules <<'E'
+nvidia_uvm 2076672 0 - Live 0x0000000000000000 (OE)
+nvidia_drm 135168 0 - Live 0x0000000000000000 (OE)
+nvidia_modeset 1638400 1 nvidia_drm, Live 0x0000000000000000 (OE)
+nvidia 104071168 2 nvidia_uvm,nvidia_modeset, Live 0x0000000000000000 (OE)
+ext4 1081344 1 - Live 0x0000000000000000
+E
+mk $C/proc/cmdline <<'E'
+BOOT_IMAGE=/vmlinuz-6.8.0-85-generic root=/dev/vda1 ro console=ttyS0
+E
+mk $C/etc/modprobe.d/blacklist-nouveau.conf <<'E'
+blacklist nouveau
+options nouveau modeset=0
+E
+printf '0x10de\n' | mk $C/sys/bus/pci/devices/0000:00:06.0/vendor
+printf '0x030200\n' | mk $C/sys/bus/pci/devices/0000:00:06.0/class
+printf '0x2335\n' | mk $C/sys/bus/pci/devices/0000:00:06.0/device
+printf '0x1af4\n' | mk $C/sys/bus/pci/devices/0000:00:01.0/vendor
+printf '0x020000\n' | mk $C/sys/bus/pci/devices/0000:00:01.0/class
+printf '0x1000\n' | mk $C/sys/bus/pci/devices/0000:00:01.0/device
+printf '6.8.0-85-generic\n' | mk $C/.gpulint-host/commands/uname-r.txt
+printf 'x86_64\n' | mk $C/.gpulint-host/commands/uname-m.txt
+printf 'uid=1000(alice) gid=1000(alice) groups=1000(alice),27(sudo),44(video)\n' | mk $C/.gpulint-host/commands/id.txt
+printf 'systemd\nnvidia-persistenced\ndockerd\ncontainerd\nbash\n' | mk $C/.gpulint-host/commands/ps-comm.txt
+mk $C/.gpulint-host/commands/dmesg.txt <<'E'
+[    5.101] nvidia: loading out-of-tree module taints kernel.
+[    5.310] nvidia-nvlink: Nvlink Core is being initialized, major device number 236
+[    5.402] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)
+[    6.020] nvidia-uvm: Loaded the UVM driver, major device number 238.
+E
+printf 'NVIDIA Container Toolkit CLI version 1.18.0\ncommit: 0000000\n' | mk $C/.gpulint-host/commands/nvidia-ctk-version.txt
+printf 'cli-version: 1.18.0\nlib-version: 1.18.0\n' | mk $C/.gpulint-host/commands/nvidia-container-cli-version.txt
+mk $C/lib/modules/6.8.0-85-generic/modules.dep <<'E'
+kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst
+updates/dkms/nvidia.ko.zst:
+updates/dkms/nvidia-uvm.ko.zst: updates/dkms/nvidia.ko.zst
+updates/dkms/nvidia-modeset.ko.zst: updates/dkms/nvidia.ko.zst
+E
+mkdir -p $C/var/lib/dkms/nvidia/580.159.04/6.8.0-85-generic/x86_64/module
+: > $C/var/lib/dkms/nvidia/580.159.04/6.8.0-85-generic/x86_64/module/nvidia.ko.zst
+for b in nvidia-ctk nvidia-container-cli nvidia-container-runtime nvidia-container-runtime-hook dockerd docker containerd; do
+  mkdir -p $C/usr/bin; : > $C/usr/bin/$b
+done
+mk $C/etc/docker/daemon.json <<'E'
+{
+    "runtimes": {
+        "nvidia": {
+            "args": [],
+            "path": "nvidia-container-runtime"
+        }
+    },
+    "exec-opts": ["native.cgroupdriver=systemd"]
+}
+E
+mk $C/etc/nvidia-container-runtime/config.toml <<'E'
+#accept-nvidia-visible-devices-as-volume-mounts = false
+disable-require = false
+
+[nvidia-container-cli]
+environment = []
+ldconfig = "@/sbin/ldconfig.real"
+load-kmods = true
+#no-cgroups = false
+
+[nvidia-container-runtime]
+log-level = "info"
+mode = "auto"
+runtimes = ["docker-runc", "runc", "crun"]
+E
+mkdir -p $C/dev/char
+ln -s ../nvidia0 $C/dev/char/195:0
+ln -s ../nvidiactl $C/dev/char/195:255
+ln -s ../nvidia-uvm $C/dev/char/238:0
+ln -s ../nvidia-uvm-tools $C/dev/char/238:1
+printf 'include /etc/ld.so.conf.d/*.conf\n' | mk $C/etc/ld.so.conf
+printf '/usr/local/cuda-13.0/targets/x86_64-linux/lib\n' | mk $C/etc/ld.so.conf.d/988_cuda-13.conf
+printf '/usr/local/nvidia/lib\n/usr/local/nvidia/lib64\n' | mk $C/etc/ld.so.conf.d/nvidia.conf
+
+# --- api-mismatch: libraries upgraded to 580.105.08, kernel module still 580.159.04 ---
+A=$V/api-mismatch
+mkdir -p $A/usr/local/nvidia/lib64
+cat > $A/.gpulint-remove <<'E'
+usr/local/nvidia/lib64/libnvidia-ml.so.580.159.04
+usr/local/nvidia/lib64/libcuda.so.580.159.04
+E
+: > $A/usr/local/nvidia/lib64/libnvidia-ml.so.580.105.08
+: > $A/usr/local/nvidia/lib64/libcuda.so.580.105.08
+ln -sf libnvidia-ml.so.580.105.08 $A/usr/local/nvidia/lib64/libnvidia-ml.so.1
+ln -sf libcuda.so.580.105.08 $A/usr/local/nvidia/lib64/libcuda.so.1
+for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-L.txt nvidia-smi.txt; do
+  printf 'Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 580.105\n' | mk $A/.gpulint-host/commands/$f
+  echo 18 > $A/.gpulint-host/commands/$f.rc
+done
+
+# --- nouveau-loaded: nouveau bound the GPU, nvidia never loaded ---
+N=$V/nouveau-loaded
+mk $N/proc/modules <<'E'
+nouveau 3096576 0 - Live 0x0000000000000000
+drm_ttm_helper 16384 1 nouveau, Live 0x0000000000000000
+ext4 1081344 1 - Live 0x0000000000000000
+E
+cat > $N/.gpulint-remove <<'E'
+etc/modprobe.d/blacklist-nouveau.conf
+proc/driver/nvidia
+.gpulint-host/dev-nvidia.txt
+E
+for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-L.txt nvidia-smi.txt; do
+  printf "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n" | mk $N/.gpulint-host/commands/$f
+  echo 9 > $N/.gpulint-host/commands/$f.rc
+done
+: > $N/.gpulint-host/dev-nvidia.txt
+
+# --- no-uvm: nvidia loaded, nvidia_uvm not; no /dev/nvidia-uvm* ---
+U=$V/no-uvm
+mk $U/proc/modules <<'E'
+nvidia_drm 135168 0 - Live 0x0000000000000000 (OE)
+nvidia_modeset 1638400 1 nvidia_drm, Live 0x0000000000000000 (OE)
+nvidia 104071168 1 nvidia_modeset, Live 0x0000000000000000 (OE)
+E
+grep -v uvm h200/.gpulint-host/dev-nvidia.txt | mk $U/.gpulint-host/dev-nvidia.txt
+
+# --- mig-on: MIG enabled, no instances created ---
+M=$V/mig-on
+sed 's/Disabled, Enabled$/Enabled, Enabled/' $H/nvidia-smi--query-gpu.csv | mk $M/.gpulint-host/commands/nvidia-smi--query-gpu.csv
+sed 's|<current_mig>Disabled</current_mig>|<current_mig>Enabled</current_mig>|; s|<pending_mig>Disabled</pending_mig>|<pending_mig>Enabled</pending_mig>|' $H/nvidia-smi-q.xml | mk $M/.gpulint-host/commands/nvidia-smi-q.xml
+
+# --- mig-instances: MIG enabled with two instances (on top of mig-on) ---
+MI=$V/mig-instances
+{ cat $H/nvidia-smi-L.txt; printf '  MIG 3g.71gb     Device  0: (UUID: MIG-5c89e0a2-1111-5b0e-8d1c-000000000001)\n  MIG 3g.71gb     Device  1: (UUID: MIG-5c89e0a2-2222-5b0e-8d1c-000000000002)\n'; } | mk $MI/.gpulint-host/commands/nvidia-smi-L.txt
+
+# --- old-driver: driver 535.104.05 (CUDA 12.2) with the CUDA 13.0 toolkit and torch cu130 ---
+O=$V/old-driver
+for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi.txt; do
+  sed 's/580\.159\.04/535.104.05/g; s|<cuda_version>13.0</cuda_version>|<cuda_version>12.2</cuda_version>|; s/CUDA Version: 13.0/CUDA Version: 12.2/; s/^CUDA Version\( *\): 13.0/CUDA Version\1: 12.2/' $H/$f | mk $O/.gpulint-host/commands/$f
+done
+sed 's/580\.159\.04/535.104.05/g' h200/proc/driver/nvidia/version | mk $O/proc/driver/nvidia/version
+mkdir -p $O/usr/local/nvidia/lib64
+cat > $O/.gpulint-remove <<'E'
+usr/local/nvidia/lib64/libnvidia-ml.so.580.159.04
+usr/local/nvidia/lib64/libcuda.so.580.159.04
+usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.580.159.04
+E
+: > $O/usr/local/nvidia/lib64/libnvidia-ml.so.535.104.05
+: > $O/usr/local/nvidia/lib64/libcuda.so.535.104.05
+
+# --- other-kernel: booted 6.8.0-90, the module only built for 6.8.0-85 ---
+K=$V/other-kernel
+printf '6.8.0-90-generic\n' | mk $K/.gpulint-host/commands/uname-r.txt
+printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $K/lib/modules/6.8.0-90-generic/modules.dep
+printf 'ext4 1081344 1 - Live 0x0000000000000000\n' | mk $K/proc/modules
+cat > $K/.gpulint-remove <<'E'
+proc/driver/nvidia
+E
+for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-L.txt nvidia-smi.txt; do
+  printf "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n" | mk $K/.gpulint-host/commands/$f
+  echo 9 > $K/.gpulint-host/commands/$f.rc
+done
+
+# --- newer-kernel: running 6.8.0-85 fine, 6.8.0-90 installed without the module ---
+NK=$V/newer-kernel
+printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $NK/lib/modules/6.8.0-90-generic/modules.dep
+
+# --- dev-perm: nodes 0660 root:video, user not in video ---
+D=$V/dev-perm
+sed 's/^crw-rw-rw- 1 root root/crw-rw---- 1 root video/' h200/.gpulint-host/dev-nvidia.txt | mk $D/.gpulint-host/dev-nvidia.txt
+printf 'uid=1000(alice) gid=1000(alice) groups=1000(alice),27(sudo)\n' | mk $D/.gpulint-host/commands/id.txt
+
+# --- nvml-cgroup: systemd cgroups, legacy runtime, no /dev/char links, no-cgroups = true ---
+G=$V/nvml-cgroup
+mkdir -p $G/dev/char
+printf 'dev/char\n' > $G/.gpulint-remove
+: > $G/dev/char/.keep
+sed 's/^#no-cgroups = false/no-cgroups = true/; s/^mode = "auto"/mode = "legacy"/' $C/etc/nvidia-container-runtime/config.toml | mk $G/etc/nvidia-container-runtime/config.toml
+
+# --- no-ctk: Docker installed, NVIDIA Container Toolkit not ---
+T=$V/no-ctk
+mkdir -p $T
+cat > $T/.gpulint-remove <<'E'
+usr/bin/nvidia-ctk
+usr/bin/nvidia-container-cli
+usr/bin/nvidia-container-runtime
+usr/bin/nvidia-container-runtime-hook
+.gpulint-host/commands/nvidia-ctk-version.txt
+.gpulint-host/commands/nvidia-container-cli-version.txt
+E
+
+# --- gpu-err: ERR! in nvidia-smi, Xid 79 in the kernel log, pending row remap ---
+E=$V/gpu-err
+sed 's/|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                    0 |/|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                 ERR! |/' $H/nvidia-smi.txt | mk $E/.gpulint-host/commands/nvidia-smi.txt
+sed 's|<remapped_row_pending>No</remapped_row_pending>|<remapped_row_pending>Yes</remapped_row_pending>|' $H/nvidia-smi-q.xml | mk $E/.gpulint-host/commands/nvidia-smi-q.xml
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[81234.567] NVRM: Xid (PCI:0000:00:06.0): 79, pid=0, name=, GPU has fallen off the bus.\n'; } | mk $E/.gpulint-host/commands/dmesg.txt
+
+# --- persistence-off ---
+P=$V/persistence-off
+sed 's/143771 MiB, Enabled,/143771 MiB, Disabled,/' $H/nvidia-smi--query-gpu.csv | mk $P/.gpulint-host/commands/nvidia-smi--query-gpu.csv
+printf 'systemd\ndockerd\nbash\n' | mk $P/.gpulint-host/commands/ps-comm.txt
+
+# --- ld-conflict: a CUDA 12.4 toolkit whose ld.so.conf.d entry sorts first ---
+L=$V/ld-conflict
+printf '/usr/local/cuda-12.4/targets/x86_64-linux/lib\n' | mk $L/etc/ld.so.conf.d/000_cuda-12-4.conf
+printf '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "12.4.1"\n   }\n}\n' | mk $L/usr/local/cuda-12.4/version.json
+
+# --- pci-extra: two NVIDIA GPUs on the bus, the driver sees one ---
+X=$V/pci-extra
+printf '0x10de\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/vendor
+printf '0x030200\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/class
+printf '0x2335\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/device
+
+# --- open-refused: the open module refuses a pre-Turing GPU (kernel log) ---
+R=$V/open-refused
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.500] NVRM: The NVIDIA GPU 0000:00:07.0 (PCI ID: 10de:1db4)\n[    5.500] NVRM: installed in this system is not supported by open nvidia.ko because it does not include the required GPU System Processor (GSP).\n'; } | mk $R/.gpulint-host/commands/dmesg.txt
+
+# --- torch-cpu / torch-old-arch: other torch builds in the venv ---
+TC=$V/torch-cpu
+sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.11.0+cpu'/; s/cuda: Optional\[str\] = '13.0'/cuda: Optional[str] = None/" h200/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py | mk $TC/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py
+TA=$V/torch-old-arch
+sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.11.0+cu130'/" h200/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py | mk $TA/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py
+printf '    444 sm_75\n    444 sm_80\n    444 sm_86\n' | mk $TA/opt/torch/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so
+
+# --- proc-only / xml-only: what detection does with fewer nvidia-smi outputs ---
+printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n.gpulint-host/commands/nvidia-smi.txt\n' | mk $V/proc-only/.gpulint-remove
+printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk $V/xml-only/.gpulint-remove
+printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk $V/text-only/.gpulint-remove
+echo done
