@@ -32,16 +32,74 @@ pub enum Command {
     Explain(ExplainArgs),
     /// List every rule with its code, name and default severity.
     Rules(RulesArgs),
+    /// Detect this host's driver and GPUs (a host profile with --format json), or diagnose it
+    /// with --check.
+    Host(HostCmdArgs),
+    /// Lint Dockerfiles (default ./Dockerfile).
+    Dockerfile(SpecCmd<crate::spec::DockerfileArgs>),
+    /// Lint compose files (default: compose.yaml / docker-compose.yml lookup, as Docker does).
+    Compose(SpecCmd<crate::spec::ComposeArgs>),
+    /// Lint Kubernetes manifests (multi-document YAML, Helm-rendered output).
+    K8s(SpecCmd<crate::spec::K8sArgs>),
+    /// Lint `docker run` / `podman run` lines: `gpulint run -- docker run ...` or `--file script.sh`.
+    Run(SpecCmd<crate::spec::RunArgs>),
+    /// Find and lint every Dockerfile, compose file, manifest and script in a repository.
+    Lint(SpecCmd<crate::spec::LintArgs>),
+    /// Manage the layer-result cache.
+    Cache(CacheArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HostCmdArgs {
+    #[command(flatten)]
+    pub host: crate::host::HostArgs,
+    /// With --check: exit 1 when a check finds a problem of at least this severity.
+    #[arg(long, default_value = "error", value_parser = parse_severity)]
+    pub fail_on: Severity,
+}
+
+/// A configuration linter command: its own arguments plus targets and output.
+#[derive(Debug, Args)]
+pub struct SpecCmd<A: clap::Args> {
+    #[command(flatten)]
+    pub args: A,
+    #[command(flatten)]
+    pub targets: TargetArgs,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Exit 1 when a finding has at least this severity (default: the config's, else error).
+    #[arg(long, value_parser = parse_severity)]
+    pub fail_on: Option<Severity>,
+    /// Configuration file (default: .gpulint.toml from the working directory upward, then
+    /// the user config).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    pub action: CacheAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Remove every cached layer result.
+    Clean {
+        /// Cache directory (default: $XDG_CACHE_HOME/gpulint or ~/.cache/gpulint).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
 pub struct ImageSourceArgs {
-    /// The image: docker-archive:PATH[:name:tag|:@N], oci:DIR[:tag], oci-archive:PATH[:tag],
-    /// dir:PATH, or a bare path (auto-detected).
+    /// The image: NAME[:TAG] (local daemon, then registry), docker-daemon:NAME[:TAG],
+    /// docker://REGISTRY/REPO[:TAG|@DIGEST], docker-archive:PATH[:name:tag|:@N],
+    /// oci:DIR[:tag], oci-archive:PATH[:tag], dir:PATH, or a bare path (auto-detected).
     pub image: String,
-    /// Platform to select from a multi-platform image (os/arch[/variant]); default: this host's.
-    #[arg(long)]
-    pub platform: Option<String>,
+    #[command(flatten)]
+    pub source: crate::source::live::SourceArgs,
 }
 
 #[derive(Debug, Args)]

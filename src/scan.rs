@@ -1,17 +1,126 @@
-//! The image pipeline: reference → source → layer walk → inventory.
+//! The image pipeline: reference → source (local transport, daemon or registry) → layer walk
+//! (each layer from the cache when seen before) → inventory.
 
-use crate::inventory::Inventory;
-use crate::inventory::{build, ImageMeta};
-use crate::source::{open_image, Platform};
-use crate::walk::{walk_image, WalkOptions};
+use crate::cache::{scan_layers, LayerCache};
+use crate::inventory::{build, ImageMeta, Inventory};
+use crate::progress::Progress;
+use crate::source::live::{open_bare_name, SourceArgs, SourceOptions};
+use crate::source::reference::{parse_reference, Transport};
+use crate::source::{open_transport, Image, Platform, SourceError};
+use crate::walk::{walk_layer, FileTree, WalkOptions};
+
+/// Bumped whenever what a layer walk records changes in a way detector versions don't show;
+/// part of the cache key.
+const ANALYZER_REVISION: u32 = 1;
+
+/// How to open and walk an image.
+#[derive(Default)]
+pub struct ScanOptions {
+    pub platform: Option<Platform>,
+    pub source: SourceOptions,
+    /// None: neither read nor write cached layer results.
+    pub cache: Option<LayerCache>,
+    pub progress: Progress,
+    pub walk: WalkOptions,
+}
+
+impl ScanOptions {
+    /// Options from the command line's source flags.
+    pub fn from_args(a: &SourceArgs) -> anyhow::Result<ScanOptions> {
+        let progress = a.progress();
+        Ok(ScanOptions {
+            platform: a.platform.clone(),
+            source: a.source_options(&progress),
+            cache: a.cache()?,
+            progress,
+            walk: WalkOptions::default(),
+        })
+    }
+}
+
+/// The analyzer version that keys the layer cache: crate version, revision and every
+/// detector's name and version.
+pub fn analyzer_version() -> String {
+    let mut s = format!("gpulint-{}-r{ANALYZER_REVISION}", env!("CARGO_PKG_VERSION"));
+    for d in crate::detect::detectors() {
+        s.push_str(&format!("-{}{}", d.name(), d.version()));
+    }
+    s
+}
+
+/// Whether a reference that is not a path could be an image name (`ubuntu`,
+/// `pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime`, `localhost:5000/x@sha256:…`).
+fn looks_like_image_name(r: &str) -> bool {
+    let first_ok = r.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let chars_ok = r
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-/:@".contains(c));
+    let archive_like = [".tar", ".tar.gz", ".tgz", ".tar.zst"]
+        .iter()
+        .any(|e| r.ends_with(e));
+    first_ok && chars_ok && !archive_like
+}
+
+/// Open an image from any transport. Bare names that are not paths go to the local daemon
+/// first, then the registry, like Trivy.
+pub fn open(reference: &str, opts: &ScanOptions) -> anyhow::Result<Image> {
+    let platform = opts.platform.as_ref();
+    match parse_reference(reference) {
+        Ok(Transport::DockerDaemon { reference }) => {
+            crate::source::daemon::open_daemon(&reference, platform, &opts.source)
+        }
+        Ok(Transport::Registry { reference }) => {
+            crate::source::registry::open_registry(&reference, platform, &opts.source)
+        }
+        Ok(Transport::Auto { path }) if !path.exists() && looks_like_image_name(reference) => {
+            open_bare_name(reference, platform, &opts.source)
+        }
+        Err(SourceError::UnknownTransport { transport, .. })
+            if !transport.contains("does not read") && looks_like_image_name(reference) =>
+        {
+            open_bare_name(reference, platform, &opts.source)
+        }
+        Ok(t) => Ok(open_transport(t, platform)?),
+        Err(e) => Err(e.into()),
+    }
+}
 
 /// Open, walk and inventory an image. Errors are unusable input (exit 2); problems inside
 /// the image are recorded in `Inventory::errors` and the result marked partial.
-pub fn scan_image(reference: &str, platform: Option<&Platform>) -> anyhow::Result<Inventory> {
-    let image = open_image(reference, platform)?;
+pub fn scan(reference: &str, opts: &ScanOptions) -> anyhow::Result<Inventory> {
+    let image = open(reference, opts)?;
     let detectors = crate::detect::detectors();
-    let walked = walk_image(&image, &detectors, &WalkOptions::default());
-    let mut inv = build(&ImageMeta::from(&image), &walked.tree, walked.errors);
-    inv.partial |= walked.partial;
+    let jobs = opts
+        .walk
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
+    let (layers, _stats) = scan_layers(
+        &image,
+        opts.cache.as_ref(),
+        &analyzer_version(),
+        jobs,
+        &opts.progress,
+        |layer, i| walk_layer(layer, i, &detectors, &opts.walk),
+    );
+    opts.progress.finish();
+    let errors: Vec<String> = layers
+        .iter()
+        .flat_map(|l| l.errors.iter().cloned())
+        .collect();
+    let partial = layers.iter().any(|l| l.partial) || !errors.is_empty();
+    let tree = FileTree::squash(layers);
+    let mut inv = build(&ImageMeta::from(&image), &tree, errors);
+    inv.partial |= partial;
     Ok(inv)
+}
+
+/// Scan with default options (no cache, no progress): for tests and library users.
+pub fn scan_image(reference: &str, platform: Option<&Platform>) -> anyhow::Result<Inventory> {
+    scan(
+        reference,
+        &ScanOptions {
+            platform: platform.cloned(),
+            ..Default::default()
+        },
+    )
 }

@@ -2,13 +2,15 @@
 //! reporter and returns the exit code.
 
 use crate::cli::{
-    Cli, Command, ExplainArgs, ImageArgs, InventoryArgs, InventoryFormat, RulesArgs, TargetArgs,
+    CacheAction, CacheArgs, Cli, Command, ExplainArgs, HostCmdArgs, ImageArgs, InventoryArgs,
+    InventoryFormat, RulesArgs, SpecCmd, TargetArgs,
 };
 use crate::exit;
+use crate::finding::{Finding, Severity};
 use crate::matrix::Matrix;
+use crate::report::Format;
 use crate::report::{self, Report};
 use crate::rules;
-use crate::source::Platform;
 use crate::target::Target;
 use anyhow::Context;
 use std::io::Write;
@@ -20,6 +22,13 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Image(a) => image(a),
         Command::Explain(a) => explain(a),
         Command::Rules(a) => list_rules(a),
+        Command::Host(a) => host(a),
+        Command::Dockerfile(c) => spec(&c, "Dockerfile", crate::spec::cmd_dockerfile),
+        Command::Compose(c) => spec(&c, "compose", crate::spec::cmd_compose),
+        Command::K8s(c) => spec(&c, "Kubernetes manifests", crate::spec::cmd_k8s),
+        Command::Run(c) => spec(&c, "run lines", crate::spec::cmd_run),
+        Command::Lint(c) => spec(&c, "repository", crate::spec::cmd_lint),
+        Command::Cache(a) => cache(a),
     }
 }
 
@@ -40,26 +49,48 @@ pub fn load_matrix(t: &TargetArgs) -> anyhow::Result<Matrix> {
     }
 }
 
-fn parse_platform(p: &Option<String>) -> anyhow::Result<Option<Platform>> {
-    p.as_deref()
-        .map(|s| s.parse::<Platform>().map_err(anyhow::Error::msg))
-        .transpose()
-}
-
 /// Targets from flags, a host profile or a fleet file. Empty = none given.
 pub fn resolve_targets(t: &TargetArgs, matrix: &Matrix) -> anyhow::Result<Vec<Target>> {
     if let Some(f) = &t.fleet {
         return crate::target::cli::fleet_from_file(matrix, f);
     }
     if let Some(h) = &t.host {
-        return Ok(vec![crate::target::host_profile_target(matrix, h)?]);
+        let text = std::fs::read_to_string(h)
+            .with_context(|| format!("reading host profile {}", h.display()))?;
+        let target = crate::host::load_target_json(&text)
+            .with_context(|| format!("host profile {}", h.display()))?;
+        return Ok(vec![complete_target(matrix, target)]);
     }
     crate::target::cli::targets_from_flags(matrix, &t.gpus, t.driver.as_deref(), None)
 }
 
+/// Fill what a host profile may lack (compute capability, datacenter flag) from the matrix.
+fn complete_target(matrix: &Matrix, mut t: Target) -> Target {
+    for g in &mut t.gpus {
+        if let Some(m) = matrix.gpu(&g.name) {
+            g.cc = g.cc.or(Some(m.cc));
+            g.datacenter = g.datacenter.or(m.forward_compat_eligible());
+        }
+    }
+    t
+}
+
+/// The local host as default target, only where an NVIDIA driver is loaded.
+fn local_host_target(matrix: &Matrix) -> Option<Target> {
+    if !std::path::Path::new("/proc/driver/nvidia/version").exists() {
+        return None;
+    }
+    let reader = crate::host::LiveReader::new();
+    let profile = crate::host::detect_host_with(&reader, matrix).ok()?;
+    profile.driver.as_ref()?;
+    let mut t = complete_target(matrix, profile.into_target());
+    t.name = format!("local host ({})", t.name);
+    Some(t)
+}
+
 fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
-    let platform = parse_platform(&a.source.platform)?;
-    let inv = crate::scan::scan_image(&a.source.image, platform.as_ref())?;
+    let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
+    let inv = crate::scan::scan(&a.source.image, &opts)?;
     match a.format {
         InventoryFormat::Json => print(&format!("{}\n", serde_json::to_string_pretty(&inv)?))?,
         InventoryFormat::Text => print(&crate::inventory::render_text(&inv))?,
@@ -71,12 +102,12 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
     let matrix = load_matrix(&a.targets)?;
     let mut targets = resolve_targets(&a.targets, &matrix)?;
     if targets.is_empty() && !a.targets.no_local_host {
-        if let Some(t) = crate::target::local_host_target(&matrix) {
+        if let Some(t) = local_host_target(&matrix) {
             targets.push(t);
         }
     }
-    let platform = parse_platform(&a.source.platform)?;
-    let inv = crate::scan::scan_image(&a.source.image, platform.as_ref())?;
+    let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
+    let inv = crate::scan::scan(&a.source.image, &opts)?;
     let ctx = rules::context::ImageContext {
         inventory: &inv,
         matrix: &matrix,
@@ -157,4 +188,147 @@ fn list_rules(a: RulesArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(exit::OK)
+}
+
+fn host(a: HostCmdArgs) -> anyhow::Result<i32> {
+    let matrix = Matrix::embedded().context("loading built-in matrices")?;
+    let reader = a.host.reader()?;
+    let profile = crate::host::detect_host_with(reader.as_ref(), &matrix)?;
+    if !a.host.check {
+        match a.host.format {
+            crate::host::HostFormat::Json => print(&format!("{}\n", profile.to_json()))?,
+            _ => {
+                let t = complete_target(&matrix, profile.into_target());
+                let mut s = String::from("host\n");
+                s.push_str(&format!(
+                    "  driver: {}\n  CUDA (driver API): {}\n",
+                    t.driver
+                        .as_ref()
+                        .map(|d| d.to_string())
+                        .unwrap_or_else(|| "unknown".into()),
+                    t.driver_cuda
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "unknown".into()),
+                ));
+                for g in &t.gpus {
+                    s.push_str(&format!(
+                        "  GPU: {} (compute capability {}){}{}\n",
+                        g.name,
+                        g.cc.map(|c| c.to_string())
+                            .unwrap_or_else(|| "unknown".into()),
+                        g.uuid
+                            .as_deref()
+                            .map(|u| format!(" {u}"))
+                            .unwrap_or_default(),
+                        g.mig_mode
+                            .as_deref()
+                            .map(|m| format!(", MIG {m}"))
+                            .unwrap_or_default(),
+                    ));
+                }
+                if t.gpus.is_empty() {
+                    s.push_str("  GPUs: none found\n");
+                }
+                print(&s)?;
+            }
+        }
+        return Ok(exit::OK);
+    }
+    let scanner = crate::host::ElfArchScanner;
+    let opts = crate::host::CheckOptions {
+        knowledge: &matrix,
+        pythons: a.host.python.clone(),
+        scanner: Some(&scanner),
+    };
+    let results = crate::host::run_checks_with(reader.as_ref(), &profile, &opts);
+    let findings = crate::host::check_findings(&results);
+    let fails = findings
+        .iter()
+        .any(|f| f.severity >= a.fail_on && !f.message.starts_with("could not check"));
+    match a.host.format {
+        crate::host::HostFormat::Text => print(&crate::host::render_checks_text(&results))?,
+        crate::host::HostFormat::Json => print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "schema_version": report::json::SCHEMA_VERSION,
+                "profile": serde_json::from_str::<serde_json::Value>(&profile.to_json()).unwrap_or_default(),
+                "checks": results,
+                "findings": findings,
+            }))?
+        ))?,
+        crate::host::HostFormat::Sarif => {
+            let mut r = Report::new("host");
+            r.findings = findings;
+            r.normalize();
+            print(&r.render(Format::Sarif, false))?;
+        }
+    }
+    Ok(if fails { exit::FINDINGS } else { exit::OK })
+}
+
+type SpecFn<A> = fn(&A, &crate::spec::CommandContext) -> anyhow::Result<Vec<Finding>>;
+
+fn spec<A: clap::Args>(c: &SpecCmd<A>, what: &str, run: SpecFn<A>) -> anyhow::Result<i32> {
+    let matrix = load_matrix(&c.targets)?;
+    let cwd = std::env::current_dir().context("current directory")?;
+    let config = match &c.config {
+        Some(p) => crate::config::Config::load(p)?,
+        None => crate::config::Config::discover(&cwd)?,
+    };
+    let mut targets = resolve_targets(&c.targets, &matrix)?;
+    if targets.is_empty() {
+        targets = config_targets(&config, &matrix)?;
+    }
+    let fail_on = c.fail_on.or(config.fail_on).unwrap_or(Severity::Error);
+    let ctx = crate::spec::CommandContext::new(targets, config)?;
+    let mut report = Report::new(what.to_string());
+    report.targets = ctx.targets.iter().map(|t| t.name.clone()).collect();
+    report.findings = run(&c.args, &ctx)?;
+    report.normalize();
+    print(&report.render(c.format, report::use_color()))?;
+    Ok(if report.fails(fail_on) {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    })
+}
+
+/// Targets named in the configuration file (`[[targets]]` or `fleet = "…"`).
+fn config_targets(config: &crate::config::Config, matrix: &Matrix) -> anyhow::Result<Vec<Target>> {
+    if let Some(f) = &config.fleet {
+        let base = config
+            .path
+            .as_ref()
+            .and_then(|p| p.parent())
+            .map(|d| d.join(f))
+            .unwrap_or_else(|| f.clone());
+        return crate::target::cli::fleet_from_file(matrix, &base);
+    }
+    let mut out = Vec::new();
+    for t in &config.targets {
+        let mut ts =
+            crate::target::cli::targets_from_flags(matrix, &t.gpus, t.driver.as_deref(), None)?;
+        if let (Some(name), 1) = (&t.name, ts.len()) {
+            ts[0].name = name.clone();
+        }
+        out.extend(ts);
+    }
+    Ok(out)
+}
+
+fn cache(a: CacheArgs) -> anyhow::Result<i32> {
+    match a.action {
+        CacheAction::Clean { cache_dir } => {
+            let dir = match cache_dir {
+                Some(d) => d,
+                None => crate::cache::default_dir()?,
+            };
+            let n = crate::cache::cache_clean(&dir)?;
+            print(&format!(
+                "removed {n} cached layer result(s) from {}\n",
+                dir.display()
+            ))?;
+            Ok(exit::OK)
+        }
+    }
 }

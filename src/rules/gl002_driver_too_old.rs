@@ -46,8 +46,16 @@ pub enum DriverVerdict {
     Unknown,
 }
 
+/// The driver a CUDA release needs natively. The runtime checks the driver's CUDA version
+/// (major.minor) only, so every update of a release needs what its GA needs: the patch level
+/// of a library (cudart 13.0.96) is not the toolkit update.
+pub fn release_min_driver(m: &Matrix, v: &crate::version::CudaVersion) -> Option<DriverVersion> {
+    m.cuda_min_driver(&crate::version::CudaVersion::new(v.major, v.minor))
+        .and_then(|r| r.linux.clone())
+}
+
 pub fn driver_verdict(m: &Matrix, rt: &RuntimeUse, driver: &DriverVersion) -> DriverVerdict {
-    let required = m.cuda_min_driver(&rt.version).and_then(|r| r.linux.clone());
+    let required = release_min_driver(m, &rt.version);
     // Minor-version compatibility exists from CUDA 11 on.
     let floor = if rt.version.major >= 11 {
         m.minor_compat_floor(rt.version.major).map(|(v, _)| v)

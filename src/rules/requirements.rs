@@ -47,7 +47,7 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
     let mut exact_unknown = false;
     let mut floor_unknown = false;
     for rt in ctx.cuda_runtimes() {
-        let exact = m.cuda_min_driver(&rt.version).and_then(|r| r.linux.clone());
+        let exact = super::gl002_driver_too_old::release_min_driver(m, &rt.version);
         let floor = if rt.version.major >= 11 {
             m.minor_compat_floor(rt.version.major).map(|x| x.0)
         } else {
@@ -156,8 +156,8 @@ impl Requirements {
         }
         for r in &self.cuda_runtimes {
             v.push(format!(
-                "  CUDA runtime {}: {} — driver >= {} (>= {} under minor-version compatibility)",
-                r.cuda, r.what, r.min_driver, r.min_driver_minor_compat
+                "  {} — driver >= {} (>= {} under minor-version compatibility)",
+                r.what, r.min_driver, r.min_driver_minor_compat
             ));
         }
         if !self.cuda_runtimes.is_empty() {

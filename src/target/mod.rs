@@ -50,19 +50,3 @@ impl Target {
         v
     }
 }
-
-/// The target described by a host profile file (`gpulint host --format json`).
-pub fn host_profile_target(
-    _matrix: &crate::matrix::Matrix,
-    path: &std::path::Path,
-) -> anyhow::Result<Target> {
-    use anyhow::Context;
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading host profile {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("parsing host profile {}", path.display()))
-}
-
-/// The local host as a target, when it has an NVIDIA driver.
-pub fn local_host_target(_matrix: &crate::matrix::Matrix) -> Option<Target> {
-    None
-}
