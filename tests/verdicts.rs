@@ -44,6 +44,7 @@ fn inventory_of(variant: &str) -> Inventory {
         compression: vec![],
         has_device_code: facts.fatbin.is_some(),
         warnings: vec![],
+        ..Default::default()
     });
     inv
 }
@@ -142,4 +143,55 @@ fn ptx_from_cuda_13_needs_a_cuda_13_driver() {
         vec!["GL003"]
     );
     assert!(launch_errors("v11_default", "T4", "535.104.05").is_empty());
+}
+
+/// Kernels built and run on a real H200 (testdata/device/h200-run, made by
+/// ci/device-verdicts.sh): gpulint's verdict for each must equal what happened on the GPU.
+#[test]
+fn h200_device_run_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let tgz = std::fs::File::open("testdata/device/h200-run/kernels.tgz").unwrap();
+    tar::Archive::new(flate2::read::GzDecoder::new(tgz))
+        .unpack(dir.path())
+        .unwrap();
+    let kernels = dir.path().join("kernels");
+    let m = Matrix::embedded().unwrap();
+    let host = std::fs::read_to_string("testdata/device/h200-run/host.json").unwrap();
+    let mut target = gpulint::host::load_target_json(&host).unwrap();
+    for g in &mut target.gpus {
+        if g.cc.is_none() {
+            g.cc = m.gpu(&g.name).map(|x| x.cc);
+        }
+    }
+    let inv = gpulint::scan::scan_image(&format!("dir:{}", kernels.display()), None).unwrap();
+    let findings = check_image(&inv, &m, &[target]);
+    let mut checked = 0;
+    for e in std::fs::read_dir(&kernels).unwrap().filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(bin) = name.strip_suffix(".run.txt") else {
+            continue;
+        };
+        let run = std::fs::read_to_string(e.path()).unwrap();
+        let ran_ok = run.lines().any(|l| l == "ok 1");
+        assert!(
+            inv.binaries
+                .iter()
+                .any(|b| b.path.ends_with(&format!("/{bin}"))),
+            "{bin} not inventoried as a CUDA binary"
+        );
+        let predicted_fail = findings.iter().any(|f| {
+            f.severity == Severity::Error
+                && (f.rule == "GL001" || f.rule == "GL003")
+                && f.location
+                    .as_ref()
+                    .and_then(|l| l.path.as_deref())
+                    .is_some_and(|p| p.ends_with(&format!("/{bin}")))
+        });
+        assert_eq!(
+            !predicted_fail, ran_ok,
+            "{bin}: ran {run:?}, gpulint predicted failure = {predicted_fail}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 16);
 }

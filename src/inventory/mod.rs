@@ -170,7 +170,7 @@ pub struct OsPackage {
     pub manager: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Binary {
     pub path: String,
     pub layer: Option<usize>,
@@ -182,6 +182,13 @@ pub struct Binary {
     pub sass: Vec<ArchTarget>,
     /// PTX targets (cuobjdump --list-ptx set).
     pub ptx: Vec<ArchTarget>,
+    /// SASS in fatbins outside `.nv_fatbin` (e.g. cuFFT's `.ldata`): loaded by the library
+    /// itself through cuModuleLoadData. cuobjdump does not list these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub embedded_sass: Vec<ArchTarget>,
+    /// PTX in such self-loaded fatbins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub embedded_ptx: Vec<ArchTarget>,
     /// PTX ISA version of each PTX entry, "compute_90" → "8.8".
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ptx_isa: BTreeMap<String, String>,
@@ -206,3 +213,14 @@ pub struct LoaderConfig {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+impl Binary {
+    /// Whether the binary carries SASS or PTX that something would load (registered by the
+    /// runtime or loaded by the library itself); LTO-IR alone does not count.
+    pub fn has_loadable_code(&self) -> bool {
+        !(self.sass.is_empty()
+            && self.ptx.is_empty()
+            && self.embedded_sass.is_empty()
+            && self.embedded_ptx.is_empty())
+    }
+}

@@ -138,12 +138,20 @@ pub fn file_name(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
 
-/// Device-code targets of a binary that can run on `cc`.
+/// Device-code targets of a binary that can run on `cc`: what the CUDA runtime registers
+/// plus the fatbins the library loads itself.
 pub fn runnable_targets(b: &Binary, cc: ComputeCapability) -> (Vec<ArchTarget>, Vec<ArchTarget>) {
-    let sass: Vec<_> = b.sass.iter().copied().filter(|t| t.runs_on(cc)).collect();
+    let sass: Vec<_> = b
+        .sass
+        .iter()
+        .chain(b.embedded_sass.iter())
+        .copied()
+        .filter(|t| t.runs_on(cc))
+        .collect();
     let ptx: Vec<_> = b
         .ptx
         .iter()
+        .chain(b.embedded_ptx.iter())
         .copied()
         .filter(|t| t.kind == CodeKind::Ptx && t.runs_on(cc))
         .collect();

@@ -35,18 +35,18 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     for gpu in &target.gpus {
         let Some(cc) = gpu.cc else { continue };
         for b in ctx.inventory.binaries.iter().filter(|b| b.has_device_code) {
-            if b.sass.is_empty() && b.ptx.is_empty() {
+            if !b.has_loadable_code() {
                 continue; // only LTO-IR or unreadable: nothing the runtime would load
             }
             let (sass, ptx) = runnable_targets(b, cc);
             if sass.is_empty() && ptx.is_empty() {
                 out.push(
                     META.finding(format!(
-                        "/{} has no kernel image for {} (compute capability {cc}): it has SASS [{}] and PTX [{}]; the GPU needs SASS sm_{}y with y <= {} or PTX compute_XY with XY <= {}",
+                        "/{} has no kernel image for {} (compute capability {cc}): it has SASS [{}] and PTX [{}]; the GPU needs SASS sm_{}x with x <= {} or PTX compute_XY with XY <= {}",
                         b.path.trim_start_matches('/'),
                         gpu.name,
-                        list(&b.sass),
-                        list(&b.ptx),
+                        list(&[b.sass.clone(), b.embedded_sass.clone()].concat()),
+                        list(&[b.ptx.clone(), b.embedded_ptx.clone()].concat()),
                         cc.major,
                         cc.minor,
                         cc.sm(),

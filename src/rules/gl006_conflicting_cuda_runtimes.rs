@@ -78,18 +78,54 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             let shipped = resolve(inv, &own, needed);
             let loc = ctx.binary_location(b);
             match (&actual, &shipped) {
-                (None, _) => out.push(
-                    META.finding(format!(
-                        "/{} needs {needed}, which the loader finds nowhere in the image (searched {} directories)",
-                        b.path.trim_start_matches('/'),
-                        order.len()
-                    ))
-                    .with_location(loc)
-                    .with_help(format!("install the package that provides {needed} or add its directory to the binary's RUNPATH")),
-                ),
-                (Some((a, via)), Some((s, _))) if super::loader::norm(&a.path) != super::loader::norm(&s.path) => {
+                (None, _) => {
+                    let elsewhere = inv.cuda_libraries.iter().find(|l| {
+                        super::context::file_name(&l.path) == needed.as_str()
+                            || l.aliases
+                                .iter()
+                                .any(|a| super::context::file_name(a) == needed.as_str())
+                    });
+                    let py_ext =
+                        b.path.contains("/site-packages/") || b.path.contains("/dist-packages/");
+                    match elsewhere {
+                        // Python frameworks preload their CUDA libraries (torch loads
+                        // nvidia/*/lib by path; cupy through cuda-pathfinder); the loader then
+                        // matches the extension's NEEDED by soname. Verified on a real torch
+                        // + cupy venv on an H200.
+                        Some(_) if py_ext => {}
+                        Some(l) => out.push(
+                            META.finding(format!(
+                                "/{} needs {needed}; the image has it at /{} but not on the loader's search path, so it loads only if something preloads it",
+                                b.path.trim_start_matches('/'),
+                                l.path.trim_start_matches('/')
+                            ))
+                            .with_severity(Severity::Warning)
+                            .with_location(loc)
+                            .with_help(format!(
+                                "add /{} to LD_LIBRARY_PATH, /etc/ld.so.conf.d or the binary's RUNPATH",
+                                l.path.trim_start_matches('/').rsplit_once('/').map(|x| x.0).unwrap_or("")
+                            )),
+                        ),
+                        None => out.push(
+                            META.finding(format!(
+                                "/{} needs {needed}, which the loader finds nowhere in the image (searched {} directories)",
+                                b.path.trim_start_matches('/'),
+                                order.len()
+                            ))
+                            .with_location(loc)
+                            .with_help(format!("install the package that provides {needed} or add its directory to the binary's RUNPATH")),
+                        ),
+                    }
+                }
+                (Some((a, via)), Some((s, _)))
+                    if super::loader::norm(&a.path) != super::loader::norm(&s.path) =>
+                {
                     let differ = a.version != s.version;
-                    let sev = if differ { Severity::Error } else { Severity::Warning };
+                    let sev = if differ {
+                        Severity::Error
+                    } else {
+                        Severity::Warning
+                    };
                     out.push(
                         META.finding(format!(
                             "/{} ships with /{} ({}) but the loader picks /{} ({}) from {} {}",
@@ -99,11 +135,18 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                             a.path.trim_start_matches('/'),
                             a.version.as_deref().unwrap_or("version unknown"),
                             via.from,
-                            if via.dir.is_empty() { "/".to_string() } else { format!("/{}", via.dir) },
+                            if via.dir.is_empty() {
+                                "/".to_string()
+                            } else {
+                                format!("/{}", via.dir)
+                            },
                         ))
                         .with_severity(sev)
                         .with_location(loc)
-                        .with_help(format!("remove /{} from {} or install one CUDA stack", via.dir, via.from)),
+                        .with_help(format!(
+                            "remove /{} from {} or install one CUDA stack",
+                            via.dir, via.from
+                        )),
                     );
                 }
                 (Some((a, _)), None) if a.provider == LibraryProvider::Stub => out.push(

@@ -102,7 +102,7 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
         .inventory
         .binaries
         .iter()
-        .filter(|b| b.has_device_code && !(b.sass.is_empty() && b.ptx.is_empty()))
+        .filter(|b| b.has_device_code && b.has_loadable_code())
         .collect();
     let mut binaries = Vec::new();
     for b in &dev {
@@ -118,8 +118,18 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
         }
         binaries.push(BinaryRequirement {
             path: format!("/{}", b.path.trim_start_matches('/')),
-            sass: b.sass.iter().map(|t| t.to_string()).collect(),
-            ptx: b.ptx.iter().map(|t| t.to_string()).collect(),
+            sass: b
+                .sass
+                .iter()
+                .chain(b.embedded_sass.iter())
+                .map(|t| t.to_string())
+                .collect(),
+            ptx: b
+                .ptx
+                .iter()
+                .chain(b.embedded_ptx.iter())
+                .map(|t| t.to_string())
+                .collect(),
             native_on: native,
             jit_only_on: jit,
         });

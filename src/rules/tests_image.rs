@@ -220,3 +220,46 @@ fn require_cuda_and_platform() {
     let f = check_image(&inv, &m, &[target(&m, "H100", "550.54.14")]);
     assert!(codes(&f).is_empty(), "{f:?}");
 }
+
+#[test]
+fn self_loaded_fatbins_count_and_preloaded_python_deps_are_fine() {
+    // Seen on a real torch 2.11 + cupy venv on an H200: libcufft.so.12 (CUDA 13) registers
+    // one sm_75 fatbin in .nv_fatbin and keeps its kernels in 23,983 fatbins in .ldata that it
+    // loads itself; torchvision's _C.so needs libcudart.so.13 without a RUNPATH to it (torch
+    // preloads it). Both ran there.
+    let m = matrix();
+    let site = "opt/venv/lib/python3.12/site-packages";
+    let mut inv = Inventory::default();
+    let mut cufft = binary(
+        &format!("{site}/nvidia/cu13/lib/libcufft.so.12"),
+        &["sm_75"],
+        &[],
+    );
+    cufft.embedded_sass = ["sm_80", "sm_90", "sm_100", "sm_120"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    inv.binaries.push(cufft);
+    inv.cuda_libraries.push(lib(
+        &format!("{site}/nvidia/cu13/lib/libcudart.so.13"),
+        "cudart",
+        "13.0.96",
+        LibraryProvider::PipWheel,
+    ));
+    let mut tv = binary(&format!("{site}/torchvision/_C.so"), &["sm_90"], &[]);
+    tv.needed = vec!["libcudart.so.13".into()];
+    inv.binaries.push(tv);
+    let f = check_image(&inv, &m, &[target(&m, "NVIDIA H200", "580.159.04")]);
+    assert!(codes(&f).is_empty(), "{f:?}");
+    // The same extension outside site-packages, with the library off the search path: warn.
+    inv.binaries[1].path = "usr/local/bin/app".into();
+    let f = check_image(&inv, &m, &[target(&m, "NVIDIA H200", "580.159.04")]);
+    assert_eq!(codes(&f), vec!["GL006"], "{f:?}");
+    // And a GPU the self-loaded code lacks still fails.
+    let f = check_image(&inv, &m, &[target(&m, "V100", "580.159.04")]);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "GL001" && f.message.contains("libcufft")),
+        "{f:?}"
+    );
+}

@@ -38,6 +38,7 @@ pub fn binary(path: &str, sass: &[&str], ptx: &[(&str, &str)]) -> Binary {
         compression: vec![],
         has_device_code: !(sass.is_empty() && ptx.is_empty()),
         warnings: vec![],
+        ..Default::default()
     }
 }
 
