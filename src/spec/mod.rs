@@ -41,21 +41,30 @@ pub struct CommandContext {
     /// Targets from `--gpu/--driver/--host/--fleet` or the config; empty = target-independent.
     pub targets: Vec<Target>,
     pub config: Config,
-    /// Compatibility facts (the matrix handle).
-    pub facts: Box<dyn Facts>,
+    /// Compatibility facts over the command's matrix.
+    pub facts: facts::SpecFacts,
     /// Paths in findings are shown relative to this directory.
     pub cwd: PathBuf,
 }
 
 impl CommandContext {
-    /// A context with the embedded facts, the given targets and config.
-    pub fn new(targets: Vec<Target>, config: Config) -> anyhow::Result<CommandContext> {
+    /// A context over `matrix` (the command's, with `--matrices` overrides), the given
+    /// targets and config.
+    pub fn new(
+        targets: Vec<Target>,
+        config: Config,
+        matrix: crate::matrix::Matrix,
+    ) -> anyhow::Result<CommandContext> {
         Ok(CommandContext {
             targets,
             config,
-            facts: Box::new(facts::SpecFacts::load()?),
+            facts: facts::SpecFacts::new(matrix)?,
             cwd: std::env::current_dir().unwrap_or_default(),
         })
+    }
+    /// The compatibility matrix behind the facts.
+    pub fn matrix(&self) -> &crate::matrix::Matrix {
+        self.facts.matrix()
     }
     fn display(&self, p: &Path) -> String {
         let s = p.strip_prefix(&self.cwd).unwrap_or(p);
@@ -136,7 +145,7 @@ fn error_finding(file: &str, e: &SpecError) -> Finding {
 fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding> {
     let rc = RuleCtx {
         targets: &ctx.targets,
-        facts: ctx.facts.as_ref(),
+        facts: &ctx.facts,
     };
     let mut out = Vec::new();
     for (meta, check) in spec_list::spec_checks() {
@@ -173,7 +182,7 @@ pub fn analyze_dockerfile(
     opts: &BuildOptions,
     ctx: &CommandContext,
 ) -> Vec<Finding> {
-    let bf = build::analyze(file, text, opts, ctx.facts.as_ref());
+    let bf = build::analyze(file, text, opts, &ctx.facts);
     let mut out: Vec<Finding> = bf.errors.iter().map(|e| error_finding(file, e)).collect();
     out.extend(run_checks(&Subject::Dockerfile(&bf), ctx));
     out
@@ -242,7 +251,7 @@ fn dockerfile_is_gpu(ctx: &CommandContext, context: &Path, df: &Path) -> Option<
             context: Some(context.to_path_buf()),
             ..Default::default()
         },
-        ctx.facts.as_ref(),
+        &ctx.facts,
     );
     let last = bf.stages.last()?;
     if last.info.is_gpu() {
@@ -641,7 +650,12 @@ pub(crate) mod testutil {
     use crate::target::TargetGpu;
 
     pub(crate) fn ctx(targets: Vec<Target>) -> CommandContext {
-        CommandContext::new(targets, Config::default()).unwrap()
+        CommandContext::new(
+            targets,
+            Config::default(),
+            crate::matrix::Matrix::embedded().unwrap(),
+        )
+        .unwrap()
     }
 
     /// A target with GPUs given by compute capability (`"9.0"`), one each.
