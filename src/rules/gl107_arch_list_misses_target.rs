@@ -159,27 +159,64 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             }
         }
     }
-    for t in cx.targets {
-        for cc in t.capabilities() {
-            for (what, l, pos) in &lists {
-                if !l.iter().any(|a| a.runs_on(cc)) {
-                    let gpu = t
-                        .gpus
-                        .iter()
-                        .find(|g| g.cc == Some(cc))
-                        .map(|g| g.name.clone())
-                        .unwrap_or_default();
-                    out.push(
-                        META.finding(format!(
-                            "`{what}` builds no code that runs on {gpu} (compute capability {cc}): its kernels fail with 'no kernel image is available'"
-                        ))
-                        .with_target(t.name.clone())
-                        .with_location(loc(&bf.file, *pos))
-                        .with_help(format!("add {cc} to the list, or end it with +PTX for forward compatibility")),
-                    );
+    // Several built stages may share one instruction (inherited ENV): judge it once.
+    let mut seen = std::collections::BTreeSet::new();
+    lists.retain(|(what, _, pos)| seen.insert((what.clone(), pos.line, pos.col)));
+    // One finding per list (stage / instruction), naming every target GPU it misses: a
+    // per-architecture build (one stage per GPU generation) is one finding per stage, not
+    // one per stage and GPU.
+    for (what, l, pos) in &lists {
+        let mut missed: Vec<(String, String)> = Vec::new(); // (target, "GPU (compute capability X)")
+        for t in cx.targets {
+            for cc in t.capabilities() {
+                if l.iter().any(|a| a.runs_on(cc)) {
+                    continue;
+                }
+                let gpu = t
+                    .gpus
+                    .iter()
+                    .find(|g| g.cc == Some(cc))
+                    .map(|g| g.name.clone())
+                    .unwrap_or_default();
+                let gpu = if cx.targets.len() > 1 && !gpu.is_empty() && gpu != t.name {
+                    format!("{gpu} ({}, compute capability {cc})", t.name)
+                } else {
+                    format!("{gpu} (compute capability {cc})")
+                };
+                if !missed.iter().any(|(tn, g)| *tn == t.name && *g == gpu) {
+                    missed.push((t.name.clone(), gpu));
                 }
             }
         }
+        if missed.is_empty() {
+            continue;
+        }
+        let mut ccs: Vec<crate::arch::ComputeCapability> = cx
+            .targets
+            .iter()
+            .flat_map(|t| t.capabilities())
+            .filter(|cc| !l.iter().any(|a| a.runs_on(*cc)))
+            .collect();
+        ccs.sort();
+        ccs.dedup();
+        let ccs: Vec<String> = ccs.iter().map(|c| c.to_string()).collect();
+        let gpus: Vec<&str> = missed.iter().map(|(_, g)| g.as_str()).collect();
+        let mut f = META
+            .finding(format!(
+                "`{what}` builds no code that runs on {}: its kernels fail with 'no kernel image is available'",
+                gpus.join(", ")
+            ))
+            .with_location(loc(&bf.file, *pos))
+            .with_help(format!(
+                "add {} to the list, or end it with +PTX for forward compatibility",
+                ccs.join(", ")
+            ));
+        let mut targets: Vec<&str> = missed.iter().map(|(t, _)| t.as_str()).collect();
+        targets.dedup();
+        if let [one] = targets.as_slice() {
+            f = f.with_target(one.to_string());
+        }
+        out.push(f);
     }
     out
 }
@@ -213,8 +250,41 @@ mod tests {
             .collect();
         lines.sort();
         assert_eq!(lines, vec![2, 3], "{f:?}");
+        assert!(f[0].message.contains("9.0") && !f[0].message.contains("8.0 ("));
         let ptx = "FROM x\nENV TORCH_CUDA_ARCH_LIST=\"8.0 8.6+PTX\"\n";
         assert!(dockerfile(ptx, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
+    }
+
+    /// One stage per GPU generation against a mixed fleet: one finding per stage, naming
+    /// every GPU it misses, not one per stage and GPU.
+    #[test]
+    fn per_architecture_stages_collapse() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS base\n\
+FROM base AS a100\nRUN nvcc -gencode arch=compute_80,code=sm_80 k.cu\n\
+FROM base AS h100\nRUN nvcc -gencode arch=compute_90,code=sm_90 k.cu\n\
+FROM base\nCOPY --from=a100 /k /a\nCOPY --from=h100 /k /h\n";
+        let fleet = vec![
+            target("t4", &["7.5"], None),
+            target("a100", &["8.0"], None),
+            target("h100", &["9.0"], None),
+        ];
+        let f = dockerfile(t, "GL107", fleet);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        let a = f
+            .iter()
+            .find(|x| x.location.as_ref().unwrap().line == Some(3))
+            .unwrap();
+        assert!(
+            a.message.contains("7.5") && a.message.contains("9.0"),
+            "{}",
+            a.message
+        );
+        assert!(!a.message.contains("8.0,"), "{}", a.message);
+        assert_eq!(a.target, None, "several targets");
+        // One target: the finding carries it.
+        let f = dockerfile(t, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].target.as_deref(), Some("h100"));
     }
 
     #[test]
