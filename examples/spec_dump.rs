@@ -46,7 +46,11 @@ fn main() -> anyhow::Result<()> {
                 });
                 rest = &rest[2..];
             }
-            let ctx = CommandContext::new(targets, Default::default())?;
+            let ctx = CommandContext::new(
+                targets,
+                Default::default(),
+                gpulint::matrix::Matrix::embedded()?,
+            )?;
             for a in rest {
                 let (kind, file) = a.split_once(':').unwrap_or(("auto", a));
                 let p = Path::new(file);

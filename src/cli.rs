@@ -74,6 +74,14 @@ pub struct SpecCmd<A: clap::Args> {
     /// the user config).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Also run the image checks on the images that docker run lines, compose services and
+    /// Kubernetes workloads name (not images a build would produce), against the targets or
+    /// a Kubernetes `nvidia.com/gpu.product` nodeSelector.
+    #[arg(long)]
+    pub scan_images: bool,
+    /// How to open the images for --scan-images.
+    #[command(flatten)]
+    pub source: crate::source::live::SourceArgs,
 }
 
 #[derive(Debug, Args)]

@@ -11,7 +11,12 @@ fn realworld_corpus_never_panics() {
         eprintln!("skipping: {} not present", root.display());
         return;
     }
-    let ctx = CommandContext::new(Vec::new(), Default::default()).unwrap();
+    let ctx = CommandContext::new(
+        Vec::new(),
+        Default::default(),
+        gpulint::matrix::Matrix::embedded().unwrap(),
+    )
+    .unwrap();
     let mut n = 0;
     for e in walkdir::WalkDir::new(&root).into_iter().flatten() {
         if !e.file_type().is_file() {
@@ -43,7 +48,12 @@ fn realworld_corpus_never_panics() {
 #[test]
 fn seed_fixtures_through_the_commands() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/spec");
-    let ctx = CommandContext::new(Vec::new(), Default::default()).unwrap();
+    let ctx = CommandContext::new(
+        Vec::new(),
+        Default::default(),
+        gpulint::matrix::Matrix::embedded().unwrap(),
+    )
+    .unwrap();
     let f = spec::cmd_dockerfile(
         &spec::DockerfileArgs {
             paths: vec![dir.join("seed.Dockerfile")],

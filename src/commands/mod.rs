@@ -280,7 +280,12 @@ fn spec<A: clap::Args>(c: &SpecCmd<A>, what: &str, run: SpecFn<A>) -> anyhow::Re
         targets = config_targets(&config, &matrix)?;
     }
     let fail_on = c.fail_on.or(config.fail_on).unwrap_or(Severity::Error);
-    let ctx = crate::spec::CommandContext::new(targets, config)?;
+    let mut ctx = crate::spec::CommandContext::new(targets, config, matrix)?;
+    if c.scan_images {
+        ctx.scan_images = Some(crate::spec::scan_images::ImageScan::new(
+            crate::scan::ScanOptions::from_args(&c.source)?,
+        ));
+    }
     let mut report = Report::new(what.to_string());
     report.targets = ctx.targets.iter().map(|t| t.name.clone()).collect();
     report.findings = run(&c.args, &ctx)?;

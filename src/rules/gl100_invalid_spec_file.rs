@@ -25,7 +25,12 @@ mod tests {
 
     #[test]
     fn located_parse_errors() {
-        let ctx = CommandContext::new(vec![], Default::default()).unwrap();
+        let ctx = CommandContext::new(
+            vec![],
+            Default::default(),
+            crate::matrix::Matrix::embedded().unwrap(),
+        )
+        .unwrap();
         let f = analyze_dockerfile(
             "Dockerfile",
             "FROM x\nRUN <<EOF\necho\n",

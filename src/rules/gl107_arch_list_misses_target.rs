@@ -100,11 +100,15 @@ fn gencode_targets(words: &[&str]) -> Vec<ArchTarget> {
     out
 }
 
+/// One arch list of a group, and where it is.
+type Member<'a> = (&'a [ArchTarget], Pos);
+
 pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     let Subject::Dockerfile(bf) = s else {
         return Vec::new();
     };
-    let mut lists: Vec<(String, Vec<ArchTarget>, Pos)> = Vec::new();
+    // (what, list, where, the instruction it belongs to)
+    let mut lists: Vec<(String, Vec<ArchTarget>, Pos, Pos)> = Vec::new();
     let mut out = Vec::new();
     for st in bf.built_stages() {
         for e in &st.envs {
@@ -131,7 +135,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 }
                 Some(v) if !e.unresolved => {
                     if let Some(l) = parse_arch_list(v, cx.facts) {
-                        lists.push((format!("{}={v}", e.name), l, e.pos));
+                        lists.push((format!("{}={v}", e.name), l, e.pos, e.pos));
                     }
                 }
                 _ => {}
@@ -141,7 +145,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             for (k, v) in &c.assigns {
                 if k == "TORCH_CUDA_ARCH_LIST" {
                     if let Some(l) = parse_arch_list(v, cx.facts) {
-                        lists.push((format!("{k}={v}"), l, c.pos));
+                        lists.push((format!("{k}={v}"), l, c.pos, c.pos));
                     }
                 }
             }
@@ -149,37 +153,101 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             for w in &c.words {
                 if let Some(v) = w.text.strip_prefix("-DCMAKE_CUDA_ARCHITECTURES=") {
                     if let Some(l) = parse_arch_list(v, cx.facts) {
-                        lists.push((w.text.clone(), l, w.pos));
+                        lists.push((w.text.clone(), l, w.pos, w.pos));
                     }
                 }
             }
             let g = gencode_targets(&words);
             if !g.is_empty() {
-                lists.push(("-gencode flags".into(), g, c.pos));
+                lists.push(("-gencode flags".into(), g, c.pos, c.run));
             }
         }
     }
-    for t in cx.targets {
-        for cc in t.capabilities() {
-            for (what, l, pos) in &lists {
-                if !l.iter().any(|a| a.runs_on(cc)) {
-                    let gpu = t
-                        .gpus
-                        .iter()
-                        .find(|g| g.cc == Some(cc))
-                        .map(|g| g.name.clone())
-                        .unwrap_or_default();
-                    out.push(
-                        META.finding(format!(
-                            "`{what}` builds no code that runs on {gpu} (compute capability {cc}): its kernels fail with 'no kernel image is available'"
-                        ))
-                        .with_target(t.name.clone())
-                        .with_location(loc(&bf.file, *pos))
-                        .with_help(format!("add {cc} to the list, or end it with +PTX for forward compatibility")),
-                    );
+    // Several built stages may share one instruction (inherited ENV): judge it once.
+    let mut seen = std::collections::BTreeSet::new();
+    lists.retain(|(what, _, pos, _)| seen.insert((what.clone(), pos.line, pos.col)));
+    // One finding per instruction: all `-gencode` commands of one RUN (e.g. the branches of
+    // an `if` on a build arg, one per GPU generation) together, naming every target GPU one
+    // of them misses; not one finding per command and GPU.
+    let mut groups: Vec<(String, Pos, Vec<Member>)> = Vec::new();
+    for (what, l, pos, group) in &lists {
+        match groups
+            .iter_mut()
+            .find(|(w, g, _)| w == what && g.line == group.line && g.col == group.col)
+        {
+            Some((_, _, v)) => v.push((l, *pos)),
+            None => groups.push((what.clone(), *group, vec![(l, *pos)])),
+        }
+    }
+    for (what, _, members) in &groups {
+        let misses = |l: &[ArchTarget], cc| !l.iter().any(|a| a.runs_on(cc));
+        let offending: Vec<&Member> = members
+            .iter()
+            .filter(|(l, _)| {
+                cx.targets
+                    .iter()
+                    .flat_map(|t| t.capabilities())
+                    .any(|cc| misses(l, cc))
+            })
+            .collect();
+        let Some((_, first)) = offending.first() else {
+            continue;
+        };
+        let mut missed: Vec<(String, String)> = Vec::new(); // (target, "GPU (compute capability X)")
+        let mut ccs: Vec<crate::arch::ComputeCapability> = Vec::new();
+        for t in cx.targets {
+            for cc in t.capabilities() {
+                if !offending.iter().any(|(l, _)| misses(l, cc)) {
+                    continue;
+                }
+                ccs.push(cc);
+                let gpu = t
+                    .gpus
+                    .iter()
+                    .find(|g| g.cc == Some(cc))
+                    .map(|g| g.name.clone())
+                    .unwrap_or_default();
+                let gpu = if cx.targets.len() > 1 && !gpu.is_empty() && gpu != t.name {
+                    format!("{gpu} ({}, compute capability {cc})", t.name)
+                } else {
+                    format!("{gpu} (compute capability {cc})")
+                };
+                if !missed.iter().any(|(tn, g)| *tn == t.name && *g == gpu) {
+                    missed.push((t.name.clone(), gpu));
                 }
             }
         }
+        ccs.sort();
+        ccs.dedup();
+        let ccs: Vec<String> = ccs.iter().map(|c| c.to_string()).collect();
+        let gpus: Vec<&str> = missed.iter().map(|(_, g)| g.as_str()).collect();
+        let subject = if offending.len() > 1 {
+            let lines: Vec<String> = offending.iter().map(|(_, p)| p.line.to_string()).collect();
+            format!(
+                "`{what}` in {} commands of this instruction (lines {}): at least one of them builds",
+                offending.len(),
+                lines.join(", ")
+            )
+        } else {
+            format!("`{what}` builds")
+        };
+        let mut f = META
+            .finding(format!(
+                "{subject} no code that runs on {}: {} kernels fail with 'no kernel image is available'",
+                gpus.join(", "),
+                if offending.len() > 1 { "such" } else { "its" }
+            ))
+            .with_location(loc(&bf.file, *first))
+            .with_help(format!(
+                "add {} to the list, or end it with +PTX for forward compatibility",
+                ccs.join(", ")
+            ));
+        let mut targets: Vec<&str> = missed.iter().map(|(t, _)| t.as_str()).collect();
+        targets.dedup();
+        if let [one] = targets.as_slice() {
+            f = f.with_target(one.to_string());
+        }
+        out.push(f);
     }
     out
 }
@@ -213,8 +281,63 @@ mod tests {
             .collect();
         lines.sort();
         assert_eq!(lines, vec![2, 3], "{f:?}");
+        assert!(f[0].message.contains("9.0") && !f[0].message.contains("8.0 ("));
         let ptx = "FROM x\nENV TORCH_CUDA_ARCH_LIST=\"8.0 8.6+PTX\"\n";
         assert!(dockerfile(ptx, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
+    }
+
+    /// One stage per GPU generation against a mixed fleet: one finding per stage, naming
+    /// every GPU it misses, not one per stage and GPU.
+    #[test]
+    fn per_architecture_stages_collapse() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS base\n\
+FROM base AS a100\nRUN nvcc -gencode arch=compute_80,code=sm_80 k.cu\n\
+FROM base AS h100\nRUN nvcc -gencode arch=compute_90,code=sm_90 k.cu\n\
+FROM base\nCOPY --from=a100 /k /a\nCOPY --from=h100 /k /h\n";
+        let fleet = vec![
+            target("t4", &["7.5"], None),
+            target("a100", &["8.0"], None),
+            target("h100", &["9.0"], None),
+        ];
+        let f = dockerfile(t, "GL107", fleet);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        let a = f
+            .iter()
+            .find(|x| x.location.as_ref().unwrap().line == Some(3))
+            .unwrap();
+        assert!(
+            a.message.contains("7.5") && a.message.contains("9.0"),
+            "{}",
+            a.message
+        );
+        assert!(!a.message.contains("8.0,"), "{}", a.message);
+        assert_eq!(a.target, None, "several targets");
+        // One target: the finding carries it.
+        let f = dockerfile(t, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].target.as_deref(), Some("h100"));
+    }
+
+    /// `if`/`elif` branches of one RUN, one per GPU generation: one finding for the RUN.
+    #[test]
+    fn branches_of_one_run_collapse() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nARG CAP=80\n\
+RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n\
+    elif [ $CAP -eq 90 ]; then nvcc -gencode arch=compute_90,code=sm_90 k.cu; \\\n\
+    else exit 1; fi\n";
+        let f = dockerfile(
+            t,
+            "GL107",
+            vec![target("fleet", &["7.5", "8.0", "9.0"], None)],
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(f[0].message.contains("2 commands"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("7.5") && f[0].message.contains("9.0"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
     }
 
     #[test]

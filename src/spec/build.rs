@@ -400,7 +400,8 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                     let cmds = shell::parse_script(&text, &mut vars);
                     let mut vars2 = stage_vars.clone();
                     for c in &cmds {
-                        let l = LCmd::from_shell(c, &vars2, &|o| map.pos(o));
+                        let mut l = LCmd::from_shell(c, &vars2, &|o| map.pos(o));
+                        l.run = ins.pos();
                         // Track assignments and exports for later commands of the same RUN.
                         if c.words.is_empty() {
                             for (k, v) in &c.assigns {

@@ -343,6 +343,7 @@ fn service_spec(
         rs.image = Some(img);
     }
     if let Some(b) = svc.get("build") {
+        rs.build = true;
         let (ctx, df) = match b {
             Value::String(c) => (c.clone(), "Dockerfile".to_string()),
             Value::Mapping(m) => (

@@ -1,10 +1,11 @@
 //! Compatibility facts the spec rules need, behind one trait ([`Facts`]) so that rule code
-//! never holds a version table. [`SpecFacts`] reads the embedded `matrices/cuda-images.toml`
-//! (facts only these rules use) and `matrices/spec-interim.toml` (driver / torch / NGC facts
-//! that the shared `Matrix` / `TorchMatrix` will provide; rewire [`SpecFacts::load`] to them
-//! once they are on main).
+//! never holds a version table. [`SpecFacts`] answers driver, minor-version, NGC and torch
+//! questions from the shared [`Matrix`] (so `--matrices DIR` overrides apply), and the facts
+//! only these rules use (EOL image series and OSes, device nodes, named arch lists, repos
+//! without `latest`) from the embedded `matrices/cuda-images.toml`.
 
 use crate::arch::ComputeCapability;
+use crate::matrix::Matrix;
 use crate::version::{CudaVersion, DriverVersion};
 use serde::Deserialize;
 
@@ -34,43 +35,6 @@ pub trait Facts: Send + Sync {
     fn arch_name(&self, name: &str) -> Option<String>;
     /// Image repositories without a `latest` tag.
     fn has_no_latest_tag(&self, repo: &str) -> Option<Sourced<()>>;
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CudaDriverRow {
-    cuda: String,
-    min_driver: String,
-    source: String,
-}
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MinorCompatRow {
-    major: u32,
-    min_driver: String,
-    source: String,
-}
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TorchRow {
-    torch: String,
-    cuda: String,
-    source: String,
-}
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NgcRow {
-    tag: String,
-    cuda: String,
-    source: String,
-}
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Interim {
-    cuda_driver: Vec<CudaDriverRow>,
-    minor_compat: Vec<MinorCompatRow>,
-    torch_pypi_default: Vec<TorchRow>,
-    ngc_pytorch: Vec<NgcRow>,
 }
 
 #[derive(Deserialize)]
@@ -117,85 +81,67 @@ struct Images {
     no_latest_tag: Vec<RepoRow>,
 }
 
-pub const INTERIM_TOML: &str = include_str!("../../matrices/spec-interim.toml");
 pub const IMAGES_TOML: &str = include_str!("../../matrices/cuda-images.toml");
 
-/// The embedded tables.
+/// The shared matrix plus the embedded spec-only tables.
 pub struct SpecFacts {
-    interim: Interim,
+    matrix: Matrix,
     images: Images,
 }
 
 impl SpecFacts {
-    pub fn load() -> anyhow::Result<SpecFacts> {
+    /// Facts over `matrix` (the one the command loaded, with its overrides).
+    pub fn new(matrix: Matrix) -> anyhow::Result<SpecFacts> {
         Ok(SpecFacts {
-            interim: toml::from_str(INTERIM_TOML)
-                .map_err(|e| anyhow::anyhow!("matrices/spec-interim.toml: {e}"))?,
+            matrix,
             images: toml::from_str(IMAGES_TOML)
                 .map_err(|e| anyhow::anyhow!("matrices/cuda-images.toml: {e}"))?,
         })
     }
-}
 
-fn torch_minor(v: &str) -> Option<String> {
-    let core = v.split('+').next()?;
-    let mut it = core.split('.');
-    let a = it.next()?;
-    let b: String = it
-        .next()?
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    if a.is_empty() || b.is_empty() || !a.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
+    /// Facts over the built-in matrices.
+    pub fn load() -> anyhow::Result<SpecFacts> {
+        Self::new(Matrix::embedded()?)
     }
-    Some(format!("{a}.{b}"))
+
+    pub fn matrix(&self) -> &Matrix {
+        &self.matrix
+    }
 }
 
 impl Facts for SpecFacts {
     fn cuda_min_driver(&self, cuda: CudaVersion) -> Option<Sourced<DriverVersion>> {
-        self.interim.cuda_driver.iter().find_map(|r| {
-            let v: CudaVersion = r.cuda.parse().ok()?;
-            if v.same_release(&cuda) {
-                Some(Sourced {
-                    value: r.min_driver.parse().ok()?,
-                    source: r.source.clone(),
-                })
-            } else {
-                None
-            }
+        // The driver a CUDA release needs is its GA row's: patch versions found in tags
+        // and images are component versions, not update numbers.
+        let req = self
+            .matrix
+            .cuda_min_driver(&CudaVersion::new(cuda.major, cuda.minor))?;
+        Some(Sourced {
+            value: req.linux?,
+            source: req.source,
         })
     }
     fn minor_compat_floor(&self, major: u32) -> Option<Sourced<DriverVersion>> {
-        self.interim.minor_compat.iter().find_map(|r| {
-            (r.major == major).then(|| {
-                r.min_driver.parse().ok().map(|value| Sourced {
-                    value,
-                    source: r.source.clone(),
-                })
-            })?
-        })
+        self.matrix
+            .minor_compat_floor(major)
+            .map(|(value, source)| Sourced { value, source })
     }
     fn torch_pypi_default(&self, torch_version: &str) -> Option<Sourced<CudaVersion>> {
-        let mm = torch_minor(torch_version)?;
-        self.interim.torch_pypi_default.iter().find_map(|r| {
-            (r.torch == mm).then(|| {
-                r.cuda.parse().ok().map(|value| Sourced {
-                    value,
-                    source: r.source.clone(),
-                })
-            })?
+        let rel = self.matrix.torch().release(torch_version)?;
+        let value = match rel.pypi_default_variant() {
+            Some(v) => v.cuda,
+            None => CudaVersion::from_cu_tag(rel.pypi_default.as_deref()?)?,
+        };
+        Some(Sourced {
+            value,
+            source: rel.source.clone(),
         })
     }
     fn ngc_pytorch_cuda(&self, tag: &str) -> Option<Sourced<CudaVersion>> {
         let yymm = tag.split('-').next()?;
-        self.interim.ngc_pytorch.iter().find_map(|r| {
-            (r.tag == yymm).then(|| {
-                r.cuda.parse().ok().map(|value| Sourced {
-                    value,
-                    source: r.source.clone(),
-                })
-            })?
+        self.matrix.ngc_pytorch(yymm).map(|c| Sourced {
+            value: c.cuda,
+            source: c.source.clone(),
         })
     }
     fn cuda_eol(&self, cuda: CudaVersion) -> Option<Sourced<String>> {
@@ -262,34 +208,38 @@ mod tests {
             CudaVersion::new(12, 1)
         );
         assert_eq!(
+            f.torch_pypi_default("2.8.0").unwrap().value,
+            CudaVersion::new(12, 8)
+        );
+        // The GA row answers, whatever the patch.
+        assert_eq!(
             f.cuda_min_driver("12.1.1".parse().unwrap())
                 .unwrap()
                 .value
                 .to_string(),
             "530.30.02"
         );
+        assert_eq!(
+            f.minor_compat_floor(12).unwrap().value.to_string(),
+            "525.60.13"
+        );
         assert!(f.cuda_eol("10.1".parse().unwrap()).is_some());
         assert!(f.cuda_eol("11.8".parse().unwrap()).is_none());
         assert!(f.os_eol("Ubuntu18.04").is_some());
         assert_eq!(f.arch_name("Ampere").as_deref(), Some("8.0;8.6+PTX"));
-        assert!(f.ngc_pytorch_cuda("25.06-py3").is_some());
+        assert_eq!(
+            f.ngc_pytorch_cuda("24.05-py3").unwrap().value,
+            "12.4.1".parse::<CudaVersion>().unwrap()
+        );
     }
 
     #[test]
-    fn every_row_has_a_source_and_versions_parse() {
+    fn every_row_has_a_source() {
         let f = SpecFacts::load().unwrap();
-        for r in &f.interim.cuda_driver {
-            assert!(r.source.starts_with("https://"));
-            r.cuda.parse::<CudaVersion>().unwrap();
-            r.min_driver.parse::<DriverVersion>().unwrap();
-        }
-        let mut prev = CudaVersion::new(0, 0);
-        for r in &f.interim.cuda_driver {
-            let v: CudaVersion = r.cuda.parse().unwrap();
-            assert!(v > prev, "cuda_driver not sorted at {}", r.cuda);
-            prev = v;
-        }
         for r in &f.images.os_eol {
+            assert!(r.source.starts_with("https://"));
+        }
+        for r in &f.images.cuda_eol {
             assert!(r.source.starts_with("https://"));
         }
     }

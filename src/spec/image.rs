@@ -280,9 +280,13 @@ mod tests {
         let i = info("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-devel");
         assert_eq!(i.torch.as_deref(), Some("2.6.0"));
         assert_eq!(i.cuda, Some(CudaVersion::new(12, 4)));
+        let i = info("nvcr.io/nvidia/pytorch:24.05-py3");
+        assert_eq!(i.kind, ImageKind::NgcPyTorch);
+        assert_eq!(i.cuda, Some("12.4.1".parse().unwrap()));
+        // A release the NGC matrix does not hold: known kind, unknown CUDA (never guessed).
         let i = info("nvcr.io/nvidia/pytorch:25.06-py3");
         assert_eq!(i.kind, ImageKind::NgcPyTorch);
-        assert!(i.cuda.is_some());
+        assert_eq!(i.cuda, None);
         let i = info("axolotlai/axolotl-cloud:main-py3.11-cu124-2.6.0");
         assert_eq!(i.cuda, Some(CudaVersion::new(12, 4)));
         let i = info("gpuci/miniconda-cuda:11.3-devel-ubuntu18.04");

@@ -168,9 +168,13 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
     }
     let runtime_class = pod.get("runtimeClassName").and_then(s);
     let mut gpu_sched: Option<String> = None;
+    let mut gpu_product: Option<String> = None;
     if let Some(ns) = pod.get("nodeSelector").and_then(|n| n.as_mapping()) {
         for (k, v) in ns {
             let k = k.as_str().unwrap_or("");
+            if k == "nvidia.com/gpu.product" {
+                gpu_product = s(v).filter(|p| !p.is_empty());
+            }
             if is_gpu_label(k) {
                 gpu_sched = Some(format!("{k}={}", s(v).unwrap_or_default()));
             }
@@ -233,6 +237,7 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
         );
         rs.image_pos = at("image");
         rs.image = image.clone();
+        rs.gpu_product = gpu_product.clone();
         if let Some(rc) = &runtime_class {
             rs.runtime_class = Some((rc.clone(), y.key(all, "runtimeClassName").unwrap_or(cpos)));
         }

@@ -19,6 +19,7 @@ pub mod image;
 pub mod k8s;
 pub mod pkg;
 pub mod runspec;
+pub mod scan_images;
 pub mod shell;
 pub mod torch;
 pub mod yamlloc;
@@ -41,21 +42,33 @@ pub struct CommandContext {
     /// Targets from `--gpu/--driver/--host/--fleet` or the config; empty = target-independent.
     pub targets: Vec<Target>,
     pub config: Config,
-    /// Compatibility facts (the matrix handle).
-    pub facts: Box<dyn Facts>,
+    /// Compatibility facts over the command's matrix.
+    pub facts: facts::SpecFacts,
     /// Paths in findings are shown relative to this directory.
     pub cwd: PathBuf,
+    /// `--scan-images`: run the image checks on images run configurations name.
+    pub scan_images: Option<scan_images::ImageScan>,
 }
 
 impl CommandContext {
-    /// A context with the embedded facts, the given targets and config.
-    pub fn new(targets: Vec<Target>, config: Config) -> anyhow::Result<CommandContext> {
+    /// A context over `matrix` (the command's, with `--matrices` overrides), the given
+    /// targets and config.
+    pub fn new(
+        targets: Vec<Target>,
+        config: Config,
+        matrix: crate::matrix::Matrix,
+    ) -> anyhow::Result<CommandContext> {
         Ok(CommandContext {
             targets,
             config,
-            facts: Box::new(facts::SpecFacts::load()?),
+            facts: facts::SpecFacts::new(matrix)?,
             cwd: std::env::current_dir().unwrap_or_default(),
+            scan_images: None,
         })
+    }
+    /// The compatibility matrix behind the facts.
+    pub fn matrix(&self) -> &crate::matrix::Matrix {
+        self.facts.matrix()
     }
     fn display(&self, p: &Path) -> String {
         let s = p.strip_prefix(&self.cwd).unwrap_or(p);
@@ -136,7 +149,7 @@ fn error_finding(file: &str, e: &SpecError) -> Finding {
 fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding> {
     let rc = RuleCtx {
         targets: &ctx.targets,
-        facts: ctx.facts.as_ref(),
+        facts: &ctx.facts,
     };
     let mut out = Vec::new();
     for (meta, check) in spec_list::spec_checks() {
@@ -145,6 +158,14 @@ fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding> {
         }
         out.extend(check(subject, &rc));
     }
+    out
+}
+
+/// The GL1xx checks on run specs, plus the image checks on the images they name when
+/// `--scan-images` is on.
+fn runs_checks(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
+    let mut out = run_checks(&Subject::Runs(specs), ctx);
+    out.extend(scan_images::findings(specs, ctx));
     out
 }
 
@@ -173,7 +194,7 @@ pub fn analyze_dockerfile(
     opts: &BuildOptions,
     ctx: &CommandContext,
 ) -> Vec<Finding> {
-    let bf = build::analyze(file, text, opts, ctx.facts.as_ref());
+    let bf = build::analyze(file, text, opts, &ctx.facts);
     let mut out: Vec<Finding> = bf.errors.iter().map(|e| error_finding(file, e)).collect();
     out.extend(run_checks(&Subject::Dockerfile(&bf), ctx));
     out
@@ -242,7 +263,7 @@ fn dockerfile_is_gpu(ctx: &CommandContext, context: &Path, df: &Path) -> Option<
             context: Some(context.to_path_buf()),
             ..Default::default()
         },
-        ctx.facts.as_ref(),
+        &ctx.facts,
     );
     let last = bf.stages.last()?;
     if last.info.is_gpu() {
@@ -272,7 +293,7 @@ fn compose_findings(
 ) -> (Vec<Finding>, Vec<FileText>) {
     let (specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
     let mut out: Vec<Finding> = errors.iter().map(|(f, e)| error_finding(f, e)).collect();
-    out.extend(run_checks(&Subject::Runs(&specs), ctx));
+    out.extend(runs_checks(&specs, ctx));
     let texts = files
         .iter()
         .filter_map(|(d, p)| {
@@ -309,7 +330,7 @@ pub fn cmd_compose(args: &ComposeArgs, ctx: &CommandContext) -> anyhow::Result<V
 fn k8s_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let (specs, errors) = k8s::parse(file, text);
     let mut out: Vec<Finding> = errors.iter().map(|e| error_finding(file, e)).collect();
-    out.extend(run_checks(&Subject::Runs(&specs), ctx));
+    out.extend(runs_checks(&specs, ctx));
     out
 }
 
@@ -332,7 +353,11 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
 fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let md = file.ends_with(".md") || file.ends_with(".mdx") || file.ends_with(".markdown");
     let specs = runspec::scan_script(file, text, md);
-    run_checks(&Subject::Runs(&specs), ctx)
+    if md {
+        // Documentation examples (placeholders, registry pulls): no image scans.
+        return run_checks(&Subject::Runs(&specs), ctx);
+    }
+    runs_checks(&specs, ctx)
 }
 
 pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
@@ -349,7 +374,7 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         if specs.is_empty() {
             anyhow::bail!("not a container start: expected `docker run …`, `podman run …` or `nvidia-docker run …`");
         }
-        all.extend(run_checks(&Subject::Runs(&specs), ctx));
+        all.extend(runs_checks(&specs, ctx));
     }
     for p in &args.files {
         let text = read(p)?;
@@ -563,7 +588,8 @@ pub fn lint_file(
     })
 }
 
-/// YAML code blocks in Markdown: Kubernetes manifests or compose files, by content.
+/// YAML code blocks in Markdown: Kubernetes manifests or compose files, by content. Like
+/// `docker run` lines in Markdown, their images are not scanned.
 fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut block: Option<(u32, String)> = None;
@@ -641,7 +667,12 @@ pub(crate) mod testutil {
     use crate::target::TargetGpu;
 
     pub(crate) fn ctx(targets: Vec<Target>) -> CommandContext {
-        CommandContext::new(targets, Config::default()).unwrap()
+        CommandContext::new(
+            targets,
+            Config::default(),
+            crate::matrix::Matrix::embedded().unwrap(),
+        )
+        .unwrap()
     }
 
     /// A target with GPUs given by compute capability (`"9.0"`), one each.

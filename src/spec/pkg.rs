@@ -29,6 +29,8 @@ pub struct LCmd {
     pub redirects: Vec<LRedirect>,
     pub pos: Pos,
     pub vars: Vars,
+    /// The instruction (RUN) this command is part of; its own position outside a Dockerfile.
+    pub run: Pos,
 }
 
 impl LCmd {
@@ -53,6 +55,7 @@ impl LCmd {
                 .collect(),
             pos: at(c.offset),
             vars: vars.clone(),
+            run: at(c.offset),
         }
     }
     /// The command name without its directory (`/usr/bin/pip3` → `pip3`).

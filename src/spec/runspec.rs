@@ -78,6 +78,12 @@ pub struct RunSpec {
     pub gpu_request_without_limit: Option<Pos>,
     /// A GPU request that is commented out (`# runtime: nvidia`, `# - driver: nvidia`).
     pub commented_gpu: Option<Pos>,
+    /// k8s: the GPU model the pod is pinned to (`nodeSelector` `nvidia.com/gpu.product`, in
+    /// GPU feature discovery's form: `NVIDIA-A100-SXM4-80GB`).
+    pub gpu_product: Option<String>,
+    /// compose: the service has a `build:`, so its `image:` names what the build produces
+    /// (it may not exist yet).
+    pub build: bool,
 }
 
 impl RunSpec {
@@ -106,6 +112,8 @@ impl RunSpec {
             built_gpu_image: None,
             gpu_request_without_limit: None,
             commented_gpu: None,
+            gpu_product: None,
+            build: false,
         }
     }
     pub fn env_value(&self, name: &str) -> Option<&(String, String, Pos)> {

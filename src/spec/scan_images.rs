@@ -1,0 +1,165 @@
+//! `--scan-images`: the image checks (GL0xx) on the images run configurations name.
+//!
+//! Only images that exist independently of the files read: `docker run` / compose / k8s
+//! images. A Dockerfile's final stage is what a build would produce, and a compose service
+//! with `build:` names its build result, so neither is scanned. Each reference is scanned
+//! once per command; a reference that cannot be opened or read becomes a warning naming it
+//! (the verdict is incomplete, the command still succeeds).
+//!
+//! Targets: the command's (`--gpu/--driver/--host/--fleet`, config); without them, a
+//! Kubernetes `nodeSelector` `nvidia.com/gpu.product` resolved through the GPU matrix. With
+//! neither, only the target-independent image checks run.
+
+use super::runspec::RunSpec;
+use super::{loc, CommandContext};
+use crate::finding::{Finding, Location, Severity};
+use crate::inventory::Inventory;
+use crate::scan::ScanOptions;
+use crate::target::Target;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// How to open images, and what was scanned already (reference → inventory or error).
+pub struct ImageScan {
+    pub options: ScanOptions,
+    done: Mutex<BTreeMap<String, Result<Arc<Inventory>, String>>>,
+}
+
+impl ImageScan {
+    pub fn new(options: ScanOptions) -> ImageScan {
+        ImageScan {
+            options,
+            done: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn scan(&self, reference: &str) -> Result<Arc<Inventory>, String> {
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        done.entry(reference.to_string())
+            .or_insert_with(|| {
+                crate::scan::scan(reference, &self.options)
+                    .map(Arc::new)
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .clone()
+    }
+}
+
+/// The target a `nvidia.com/gpu.product` label names (`NVIDIA-A100-SXM4-80GB`): that GPU,
+/// driver unknown. `None` when the GPU matrix does not know the model.
+pub fn product_target(matrix: &crate::matrix::Matrix, product: &str) -> Option<Target> {
+    let model = matrix.gpu(product)?;
+    let mut ts = crate::target::cli::targets_from_flags(
+        matrix,
+        std::slice::from_ref(&model.name),
+        None,
+        None,
+    )
+    .ok()?;
+    let mut t = ts.pop()?;
+    t.name = format!("{} (nodeSelector nvidia.com/gpu.product={product})", t.name);
+    Some(t)
+}
+
+/// Whether `image` is a reference we can open: no unresolved `$VAR`, not empty.
+fn scannable(image: &str) -> bool {
+    !image.trim().is_empty() && !image.contains('$')
+}
+
+/// Image findings for every scannable image in `specs` (empty unless `--scan-images`).
+pub fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
+    let Some(scan) = &ctx.scan_images else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for rs in specs {
+        let Some(image) = rs.image.as_deref().map(str::trim) else {
+            continue;
+        };
+        if rs.build || !scannable(image) {
+            continue;
+        }
+        let at = loc(&rs.file, rs.image_pos);
+        let inv = match scan.scan(image) {
+            Ok(inv) => inv,
+            Err(e) => {
+                out.push(scan_error(image, &e, at));
+                continue;
+            }
+        };
+        let targets: Vec<Target> = if !ctx.targets.is_empty() {
+            ctx.targets.clone()
+        } else {
+            rs.gpu_product
+                .as_deref()
+                .and_then(|p| product_target(ctx.matrix(), p))
+                .into_iter()
+                .collect()
+        };
+        for e in &inv.errors {
+            out.push(scan_error(image, e, at.clone()));
+        }
+        for f in crate::rules::check_image(&inv, ctx.matrix(), &targets) {
+            out.push(relocate(f, image, &at));
+        }
+    }
+    out
+}
+
+/// An image finding placed at the config line that names the image; the path inside the
+/// image stays in the location (and the message), the layer too.
+fn relocate(mut f: Finding, image: &str, at: &Location) -> Finding {
+    let inner = f.location.take().unwrap_or_default();
+    let what = match &inner.path {
+        Some(p) if !f.message.contains(p.as_str()) => {
+            format!("image {image}, /{}", p.trim_start_matches('/'))
+        }
+        _ => format!("image {image}"),
+    };
+    f.message = format!("{what}: {}", f.message);
+    f.location = Some(Location {
+        layer: inner.layer,
+        path: inner.path,
+        ..at.clone()
+    });
+    f
+}
+
+fn scan_error(image: &str, e: &str, at: Location) -> Finding {
+    Finding {
+        rule: "GL000".into(),
+        name: "unreadable-input".into(),
+        severity: Severity::Warning,
+        message: format!("image {image} could not be scanned: {e}"),
+        target: None,
+        location: Some(at),
+        help: Some(
+            "Check the reference and that the image is reachable (local daemon, registry \
+             credentials, or an archive path); the image checks did not run on it."
+                .into(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gfd_product_labels_resolve() {
+        let m = crate::matrix::Matrix::embedded().unwrap();
+        let t = product_target(&m, "NVIDIA-A100-SXM4-80GB").unwrap();
+        assert_eq!(t.capabilities(), vec!["8.0".parse().unwrap()]);
+        assert!(t.driver.is_none());
+        let t = product_target(&m, "Tesla-T4").unwrap();
+        assert_eq!(t.capabilities(), vec!["7.5".parse().unwrap()]);
+        assert!(product_target(&m, "Some-Unknown-Board").is_none());
+    }
+
+    #[test]
+    fn unresolved_references_are_skipped() {
+        assert!(!scannable("${IMAGE}"));
+        assert!(!scannable(""));
+        assert!(scannable("oci:/tmp/x:latest"));
+    }
+}
