@@ -13,9 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 WHEELS=${WHEELS:-target/wheels}
 mkdir -p "$WHEELS"
-python3 -m pip download -q --only-binary=:all: --python-version 3.12 \
-  --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64 \
-  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux_2_34_x86_64 \
+# pip matches manylinux_2_N tags exactly, so name every level these wheels use.
+PLATS=(--platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform manylinux2010_x86_64)
+for n in 5 12 17 18 24 26 27 28 31 34 35; do PLATS+=(--platform "manylinux_2_${n}_x86_64"); done
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 "${PLATS[@]}" \
   -d "$WHEELS" torch==2.11.0 --report "$WHEELS/report.json"
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 SP="$T/venv/lib/python3.12/site-packages"; mkdir -p "$SP" "$T/venv/bin"
