@@ -96,9 +96,13 @@ pub(crate) fn walk_tar(
     }
     // Read to the end of the blob: trailing padding, and the digest check that runs at EOF.
     if let Err(e) = io::copy(&mut archive.into_inner(), &mut io::sink()) {
-        tree.errors.push(format!(
-            "layer {name}: error at the end of the layer stream: {e}"
-        ));
+        tree.errors
+            .push(match io::copy(&mut rest, &mut io::sink()) {
+                Err(cause) => format!(
+                    "layer {name}: {cause} (the layer stream failed to decode at its end: {e})"
+                ),
+                Ok(_) => format!("layer {name}: error at the end of the layer stream: {e}"),
+            });
         tree.partial = true;
     }
     tree

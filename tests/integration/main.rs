@@ -1,6 +1,4 @@
 //! The integration-test binary (one binary, modules per area).
 
 mod cli;
-#[path = "../support/listing.rs"]
-mod listing;
 mod live;
