@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Benchmark: scan a multi-GB image from the local registry twice, cold then with a warm
-# layer cache, and print both times and their ratio.
+# Benchmark: `gpulint inventory` (the real CLI) of a multi-GB image in the local registry,
+# twice with the same --cache-dir: cold (every layer fetched, digest-checked and walked) then
+# warm (manifest and config only, every layer from the cache); prints both times and the ratio.
 #
 #   ci/bench-registry.sh [GB]        default 2 (GB of layer content, in 4 layers)
 #
 # Env: GPULINT_SERVICES_ENV=DIR/env to use services already started by
 # `ci/services.sh start DIR` (else they are started in a temp dir and stopped after);
-# BENCH_PROFILE=release|debug (default release; the scan binary is the live_scan example
-# until the CLI's `image` command is wired).
+# BENCH_PROFILE=release|debug (default release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gb=${1:-2}
@@ -28,14 +28,14 @@ else
 fi
 reg=$(sed -n 's/^GPULINT_REGISTRY=//p' "$envfile")
 
-echo "bench: building live_scan ($profile)" >&2
+echo "bench: building gpulint ($profile)" >&2
 if [[ $profile == release ]]; then
-  cargo build -q --release --example live_scan
+  cargo build -q --release --bin gpulint
 else
-  cargo build -q --example live_scan
+  cargo build -q --bin gpulint
 fi
 target=${CARGO_TARGET_DIR:-target}
-bin=$target/$profile/examples/live_scan
+bin=$target/$profile/gpulint
 
 # An OCI layout with 4 layers of incompressible content, gzip -1 (what registries serve).
 echo "bench: building a ${gb} GB image" >&2
@@ -79,8 +79,12 @@ rm -rf "$oci"
 
 ref=docker://$reg/bench/big:v1
 cache=$tmp/cache
-t0=$(date +%s.%N); "$bin" -q --cache-dir "$cache" "$ref"; t1=$(date +%s.%N)
-"$bin" -q --cache-dir "$cache" "$ref"; t2=$(date +%s.%N)
+scan() { CI=true "$bin" inventory --format json -q --cache-dir "$cache" "$ref" >"$1"; }
+t0=$(date +%s.%N); scan "$tmp/cold.json"; t1=$(date +%s.%N)
+scan "$tmp/warm.json"; t2=$(date +%s.%N)
+# Same inventory both times (the cache is a cache, not a different answer).
+cmp -s "$tmp/cold.json" "$tmp/warm.json" || { echo "bench-registry: cold and warm inventories differ" >&2; exit 1; }
+echo "bench: cache: $(find "$cache" -type f | wc -l) file(s), $(du -sh "$cache" | cut -f1)" >&2
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v gb="$gb" 'BEGIN {
   cold = b - a; warm = c - b
   printf "bench-registry: %s GB image: cold %.2f s, warm %.3f s, cold/warm %.0fx\n", gb, cold, warm, cold / warm

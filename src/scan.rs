@@ -58,7 +58,28 @@ fn looks_like_image_name(r: &str) -> bool {
     let archive_like = [".tar", ".tar.gz", ".tgz", ".tar.zst"]
         .iter()
         .any(|e| r.ends_with(e));
-    first_ok && chars_ok && !archive_like
+    first_ok && chars_ok && !archive_like && colons_ok(r)
+}
+
+/// Colons where a reference grammar allows them: a numeric port in the first component
+/// (`localhost:5000/x`), a tag on the last (`x:1.0`), the digest after `@`. Anything else
+/// (`foo:/x`, `bogus:a/b`) is a transport prefix gpulint does not know, not a name.
+fn colons_ok(r: &str) -> bool {
+    let name = r.split('@').next().unwrap_or(r);
+    let mut comps: Vec<&str> = name.split('/').collect();
+    let last = comps.pop().unwrap_or("");
+    for (i, c) in comps.iter().enumerate() {
+        if let Some((host, port)) = c.split_once(':') {
+            let numeric = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
+            if i != 0 || host.is_empty() || !numeric {
+                return false;
+            }
+        }
+    }
+    match last.split_once(':') {
+        Some((n, tag)) => !n.is_empty() && !tag.is_empty() && !tag.contains(':'),
+        None => !last.is_empty(),
+    }
 }
 
 /// Open an image from any transport. Bare names that are not paths go to the local daemon
@@ -123,4 +144,32 @@ pub fn scan_image(reference: &str, platform: Option<&Platform>) -> anyhow::Resul
             ..Default::default()
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_image_name;
+
+    #[test]
+    fn image_names_vs_unknown_transports() {
+        for ok in [
+            "ubuntu",
+            "pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime",
+            "localhost:5000/x@sha256:0123abcd",
+            "127.0.0.1:5000/live/oci:v1",
+            "nvcr.io/nvidia/pytorch:24.01-py3",
+        ] {
+            assert!(looks_like_image_name(ok), "{ok}");
+        }
+        for bad in [
+            "foo:/x",
+            "bogus-transport:/x/y",
+            "bogus:a/b",
+            "a/b:c/d",
+            "x.tar",
+            ":x",
+        ] {
+            assert!(!looks_like_image_name(bad), "{bad}");
+        }
+    }
 }

@@ -27,6 +27,11 @@ pub(crate) fn walk_tar(
             return tree;
         }
     };
+    // The decoders read the raw blob through a shared handle, so that after a decode error
+    // the rest of the blob can still be read: the source checks the blob's digest at its end,
+    // and a digest mismatch is the root cause of any decode error before it.
+    let raw = Shared(std::sync::Arc::new(std::sync::Mutex::new(raw)));
+    let mut rest = raw.clone();
     let stream = io::Cursor::new(head[..n].to_vec()).chain(raw);
     let decoded: Box<dyn Read> = match Compression::sniff(&head[..n]) {
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(
@@ -76,17 +81,28 @@ pub(crate) fn walk_tar(
         None => "before the first entry".to_string(),
     };
     if let Some(e) = failed {
-        tree.errors.push(format!(
-            "layer {name}: corrupt or truncated layer stream {after}: {e}; later entries are missing"
-        ));
+        drop(archive);
+        let msg = match io::copy(&mut rest, &mut io::sink()) {
+            Err(cause) => format!(
+                "layer {name}: {cause} (the layer stream failed to decode {after}: {e}; later entries are missing)"
+            ),
+            Ok(_) => format!(
+                "layer {name}: corrupt or truncated layer stream {after}: {e}; later entries are missing"
+            ),
+        };
+        tree.errors.push(msg);
         tree.partial = true;
         return tree;
     }
     // Read to the end of the blob: trailing padding, and the digest check that runs at EOF.
     if let Err(e) = io::copy(&mut archive.into_inner(), &mut io::sink()) {
-        tree.errors.push(format!(
-            "layer {name}: error at the end of the layer stream: {e}"
-        ));
+        tree.errors
+            .push(match io::copy(&mut rest, &mut io::sink()) {
+                Err(cause) => format!(
+                    "layer {name}: {cause} (the layer stream failed to decode at its end: {e})"
+                ),
+                Ok(_) => format!("layer {name}: error at the end of the layer stream: {e}"),
+            });
         tree.partial = true;
     }
     tree
@@ -198,6 +214,16 @@ fn entry_into<R: Read>(
 }
 
 /// Fails (rather than ending quietly) once more than `limit` bytes have come through.
+/// A reader shared between the decoder and the walk (see `walk_tar`).
+#[derive(Clone)]
+struct Shared(std::sync::Arc<std::sync::Mutex<Box<dyn Read + Send>>>);
+
+impl Read for Shared {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).read(buf)
+    }
+}
+
 struct Bounded<R> {
     inner: R,
     left: u64,

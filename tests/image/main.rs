@@ -564,6 +564,40 @@ fn layer_digest_is_verified_while_streaming() {
 }
 
 #[test]
+fn corrupt_compressed_layer_is_reported_by_its_digest() {
+    // A flipped byte inside a gzip/zstd layer breaks decoding before the blob's end: the
+    // walk still reads the rest so the digest check names the root cause.
+    for c in [Comp::Gzip, Comp::Zstd] {
+        let d = tmp();
+        let big: Vec<u8> = (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let img = TestImage {
+            layers: vec![(
+                layer_tar(&[E::File("big.bin", big), file("z/last.txt", "z")]),
+                c,
+            )],
+            cfg: Cfg::default(),
+        };
+        let layout = join(&d, "layout");
+        write_oci_layout(&layout, &img, "v1");
+        let blob_data = compress(&img.layers[0].0, c);
+        let blob = layout.join("blobs/sha256").join(sha256_hex(&blob_data));
+        let mut data = std::fs::read(&blob).unwrap();
+        let mid = data.len() / 2;
+        data[mid] ^= 0xff;
+        std::fs::write(&blob, data).unwrap();
+        let (_, r, _) = walk(&path_str(&layout));
+        assert!(r.partial, "{c:?}");
+        assert_eq!(r.errors.len(), 1, "{c:?}: {:?}", r.errors);
+        let e = &r.errors[0];
+        assert!(e.contains("digest mismatch"), "{c:?}: {e}");
+        assert!(
+            e.contains(&digest(&blob_data)),
+            "{c:?}: names the layer: {e}"
+        );
+    }
+}
+
+#[test]
 fn decompression_is_bounded() {
     let d = tmp();
     let zeros = vec![0u8; 8 << 20];

@@ -11,21 +11,24 @@
 //!
 //! What it shows: the same image read through the Docker daemon, the podman socket, the
 //! registry (Docker schema2 via `docker push`, OCI via `skopeo copy`, and with auth from a
-//! docker config file), a docker-archive and an OCI layout gives identical per-layer trees;
-//! platform selection from a multi-platform index; a corrupted registry blob is reported by
-//! digest; the cache makes a second scan fetch no layer.
+//! docker config file), a docker-archive and an OCI layout gives the same full inventory
+//! (`gpulint::scan::scan`, the pipeline the CLI runs) and identical per-layer trees (the real
+//! walker, `walk_layer`, with every detector); platform selection from a multi-platform
+//! index; a corrupted registry blob is reported by digest; the cache makes a second scan
+//! fetch no layer.
 
-use crate::listing::list_layer;
 use gpulint::cache::{scan_layers, LayerCache};
+use gpulint::detect::Detector;
 use gpulint::progress::Progress;
+use gpulint::scan::ScanOptions;
 use gpulint::source::{
-    open_bare_name, open_daemon, open_registry, Image, ImageConfigFacts, Layer, LayerBlob,
-    LayerContent, LiveError, LiveErrorKind, Platform, SourceOptions,
+    open_daemon, open_image, open_registry, Image, Layer, LiveError, LiveErrorKind, Platform,
+    SourceOptions,
 };
-use gpulint::walk::{FileTree, LayerTree};
+use gpulint::walk::{walk_layer, FileTree, LayerTree, WalkOptions};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -307,118 +310,78 @@ fn main_layers() -> Vec<Vec<u8>> {
             E::Dir("opt/"),
             E::Dir("opt/app/"),
             E::File("opt/app/app.py", b"import torch\n".to_vec()),
+            // A real nvcc-built CUDA library (SASS sm_75 only) and a torch install, so the
+            // inventories compared below have binaries and Python packages in them.
+            E::Dir("opt/app/ext/"),
+            E::File("opt/app/ext/_C.so", cuda_elf()),
+            E::Dir("usr/local/lib/"),
+            E::Dir("usr/local/lib/python3.11/"),
+            E::Dir("usr/local/lib/python3.11/site-packages/"),
+            E::Dir("usr/local/lib/python3.11/site-packages/torch/"),
+            E::File(
+                "usr/local/lib/python3.11/site-packages/torch/version.py",
+                b"__version__ = '2.3.0+cu121'\ncuda = '12.1'\n".to_vec(),
+            ),
+            E::Dir("usr/local/lib/python3.11/site-packages/torch-2.3.0.dist-info/"),
+            E::File(
+                "usr/local/lib/python3.11/site-packages/torch-2.3.0.dist-info/METADATA",
+                b"Metadata-Version: 2.1\nName: torch\nVersion: 2.3.0\n".to_vec(),
+            ),
+            E::File(
+                "usr/local/lib/python3.11/site-packages/torch-2.3.0.dist-info/WHEEL",
+                b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-manylinux1_x86_64\n"
+                    .to_vec(),
+            ),
         ]),
     ]
 }
 
-// ---------- stand-ins for the local transports (until open_image lands) ----------
+const CUDA_ELF: &str = "testdata/fatbin/cuda-binaries/v02_sm75_only/libv02_sm75_only.so";
 
-struct FileBlob(PathBuf);
-
-impl LayerBlob for FileBlob {
-    fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
-        Ok(Box::new(std::fs::File::open(&self.0)?))
-    }
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn config_image(
-    reference: String,
-    digest: String,
-    config: &serde_json::Value,
-    layers: Vec<(Option<String>, PathBuf)>,
-) -> Image {
-    let diff_ids: Vec<String> = config["rootfs"]["diff_ids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d.as_str().unwrap().to_string())
-        .collect();
-    let strs = |v: &serde_json::Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    Image {
-        reference,
-        platform: Platform::host(),
-        digest: Some(digest),
-        config: ImageConfigFacts {
-            env: strs(&config["config"]["Env"]),
-            cmd: strs(&config["config"]["Cmd"]),
-            ..ImageConfigFacts::default()
-        },
-        layers: layers
-            .into_iter()
-            .zip(diff_ids)
-            .map(|((digest, path), diff_id)| Layer {
-                digest,
-                diff_id: Some(diff_id),
-                media_type: None,
-                size: None,
-                content: LayerContent::Tar(Box::new(FileBlob(path))),
-            })
-            .collect(),
-    }
-}
-
-fn open_oci_layout(dir: &Path) -> Image {
-    let index = json(&dir.join("index.json"));
-    let md = index["manifests"][0]["digest"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let blob = |d: &str| dir.join("blobs/sha256").join(&d[7..]);
-    let manifest = json(&blob(&md));
-    let config = json(&blob(manifest["config"]["digest"].as_str().unwrap()));
-    let layers = manifest["layers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| {
-            let d = l["digest"].as_str().unwrap().to_string();
-            (Some(d.clone()), blob(&d))
-        })
-        .collect();
-    config_image(format!("oci:{}", dir.display()), md, &config, layers)
-}
-
-fn open_docker_archive(tar_path: &Path, into: &Path) -> Image {
-    std::fs::create_dir_all(into).unwrap();
-    run(Command::new("tar")
-        .arg("-xf")
-        .arg(tar_path)
-        .arg("-C")
-        .arg(into));
-    let manifest = json(&into.join("manifest.json"));
-    let cfg_name = manifest[0]["Config"].as_str().unwrap();
-    let config = json(&into.join(cfg_name));
-    let layers = manifest[0]["Layers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| (None, into.join(l.as_str().unwrap())))
-        .collect();
-    config_image(
-        format!("docker-archive:{}", tar_path.display()),
-        cfg_name.into(),
-        &config,
-        layers,
-    )
+fn cuda_elf() -> Vec<u8> {
+    std::fs::read(repo_root().join(CUDA_ELF)).unwrap_or_else(|e| panic!("{CUDA_ELF}: {e}"))
 }
 
 // ---------- scanning and comparing ----------
 
+fn detectors() -> &'static [Box<dyn Detector>] {
+    static D: std::sync::OnceLock<Vec<Box<dyn Detector>>> = std::sync::OnceLock::new();
+    D.get_or_init(gpulint::detect::detectors)
+}
+
+/// One layer through the real walker, every detector on.
+fn walk(layer: &Layer, index: usize) -> LayerTree {
+    walk_layer(layer, index, detectors(), &WalkOptions::default())
+}
+
 fn scan(image: &Image, cache: Option<&LayerCache>) -> Vec<LayerTree> {
-    let (trees, _) = scan_layers(image, cache, ANALYZER, 4, &Progress::hidden(), list_layer);
+    let (trees, _) = scan_layers(image, cache, ANALYZER, 4, &Progress::hidden(), walk);
     trees
+}
+
+/// The full inventory through the CLI's pipeline (open → walk → inventory), no cache, as
+/// JSON with the storage facts removed: the reference, the manifest digest and each layer
+/// blob's digest / media type / size differ by transport (a daemon exports plain tars, a
+/// registry serves gzip). The diff_ids and everything found in the image must not.
+fn inventory(reference: &str, source: &SourceOptions) -> serde_json::Value {
+    let opts = ScanOptions {
+        source: source.clone(),
+        ..ScanOptions::default()
+    };
+    let inv =
+        gpulint::scan::scan(reference, &opts).unwrap_or_else(|e| panic!("scan {reference}: {e:#}"));
+    assert!(!inv.partial, "{reference}: partial: {:?}", inv.errors);
+    let mut v = serde_json::to_value(&inv).unwrap();
+    let img = v["image"].as_object_mut().unwrap();
+    img.remove("reference");
+    img.remove("digest");
+    for l in img["layers"].as_array_mut().unwrap() {
+        let l = l.as_object_mut().unwrap();
+        for k in ["digest", "media_type", "size"] {
+            l.remove(k);
+        }
+    }
+    v
 }
 
 /// The per-layer trees as comparable JSON, keyed by diff_id.
@@ -527,54 +490,95 @@ fn live_sources() {
         ..none.clone()
     };
 
-    // The same image through every source.
-    let reference = open_oci_layout(&oci);
+    // The same image through every source: the per-layer trees of the real walker, and the
+    // full inventory of the CLI's pipeline.
+    let layout_ref = format!("oci:{}:v1", oci.display());
+    let reference = open_image(&layout_ref, None).unwrap();
     let want = fingerprint(&reference, &scan(&reference, None));
     assert_eq!(want.len(), 3);
-    let sources: Vec<(&str, Image)> = vec![
+    let want_inv = inventory(&layout_ref, &none);
+    {
+        let bins = want_inv["binaries"].as_array().unwrap();
+        let ext = bins
+            .iter()
+            .find(|b| b["path"] == "/opt/app/ext/_C.so")
+            .unwrap_or_else(|| panic!("the CUDA binary is in the inventory: {want_inv:#}"));
+        assert_eq!(ext["sass"], serde_json::json!(["sm_75"]));
+        assert!(want_inv["cuda_libraries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["name"] == "cudart" && l["version"] == "12.1.105"));
+        assert!(want_inv["python_packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "torch"));
+        assert_eq!(want_inv["image"]["env"]["CUDA_VERSION"], "12.1.0");
+    }
+    let daemon_opts = with_host(&docker_host);
+    let podman_opts = with_host(&podman_host);
+    let sources: Vec<(&str, String, &SourceOptions)> = vec![
         (
             "docker daemon",
-            open_daemon("live/img:v1", None, &with_host(&docker_host)).unwrap(),
+            "docker-daemon:live/img:v1".to_string(),
+            &daemon_opts,
         ),
         (
             "podman socket",
-            open_daemon("live/img:v1", None, &with_host(&podman_host)).unwrap(),
+            "docker-daemon:live/img:v1".to_string(),
+            &podman_opts,
         ),
         (
             "registry schema2",
-            open_registry(&format!("docker://{reg}/live/schema2:v1"), None, &none).unwrap(),
+            format!("docker://{reg}/live/schema2:v1"),
+            &none,
         ),
-        (
-            "registry oci",
-            open_registry(&format!("{reg}/live/oci:v1"), None, &none).unwrap(),
-        ),
+        ("registry oci", format!("docker://{reg}/live/oci:v1"), &none),
         (
             "registry auth",
-            open_registry(&format!("docker://{auth_reg}/live/auth:v1"), None, &authed).unwrap(),
+            format!("docker://{auth_reg}/live/auth:v1"),
+            &authed,
         ),
         (
             "docker-archive (docker save)",
-            open_docker_archive(&saved, &w.join("saved")),
+            format!("docker-archive:{}", saved.display()),
+            &none,
         ),
         (
-            "bare name, daemon",
-            open_bare_name("live/img:v1", None, &with_host(&docker_host)).unwrap(),
+            "docker-archive (skopeo)",
+            format!("docker-archive:{}", archive.display()),
+            &none,
         ),
-        (
-            "bare name, registry",
-            open_bare_name(&format!("{reg}/live/oci:v1"), None, &none).unwrap(),
-        ),
+        ("bare name, daemon", "live/img:v1".to_string(), &daemon_opts),
+        ("bare name, registry", format!("{reg}/live/oci:v1"), &none),
     ];
-    for (what, img) in &sources {
-        let got = fingerprint(img, &scan(img, None));
+    let mut opened: Vec<(&str, Image)> = Vec::new();
+    for (what, r, opts) in &sources {
+        let scan_opts = ScanOptions {
+            source: (*opts).clone(),
+            ..ScanOptions::default()
+        };
+        let img = gpulint::scan::open(r, &scan_opts).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let got = fingerprint(&img, &scan(&img, None));
         assert_eq!(
             got, want,
             "{what} ({}) differs from the OCI layout",
             img.reference
         );
         assert_eq!(img.config.env_var("CUDA_VERSION"), Some("12.1.0"), "{what}");
-        eprintln!("live: {what}: same {} layers as the OCI layout", got.len());
+        let inv = inventory(r, opts);
+        assert!(
+            inv == want_inv,
+            "{what} ({r}): inventory differs from the OCI layout's\n--- {what}\n{inv:#}\n--- OCI layout\n{want_inv:#}"
+        );
+        eprintln!(
+            "live: {what}: same {} layers and the same inventory as the OCI layout",
+            got.len()
+        );
+        opened.push((what, img));
     }
+    let sources = opened;
     let mt = |img: &Image| img.layers[0].media_type.clone().unwrap_or_default();
     assert!(
         mt(&sources[2].1).starts_with("application/vnd.docker."),
@@ -600,7 +604,7 @@ fn live_sources() {
     std::thread::scope(|s| {
         let hs: Vec<_> = (0..2)
             .flat_map(|_| img.layers.iter().enumerate())
-            .map(|(i, l)| s.spawn(move || list_layer(l, i)))
+            .map(|(i, l)| s.spawn(move || walk(l, i)))
             .collect();
         for h in hs {
             assert!(h.join().unwrap().errors.is_empty());
@@ -679,14 +683,7 @@ fn live_sources() {
     // Cache: the second scan walks nothing and fetches no layer; the daemon shares it.
     let cache = LayerCache::new(w.join("cache"));
     let img = open_registry(&format!("{reg}/live/oci:v1"), None, &none).unwrap();
-    let (_, s1) = scan_layers(
-        &img,
-        Some(&cache),
-        ANALYZER,
-        4,
-        &Progress::hidden(),
-        list_layer,
-    );
+    let (_, s1) = scan_layers(&img, Some(&cache), ANALYZER, 4, &Progress::hidden(), walk);
     assert_eq!((s1.cache_hits, s1.walked), (0, 3));
     let (t2, s2) = scan_layers(
         &img,

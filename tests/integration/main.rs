@@ -1,5 +1,4 @@
 //! The integration-test binary (one binary, modules per area).
 
-#[path = "../support/listing.rs"]
-mod listing;
+mod cli;
 mod live;
