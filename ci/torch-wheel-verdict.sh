@@ -15,7 +15,7 @@ WHEELS=${WHEELS:-target/wheels/torch-2.11.0}
 mkdir -p "$WHEELS"
 # pip matches manylinux_2_N tags exactly, so name every level these wheels use.
 PLATS=(--platform manylinux2014_x86_64 --platform manylinux1_x86_64 --platform manylinux2010_x86_64)
-for n in 5 12 17 18 24 26 27 28 31 34 35; do PLATS+=(--platform "manylinux_2_${n}_x86_64"); done
+for n in $(seq 5 40); do PLATS+=(--platform "manylinux_2_${n}_x86_64"); done
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 "${PLATS[@]}" \
   -d "$WHEELS" torch==2.11.0
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
