@@ -458,18 +458,7 @@ fn service_spec(
         for v in vols {
             match v {
                 Value::String(t) => {
-                    let parts: Vec<&str> = t.split(':').collect();
-                    if parts.len() >= 2 {
-                        rs.mounts.push(Mount {
-                            host: parts[0].to_string(),
-                            container: parts[1].to_string(),
-                            read_only: parts
-                                .get(2)
-                                .map(|o| o.split(',').any(|x| x == "ro"))
-                                .unwrap_or(false),
-                            pos: find(t),
-                        });
-                    }
+                    rs.mounts.extend(Mount::from_short_syntax(t, find(t)));
                 }
                 Value::Mapping(m) => {
                     let typ = m.get("type").and_then(s).unwrap_or_default();

@@ -43,6 +43,24 @@ pub struct Mount {
     pub pos: Pos,
 }
 
+impl Mount {
+    /// The short volume syntax shared by `docker run -v` and compose: `HOST:CONTAINER[:OPTS]`.
+    pub fn from_short_syntax(spec: &str, pos: Pos) -> Option<Mount> {
+        let parts: Vec<&str> = spec.split(':').collect();
+        if parts.len() < 2 {
+            return None;
+        }
+        Some(Mount {
+            host: parts[0].to_string(),
+            container: parts[1].to_string(),
+            read_only: parts
+                .get(2)
+                .is_some_and(|o| o.split(',').any(|x| x == "ro")),
+            pos,
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct RunSpec {
     pub kind: RunKind,
@@ -290,18 +308,7 @@ pub fn parse_docker_run(file: &str, engine: &str, pos: Pos, args: &[PWord]) -> R
                 rs.env.push((k, v, vpos));
             }
             "-v" | "--volume" => {
-                let parts: Vec<&str> = val_s.split(':').collect();
-                if parts.len() >= 2 {
-                    rs.mounts.push(Mount {
-                        host: parts[0].to_string(),
-                        container: parts[1].to_string(),
-                        read_only: parts
-                            .get(2)
-                            .map(|o| o.split(',').any(|x| x == "ro"))
-                            .unwrap_or(false),
-                        pos: vpos,
-                    });
-                }
+                rs.mounts.extend(Mount::from_short_syntax(&val_s, vpos));
             }
             "--mount" => {
                 let mut m = Mount {
