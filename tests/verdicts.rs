@@ -195,3 +195,47 @@ fn h200_device_run_replay() {
     }
     assert_eq!(checked, 16);
 }
+
+/// The inventory of a real `pip install torch==2.11.0` (torch and every wheel it pulls in,
+/// recorded by ci/torch-wheel-verdict.sh --record): the verdicts of issue 3.
+#[test]
+fn real_torch_2_11_install_verdicts() {
+    let text = std::fs::read_to_string("testdata/torch-2.11.0-cu130/inventory.json").unwrap();
+    let inv: Inventory = serde_json::from_str(&text).unwrap();
+    let m = Matrix::embedded().unwrap();
+    let errors = |gpu: &str, driver: &str| -> Vec<String> {
+        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+        let mut v: Vec<String> = check_image(&inv, &m, &t)
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.rule)
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    assert_eq!(errors("V100", "580.65.06"), vec!["GL001"]);
+    assert_eq!(errors("H100", "570.133.20"), vec!["GL002"]);
+    assert!(errors("H100", "580.65.06").is_empty());
+    assert!(errors("NVIDIA H200", "580.159.04").is_empty());
+    let ctx = gpulint::rules::context::ImageContext {
+        inventory: &inv,
+        matrix: &m,
+        target: None,
+    };
+    let r = gpulint::rules::requirements::compute(&ctx);
+    assert!(r.min_driver.starts_with("580."), "{}", r.min_driver);
+    let torch_cuda = r
+        .binaries
+        .iter()
+        .find(|b| b.path.ends_with("torch/lib/libtorch_cuda.so"))
+        .unwrap();
+    assert_eq!(
+        torch_cuda.sass,
+        [
+            "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103a",
+            "sm_120", "sm_120a", "sm_121a"
+        ]
+    );
+    assert!(r.runs_on.contains(&"9.0".to_string()) && !r.runs_on.contains(&"7.0".to_string()));
+}

@@ -4,7 +4,7 @@
 
 use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
 use crate::finding::Location;
-use crate::inventory::{Binary, Inventory, LibraryProvider};
+use crate::inventory::{Binary, CudaLibrary, Inventory, LibraryProvider};
 use crate::matrix::Matrix;
 use crate::target::Target;
 use crate::version::{CudaVersion, DriverVersion};
@@ -174,4 +174,52 @@ pub fn list(ts: &[ArchTarget]) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     }
+}
+
+/// The CUDA release an NVIDIA library in the image belongs to: from the wheel layout
+/// (`nvidia/cu13/lib`), the wheel's name (`nvidia-cufft-cu12`), or the toolkit directory
+/// (`/usr/local/cuda-12.1`).
+fn vendor_cuda_release(lib: &CudaLibrary) -> Option<CudaVersion> {
+    let p = lib.path.as_str();
+    for part in p.split('/') {
+        if let Some(rest) = part.strip_prefix("cuda-") {
+            if let Ok(v) = rest.parse::<CudaVersion>() {
+                return Some(CudaVersion::new(v.major, v.minor));
+            }
+        }
+        if let Some(n) = part.strip_prefix("cu").filter(|n| n.len() == 2) {
+            if let Ok(major) = n.parse::<u32>() {
+                return Some(CudaVersion::new(major, 0));
+            }
+        }
+    }
+    let pkg = lib.package.as_deref()?;
+    let major = pkg.rsplit_once("-cu")?.1.parse::<u32>().ok()?;
+    Some(CudaVersion::new(major, 0))
+}
+
+/// For NVIDIA's own CUDA libraries (cuBLAS, cuFFT, cuDNN, …) the fatbin the runtime
+/// registers is not the whole story: most kernels are loaded lazily or from fatbins the library
+/// manages itself, and NVIDIA ships each release for every architecture that release
+/// supports. So they are judged by the release's documented architecture list.
+/// `Some(true/false)` for such a library with a known release; `None` otherwise.
+pub fn vendor_library_supports(
+    ctx: &ImageContext,
+    b: &Binary,
+    cc: ComputeCapability,
+) -> Option<(bool, CudaVersion)> {
+    let lib = ctx.inventory.cuda_libraries.iter().find(|l| {
+        l.path.trim_start_matches('/') == b.path.trim_start_matches('/')
+            && matches!(
+                l.provider,
+                LibraryProvider::PipWheel | LibraryProvider::System | LibraryProvider::Conda
+            )
+    })?;
+    let release = vendor_cuda_release(lib)?;
+    let list = ctx.matrix.nvcc_targets(&release)?;
+    // SASS for X.Y also serves X.Z with Z > Y.
+    let ok = list
+        .iter()
+        .any(|sm| *sm / 10 == cc.major && *sm % 10 <= cc.minor);
+    Some((ok, release))
 }

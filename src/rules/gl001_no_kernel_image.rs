@@ -40,6 +40,25 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             }
             let (sass, ptx) = runnable_targets(b, cc);
             if sass.is_empty() && ptx.is_empty() {
+                match super::context::vendor_library_supports(ctx, b, cc) {
+                    Some((true, _)) => continue,
+                    Some((false, release)) => {
+                        out.push(
+                            META.finding(format!(
+                                "/{} is an NVIDIA CUDA {} library, and CUDA {} does not support {} (compute capability {cc})",
+                                b.path.trim_start_matches('/'),
+                                release.major_minor(),
+                                release.major_minor(),
+                                gpu.name
+                            ))
+                            .with_target(tname.clone())
+                            .with_location(ctx.binary_location(b))
+                            .with_help(format!("use a CUDA release that supports compute capability {cc} (and a framework build for it)")),
+                        );
+                        continue;
+                    }
+                    None => {}
+                }
                 out.push(
                     META.finding(format!(
                         "/{} has no kernel image for {} (compute capability {cc}): it has SASS [{}] and PTX [{}]; the GPU needs SASS sm_{}x with x <= {} or PTX compute_XY with XY <= {}",

@@ -38,6 +38,9 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             if !sass.is_empty() || ptx.is_empty() {
                 continue;
             }
+            if super::context::vendor_library_supports(ctx, b, cc).is_some_and(|(ok, _)| ok) {
+                continue;
+            }
             let mut usable = Vec::new();
             let mut too_new = Vec::new();
             let mut unknown = Vec::new();

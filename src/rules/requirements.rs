@@ -39,6 +39,13 @@ pub struct Requirements {
     pub binaries: Vec<BinaryRequirement>,
 }
 
+fn dedup_names<'a>(it: impl Iterator<Item = &'a crate::arch::ArchTarget>) -> Vec<String> {
+    let mut v: Vec<crate::arch::ArchTarget> = it.copied().collect();
+    v.sort();
+    v.dedup();
+    v.iter().map(|t| t.to_string()).collect()
+}
+
 pub fn compute(ctx: &ImageContext) -> Requirements {
     let m = ctx.matrix;
     let mut rts = Vec::new();
@@ -110,7 +117,9 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
         let mut jit = Vec::new();
         for cc in &ccs {
             let (s, p) = runnable_targets(b, *cc);
-            if !s.is_empty() {
+            let vendor_ok =
+                super::context::vendor_library_supports(ctx, b, *cc).is_some_and(|(ok, _)| ok);
+            if !s.is_empty() || vendor_ok {
                 native.push(cc.to_string());
             } else if !p.is_empty() {
                 jit.push(cc.to_string());
@@ -118,18 +127,8 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
         }
         binaries.push(BinaryRequirement {
             path: format!("/{}", b.path.trim_start_matches('/')),
-            sass: b
-                .sass
-                .iter()
-                .chain(b.embedded_sass.iter())
-                .map(|t| t.to_string())
-                .collect(),
-            ptx: b
-                .ptx
-                .iter()
-                .chain(b.embedded_ptx.iter())
-                .map(|t| t.to_string())
-                .collect(),
+            sass: dedup_names(b.sass.iter().chain(b.embedded_sass.iter())),
+            ptx: dedup_names(b.ptx.iter().chain(b.embedded_ptx.iter())),
             native_on: native,
             jit_only_on: jit,
         });
@@ -138,10 +137,18 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
     let mut needs_jit_on = Vec::new();
     if !dev.is_empty() {
         for cc in &ccs {
-            let verdicts: Vec<_> = dev.iter().map(|b| runnable_targets(b, *cc)).collect();
-            if verdicts.iter().all(|(s, p)| !s.is_empty() || !p.is_empty()) {
+            let verdicts: Vec<_> = dev
+                .iter()
+                .map(|b| {
+                    let (s, p) = runnable_targets(b, *cc);
+                    let vendor_ok = super::context::vendor_library_supports(ctx, b, *cc)
+                        .is_some_and(|(ok, _)| ok);
+                    (!s.is_empty() || vendor_ok, !p.is_empty())
+                })
+                .collect();
+            if verdicts.iter().all(|(native, jit)| *native || *jit) {
                 runs_on.push(cc.to_string());
-                if verdicts.iter().any(|(s, _)| s.is_empty()) {
+                if verdicts.iter().any(|(native, _)| !native) {
                     needs_jit_on.push(cc.to_string());
                 }
             }

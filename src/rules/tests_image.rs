@@ -263,3 +263,28 @@ fn self_loaded_fatbins_count_and_preloaded_python_deps_are_fine() {
         "{f:?}"
     );
 }
+
+#[test]
+fn nvidia_libraries_are_judged_by_their_release() {
+    // libcufftw.so.12 from the CUDA 13 wheels registers only an sm_75 fatbin, yet it is part
+    // of a release built for sm_75…sm_121: judged by the release's architecture list.
+    let m = matrix();
+    let path = "venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcufftw.so.12";
+    let mut inv = Inventory::default();
+    inv.binaries.push(binary(path, &["sm_75"], &[]));
+    let mut l = lib(path, "cufftw", "12.0.0.61", LibraryProvider::PipWheel);
+    l.package = Some("nvidia-cufft".into());
+    inv.cuda_libraries.push(l);
+    let f = check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]);
+    assert!(codes(&f).is_empty(), "{f:?}");
+    let f = check_image(&inv, &m, &[target(&m, "V100", "580.65.06")]);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "GL001" && f.message.contains("CUDA 13.0 does not support")),
+        "{f:?}"
+    );
+    // The same file as a framework's own extension is judged by its fatbin.
+    inv.cuda_libraries.clear();
+    let f = check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]);
+    assert_eq!(codes(&f), vec!["GL001"]);
+}
