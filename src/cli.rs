@@ -152,9 +152,13 @@ pub struct TargetArgs {
 pub struct OutputArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Exit 1 when a finding has at least this severity.
-    #[arg(long, default_value = "error", value_parser = parse_severity)]
-    pub fail_on: Severity,
+    /// Exit 1 when a finding has at least this severity (default: the config's, else error).
+    #[arg(long, value_parser = parse_severity)]
+    pub fail_on: Option<Severity>,
+    /// Configuration file (default: .gpulint.toml from the working directory upward, then
+    /// the user config): targets, rule enable/disable, severity overrides, fail-on.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 fn parse_severity(s: &str) -> Result<Severity, String> {

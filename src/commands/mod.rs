@@ -98,9 +98,43 @@ fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
+/// The configuration a command uses: `--config FILE`, else discovered from the working
+/// directory upward, else the user config, else defaults.
+fn load_config(explicit: &Option<std::path::PathBuf>) -> anyhow::Result<crate::config::Config> {
+    match explicit {
+        Some(p) => crate::config::Config::load(p),
+        None => {
+            crate::config::Config::discover(&std::env::current_dir().context("current directory")?)
+        }
+    }
+}
+
+/// Config rule switches and severity overrides for findings that point into an image (inline
+/// pragmas do not exist there; path-scoped ignores name repository files, not image paths).
+fn apply_config_to_image_findings(
+    findings: Vec<Finding>,
+    config: &crate::config::Config,
+) -> Vec<Finding> {
+    findings
+        .into_iter()
+        .filter(|f| config.rule_enabled(&f.rule))
+        .filter(|f| !config.ignores.iter().any(|ig| ig.matches(&f.rule, None)))
+        .map(|mut f| {
+            if let Some(s) = config.severity_override(&f.rule) {
+                f.severity = s;
+            }
+            f
+        })
+        .collect()
+}
+
 fn image(a: ImageArgs) -> anyhow::Result<i32> {
     let matrix = load_matrix(&a.targets)?;
+    let config = load_config(&a.output.config)?;
     let mut targets = resolve_targets(&a.targets, &matrix)?;
+    if targets.is_empty() {
+        targets = config_targets(&config, &matrix)?;
+    }
     if targets.is_empty() && !a.targets.no_local_host {
         if let Some(t) = local_host_target(&matrix) {
             targets.push(t);
@@ -116,10 +150,11 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
     let reqs = rules::requirements::compute(&ctx);
     let mut report = Report::new(format!("image {}", inv.image.reference));
     report.targets = targets.iter().map(|t| t.name.clone()).collect();
-    report.findings = rules::check_image(&inv, &matrix, &targets);
+    let mut findings = rules::check_image(&inv, &matrix, &targets);
     for e in &inv.errors {
-        report.findings.push(scan_error_finding(e));
+        findings.push(scan_error_finding(e));
     }
+    report.findings = apply_config_to_image_findings(findings, &config);
     report.details = serde_json::json!({
         "requirements": reqs,
         "targets": targets,
@@ -130,7 +165,12 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
     }
     report.normalize();
     print(&report.render(a.output.format, report::use_color()))?;
-    Ok(if report.fails(a.output.fail_on) {
+    let fail_on = a
+        .output
+        .fail_on
+        .or(config.fail_on)
+        .unwrap_or(Severity::Error);
+    Ok(if report.fails(fail_on) {
         exit::FINDINGS
     } else {
         exit::OK
@@ -270,11 +310,7 @@ type SpecFn<A> = fn(&A, &crate::spec::CommandContext) -> anyhow::Result<Vec<Find
 
 fn spec<A: clap::Args>(c: &SpecCmd<A>, what: &str, run: SpecFn<A>) -> anyhow::Result<i32> {
     let matrix = load_matrix(&c.targets)?;
-    let cwd = std::env::current_dir().context("current directory")?;
-    let config = match &c.config {
-        Some(p) => crate::config::Config::load(p)?,
-        None => crate::config::Config::discover(&cwd)?,
-    };
+    let config = load_config(&c.config)?;
     let mut targets = resolve_targets(&c.targets, &matrix)?;
     if targets.is_empty() {
         targets = config_targets(&config, &matrix)?;

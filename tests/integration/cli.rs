@@ -792,3 +792,49 @@ fn no_escape_codes_when_piped_or_no_color() {
         "a TTY without NO_COLOR gets colour (so the check above means something): {coloured:?}"
     );
 }
+
+// ---------- configuration ----------
+
+#[test]
+fn config_file_drives_image_rules_targets_and_fail_on() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("gpulint.toml");
+    let img = example();
+    let run = |text: &str, extra: &[&str]| {
+        std::fs::write(&cfg, text).unwrap();
+        let mut args = vec![
+            "image",
+            img.as_str(),
+            "--config",
+            cfg.to_str().unwrap(),
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        gl(&args)
+    };
+    // Targets from the config: the H100 lacks the extension's code.
+    let r = run(
+        "[[target]]\ngpu = [\"H100\"]\ndriver = \"535.104.05\"\n",
+        &[],
+    );
+    expect(&r, 1);
+    assert!(r.stdout.contains("\"GL001\""), "{}", r.stdout);
+    // The rule switched off.
+    let r = run(
+        "[[target]]\ngpu = [\"H100\"]\ndriver = \"535.104.05\"\n[rules]\nGL001 = \"off\"\n",
+        &[],
+    );
+    expect(&r, 0);
+    assert!(!r.stdout.contains("\"GL001\""));
+    // Downgraded to a warning, then made fatal again by fail-on.
+    let t = "fail-on = \"warning\"\n[[target]]\ngpu = [\"H100\"]\ndriver = \"535.104.05\"\n[rules]\nGL001 = \"warning\"\n";
+    let r = run(t, &[]);
+    expect(&r, 1);
+    let r = run(t, &["--fail-on", "error"]);
+    expect(&r, 0);
+    // A bad config is a located input error.
+    let r = run("[rules]\nGL001 = \"loud\"\n", &[]);
+    expect(&r, 2);
+    assert!(r.stderr.contains("gpulint.toml:2"), "{}", r.stderr);
+}
