@@ -92,6 +92,18 @@ fn eval(c: &Constraint, t: &Target, driver_cuda: Option<CudaVersion>) -> Option<
     }
 }
 
+/// Brands libnvidia-container reports for current GPUs. nvidia/cuda images list a clause per
+/// brand for each supported driver branch; when every one of these is allowed for the
+/// target's driver, the GPU's brand cannot matter.
+const COMMON_BRANDS: &[&str] = &[
+    "tesla",
+    "nvidia",
+    "geforce",
+    "quadro",
+    "nvidiartx",
+    "unknown",
+];
+
 /// Evaluate the whole expression: OR over space-separated clauses, AND within a clause.
 pub fn evaluate(
     expr: &str,
@@ -100,10 +112,25 @@ pub fn evaluate(
 ) -> (Option<bool>, Vec<String>) {
     let mut any_unknown = false;
     let mut failed = Vec::new();
+    // Brands whose clause holds apart from the brand itself.
+    let mut brands_ok: Vec<String> = Vec::new();
     for clause in expr.split_whitespace() {
         let cs: Vec<Constraint> = clause.split(',').filter_map(parse_constraint).collect();
         if cs.is_empty() {
             continue;
+        }
+        let brand = cs
+            .iter()
+            .find(|c| c.key == "brand" && c.op == "=")
+            .map(|c| c.value.to_ascii_lowercase());
+        if let Some(b) = &brand {
+            let rest_true = cs
+                .iter()
+                .filter(|c| c.key != "brand")
+                .all(|c| eval(c, t, driver_cuda) == Some(true));
+            if rest_true {
+                brands_ok.push(b.clone());
+            }
         }
         let mut clause_val = Some(true);
         for c in &cs {
@@ -121,6 +148,12 @@ pub fn evaluate(
             None => any_unknown = true,
             Some(false) => failed.push(clause.to_string()),
         }
+    }
+    if COMMON_BRANDS
+        .iter()
+        .all(|b| brands_ok.iter().any(|x| x == b))
+    {
+        return (Some(true), vec![]);
     }
     if any_unknown {
         (None, failed)
@@ -208,6 +241,52 @@ mod tests {
         assert_eq!(
             evaluate(e, &target("450.80.02"), Some(CudaVersion::new(11, 0))).0,
             Some(false)
+        );
+    }
+
+    #[test]
+    fn every_brand_listed_for_the_branch_means_brand_does_not_matter() {
+        // The shape of nvidia/cuda:12.4.1 images' NVIDIA_REQUIRE_CUDA (two branches shown).
+        let mut e = String::from("cuda>=12.4");
+        for branch in [470u32, 535] {
+            for b in [
+                "tesla",
+                "unknown",
+                "nvidia",
+                "nvidiartx",
+                "vapps",
+                "vpc",
+                "vcs",
+                "vws",
+                "cloudgaming",
+                "quadro",
+                "quadrortx",
+                "titan",
+                "titanrtx",
+                "geforce",
+                "geforcertx",
+            ] {
+                e.push_str(&format!(
+                    " brand={b},driver>={branch},driver<{}",
+                    branch + 1
+                ));
+            }
+        }
+        // A 535 driver supports CUDA 12.2 only, but the 535 clauses cover every brand.
+        assert_eq!(
+            evaluate(&e, &target("535.104.05"), Some(CudaVersion::new(12, 2))).0,
+            Some(true)
+        );
+        // A 545 driver (CUDA 12.3) matches neither cuda>=12.4 nor a listed branch.
+        assert_eq!(
+            evaluate(&e, &target("545.23.08"), Some(CudaVersion::new(12, 3))).0,
+            Some(false)
+        );
+        // Only some brands listed for 470: the brand decides, unknown.
+        let partial = "cuda>=12.4 brand=tesla,driver>=470,driver<471";
+        assert_eq!(
+            evaluate(partial, &target("470.82.01"), Some(CudaVersion::new(11, 4))).0,
+            None
         );
     }
 }
