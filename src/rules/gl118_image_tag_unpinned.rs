@@ -56,10 +56,15 @@ fn plausible(image: &str) -> Option<ImageRef> {
         return None;
     }
     let r = ImageRef::parse(image)?;
-    let ok_repo = r.repo.chars().all(|c| {
-        c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-' | '/')
-    }) && r.repo.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && !r.repo.ends_with('/');
+    // Docker's grammar: lowercase path components that start and end with a letter or digit
+    // (`FROM base-${TARGETARCH}` expands to `base-` here, a stage name, not an image).
+    let ok_repo = r.repo.split('/').all(|comp| {
+        comp.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && comp.ends_with(|c: char| c.is_ascii_alphanumeric())
+            && comp.chars().all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
+            })
+    });
     let ok_tag = match r.tag.as_deref() {
         None => true,
         Some(t) => {
@@ -78,7 +83,10 @@ struct Use<'a> {
     gpu: bool,
 }
 
-fn judge(uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
+fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
+    // GPU uses first, so the one reported for an image is where it matters (a README that
+    // shows the CPU command before the `--gpus` one).
+    uses.sort_by_key(|u| !u.gpu);
     // One finding per image and file (documentation repeats the same command).
     let mut out: Vec<Finding> = Vec::new();
     let mut seen: Vec<(&str, &str, usize)> = Vec::new();
@@ -247,6 +255,8 @@ mod tests {
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
         let f = df("ARG BASE=nvidia/cuda\nFROM $BASE\n");
         assert_eq!(f.len(), 1);
+        // BuildKit's automatic platform ARGs select a stage, not an image.
+        assert!(df("FROM almalinux:8 AS base-amd64\nFROM base-${TARGETARCH} AS base\n").is_empty());
         assert!(df("ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-base-ubuntu22.04\n").is_empty());
     }
 
@@ -254,13 +264,15 @@ mod tests {
     fn runs_compose_k8s() {
         let f = runs(
             "sh",
-            "docker run --gpus all ollama/ollama\ndocker run --gpus all ollama/ollama serve\n",
+            "docker run -d ollama/ollama\ndocker run --gpus all ollama/ollama serve\n",
             "GL118",
             vec![],
         );
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, Severity::Warning);
         assert!(f[0].message.contains("2 uses"), "{}", f[0].message);
+        // The use with GPUs is the one reported.
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
         assert!(runs(
             "sh",
             "docker run --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n",
@@ -293,7 +305,7 @@ mod tests {
             vec![]
         )
         .is_empty());
-        let k8s = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: ghcr.io/haveagitgat/tdarr_node\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+        let k8s = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: c\nspec:\n  containers:\n  - name: c\n    image: ghcr.io/haveagitgat/tdarr_node\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
         let f = runs("k8s", k8s, "GL118", vec![]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(8));
