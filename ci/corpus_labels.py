@@ -31,6 +31,7 @@ RULE_CLASSES = {
     "GL115": {"nvidia-visible-devices-baked-all", "missing-gpus-flag"},
     "GL116": {"deprecated-runtime-nvidia", "info-not-a-problem"},
     "GL117": {"cuda-visible-devices-baked"},
+    "GL118": {"latest-tag-unpinned"},
 }
 IN_SCOPE = set().union(*RULE_CLASSES.values()) - {"info-not-a-problem"}
 

@@ -90,7 +90,7 @@ fn seed_fixtures_through_the_commands() {
     let f = spec::cmd_run(
         &spec::RunArgs {
             files: vec![],
-            argv: "docker run -v /usr/local/cuda:/usr/local/cuda --gpus all img"
+            argv: "docker run -v /usr/local/cuda:/usr/local/cuda --gpus all img:1.0"
                 .split(' ')
                 .map(String::from)
                 .collect(),

@@ -24,6 +24,10 @@ pub trait Knowledge {
     fn min_driver_for_cuda(&self, _cuda: &CudaVersion) -> Option<DriverVersion> {
         None
     }
+    /// The CUDA release that introduced a PTX ISA version (what a driver must support to JIT it).
+    fn ptx_isa_min_cuda(&self, _isa: (u16, u16)) -> Option<CudaVersion> {
+        None
+    }
 }
 
 /// Knows nothing.
@@ -45,6 +49,9 @@ impl Knowledge for crate::matrix::Matrix {
     }
     fn min_driver_for_cuda(&self, cuda: &CudaVersion) -> Option<DriverVersion> {
         self.cuda_min_driver(cuda)?.linux
+    }
+    fn ptx_isa_min_cuda(&self, isa: (u16, u16)) -> Option<CudaVersion> {
+        crate::matrix::Matrix::ptx_isa_min_cuda(self, isa)
     }
 }
 

@@ -4,15 +4,11 @@
 //! the integrator wires to the ELF/fatbin reader (`crate::detect::elf`).
 
 use super::reader::{resolve_link, EntryKind, HostReader};
-use crate::arch::ArchTarget;
 use std::path::Path;
 
-/// Device-code targets of one binary.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BinaryArchs {
-    pub sass: Vec<ArchTarget>,
-    pub ptx: Vec<ArchTarget>,
-}
+/// Device-code targets of one binary: the inventory's record (SASS, PTX, the fatbins the library
+/// loads itself, PTX ISA versions), so the host check judges it as the image rules do.
+pub type BinaryArchs = crate::inventory::Binary;
 
 /// Reads the fatbin arch sets of a binary on this machine's disk.
 pub trait ArchScanner {
@@ -185,12 +181,11 @@ impl ArchScanner for ElfArchScanner {
         let size = f.metadata().map_err(|e| e.to_string())?.len();
         let facts = crate::detect::elf::scan_elf(std::io::BufReader::new(f), size)
             .map_err(|e| e.to_string())?;
-        if facts.fatbin.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(BinaryArchs {
-            sass: facts.sass(),
-            ptx: facts.ptx(),
-        }))
+        Ok(crate::inventory::binary_from_elf(
+            local_path.to_string_lossy().into_owned(),
+            None,
+            &facts,
+        )
+        .filter(|b| b.has_device_code))
     }
 }

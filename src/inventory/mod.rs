@@ -15,6 +15,7 @@ mod build;
 pub mod libs;
 mod text;
 
+pub(crate) use build::binary_from_elf;
 pub use build::{build, ImageMeta};
 pub use text::render_text;
 

@@ -38,6 +38,8 @@ pub mod gl115_visible_devices_all_bypasses_plugin;
 pub mod gl116_deprecated_nvidia_runtime;
 #[path = "gl117_cuda_visible_devices_unavailable.rs"]
 pub mod gl117_cuda_visible_devices_unavailable;
+#[path = "gl118_image_tag_unpinned.rs"]
+pub mod gl118_image_tag_unpinned;
 #[path = "gl199_unused_suppression.rs"]
 pub mod gl199_unused_suppression;
 
@@ -111,6 +113,10 @@ pub fn spec_checks() -> Vec<(&'static RuleMeta, Check)> {
         (
             &gl117_cuda_visible_devices_unavailable::META,
             gl117_cuda_visible_devices_unavailable::check,
+        ),
+        (
+            &gl118_image_tag_unpinned::META,
+            gl118_image_tag_unpinned::check,
         ),
     ]
 }

@@ -210,8 +210,10 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
         let cname = c.get("name").and_then(s).unwrap_or_default();
         let image = c.get("image").and_then(s);
         // The container's block: from its `- name:` / `image:` line.
+        // `- name: x` first: a bare `name: x` may be the workload's metadata.name.
         let cpos = y
-            .text(all, &format!("name: {cname}"))
+            .text(all, &format!("- name: {cname}"))
+            .or_else(|| y.text(all, &format!("name: {cname}")))
             .filter(|_| !cname.is_empty())
             .or_else(|| image.as_ref().and_then(|i| y.text(all, i)))
             .unwrap_or(Pos {

@@ -1,8 +1,11 @@
 //! GL215: an installed torch cannot use this host's GPUs or driver.
 
 use super::{CheckResult, Ctx};
+use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::Severity;
 use crate::host::python::find_torch;
+use crate::host::BinaryArchs;
+use crate::rules::context::{list, ptx_isa_of, runnable_targets};
 use crate::rules::RuleMeta;
 use crate::version::CudaVersion;
 
@@ -16,7 +19,9 @@ PATH), reads torch/version.py (version, CUDA) and the device-code architectures 
 torch/lib/libtorch_cuda.so (fatbin SASS/PTX), without importing torch, and judges them against \
 this host's GPUs (compute capability) and driver (the CUDA version it supports).\n\
 Why: a torch without SASS for the GPU's architecture (or PTX it can JIT) fails with \"no kernel \
-image is available for execution on the device\"; a torch built for a newer CUDA major than the \
+image is available for execution on the device\" (judged as the image rules GL001/GL003 do: \
+fatbins the library loads itself count, and PTX helps only when its PTX ISA is not newer than \
+the driver's CUDA); a torch built for a newer CUDA major than the \
 driver's fails with \"The NVIDIA driver on your system is too old\"; a CPU-only build silently \
 ignores the GPUs.\n\
 Fix: install the torch variant for the host (the cuXYZ index matching the driver, e.g. `pip \
@@ -93,12 +98,13 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                             unknown.push(format!("the compute capability of {}", g.name));
                             continue;
                         };
-                        let sass = a.sass.iter().any(|x| x.runs_on(cc));
-                        let ptx = a.ptx.iter().any(|x| x.runs_on(cc));
-                        if !sass && !ptx {
+                        // The image rules' semantics (GL001/GL003): what the runtime can
+                        // load on this GPU, then whether the driver can JIT that PTX's ISA.
+                        let (sass, ptx) = runnable_targets(&a, cc);
+                        if sass.is_empty() && ptx.is_empty() {
                             problems.push((format!("no SASS or PTX for {} (compute capability {cc}): \"no kernel image is available for execution on the device\"", g.name), Severity::Error));
-                        } else if !sass {
-                            problems.push((format!("only PTX for {} (compute capability {cc}): first use JIT-compiles for minutes", g.name), Severity::Warning));
+                        } else if sass.is_empty() {
+                            problems.push(ptx_only(&a, &ptx, &g.name, cc, sup, cx));
                         }
                     }
                 }
@@ -147,4 +153,43 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
     }
     out
+}
+
+/// Only PTX runs on this GPU: a slow first start when the driver can JIT it (GL003's rule: the
+/// PTX ISA must not be newer than the driver's CUDA; minor-version compatibility does not
+/// cover JIT), "no kernel image" when it cannot.
+fn ptx_only(
+    a: &BinaryArchs,
+    ptx: &[ArchTarget],
+    gpu: &str,
+    cc: ComputeCapability,
+    driver_cuda: Option<CudaVersion>,
+    cx: &Ctx,
+) -> (String, Severity) {
+    let jit = (
+        format!(
+            "only PTX [{}] for {gpu} (compute capability {cc}): first use JIT-compiles for minutes",
+            list(ptx)
+        ),
+        Severity::Warning,
+    );
+    let Some(dc) = driver_cuda else { return jit };
+    let mut too_new = Vec::new();
+    for t in ptx {
+        match ptx_isa_of(a, t).and_then(|isa| Some((isa, cx.opts.knowledge.ptx_isa_min_cuda(isa)?)))
+        {
+            Some((isa, needs)) if needs > dc => {
+                too_new.push(format!("{t} is PTX ISA {}.{} (CUDA {needs})", isa.0, isa.1))
+            }
+            // Usable, or unknown: JIT may work.
+            _ => return jit,
+        }
+    }
+    (
+        format!(
+            "only PTX for {gpu} (compute capability {cc}) and the driver (CUDA {dc}) cannot JIT it: {}",
+            too_new.join(", ")
+        ),
+        Severity::Error,
+    )
 }

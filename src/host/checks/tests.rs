@@ -4,10 +4,11 @@
 use super::testutil::{expect, run};
 
 use super::{CheckOptions, CheckStatus};
-use crate::arch::{ArchTarget, ComputeCapability};
+use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
 use crate::finding::Severity;
 use crate::host::knowledge::Knowledge;
 use crate::host::python::{ArchScanner, BinaryArchs};
+use crate::version::CudaVersion;
 use std::path::Path;
 use CheckStatus::{CouldNotCheck, Problem};
 
@@ -19,14 +20,21 @@ impl ArchScanner for SummaryScanner {
         let t = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
         let mut a = BinaryArchs::default();
         for l in t.lines() {
-            let Some(tok) = l.split_whitespace().last() else {
+            // "  444 sm_90", or "  1 compute_80 isa=8.8" for PTX with its ISA version.
+            let mut toks = l.split_whitespace().skip(1);
+            let Some(Ok(x)) = toks.next().map(|t| t.parse::<ArchTarget>()) else {
                 continue;
             };
-            if let Ok(x) = tok.parse::<ArchTarget>() {
+            if x.kind == CodeKind::Ptx {
+                a.ptx.push(x);
+                if let Some(isa) = toks.next().and_then(|t| t.strip_prefix("isa=")) {
+                    a.ptx_isa.insert(x.to_string(), isa.to_string());
+                }
+            } else {
                 a.sass.push(x);
             }
         }
-        Ok((!a.sass.is_empty()).then_some(a))
+        Ok((!a.sass.is_empty() || !a.ptx.is_empty()).then_some(a))
     }
 }
 
@@ -35,6 +43,13 @@ struct TestKnowledge;
 impl Knowledge for TestKnowledge {
     fn gpu_cc(&self, name: &str) -> Option<ComputeCapability> {
         (name == "NVIDIA H200").then(|| ComputeCapability::new(9, 0))
+    }
+    fn ptx_isa_min_cuda(&self, isa: (u16, u16)) -> Option<CudaVersion> {
+        match isa {
+            (8, 8) => Some(CudaVersion::new(12, 9)),
+            (9, 1) => Some(CudaVersion::new(13, 1)),
+            _ => None,
+        }
     }
 }
 
@@ -283,6 +298,20 @@ fn gl215_torch_builds() {
     let r = runv(&["variants/torch-old-arch"]);
     let x = expect(&r, "GL215", Problem);
     assert!(x.message.contains("no kernel image"), "{}", x.message);
+    // Only PTX for the H200 (compute_80): JIT works when the driver (CUDA 13.0) knows the PTX
+    // ISA (8.8 = CUDA 12.9), and fails when the ISA is newer (9.1 = CUDA 13.1), as GL003.
+    let r = runv(&["variants/torch-ptx-jit"]);
+    let x = expect(&r, "GL215", Problem);
+    assert_eq!(x.severity, Severity::Warning);
+    assert!(x.message.contains("JIT-compiles"), "{}", x.message);
+    let r = runv(&["variants/torch-ptx-too-new"]);
+    let x = expect(&r, "GL215", Problem);
+    assert_eq!(x.severity, Severity::Error);
+    assert!(
+        x.message.contains("cannot JIT") && x.message.contains("PTX ISA 9.1 (CUDA 13.1)"),
+        "{}",
+        x.message
+    );
     // Without a fatbin reader the arch list is "could not check", not a guess.
     let r = run(
         &["h200"],
