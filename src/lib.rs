@@ -15,6 +15,7 @@ pub mod exit;
 pub mod finding;
 pub mod host;
 pub mod inventory;
+mod io_util;
 pub mod matrix;
 pub mod progress;
 pub mod report;

@@ -8,6 +8,7 @@ use super::{
     check_platform, display_path, parse_config, read_limited, Image, Layer, LayerBlob,
     LayerContent, Platform, Selector, SourceError, MAX_JSON,
 };
+use crate::io_util::read_up_to;
 use crate::walk::ImagePath;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -230,19 +231,6 @@ fn skip_then_take<R: Read + Send + 'static>(
         ));
     }
     Ok(Box::new(r.take(size)))
-}
-
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 fn index_entries<R: Read>(entries: tar::Entries<'_, R>) -> io::Result<HashMap<String, Member>> {

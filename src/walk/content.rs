@@ -3,6 +3,7 @@
 
 use super::{ImagePath, WalkOptions};
 use crate::detect::{elf, Detector, Fact};
+use crate::io_util::read_up_to;
 use std::io::{self, Read};
 
 /// ELF files shorter than this are not worth a look (an ELF header alone is 52/64 bytes).
@@ -105,17 +106,4 @@ pub(crate) fn file_facts(
         }
     }
     facts
-}
-
-pub(crate) fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }

@@ -1,9 +1,10 @@
 //! One streaming pass over a layer's tar stream (plain, gzip or zstd, sniffed from the first
 //! bytes): entries, whiteouts, links, and the content detectors ask for. Nothing is extracted.
 
-use super::content::{file_facts, read_up_to, Sink};
+use super::content::{file_facts, Sink};
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
+use crate::io_util::read_up_to;
 use crate::source::archive::Compression;
 use std::io::{self, Read};
 
