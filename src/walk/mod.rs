@@ -8,6 +8,7 @@
 
 mod content;
 mod fs;
+mod header_guard;
 pub mod path;
 mod tar;
 

@@ -54,7 +54,8 @@ pub(crate) fn walk_tar(
         left: opts.max_layer_bytes,
         limit: opts.max_layer_bytes,
     };
-    let mut archive = ::tar::Archive::new(io::BufReader::with_capacity(128 << 10, bounded));
+    let guarded = super::header_guard::HeaderGuard::new(bounded);
+    let mut archive = ::tar::Archive::new(io::BufReader::with_capacity(128 << 10, guarded));
     let mut last_good: Option<ImagePath> = None;
     let failed = match archive.entries() {
         Err(e) => Some(e),
