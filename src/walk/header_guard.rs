@@ -22,6 +22,9 @@ pub(crate) struct HeaderGuard<R> {
     pax: Option<(u64, u64, Vec<u8>)>,
     /// `size=` from the last PAX `x` record: the data length of the next real entry.
     pax_size: Option<u64>,
+    /// Old GNU sparse entry (`S`) with extension blocks still to come: its data length,
+    /// applied after the last extension block.
+    sparse_data: Option<u64>,
 }
 
 impl<R> HeaderGuard<R> {
@@ -34,12 +37,23 @@ impl<R> HeaderGuard<R> {
             header_fill: 0,
             pax: None,
             pax_size: None,
+            sparse_data: None,
         }
     }
 
     fn on_header(&mut self) -> io::Result<()> {
         let h = self.header;
         let start = self.next_header;
+        if let Some(data) = self.sparse_data {
+            // A GNU sparse extension block: byte 504 says whether another one follows.
+            if h[504] != 0 {
+                self.next_header = start + BLOCK;
+            } else {
+                self.sparse_data = None;
+                self.next_header = start + BLOCK + data.div_ceil(BLOCK) * BLOCK;
+            }
+            return Ok(());
+        }
         if h.iter().all(|b| *b == 0) {
             self.next_header = start + BLOCK;
             return Ok(());
@@ -63,6 +77,11 @@ impl<R> HeaderGuard<R> {
         };
         if typeflag == b'x' {
             self.pax = Some((start + BLOCK, start + BLOCK + size, Vec::new()));
+        }
+        if typeflag == b'S' && h[482] != 0 {
+            self.sparse_data = Some(data);
+            self.next_header = start + BLOCK;
+            return Ok(());
         }
         self.next_header = start + BLOCK + data.div_ceil(BLOCK) * BLOCK;
         Ok(())
@@ -216,6 +235,47 @@ mod tests {
         assert!(e.to_string().contains("extension header"), "{e}");
         // A large but acceptable long name passes.
         assert!(read_all_chunked(tar_with(4000, false), 333).is_ok());
+    }
+
+    #[test]
+    fn follows_gnu_sparse_extension_blocks() {
+        // GNU tar writes old-format sparse entries (`S`) with extension blocks when a file has
+        // more than 4 holes; the entry after it must still be found.
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = std::fs::File::create(dir.path().join("s")).unwrap();
+        use std::io::{Seek, SeekFrom, Write};
+        // Data blocks full of octal digits: a tracker that lost step and read one as a header
+        // would see a huge size there and leave the archive.
+        for i in 0..12u64 {
+            f.seek(SeekFrom::Start(i << 20)).unwrap();
+            f.write_all(&[b'7'; 4096]).unwrap();
+        }
+        f.set_len(13 << 20).unwrap();
+        std::fs::write(dir.path().join("after"), b"hi\n").unwrap();
+        let out = std::process::Command::new("tar")
+            .args(["--format=gnu", "-S", "-cf", "t.tar", "s", "after"])
+            .current_dir(dir.path())
+            .status();
+        if !out.is_ok_and(|s| s.success()) {
+            eprintln!("SKIPPED: no GNU tar");
+            return;
+        }
+        let t = std::fs::read(dir.path().join("t.tar")).unwrap();
+        let mut g = HeaderGuard::new(io::Cursor::new(t.clone()));
+        let mut sink = Vec::new();
+        g.read_to_end(&mut sink).unwrap();
+        assert_eq!(sink, t);
+        // In step with the archive: every block was accounted for, ending exactly at its end.
+        assert_eq!(g.next_header, t.len() as u64);
+        assert!(g.sparse_data.is_none());
+        // The tracker landed on the real header of `after` (and then the end blocks).
+        let mut a = tar::Archive::new(HeaderGuard::new(io::Cursor::new(t)));
+        let names: Vec<String> = a
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["s", "after"]);
     }
 
     #[test]
