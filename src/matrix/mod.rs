@@ -76,6 +76,10 @@ pub enum ForwardCompat {
     /// The table marks the pair incompatible (X), or the driver branch is not a supported
     /// target (not listed: end of life or a New Feature Branch).
     Unsupported { reason: String },
+    /// The branch is not in NVIDIA's current table: end of life or a New Feature Branch. Not a
+    /// supported target today, though it may have been when the package shipped (NGC 24.05's
+    /// notes list R470 for its CUDA 12.4 compat package); gpulint warns rather than fails.
+    Unlisted { reason: String },
     /// The documents do not say (e.g. packages older than cuda-compat-12-2).
     Unknown,
 }
@@ -322,7 +326,7 @@ impl Matrix {
                 ),
             }
         } else if !self.fc_rules.unlisted_branches_supported {
-            ForwardCompat::Unsupported {
+            ForwardCompat::Unlisted {
                 reason: format!(
                     "driver branch R{branch} is not a forward compatibility target (end of life or a New Feature Branch)"
                 ),

@@ -279,11 +279,15 @@ fn forward_compat_spot_checks() {
     assert_eq!(m.forward_compat(&d("580.65.06"), &c("13.0")), NotNeeded);
     assert!(matches!(
         m.forward_compat(&d("550.54.15"), &c("13.0")),
-        Unsupported { .. }
+        Unlisted { .. }
     ));
     assert!(matches!(
         m.forward_compat(&d("470.82.01"), &c("12.4")),
-        Unsupported { .. }
+        Unlisted { .. }
+    ));
+    assert!(matches!(
+        m.forward_compat(&d("570.124.06"), &c("12.4")),
+        Unsupported { .. } | NotNeeded
     ));
     assert_eq!(m.forward_compat(&d("450.80.02"), &c("11.8")), NotNeeded);
     assert_eq!(m.forward_compat(&d("418.39"), &c("11.0")), Unknown);

@@ -59,6 +59,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         match ctx.matrix.forward_compat(driver, &rt.version) {
             ForwardCompat::Supported | ForwardCompat::NotNeeded => {}
             ForwardCompat::Unsupported { reason } => problems.push(reason),
+            ForwardCompat::Unlisted { reason } => unknown.push(reason),
             ForwardCompat::Unknown => unknown.push(format!("driver branch {}", driver.branch())),
         }
         let base = format!(
@@ -80,7 +81,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         } else if !unknown.is_empty() {
             out.push(
                 META.finding(format!(
-                    "{base}; whether forward compatibility works is unknown for: {}",
+                    "{base}; NVIDIA does not, or no longer, document forward compatibility here: {}",
                     unknown.join(", ")
                 ))
                 .with_severity(Severity::Warning)
