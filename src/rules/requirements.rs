@@ -111,17 +111,29 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
         .iter()
         .filter(|b| b.has_device_code && b.has_loadable_code())
         .collect();
+    // Per binary and capability: (has native code or is a supported vendor library, has PTX
+    // that JITs there). Both the per-binary lists and the image-wide summary read this.
+    let verdicts: Vec<Vec<(bool, bool)>> = dev
+        .iter()
+        .map(|b| {
+            ccs.iter()
+                .map(|cc| {
+                    let (s, p) = runnable_targets(b, *cc);
+                    let vendor_ok = super::context::vendor_library_supports(ctx, b, *cc)
+                        .is_some_and(|(ok, _)| ok);
+                    (!s.is_empty() || vendor_ok, !p.is_empty())
+                })
+                .collect()
+        })
+        .collect();
     let mut binaries = Vec::new();
-    for b in &dev {
+    for (b, per_cc) in dev.iter().zip(&verdicts) {
         let mut native = Vec::new();
         let mut jit = Vec::new();
-        for cc in &ccs {
-            let (s, p) = runnable_targets(b, *cc);
-            let vendor_ok =
-                super::context::vendor_library_supports(ctx, b, *cc).is_some_and(|(ok, _)| ok);
-            if !s.is_empty() || vendor_ok {
+        for (cc, (n, j)) in ccs.iter().zip(per_cc) {
+            if *n {
                 native.push(cc.to_string());
-            } else if !p.is_empty() {
+            } else if *j {
                 jit.push(cc.to_string());
             }
         }
@@ -136,19 +148,10 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
     let mut runs_on = Vec::new();
     let mut needs_jit_on = Vec::new();
     if !dev.is_empty() {
-        for cc in &ccs {
-            let verdicts: Vec<_> = dev
-                .iter()
-                .map(|b| {
-                    let (s, p) = runnable_targets(b, *cc);
-                    let vendor_ok = super::context::vendor_library_supports(ctx, b, *cc)
-                        .is_some_and(|(ok, _)| ok);
-                    (!s.is_empty() || vendor_ok, !p.is_empty())
-                })
-                .collect();
-            if verdicts.iter().all(|(native, jit)| *native || *jit) {
+        for (i, cc) in ccs.iter().enumerate() {
+            if verdicts.iter().all(|v| v[i].0 || v[i].1) {
                 runs_on.push(cc.to_string());
-                if verdicts.iter().any(|(native, _)| !native) {
+                if verdicts.iter().any(|v| !v[i].0) {
                     needs_jit_on.push(cc.to_string());
                 }
             }
