@@ -122,6 +122,15 @@ const CUDA_PREFIX: &[&str] = &[
 
 /// Classify a library stem. `libcuda` and other driver files count as driver libraries here;
 /// the caller decides that one inside `stubs/` or `compat/` is not a driver install.
+/// Whether a NEEDED name is a CUDA runtime-side library (cudart, cuBLAS, cuDNN, NCCL, …),
+/// not a driver library.
+pub fn is_cuda_runtime_lib(file: &str) -> bool {
+    matches!(
+        parse_so_name(file).and_then(|so| classify_stem(&so)),
+        Some(LibKind::Cuda(_))
+    )
+}
+
 pub fn classify_stem(so: &SoName) -> Option<LibKind> {
     let stem = so.stem.as_str();
     // `libnvrtc.alt.so.13` / `libnvrtc-builtins.alt.so.13.0`: the alternate builds.

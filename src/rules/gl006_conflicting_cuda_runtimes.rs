@@ -30,30 +30,6 @@ Fix: remove the conflicting directory from LD_LIBRARY_PATH (or put the wheel's d
 first), uninstall the duplicate CUDA stack, or install matching versions.",
 };
 
-fn is_cuda_dep(name: &str) -> bool {
-    const PREFIXES: &[&str] = &[
-        "libcudart.so",
-        "libcublas.so",
-        "libcublasLt.so",
-        "libcudnn",
-        "libnccl.so",
-        "libnvrtc.so",
-        "libnvJitLink.so",
-        "libcufft.so",
-        "libcufftw.so",
-        "libcurand.so",
-        "libcusparse.so",
-        "libcusolver.so",
-        "libcupti.so",
-        "libcusparseLt.so",
-        "libnvToolsExt.so",
-        "libcufile.so",
-        "libnvjpeg.so",
-        "libnpp",
-    ];
-    PREFIXES.iter().any(|p| name.starts_with(p))
-}
-
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let inv = ctx.inventory;
     let own_libs: std::collections::BTreeSet<String> = inv
@@ -73,7 +49,11 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             .filter(|d| d.from == "DT_RUNPATH" || d.from == "DT_RPATH")
             .cloned()
             .collect();
-        for needed in b.needed.iter().filter(|n| is_cuda_dep(n)) {
+        for needed in b
+            .needed
+            .iter()
+            .filter(|n| crate::inventory::libs::is_cuda_runtime_lib(n))
+        {
             let actual = resolve(inv, &order, needed);
             let shipped = resolve(inv, &own, needed);
             let loc = ctx.binary_location(b);
