@@ -26,7 +26,6 @@ pub mod yamlloc;
 
 use crate::config::Config;
 use crate::finding::{Finding, Location};
-use crate::rules::spec_list;
 use crate::suppress::FileText;
 use crate::target::Target;
 use anyhow::Context as _;
@@ -141,7 +140,7 @@ pub fn loc(file: &str, p: Pos) -> Location {
 }
 
 fn error_finding(file: &str, e: &SpecError) -> Finding {
-    crate::rules::gl100_invalid_spec_file::META
+    crate::rules::spec::gl100_invalid_spec_file::META
         .finding(e.message.clone())
         .with_location(loc(file, e.pos))
 }
@@ -152,8 +151,8 @@ fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding> {
         facts: &ctx.facts,
     };
     let mut out = Vec::new();
-    for (meta, check) in spec_list::spec_checks() {
-        if !ctx.config.rule_enabled(meta.code) {
+    for (meta, check) in crate::rules::spec_checks() {
+        if !ctx.config.rule_enabled(&meta.code) {
             continue;
         }
         out.extend(check(subject, &rc));
