@@ -125,7 +125,8 @@ impl Serialize for Code {
     }
 }
 
-/// Static description of a rule; the single source for `gpulint explain`, SARIF and docs.
+/// Static description of a rule; the single source for `gpulint explain`, SARIF and the
+/// generated pages under `docs/rules/`.
 #[derive(Debug)]
 pub struct RuleMeta {
     pub code: Code,
@@ -133,8 +134,97 @@ pub struct RuleMeta {
     pub default_severity: Severity,
     /// One line.
     pub summary: &'static str,
-    /// What, why, example, fix — plain text, shown by `gpulint explain CODE`.
-    pub explanation: &'static str,
+    pub doc: RuleDoc,
+}
+
+/// A rule's documentation in parts, so every output can lay it out its own way and a test can
+/// require each part. Text is plain prose with `inline code`; paragraphs are split by a blank
+/// line (`\n\n`).
+#[derive(Debug)]
+pub struct RuleDoc {
+    /// What the rule looks at and what it reports.
+    pub what: &'static str,
+    /// Why that breaks (or risks breaking) a GPU workload: the mechanism and the error seen.
+    pub why: &'static str,
+    /// A concrete case: an input (a Dockerfile line, an image situation, a host state) and,
+    /// where the rule has one, the message gpulint prints for it.
+    pub example: &'static str,
+    /// What to change.
+    pub fix: &'static str,
+    /// Published documents the facts come from (URLs).
+    pub sources: &'static [&'static str],
+}
+
+/// Where the generated rule pages live in the repository, and the public copy of it that
+/// SARIF's `helpUri` points to.
+pub const DOCS_DIR: &str = "docs/rules";
+const REPO_BLOB: &str = "https://github.com/gpulint/gpulint/blob/main";
+
+impl RuleMeta {
+    /// The rule's page relative to the repository root: `docs/rules/GL001.md`.
+    pub fn doc_path(&self) -> String {
+        format!("{DOCS_DIR}/{}.md", self.code)
+    }
+
+    /// The rule's page on the project's public repository (SARIF `helpUri`).
+    pub fn help_uri(&self) -> String {
+        format!("{REPO_BLOB}/{}", self.doc_path())
+    }
+
+    /// The documentation as plain text with `What:` / `Why:` / … headings, as `gpulint explain`
+    /// prints it below the title, each part wrapped to `width` columns.
+    pub fn explanation(&self, width: usize) -> String {
+        let d = &self.doc;
+        let mut out = String::new();
+        for (head, body) in [
+            ("What", d.what),
+            ("Why", d.why),
+            ("Example", d.example),
+            ("Fix", d.fix),
+        ] {
+            out.push_str(head);
+            out.push_str(":\n");
+            for (i, para) in body.split("\n\n").enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(&wrap(para, width, "  "));
+            }
+            out.push('\n');
+        }
+        out.push_str("Sources:\n");
+        for s in d.sources {
+            out.push_str("  ");
+            out.push_str(s);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Word-wrap `text` to `width` columns, each line starting with `indent`; a word longer than
+/// the width (a URL) stays whole on its own line.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && indent.len() + line.len() + 1 + word.len() > width {
+            out.push_str(indent);
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push_str(indent);
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

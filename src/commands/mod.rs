@@ -184,12 +184,20 @@ fn scan_error_finding(e: &str) -> crate::finding::Finding {
     ))
 }
 
+/// `gpulint explain` wraps its text for an 80-column terminal.
+const EXPLAIN_WIDTH: usize = 80;
+
 fn explain(a: ExplainArgs) -> anyhow::Result<i32> {
     match rules::find(&a.rule) {
         Some(r) => {
             print(&format!(
-                "{} {} (default severity: {})\n{}\n\n{}\n",
-                r.code, r.name, r.default_severity, r.summary, r.explanation
+                "{} {} (default severity: {})\n{}\n{}\nMore: {}\n",
+                r.code,
+                r.name,
+                r.default_severity,
+                crate::rule_meta::wrap(r.summary, EXPLAIN_WIDTH, ""),
+                r.explanation(EXPLAIN_WIDTH),
+                r.doc_path()
             ))?;
             Ok(exit::OK)
         }

@@ -3,6 +3,7 @@
 
 use super::Report;
 use crate::finding::Severity;
+use crate::rule_meta::RuleMeta;
 use serde_json::{json, Value};
 
 fn level(s: Severity) -> &'static str {
@@ -11,6 +12,19 @@ fn level(s: Severity) -> &'static str {
         Severity::Warning => "warning",
         Severity::Info => "note",
     }
+}
+
+/// The rule's help as GitHub code scanning shows it (SARIF `help.markdown`).
+fn help_markdown(r: &RuleMeta) -> String {
+    let d = &r.doc;
+    let mut s = format!(
+        "**What:** {}\n\n**Why:** {}\n\n**Example:** {}\n\n**Fix:** {}\n\n**Sources:**\n",
+        d.what, d.why, d.example, d.fix
+    );
+    for u in d.sources {
+        s.push_str(&format!("- <{u}>\n"));
+    }
+    s
 }
 
 pub fn render(report: &Report) -> String {
@@ -22,10 +36,10 @@ pub fn render(report: &Report) -> String {
                 "id": r.code,
                 "name": r.name,
                 "shortDescription": {"text": r.summary},
-                "fullDescription": {"text": r.summary},
-                "help": {"text": r.explanation},
+                "fullDescription": {"text": format!("{} {}", r.doc.what, r.doc.why)},
+                "help": {"text": r.explanation(100), "markdown": help_markdown(r)},
                 "defaultConfiguration": {"level": level(r.default_severity)},
-                "helpUri": format!("https://github.com/gpulint/gpulint/blob/main/README.md#{}", r.code.to_ascii_lowercase()),
+                "helpUri": r.help_uri(),
             })
         })
         .collect();

@@ -1,4 +1,4 @@
-//! The rules, one file each (code, name, explanation, check, tests), in one folder per family:
+//! The rules, one file each (code, name, documentation, check, tests), in one folder per family:
 //!
 //! - [`image`] GL0xx: a squashed image inventory judged against targets;
 //! - [`spec`] GL1xx: Dockerfiles, compose files, Kubernetes manifests, run lines;
@@ -9,6 +9,7 @@
 //! runners all read it. Adding a rule = one file in its family's folder + one line here. A
 //! code is never reused; a retired code stays in the table.
 
+pub mod docs;
 pub mod host;
 pub mod image;
 pub mod spec;
@@ -233,12 +234,39 @@ mod tests {
                 .name
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()));
-            assert!(
-                !r.explanation.trim().is_empty(),
-                "{} has no explanation",
-                r.code
-            );
         }
+    }
+
+    /// Every rule documents each part, so `explain`, SARIF and docs/rules never show a gap.
+    #[test]
+    fn every_rule_has_a_complete_doc() {
+        let mut gaps = Vec::new();
+        for r in all() {
+            let d = &r.doc;
+            for (part, text) in [
+                ("summary", r.summary),
+                ("what", d.what),
+                ("why", d.why),
+                ("example", d.example),
+                ("fix", d.fix),
+            ] {
+                if text.trim().len() < 10 {
+                    gaps.push(format!("{} has no {part}", r.code));
+                }
+                if text != text.trim() {
+                    gaps.push(format!("{} {part} has surrounding whitespace", r.code));
+                }
+            }
+            if d.sources.is_empty() {
+                gaps.push(format!("{} names no source", r.code));
+            }
+            for s in d.sources {
+                if !s.starts_with("https://") || s.contains(char::is_whitespace) {
+                    gaps.push(format!("{} source {s:?} is not a URL", r.code));
+                }
+            }
+        }
+        assert!(gaps.is_empty(), "{gaps:#?}");
     }
 
     /// Each family sits in its code range, so a rule filed in the wrong table row shows.

@@ -344,6 +344,33 @@ fn sarif_report_has_every_rule_and_located_results() {
                 "{c} missing from the SARIF rules"
             );
         }
+        // Each rule's help links its generated page in the repository and carries its parts.
+        for rule in run["tool"]["driver"]["rules"].as_array().unwrap() {
+            let id = rule["id"].as_str().unwrap();
+            let uri = rule["helpUri"].as_str().unwrap();
+            let page = format!("docs/rules/{id}.md");
+            assert!(uri.ends_with(&page), "{id}: {uri}");
+            assert!(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join(&page)
+                    .is_file(),
+                "{page} is not in the repository"
+            );
+            let help = rule["help"]["text"].as_str().unwrap();
+            for part in ["What:", "Why:", "Example:", "Fix:", "Sources:"] {
+                assert!(help.contains(part), "{id} help lacks {part}");
+            }
+            assert!(rule["help"]["markdown"]
+                .as_str()
+                .unwrap()
+                .contains("**Example:**"));
+            let full = rule["fullDescription"]["text"].as_str().unwrap();
+            assert_ne!(
+                full,
+                rule["shortDescription"]["text"].as_str().unwrap(),
+                "{id}"
+            );
+        }
         let results = run["results"].as_array().unwrap();
         assert!(!results.is_empty(), "{args:?}");
         for res in results {
@@ -378,6 +405,27 @@ fn explain_and_rules() {
     expect(&r, 0);
     assert!(r.stdout.starts_with("GL001 no-kernel-image"), "{r:?}");
     assert!(r.stdout.len() > 200, "an explanation, not a title: {r:?}");
+    for part in [
+        "\nWhat:\n",
+        "\nWhy:\n",
+        "\nExample:\n",
+        "\nFix:\n",
+        "\nSources:\n",
+    ] {
+        assert!(r.stdout.contains(part), "{part:?} missing: {}", r.stdout);
+    }
+    assert!(
+        r.stdout.contains("More: docs/rules/GL001.md"),
+        "{}",
+        r.stdout
+    );
+    // Readable on an 80-column terminal: only a URL may be longer.
+    for line in r.stdout.lines() {
+        assert!(
+            line.chars().count() <= 80 || line.trim_start().starts_with("https://"),
+            "long line: {line:?}"
+        );
+    }
     let by_name = gl(&["explain", "no-kernel-image"]);
     expect(&by_name, 0);
     assert_eq!(by_name.stdout, r.stdout);

@@ -2,24 +2,31 @@
 
 use super::{CheckResult, Ctx};
 use crate::finding::Severity;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL201"),
     name: "gpu-not-visible-to-driver",
     default_severity: Severity::Error,
     summary: "An NVIDIA GPU is on the PCI bus but the driver does not see it",
-    explanation: "What: compares the NVIDIA display-class devices on the PCI bus \
-(/sys/bus/pci/devices/*/vendor = 0x10de, class 0x03xxxx) with the GPUs the driver reports \
-(nvidia-smi, /proc/driver/nvidia/gpus).\n\
-Why: a GPU the driver does not bind is invisible to CUDA: jobs see fewer devices, or none \
-(\"no CUDA-capable device is detected\"). Causes: the nvidia module is not loaded, nouveau \
-or vfio-pci holds the device, the GPU is excluded (NVreg_ExcludedGpus), the kernel module \
-flavour does not support the GPU (open modules need Turing or newer; Blackwell needs the open \
-modules), or the GPU fell off the bus (Xid 79).\n\
-Example: lspci lists 8 GPUs, nvidia-smi lists 7.\n\
-Fix: check `dmesg | grep -i nvrm` for the missing bus id; load the right module flavour; \
-reseat or reset the GPU if it fell off the bus.",
+    doc: RuleDoc {
+        what: "Compares the NVIDIA display-class devices on the PCI bus \
+            (/sys/bus/pci/devices/*/vendor = 0x10de, class 0x03xxxx) with the GPUs the driver \
+            reports (nvidia-smi, /proc/driver/nvidia/gpus).",
+        why:
+            "A GPU the driver does not bind is invisible to CUDA: jobs see fewer devices, or none \
+            (\"no CUDA-capable device is detected\"). Causes: the nvidia module is not loaded, \
+            nouveau or vfio-pci holds the device, the GPU is excluded (NVreg_ExcludedGpus), the \
+            kernel module flavour does not support the GPU (open modules need Turing or newer; \
+            Blackwell needs the open modules), or the GPU fell off the bus (Xid 79).",
+        example: "Lspci lists 8 GPUs, nvidia-smi lists 7.",
+        fix: "Check `dmesg | grep -i nvrm` for the missing bus id; load the right module flavour; \
+            reseat or reset the GPU if it fell off the bus.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/index.html",
+            "https://docs.nvidia.com/deploy/xid-errors/index.html",
+        ],
+    },
 };
 
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {

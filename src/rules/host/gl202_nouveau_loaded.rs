@@ -3,21 +3,32 @@
 use super::{loaded_modules, CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::parse;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL202"),
     name: "nouveau-loaded",
     default_severity: Severity::Error,
     summary: "The open-source nouveau driver is loaded or may load instead of nvidia",
-    explanation: "What: looks for `nouveau` in /proc/modules and for a blacklist in \
-/etc/modprobe.d, /usr/lib/modprobe.d, /lib/modprobe.d and the kernel command line.\n\
-Why: nouveau and nvidia cannot drive the same GPU. When nouveau binds first, the nvidia module \
-fails to load (\"NVRM: The NVIDIA probe routine failed\") and CUDA sees no device. Without a \
-blacklist, nouveau can win the race on the next boot or after a driver reinstall.\n\
-Fix: add `blacklist nouveau` and `options nouveau modeset=0` to \
-/etc/modprobe.d/blacklist-nouveau.conf, rebuild the initramfs (`update-initramfs -u` or \
-`dracut -f`) and reboot.",
+    doc: RuleDoc {
+        what: "Looks for `nouveau` in /proc/modules and for a blacklist in /etc/modprobe.d, \
+            /usr/lib/modprobe.d, /lib/modprobe.d and the kernel command line.",
+        why: "Nouveau and nvidia cannot drive the same GPU. When nouveau binds first, the nvidia \
+            module fails to load (\"NVRM: The NVIDIA probe routine failed\") and CUDA sees no \
+            device. Without a blacklist, nouveau can win the race on the next boot or after a \
+            driver reinstall.",
+        example:
+            "A freshly installed Ubuntu server before the NVIDIA driver: `the nouveau driver is \
+            loaded`; a host where the driver works but nothing blacklists nouveau (seen on a live \
+            H200 node): `nouveau is not loaded but not blacklisted either` (warning).",
+        fix: "Add `blacklist nouveau` and `options nouveau modeset=0` to \
+            /etc/modprobe.d/blacklist-nouveau.conf, rebuild the initramfs (`update-initramfs -u` \
+            or `dracut -f`) and reboot.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/index.html",
+            "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+        ],
+    },
 };
 
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {

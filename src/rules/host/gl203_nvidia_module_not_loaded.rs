@@ -2,22 +2,31 @@
 
 use super::{loaded_modules, proc_version, CheckResult, Ctx};
 use crate::finding::Severity;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL203"),
     name: "nvidia-module-not-loaded",
     default_severity: Severity::Error,
     summary: "The nvidia or nvidia_uvm kernel module is not loaded",
-    explanation: "What: looks for `nvidia` and `nvidia_uvm` in /proc/modules (or /sys/module), \
-falling back to /proc/driver/nvidia/version and /dev/nvidia-uvm when module lists are not \
-readable.\n\
-Why: without `nvidia` there is no GPU at all (\"NVIDIA-SMI has failed because it couldn't \
-communicate with the NVIDIA driver\"). Without `nvidia_uvm`, nvidia-smi works but every CUDA \
-program fails at cuInit with CUDA_ERROR_UNKNOWN (\"CUDA unknown error\") — common in \
-containers and after boot when nothing ran nvidia-modprobe as root.\n\
-Fix: `sudo modprobe nvidia` / `sudo nvidia-modprobe -u -c=0` (loads nvidia_uvm and creates \
-/dev/nvidia-uvm); make it permanent with a modules-load.d entry.",
+    doc: RuleDoc {
+        what:
+            "Looks for `nvidia` and `nvidia_uvm` in /proc/modules (or /sys/module), falling back \
+            to /proc/driver/nvidia/version and /dev/nvidia-uvm when module lists are not readable.",
+        why:
+            "Without `nvidia` there is no GPU at all (\"NVIDIA-SMI has failed because it couldn't \
+            communicate with the NVIDIA driver\"). Without `nvidia_uvm`, nvidia-smi works but \
+            every CUDA program fails at cuInit with CUDA_ERROR_UNKNOWN (\"CUDA unknown error\") — \
+            common in containers and after boot when nothing ran nvidia-modprobe as root.",
+        example:
+            "A headless node where nothing has run a CUDA program or `nvidia-modprobe -u` since \
+            boot: `nvidia_uvm is not loaded: CUDA programs will fail at cuInit (CUDA unknown \
+            error)`.",
+        fix:
+            "`sudo modprobe nvidia` / `sudo nvidia-modprobe -u -c=0` (loads nvidia_uvm and creates \
+            /dev/nvidia-uvm); make it permanent with a modules-load.d entry.",
+        sources: &["https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html"],
+    },
 };
 
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {

@@ -3,7 +3,7 @@
 use super::{ld_so_conf_dirs, proc_version, CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::reader::{HostCommand, HostReader};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::DriverVersion;
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -11,16 +11,29 @@ pub(crate) static META: RuleMeta = RuleMeta {
     name: "driver-version-mismatch",
     default_severity: Severity::Error,
     summary: "The loaded kernel module and the user-space driver libraries have different versions",
-    explanation: "What: compares the version in /proc/driver/nvidia/version (the loaded kernel \
-module) with the user-space driver: libnvidia-ml.so.<version> / libcuda.so.<version> in the \
-library directories, and the version nvidia-smi reports; also looks for nvidia-smi's \
-\"Driver/library version mismatch\".\n\
-Why: the kernel module and the user-space libraries talk through a private ABI that changes \
-with every release. After a driver upgrade without a reboot (or a partial package upgrade), \
-NVML fails with \"Failed to initialize NVML: Driver/library version mismatch\" and CUDA with \
-\"API mismatch\" in dmesg.\n\
-Fix: reboot (or unload and reload the nvidia modules) so the module matches the installed \
-libraries; if old library versions linger, remove the stale driver packages.",
+    doc: RuleDoc {
+        what:
+            "Compares the version in /proc/driver/nvidia/version (the loaded kernel module) with \
+            the user-space driver: libnvidia-ml.so.<version> / libcuda.so.<version> in the \
+            library directories, and the version nvidia-smi reports; also looks for nvidia-smi's \
+            \"Driver/library version mismatch\".",
+        why: "The kernel module and the user-space libraries talk through a private ABI that \
+            changes with every release. After a driver upgrade without a reboot (or a partial \
+            package upgrade), NVML fails with \"Failed to initialize NVML: Driver/library version \
+            mismatch\" and CUDA with \"API mismatch\" in dmesg.",
+        example:
+            "`apt-get upgrade` moved the driver libraries from 550.54.15 to 550.127.05 without a \
+            reboot, so the old kernel module is still loaded: nvidia-smi prints `Failed to \
+            initialize NVML: Driver/library version mismatch` and gpulint reports `nvidia-smi \
+            reports a driver/library version mismatch`.",
+        fix:
+            "Reboot (or unload and reload the nvidia modules) so the module matches the installed \
+            libraries; if old library versions linger, remove the stale driver packages.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/index.html",
+            "https://docs.nvidia.com/deploy/nvml-api/index.html",
+        ],
+    },
 };
 
 const LIB_DIRS: &[&str] = &[

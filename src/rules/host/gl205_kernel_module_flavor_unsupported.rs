@@ -3,23 +3,32 @@
 use super::{proc_version, CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::reader::HostCommand;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL205"),
     name: "kernel-module-flavor-unsupported",
     default_severity: Severity::Error,
     summary: "The open or proprietary nvidia kernel module in use does not support a GPU",
-    explanation:
-        "What: reports which kernel module flavour is loaded (/proc/driver/nvidia/version \
-says \"Open Kernel Module\" for the open one) and looks in the kernel log for the driver \
-refusing a GPU because of the flavour.\n\
-Why: the open kernel modules support Turing and newer GPUs only; Blackwell and newer GPUs are \
-supported only by the open modules. With the wrong flavour the GPU is not probed and CUDA does \
-not see it (\"NVRM: ... is not supported by open nvidia.ko\", \"... requires use of the NVIDIA \
-open kernel modules\").\n\
-Fix: install the other flavour of the same driver version (e.g. the `-open` packages, or \
-`nvidia-driver-<branch>-server-open` / the proprietary variant) and reboot.",
+    doc: RuleDoc {
+        what: "Reports which kernel module flavour is loaded (/proc/driver/nvidia/version says \
+            \"Open Kernel Module\" for the open one) and looks in the kernel log for the driver \
+            refusing a GPU because of the flavour.",
+        why:
+            "The open kernel modules support Turing and newer GPUs only; Blackwell and newer GPUs \
+            are supported only by the open modules. With the wrong flavour the GPU is not probed \
+            and CUDA does not see it (\"NVRM: ... is not supported by open nvidia.ko\", \"... \
+            requires use of the NVIDIA open kernel modules\").",
+        example: "The open kernel modules (`nvidia-driver-550-open`) on a host with a Tesla V100 \
+            (Volta, older than Turing); dmesg says `NVRM: ... is not supported by open \
+            nvidia.ko`: `the open kernel module refuses a GPU on this host`.",
+        fix: "Install the other flavour of the same driver version (e.g. the `-open` packages, or \
+            `nvidia-driver-<branch>-server-open` / the proprietary variant) and reboot.",
+        sources: &[
+            "https://github.com/NVIDIA/open-gpu-kernel-modules",
+            "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/index.html",
+        ],
+    },
 };
 
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {

@@ -3,22 +3,35 @@
 use super::{loaded_modules, natural_cmp, proc_version, CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::reader::{EntryKind, HostCommand, HostReader};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL206"),
     name: "module-not-built-for-kernel",
     default_severity: Severity::Error,
     summary: "The nvidia kernel module is not built for the running (or newest installed) kernel",
-    explanation: "What: finds which kernels have an nvidia module (/lib/modules/<kernel>/…/nvidia.ko*, \
-via modules.dep or the usual directories, and the DKMS tree /var/lib/dkms/nvidia/<version>/<kernel>/) \
-and compares them with the running kernel (`uname -r`).\n\
-Why: after a kernel update, DKMS must rebuild the nvidia module. When it did not (missing headers, \
-compiler mismatch, DKMS failure), the new kernel boots without the driver: \"NVIDIA-SMI has failed \
-because it couldn't communicate with the NVIDIA driver\". A newer installed kernel without the \
-module is the same failure waiting for the next reboot.\n\
-Fix: install the headers of that kernel and run `sudo dkms autoinstall -k <kernel>` (or reinstall \
-the driver packages for it), or boot the kernel the module was built for.",
+    doc: RuleDoc {
+        what: "Finds which kernels have an nvidia module (/lib/modules/<kernel>/…/nvidia.ko*, via \
+            modules.dep or the usual directories, and the DKMS tree \
+            /var/lib/dkms/nvidia/<version>/<kernel>/) and compares them with the running kernel \
+            (`uname -r`).",
+        why:
+            "After a kernel update, DKMS must rebuild the nvidia module. When it did not (missing \
+            headers, compiler mismatch, DKMS failure), the new kernel boots without the driver: \
+            \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\". A \
+            newer installed kernel without the module is the same failure waiting for the next \
+            reboot.",
+        example:
+            "`apt-get upgrade` installed kernel 6.8.0-49 but the driver has no DKMS build for it, \
+            and the host rebooted into it: `the nvidia module is built for 6.8.0-45-generic but \
+            not for the running kernel 6.8.0-49-generic (kernel updated, driver not rebuilt)`.",
+        fix: "Install the headers of that kernel and run `sudo dkms autoinstall -k <kernel>` (or \
+            reinstall the driver packages for it), or boot the kernel the module was built for.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/index.html",
+            "https://github.com/dell/dkms",
+        ],
+    },
 };
 
 /// Kernels under /lib/modules that have an nvidia module, with the file that shows it.

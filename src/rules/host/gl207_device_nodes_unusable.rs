@@ -3,23 +3,32 @@
 use super::{identity, CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::reader::{DevNode, Identity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL207"),
     name: "device-nodes-unusable",
     default_severity: Severity::Error,
     summary: "A /dev/nvidia* device node is missing or not read-write for the invoking user",
-    explanation: "What: checks /dev/nvidiactl, /dev/nvidia<minor> for each GPU, /dev/nvidia-uvm, \
-/dev/nvidia-uvm-tools and (with MIG) /dev/nvidia-caps: present, character devices, and \
-read-write for the invoking user (owner, group membership from /proc/self/status or `id`, or \
-the world bits).\n\
-Why: CUDA opens these nodes read-write. A missing /dev/nvidia-uvm gives \"CUDA unknown error\"; \
-a node owned by a group the user is not in (e.g. `video` with mode 0660) gives \"no \
-CUDA-capable device is detected\" or \"Failed to initialize NVML: Insufficient Permissions\".\n\
-Fix: run `sudo nvidia-modprobe -u -c=0` to create missing nodes; add the user to the group \
-owning the nodes (`usermod -aG video USER`, then log in again), or set NVreg_DeviceFileMode / \
-NVreg_DeviceFileGID in /etc/modprobe.d.",
+    doc: RuleDoc {
+        what: "Checks /dev/nvidiactl, /dev/nvidia<minor> for each GPU, /dev/nvidia-uvm, \
+            /dev/nvidia-uvm-tools and (with MIG) /dev/nvidia-caps: present, character devices, \
+            and read-write for the invoking user (owner, group membership from /proc/self/status \
+            or `id`, or the world bits).",
+        why: "CUDA opens these nodes read-write. A missing /dev/nvidia-uvm gives \"CUDA unknown \
+            error\"; a node owned by a group the user is not in (e.g. `video` with mode 0660) \
+            gives \"no CUDA-capable device is detected\" or \"Failed to initialize NVML: \
+            Insufficient Permissions\".",
+        example:
+            "A container host where /dev/nvidia-uvm was never created (nvidia_uvm loaded late, no \
+            udev rule): `/dev/nvidia-uvm is missing`; or a user not in the group that owns \
+            /dev/nvidia0 with NVreg_DeviceFileMode=0660.",
+        fix:
+            "Run `sudo nvidia-modprobe -u -c=0` to create missing nodes; add the user to the group \
+            owning the nodes (`usermod -aG video USER`, then log in again), or set \
+            NVreg_DeviceFileMode / NVreg_DeviceFileGID in /etc/modprobe.d.",
+        sources: &["https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html"],
+    },
 };
 
 fn can_rw(n: &DevNode, id: Option<&Identity>) -> Option<bool> {

@@ -3,7 +3,7 @@
 use super::{CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::reader::HostCommand;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL208"),
@@ -11,14 +11,23 @@ pub(crate) static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     summary:
         "GPUs are not kept initialized (persistence mode off, nvidia-persistenced not running)",
-    explanation: "What: reads each GPU's persistence mode (nvidia-smi) and whether \
-nvidia-persistenced runs (`ps`).\n\
-Why: without persistence, the driver tears the GPU down when the last client exits and \
-re-initializes it for the next one: seconds of latency per job start, lost application clocks \
-and ECC/MIG state churn, and on some systems GPUs that fail to come back (\"GPU requires \
-reset\"). NVIDIA recommends nvidia-persistenced on Linux compute hosts.\n\
-Fix: enable the daemon (`sudo systemctl enable --now nvidia-persistenced`); the legacy \
-`nvidia-smi -pm 1` also works until reboot.",
+    doc: RuleDoc {
+        what:
+            "Reads each GPU's persistence mode (nvidia-smi) and whether nvidia-persistenced runs \
+            (`ps`).",
+        why: "Without persistence, the driver tears the GPU down when the last client exits and \
+            re-initializes it for the next one: seconds of latency per job start, lost \
+            application clocks and ECC/MIG state churn, and on some systems GPUs that fail to \
+            come back (\"GPU requires reset\"). NVIDIA recommends nvidia-persistenced on Linux \
+            compute hosts.",
+        example:
+            "A node with no nvidia-persistenced service: `persistence mode is off on GPU 0, GPU 1 \
+            and nvidia-persistenced is not running`; each CUDA process then pays the driver's \
+            initialisation time, and GPU state can reset between jobs.",
+        fix: "Enable the daemon (`sudo systemctl enable --now nvidia-persistenced`); the legacy \
+            `nvidia-smi -pm 1` also works until reboot.",
+        sources: &["https://docs.nvidia.com/deploy/driver-persistence/index.html"],
+    },
 };
 
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {

@@ -2,7 +2,7 @@
 
 use super::{CheckResult, Ctx};
 use crate::finding::Severity;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL209"),
@@ -10,15 +10,24 @@ pub(crate) static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     summary:
         "MIG is enabled without instances, a MIG mode change is pending, or MIG splits the GPU",
-    explanation: "What: reads each GPU's MIG mode (current and pending) and its MIG devices \
-(nvidia-smi -q -x / -L).\n\
-Why: with MIG enabled, CUDA sees only MIG devices. With no GPU/compute instances created, \
-every job sees no device at all (\"no CUDA-capable device is detected\"). A pending mode change \
-takes effect only after a GPU reset or reboot. With instances, a job that expects the whole GPU \
-gets one slice, and containers must be given MIG devices (NVIDIA_VISIBLE_DEVICES=MIG-<uuid>, \
-or the device plugin's MIG strategy).\n\
-Fix: create instances (`nvidia-smi mig -cgi <profiles> -C`), or disable MIG \
-(`nvidia-smi -i <gpu> -mig 0`) and reset the GPU; for pending changes, reset or reboot.",
+    doc: RuleDoc {
+        what:
+            "Reads each GPU's MIG mode (current and pending) and its MIG devices (nvidia-smi -q -x \
+            / -L).",
+        why:
+            "With MIG enabled, CUDA sees only MIG devices. With no GPU/compute instances created, \
+            every job sees no device at all (\"no CUDA-capable device is detected\"). A pending \
+            mode change takes effect only after a GPU reset or reboot. With instances, a job that \
+            expects the whole GPU gets one slice, and containers must be given MIG devices \
+            (NVIDIA_VISIBLE_DEVICES=MIG-<uuid>, or the device plugin's MIG strategy).",
+        example:
+            "An A100 where MIG was enabled with `nvidia-smi -i 0 -mig 1` but no GPU instances were \
+            created: `GPU 0 NVIDIA A100-SXM4-80GB: MIG is enabled but no MIG devices exist: CUDA \
+            sees no device on this GPU`.",
+        fix: "Create instances (`nvidia-smi mig -cgi <profiles> -C`), or disable MIG (`nvidia-smi \
+            -i <gpu> -mig 0`) and reset the GPU; for pending changes, reset or reboot.",
+        sources: &["https://docs.nvidia.com/datacenter/tesla/mig-user-guide/index.html"],
+    },
 };
 
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {

@@ -5,22 +5,32 @@ use super::{smi_report, CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::parse::{self, smi};
 use crate::host::reader::HostCommand;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL210"),
     name: "gpu-unhealthy",
     default_severity: Severity::Error,
     summary: "A GPU reports errors: ERR!, reset required, uncorrectable ECC, pending retirement or remap, Xid",
-    explanation: "What: scans nvidia-smi (summary table, -q -x or -q) for `ERR!`, \"GPU requires \
-reset\", \"Unable to determine the device handle\", uncorrectable ECC counts, pending page \
-retirement or row remapping and a recovery action; scans the kernel log (dmesg) for NVRM Xid \
-errors; reads \"GPU Excluded\" in /proc/driver/nvidia/gpus/*/information.\n\
-Why: such a GPU fails or corrupts jobs (\"CUDA error: an illegal memory access\", \"uncorrectable \
-ECC error encountered\", \"Unable to determine the device handle for GPU: Unknown Error\"). \
-Pending retirement/remapping only takes effect after a GPU reset.\n\
-Fix: drain the node, reset the GPU (`nvidia-smi -r`) or reboot; if errors return, or Xid 79 \
-(fallen off the bus) / 48 / 94 / 95 recur, have the GPU serviced.",
+    doc: RuleDoc {
+        what: "Scans nvidia-smi (summary table, -q -x or -q) for `ERR!`, \"GPU requires reset\", \
+            \"Unable to determine the device handle\", uncorrectable ECC counts, pending page \
+            retirement or row remapping and a recovery action; scans the kernel log (dmesg) for \
+            NVRM Xid errors; reads \"GPU Excluded\" in /proc/driver/nvidia/gpus/*/information.",
+        why: "Such a GPU fails or corrupts jobs (\"CUDA error: an illegal memory access\", \
+            \"uncorrectable ECC error encountered\", \"Unable to determine the device handle for \
+            GPU: Unknown Error\"). Pending retirement/remapping only takes effect after a GPU \
+            reset.",
+        example: "A GPU that fell off the bus; the kernel log holds `NVRM: Xid (PCI:0000:3b:00): 79, \
+            GPU has fallen off the bus.`: `1 GPU error indication(s)`, with the Xid line as \
+            evidence.",
+        fix: "Drain the node, reset the GPU (`nvidia-smi -r`) or reboot; if errors return, or Xid \
+            79 (fallen off the bus) / 48 / 94 / 95 recur, have the GPU serviced.",
+        sources: &[
+            "https://docs.nvidia.com/deploy/xid-errors/index.html",
+            "https://docs.nvidia.com/deploy/nvidia-smi/index.html",
+        ],
+    },
 };
 
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {

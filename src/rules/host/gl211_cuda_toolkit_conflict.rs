@@ -5,23 +5,36 @@ use super::{first_line, ld_so_conf_dirs, CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::parse;
 use crate::host::reader::{resolve_link, HostCommand, HostReader};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL211"),
     name: "cuda-toolkit-conflict",
     default_severity: Severity::Warning,
     summary: "The loader path or nvcc on PATH belongs to another CUDA toolkit than /usr/local/cuda",
-    explanation: "What: lists the CUDA toolkits under /usr/local (cuda-X.Y, version.json), \
-where /usr/local/cuda points, what `nvcc --version` says, and the CUDA library directories \
-in LD_LIBRARY_PATH and /etc/ld.so.conf(.d) in the loader's order.\n\
-Why: when LD_LIBRARY_PATH or an ld.so.conf.d entry puts cuda-11.8/lib64 before the toolkit \
-/usr/local/cuda points to, programs built against one toolkit load another's libcudart / \
-libcublas: \"undefined symbol\", \"CUDA driver version is insufficient\", or silently older \
-code. An nvcc from a different toolkit than the libraries builds for the wrong CUDA.\n\
-Fix: point /usr/local/cuda at the toolkit you mean (`update-alternatives --config cuda`), drop \
-stale entries from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then `sudo ldconfig`), and put \
-/usr/local/cuda/bin first on PATH.",
+    doc: RuleDoc {
+        what: "Lists the CUDA toolkits under /usr/local (cuda-X.Y, version.json), where \
+            /usr/local/cuda points, what `nvcc --version` says, and the CUDA library directories \
+            in LD_LIBRARY_PATH and /etc/ld.so.conf(.d) in the loader's order.",
+        why:
+            "When LD_LIBRARY_PATH or an ld.so.conf.d entry puts cuda-11.8/lib64 before the toolkit \
+            /usr/local/cuda points to, programs built against one toolkit load another's \
+            libcudart / libcublas: \"undefined symbol\", \"CUDA driver version is insufficient\", \
+            or silently older code. An nvcc from a different toolkit than the libraries builds \
+            for the wrong CUDA.",
+        example: "A workstation with /usr/local/cuda -> cuda-12.4 and \
+            `/etc/ld.so.conf.d/cuda-11-8.conf` left by an old install: \
+            `/etc/ld.so.conf.d/cuda-11-8.conf puts /usr/local/cuda-11.8/lib64 (CUDA 11.8) first, \
+            but /usr/local/cuda is CUDA 12.4`.",
+        fix:
+            "Point /usr/local/cuda at the toolkit you mean (`update-alternatives --config cuda`), \
+            drop stale entries from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then `sudo ldconfig`), \
+            and put /usr/local/cuda/bin first on PATH.",
+        sources: &[
+            "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+            "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+        ],
+    },
 };
 
 /// An installed toolkit: dir, version (version.json / version.txt / the dir name).

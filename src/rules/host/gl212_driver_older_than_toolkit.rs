@@ -3,7 +3,7 @@
 use super::gl211_cuda_toolkit_conflict::{nvcc_version, toolkits};
 use super::{CheckResult, Ctx};
 use crate::finding::Severity;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -11,14 +11,24 @@ pub(crate) static META: RuleMeta = RuleMeta {
     name: "driver-older-than-toolkit",
     default_severity: Severity::Error,
     summary: "An installed CUDA toolkit is newer than the CUDA version the driver supports",
-    explanation: "What: compares each installed toolkit (/usr/local/cuda-X.Y, `nvcc --version`) \
-with the CUDA version the driver supports (nvidia-smi \"CUDA Version\", or the driver matrix).\n\
-Why: a newer CUDA major than the driver's never works (\"CUDA driver version is insufficient \
-for CUDA runtime version\"). Within the same major, minor-version compatibility lets most \
-programs run, but PTX built by the newer toolkit cannot be JIT-compiled \
-(CUDA_ERROR_UNSUPPORTED_PTX_VERSION) and newer APIs fail.\n\
-Fix: upgrade the driver to one that supports the toolkit (see the toolkit release notes' \
-driver table), or use a toolkit no newer than the driver's CUDA version.",
+    doc: RuleDoc {
+        what: "Compares each installed toolkit (/usr/local/cuda-X.Y, `nvcc --version`) with the CUDA \
+            version the driver supports (nvidia-smi \"CUDA Version\", or the driver matrix).",
+        why: "A newer CUDA major than the driver's never works (\"CUDA driver version is \
+            insufficient for CUDA runtime version\"). Within the same major, minor-version \
+            compatibility lets most programs run, but PTX built by the newer toolkit cannot be \
+            JIT-compiled (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) and newer APIs fail.",
+        example: "CUDA toolkit 12.8 installed from the runfile on a host whose driver 535.183.01 \
+            supports CUDA 12.2: `CUDA toolkit 12.8 is newer than the driver's CUDA 12.2: runs \
+            under minor-version compatibility, but PTX JIT and newer APIs fail (CUDA 12.8 needs \
+            driver >= 570.26)`.",
+        fix: "Upgrade the driver to one that supports the toolkit (see the toolkit release notes' \
+            driver table), or use a toolkit no newer than the driver's CUDA version.",
+        sources: &[
+            "https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html#cuda-driver",
+            "https://docs.nvidia.com/deploy/cuda-compatibility/",
+        ],
+    },
 };
 
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {

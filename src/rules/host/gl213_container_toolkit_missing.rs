@@ -4,23 +4,33 @@
 use super::{first_line, CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::reader::{HostCommand, HostReader};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL213"),
     name: "container-toolkit-missing",
     default_severity: Severity::Error,
     summary: "Docker or containerd is installed but cannot give containers GPUs",
-    explanation: "What: looks for the NVIDIA Container Toolkit (nvidia-ctk, nvidia-container-cli, \
-nvidia-container-runtime(-hook)), Docker's /etc/docker/daemon.json (runtimes, default-runtime, \
-CDI), containerd's /etc/containerd/config.toml (an nvidia runtime), and CDI specs in /etc/cdi \
-and /var/run/cdi.\n\
-Why: without the toolkit, `docker run --gpus all` fails with \"could not select device driver \
-\\\"\\\" with capabilities: [[gpu]]\"; a runtime entry that names a missing binary fails every \
-container using it; Kubernetes' device plugin needs containerd's nvidia runtime (or CDI).\n\
-Fix: install nvidia-container-toolkit, then `sudo nvidia-ctk runtime configure --runtime=docker` \
-(or `--runtime=containerd`) and restart the engine; for CDI, `sudo nvidia-ctk cdi generate \
---output=/etc/cdi/nvidia.yaml`.",
+    doc: RuleDoc {
+        what: "Looks for the NVIDIA Container Toolkit (nvidia-ctk, nvidia-container-cli, \
+            nvidia-container-runtime(-hook)), Docker's /etc/docker/daemon.json (runtimes, \
+            default-runtime, CDI), containerd's /etc/containerd/config.toml (an nvidia runtime), \
+            and CDI specs in /etc/cdi and /var/run/cdi.",
+        why: "Without the toolkit, `docker run --gpus all` fails with \"could not select device \
+            driver \\\"\\\" with capabilities: [[gpu]]\"; a runtime entry that names a missing \
+            binary fails every container using it; Kubernetes' device plugin needs containerd's \
+            nvidia runtime (or CDI).",
+        example: "Docker installed, the NVIDIA Container Toolkit not: `the NVIDIA Container Toolkit is \
+            not installed (no nvidia-ctk, nvidia-container-cli or nvidia-container-runtime): \
+            `--gpus` fails with \"could not select device driver\"`.",
+        fix: "Install nvidia-container-toolkit, then `sudo nvidia-ctk runtime configure \
+            --runtime=docker` (or `--runtime=containerd`) and restart the engine; for CDI, `sudo \
+            nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html",
+        ],
+    },
 };
 
 pub(crate) const DAEMON_JSON: &str = "/etc/docker/daemon.json";

@@ -4,25 +4,37 @@ use super::gl213_container_toolkit_missing::{CONTAINERD_TOML, DAEMON_JSON};
 use super::{CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::reader::HostCommand;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL214"),
     name: "nvml-unknown-error-risk",
     default_severity: Severity::Warning,
     summary: "Containers may lose their GPUs (\"Failed to initialize NVML: Unknown Error\")",
-    explanation: "What: reads the container engine's cgroup driver (daemon.json `exec-opts` \
-native.cgroupdriver, `docker info`, containerd `SystemdCgroup`), the NVIDIA Container Runtime \
-config (/etc/nvidia-container-runtime/config.toml: `no-cgroups`, `mode`) and the /dev/char \
-symlinks for the NVIDIA devices.\n\
-Why: with the systemd cgroup driver, the legacy (hook-based) runtime adds GPU device rules \
-that systemd does not know about; the next `systemctl daemon-reload` rewrites the container's \
-device cgroup and running containers get \"Failed to initialize NVML: Unknown Error\" \
-(NVIDIA/nvidia-container-toolkit#48). `no-cgroups = true` sets up no device rules at all, so \
-unless devices are passed explicitly the same error appears at once.\n\
-Fix: create the /dev/char symlinks (`sudo nvidia-ctk system create-dev-char-symlinks \
---create-all`, and the udev rule that keeps them), or switch to CDI mode (`mode = \"cdi\"`), \
-or use the cgroupfs driver; set `no-cgroups = false` unless running rootless.",
+    doc: RuleDoc {
+        what: "Reads the container engine's cgroup driver (daemon.json `exec-opts` \
+            native.cgroupdriver, `docker info`, containerd `SystemdCgroup`), the NVIDIA Container \
+            Runtime config (/etc/nvidia-container-runtime/config.toml: `no-cgroups`, `mode`) and \
+            the /dev/char symlinks for the NVIDIA devices.",
+        why: "With the systemd cgroup driver, the legacy (hook-based) runtime adds GPU device rules \
+            that systemd does not know about; the next `systemctl daemon-reload` rewrites the \
+            container's device cgroup and running containers get \"Failed to initialize NVML: \
+            Unknown Error\" (NVIDIA/nvidia-container-toolkit#48). `no-cgroups = true` sets up no \
+            device rules at all, so unless devices are passed explicitly the same error appears \
+            at once.",
+        example: "Docker with `\"exec-opts\": [\"native.cgroupdriver=systemd\"]`, the legacy runtime \
+            mode and no /dev/char symlinks for the NVIDIA devices: containers start fine and, \
+            after the next `systemctl daemon-reload`, `nvidia-smi` inside them prints `Failed to \
+            initialize NVML: Unknown Error`.",
+        fix: "Create the /dev/char symlinks (`sudo nvidia-ctk system create-dev-char-symlinks \
+            --create-all`, and the udev rule that keeps them), or switch to CDI mode (`mode = \
+            \"cdi\"`), or use the cgroupfs driver; set `no-cgroups = false` unless running \
+            rootless.",
+        sources: &[
+            "https://github.com/NVIDIA/nvidia-container-toolkit/issues/48",
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/troubleshooting.html#containers-losing-access-to-gpus-with-error-failed-to-initialize-nvml-unknown-error",
+        ],
+    },
 };
 
 const CTK_CONFIG: &str = "/etc/nvidia-container-runtime/config.toml";

@@ -5,7 +5,7 @@ use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::Severity;
 use crate::host::python::find_torch;
 use crate::host::BinaryArchs;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::rules::image::context::{list, ptx_isa_of, runnable_targets};
 use crate::version::CudaVersion;
 
@@ -14,18 +14,30 @@ pub(crate) static META: RuleMeta = RuleMeta {
     name: "torch-host-mismatch",
     default_severity: Severity::Error,
     summary: "An installed PyTorch has no kernels for this host's GPUs or needs a newer driver",
-    explanation: "What: finds the Python environments (`--python PATH`, else python3/python on \
-PATH), reads torch/version.py (version, CUDA) and the device-code architectures of \
-torch/lib/libtorch_cuda.so (fatbin SASS/PTX), without importing torch, and judges them against \
-this host's GPUs (compute capability) and driver (the CUDA version it supports).\n\
-Why: a torch without SASS for the GPU's architecture (or PTX it can JIT) fails with \"no kernel \
-image is available for execution on the device\" (judged as the image rules GL001/GL003 do: \
-fatbins the library loads itself count, and PTX helps only when its PTX ISA is not newer than \
-the driver's CUDA); a torch built for a newer CUDA major than the \
-driver's fails with \"The NVIDIA driver on your system is too old\"; a CPU-only build silently \
-ignores the GPUs.\n\
-Fix: install the torch variant for the host (the cuXYZ index matching the driver, e.g. `pip \
-install torch --index-url https://download.pytorch.org/whl/cu126`), or upgrade the driver.",
+    doc: RuleDoc {
+        what: "Finds the Python environments (`--python PATH`, else python3/python on PATH), reads \
+            torch/version.py (version, CUDA) and the device-code architectures of \
+            torch/lib/libtorch_cuda.so (fatbin SASS/PTX), without importing torch, and judges \
+            them against this host's GPUs (compute capability) and driver (the CUDA version it \
+            supports).",
+        why: "A torch without SASS for the GPU's architecture (or PTX it can JIT) fails with \"no \
+            kernel image is available for execution on the device\" (judged as the image rules \
+            GL001/GL003 do: fatbins the library loads itself count, and PTX helps only when its \
+            PTX ISA is not newer than the driver's CUDA); a torch built for a newer CUDA major \
+            than the driver's fails with \"The NVIDIA driver on your system is too old\"; a \
+            CPU-only build silently ignores the GPUs.",
+        example: "`pip install torch` on a host whose driver 570.133.20 supports CUDA 12.8, when PyPI's \
+            default torch 2.9.0 is built for CUDA 13.0: `torch 2.9.0 \
+            (/usr/lib/python3/dist-packages): built for CUDA 13.0, a newer major than the \
+            driver's CUDA 12.8: \"The NVIDIA driver on your system is too old\"`.",
+        fix: "Install the torch variant for the host (the cuXYZ index matching the driver, e.g. \
+            `pip install torch --index-url https://download.pytorch.org/whl/cu126`), or upgrade \
+            the driver.",
+        sources: &[
+            "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#pytorch-cuda-support-matrix",
+            "https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html#cuda-driver",
+        ],
+    },
 };
 
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {

@@ -3,20 +3,30 @@
 //! names that could not be pulled), so it has a code, a name and docs like every other rule.
 
 use crate::finding::Severity;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL000"),
     name: "unreadable-input",
     default_severity: Severity::Warning,
     summary: "Part of the input could not be read; the result is partial",
-    explanation: "What: a layer, a file inside the image, or an image that a compose file or \
-manifest names could not be read (corrupt or truncated archive, unsupported compression, a file \
-over the size limit, an unreachable registry).\n\
-Why: the rules only see what was read. A CUDA library or a wheel in the unread part is not \
-checked, so the absence of other findings does not mean the image is fine.\n\
-Example: `part of the image could not be read, the result is partial: layer sha256:3f1c…: \
-unexpected end of gzip stream`.\n\
-Fix: repair or re-export the image (`docker save` again, re-pull), check the reference and \
-credentials, or raise the limit that was hit.",
+    doc: RuleDoc {
+        what:
+            "A layer, a file inside the image, or an image that a compose file or manifest names \
+            could not be read (corrupt or truncated archive, unsupported compression, a file over \
+            the size limit, an unreachable registry).",
+        why:
+            "The rules only see what was read. A CUDA library or a wheel in the unread part is not \
+            checked, so the absence of other findings does not mean the image is fine.",
+        example:
+            "`part of the image could not be read, the result is partial: layer sha256:3f1c…: \
+            unexpected end of gzip stream`.",
+        fix:
+            "Repair or re-export the image (`docker save` again, re-pull), check the reference and \
+            credentials, or raise the limit that was hit.",
+        sources: &[
+            "https://github.com/opencontainers/image-spec/blob/main/layer.md",
+            "https://github.com/opencontainers/image-spec/blob/main/manifest.md",
+        ],
+    },
 };

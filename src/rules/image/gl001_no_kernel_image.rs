@@ -2,31 +2,38 @@
 
 use super::context::{list, runnable_targets, ImageContext};
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL001"),
     name: "no-kernel-image",
     default_severity: Severity::Error,
     summary: "A CUDA binary has no SASS or PTX that can run on the target GPU",
-    explanation: "\
-What: a shared library or executable in the image carries GPU code (a fatbin) but none of it
-can run on the target GPU's compute capability. At the first kernel launch CUDA fails with
-`no kernel image is available for execution on the device` (cudaErrorNoKernelImageForDevice).
-
-Why: the driver loads SASS `sm_XY` only on devices of the same major capability with minor >= Y;
-`sm_XYa` only on exactly X.Y; `sm_XYf` within the family (same major, minor >= Y). Failing
-that, it JIT-compiles PTX `compute_XY` for any device with capability >= X.Y (not `a`/`f`
-PTX outside their device/family). LTO-IR is never loaded directly. The check is per binary:
-one extension module without code for the GPU is enough to break the image.
-(CUDA C++ Programming Guide, Binary and PTX compatibility.)
-
-Example: a library built with `-gencode arch=compute_75,code=sm_75` only, run on an H100
-(9.0): sm_75 SASS does not run across majors and there is no PTX to JIT.
-
-Fix: rebuild with SASS for the target (`-gencode arch=compute_90,code=sm_90`) or with PTX for
-the highest architecture you build (`code=compute_90`), or install a wheel built for it
-(e.g. a newer PyTorch CUDA variant whose arch list includes the GPU).",
+    doc: RuleDoc {
+        what:
+            "A shared library or executable in the image carries GPU code (a fatbin) but none of \
+            it can run on the target GPU's compute capability. At the first kernel launch CUDA \
+            fails with `no kernel image is available for execution on the device` \
+            (cudaErrorNoKernelImageForDevice).",
+        why:
+            "The driver loads SASS `sm_XY` only on devices of the same major capability with minor \
+            >= Y; `sm_XYa` only on exactly X.Y; `sm_XYf` within the family (same major, minor >= \
+            Y). Failing that, it JIT-compiles PTX `compute_XY` for any device with capability >= \
+            X.Y (not `a`/`f` PTX outside their device/family). LTO-IR is never loaded directly. \
+            The check is per binary: one extension module without code for the GPU is enough to \
+            break the image. (CUDA C++ Programming Guide, Binary and PTX compatibility.)",
+        example: "A library built with `-gencode arch=compute_75,code=sm_75` only, run on an H100 \
+            (9.0): sm_75 SASS does not run across majors and there is no PTX to JIT.",
+        fix:
+            "Rebuild with SASS for the target (`-gencode arch=compute_90,code=sm_90`) or with PTX \
+            for the highest architecture you build (`code=compute_90`), or install a wheel built \
+            for it (e.g. a newer PyTorch CUDA variant whose arch list includes the GPU).",
+        sources: &[
+            "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility",
+            "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#compute-capability",
+            "https://developer.nvidia.com/cuda-gpus",
+        ],
+    },
 };
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {

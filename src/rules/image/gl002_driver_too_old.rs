@@ -3,7 +3,7 @@
 use super::context::{ImageContext, RuntimeUse};
 use crate::finding::{Finding, Severity};
 use crate::matrix::Matrix;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::DriverVersion;
 
 pub static META: RuleMeta = RuleMeta {
@@ -11,24 +11,28 @@ pub static META: RuleMeta = RuleMeta {
     name: "driver-too-old",
     default_severity: Severity::Error,
     summary: "The CUDA runtime in the image needs a newer driver than the target's",
-    explanation: "\
-What: the image loads a CUDA runtime (libcudart, or the CUDA a framework such as PyTorch was
-built for) that needs a newer NVIDIA driver than the target runs, even under minor-version
-compatibility. CUDA initialisation fails with `CUDA driver version is insufficient for CUDA
-runtime version` (cudaErrorInsufficientDriver) or torch reports `torch.cuda.is_available() ==
-False` with a driver warning.
-
-Why: each CUDA toolkit release states a minimum driver (CUDA Toolkit release notes, table 3).
-Since CUDA 11, a runtime also works on an older driver of the same CUDA major if the driver is
-at least that major's minor-version-compatibility floor (e.g. >= 525.60.13 for 12.x), with
-limits (no JIT of newer PTX, see GL003). Minor-version compatibility never crosses a CUDA major:
-a 12.x driver cannot run a 13.x runtime. The cuda-compat (forward compatibility) package can
-lift the limit on datacenter GPUs only (see GL005).
-
-Example: torch 2.11.0 built for CUDA 13.0 on a node with driver 570.133.20 (CUDA 12.8).
-
-Fix: upgrade the node's driver to at least the stated version, or install the framework build
-for an older CUDA (e.g. the cu126 / cu128 PyTorch wheel from download.pytorch.org).",
+    doc: RuleDoc {
+        what: "The image loads a CUDA runtime (libcudart, or the CUDA a framework such as PyTorch \
+            was built for) that needs a newer NVIDIA driver than the target runs, even under \
+            minor-version compatibility. CUDA initialisation fails with `CUDA driver version is \
+            insufficient for CUDA runtime version` (cudaErrorInsufficientDriver) or torch reports \
+            `torch.cuda.is_available() == False` with a driver warning.",
+        why: "Each CUDA toolkit release states a minimum driver (CUDA Toolkit release notes, table \
+            3). Since CUDA 11, a runtime also works on an older driver of the same CUDA major if \
+            the driver is at least that major's minor-version-compatibility floor (e.g. >= \
+            525.60.13 for 12.x), with limits (no JIT of newer PTX, see GL003). Minor-version \
+            compatibility never crosses a CUDA major: a 12.x driver cannot run a 13.x runtime. \
+            The cuda-compat (forward compatibility) package can lift the limit on datacenter GPUs \
+            only (see GL005).",
+        example: "Torch 2.11.0 built for CUDA 13.0 on a node with driver 570.133.20 (CUDA 12.8).",
+        fix: "Upgrade the node's driver to at least the stated version, or install the framework \
+            build for an older CUDA (e.g. the cu126 / cu128 PyTorch wheel from \
+            download.pytorch.org).",
+        sources: &[
+            "https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html#cuda-driver",
+            "https://docs.nvidia.com/deploy/cuda-compatibility/",
+        ],
+    },
 };
 
 /// How a runtime fares on a driver.

@@ -3,7 +3,7 @@
 
 use super::context::{list, ptx_isa_of, runnable_targets, ImageContext};
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL003"),
@@ -11,19 +11,28 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     summary:
         "A binary runs on the target only through PTX JIT, and the driver cannot compile that PTX",
-    explanation: "\
-What: a binary has no SASS for the target GPU, so the driver must JIT-compile its PTX; but the
-PTX was emitted by a newer toolkit (its PTX ISA version) than the driver understands. The launch
-fails with `the provided PTX was compiled with an unsupported toolchain`
-(CUDA_ERROR_UNSUPPORTED_PTX_VERSION), typically when the image relies on minor-version
-compatibility (an older driver of the same CUDA major) and carries PTX from a newer toolkit.
-
-Why: a driver can JIT PTX up to the PTX ISA version of the CUDA release it supports (PTX ISA
-release notes map ISA versions to CUDA releases). Minor-version compatibility explicitly
-excludes JIT of newer PTX (CUDA Compatibility guide).
-
-Fix: ship SASS for the target GPU (so no JIT is needed), or upgrade the driver to one that
-supports the CUDA release that produced the PTX.",
+    doc: RuleDoc {
+        what: "A binary has no SASS for the target GPU, so the driver must JIT-compile its PTX; but \
+            the PTX was emitted by a newer toolkit (its PTX ISA version) than the driver \
+            understands. The launch fails with `the provided PTX was compiled with an unsupported \
+            toolchain` (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), typically when the image relies on \
+            minor-version compatibility (an older driver of the same CUDA major) and carries PTX \
+            from a newer toolkit.",
+        why: "A driver can JIT PTX up to the PTX ISA version of the CUDA release it supports (PTX \
+            ISA release notes map ISA versions to CUDA releases). Minor-version compatibility \
+            explicitly excludes JIT of newer PTX (CUDA Compatibility guide).",
+        example: "A CUDA extension built by CUDA 12.8's nvcc with only `-gencode \
+            arch=compute_80,code=compute_80` (PTX, no SASS), run on an H100 whose driver \
+            535.183.01 supports CUDA 12.2: `/usr/lib/libkernels.so runs on NVIDIA H100 (compute \
+            capability 9.0) only through PTX JIT, but compute_80 is PTX ISA 8.7 (CUDA 12.8); the \
+            driver supports CUDA 12.2`.",
+        fix: "Ship SASS for the target GPU (so no JIT is needed), or upgrade the driver to one that \
+            supports the CUDA release that produced the PTX.",
+        sources: &[
+            "https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#release-notes-ptx-release-history",
+            "https://docs.nvidia.com/deploy/cuda-compatibility/",
+        ],
+    },
 };
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {

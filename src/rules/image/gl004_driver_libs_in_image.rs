@@ -2,7 +2,7 @@
 
 use super::context::ImageContext;
 use crate::finding::{Finding, Location, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::DriverVersion;
 
 pub static META: RuleMeta = RuleMeta {
@@ -10,19 +10,29 @@ pub static META: RuleMeta = RuleMeta {
     name: "driver-libs-in-image",
     default_severity: Severity::Error,
     summary: "NVIDIA driver libraries (libcuda, libnvidia-ml, …) are baked into the image",
-    explanation: "\
-What: the image contains user-space driver libraries such as libcuda.so.1 or libnvidia-ml.so.1
-outside `stubs/` and the cuda-compat directory.
-
-Why: the driver's user-space half must match the host's kernel module exactly. The NVIDIA
-Container Toolkit injects the host's libraries at start; copies in the image can shadow them
-(depending on the loader path order), giving `CUDA driver version is insufficient`,
-`Failed to initialize NVML: Driver/library version mismatch` or NVML `Unknown Error`. They
-usually come from installing `nvidia-driver-*`, `libnvidia-compute-*` or `cuda` (the
-meta-package pulls in the driver) in a Dockerfile.
-
-Fix: do not install driver packages in images; install `cuda-toolkit-X-Y` / `cuda-libraries`
-instead of `cuda`, or delete the files. For link-time needs use `lib64/stubs/libcuda.so`.",
+    doc: RuleDoc {
+        what: "The image contains user-space driver libraries such as libcuda.so.1 or \
+            libnvidia-ml.so.1 outside `stubs/` and the cuda-compat directory.",
+        why:
+            "The driver's user-space half must match the host's kernel module exactly. The NVIDIA \
+            Container Toolkit injects the host's libraries at start; copies in the image can \
+            shadow them (depending on the loader path order), giving `CUDA driver version is \
+            insufficient`, `Failed to initialize NVML: Driver/library version mismatch` or NVML \
+            `Unknown Error`. They usually come from installing `nvidia-driver-*`, \
+            `libnvidia-compute-*` or `cuda` (the meta-package pulls in the driver) in a \
+            Dockerfile.",
+        example: "`RUN apt-get install -y cuda` (the meta-package pulls in `cuda-drivers`) leaves \
+            /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15 in the image; against a node with \
+            driver 570.133.20: `driver library /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15 \
+            (550.54.15) is baked into the image; the target runs driver 570.133.20`.",
+        fix: "Do not install driver packages in images; install `cuda-toolkit-X-Y` / \
+            `cuda-libraries` instead of `cuda`, or delete the files. For link-time needs use \
+            `lib64/stubs/libcuda.so`.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/index.html",
+            "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+        ],
+    },
 };
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {

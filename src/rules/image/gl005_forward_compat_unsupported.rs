@@ -5,26 +5,34 @@ use super::context::ImageContext;
 use super::gl002_driver_too_old::{driver_verdict, DriverVerdict};
 use crate::finding::{Finding, Location, Severity};
 use crate::matrix::ForwardCompat;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL005"),
     name: "forward-compat-unsupported",
     default_severity: Severity::Error,
     summary: "The image relies on the cuda-compat package where forward compatibility cannot work",
-    explanation: "\
-What: the image's CUDA runtime is newer than the target's driver supports (even under
-minor-version compatibility), and the image carries the cuda-compat (forward compatibility)
-package to bridge the gap, but the target cannot use it.
-
-Why: forward compatibility (running a newer CUDA on an older driver through the compat
-libcuda) is supported only on datacenter GPUs (and select NGC-Ready RTX SKUs) and only on
-specific driver branches (CUDA Compatibility guide, forward compatibility support matrix). On
-GeForce/consumer GPUs it fails with `forward compatibility was attempted on non supported HW`
-(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, error 804).
-
-Fix: upgrade the node driver to one that natively supports the image's CUDA, or move the
-workload to a supported datacenter GPU and driver branch.",
+    doc: RuleDoc {
+        what: "The image's CUDA runtime is newer than the target's driver supports (even under \
+            minor-version compatibility), and the image carries the cuda-compat (forward \
+            compatibility) package to bridge the gap, but the target cannot use it.",
+        why: "Forward compatibility (running a newer CUDA on an older driver through the compat \
+            libcuda) is supported only on datacenter GPUs (and select NGC-Ready RTX SKUs) and \
+            only on specific driver branches (CUDA Compatibility guide, forward compatibility \
+            support matrix). On GeForce/consumer GPUs it fails with `forward compatibility was \
+            attempted on non supported HW` (CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, error 804).",
+        example: "An image built on `nvidia/cuda:13.0.0-runtime-ubuntu24.04` with `cuda-compat-13-0`, \
+            run on a GeForce RTX 4090 whose driver 570.133.20 supports CUDA 12.8: `CUDA runtime \
+            13.0 (/usr/local/cuda-13.0/lib64/libcudart.so.13.0.48) needs a newer driver than \
+            570.133.20; the image's cuda-compat package (libcuda 580.65.06, CUDA 13.0) would \
+            bridge it, but forward compatibility cannot work here: NVIDIA GeForce RTX 4090 is not \
+            a datacenter GPU`.",
+        fix: "Upgrade the node driver to one that natively supports the image's CUDA, or move the \
+            workload to a supported datacenter GPU and driver branch.",
+        sources: &[
+            "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html#use-the-right-cuda-forward-compatibility-package",
+        ],
+    },
 };
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {

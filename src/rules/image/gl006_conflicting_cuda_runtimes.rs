@@ -5,29 +5,38 @@ use super::context::ImageContext;
 use super::loader::{resolve, search_order, SearchDir};
 use crate::finding::{Finding, Severity};
 use crate::inventory::LibraryProvider;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL006"),
     name: "conflicting-cuda-runtimes",
     default_severity: Severity::Error,
     summary: "The dynamic loader resolves a CUDA/cuDNN dependency to another library than the one shipped, or to none",
-    explanation: "\
-What: a binary needs a CUDA library (libcudart, libcublas, libcudnn, libnccl, …). Following
-the loader's real order (DT_RPATH when there is no DT_RUNPATH, the image's LD_LIBRARY_PATH,
-DT_RUNPATH, /etc/ld.so.conf(.d), default directories), it would load a different copy than the
-one its own RPATH/RUNPATH points at (e.g. a system CUDA 12.1 cuBLAS instead of the pip wheel's
-12.4 one), or find none.
-
-Why: two CUDA stacks in one image are common (an nvidia/cuda base plus pip `nvidia-*`
-wheels). `LD_LIBRARY_PATH` beats DT_RUNPATH, so a base image's
-`LD_LIBRARY_PATH=/usr/local/cuda/lib64` silently swaps the libraries a wheel was built and
-tested with: symbol errors (`undefined symbol: cublasLt…`), `CUBLAS_STATUS_NOT_INITIALIZED`,
-cuDNN version mismatch errors, or subtle slowdowns. A library found nowhere fails with
-`cannot open shared object file`.
-
-Fix: remove the conflicting directory from LD_LIBRARY_PATH (or put the wheel's directory
-first), uninstall the duplicate CUDA stack, or install matching versions.",
+    doc: RuleDoc {
+        what: "A binary needs a CUDA library (libcudart, libcublas, libcudnn, libnccl, …). Following \
+            the loader's real order (DT_RPATH when there is no DT_RUNPATH, the image's \
+            LD_LIBRARY_PATH, DT_RUNPATH, /etc/ld.so.conf(.d), default directories), it would load \
+            a different copy than the one its own RPATH/RUNPATH points at (e.g. a system CUDA \
+            12.1 cuBLAS instead of the pip wheel's 12.4 one), or find none.",
+        why: "Two CUDA stacks in one image are common (an nvidia/cuda base plus pip `nvidia-*` \
+            wheels). `LD_LIBRARY_PATH` beats DT_RUNPATH, so a base image's \
+            `LD_LIBRARY_PATH=/usr/local/cuda/lib64` silently swaps the libraries a wheel was \
+            built and tested with: symbol errors (`undefined symbol: cublasLt…`), \
+            `CUBLAS_STATUS_NOT_INITIALIZED`, cuDNN version mismatch errors, or subtle slowdowns. \
+            A library found nowhere fails with `cannot open shared object file`.",
+        example: "Torchvision installed with `pip install --no-deps torchvision` next to a torch whose \
+            CUDA runtime wheel is missing: `/usr/lib/python3.12/site-packages/torchvision/_C.so \
+            needs libcudart.so.13, which the loader finds nowhere in the image (searched 7 \
+            directories)`. Or an `nvidia/cuda:12.1.1` base whose \
+            `LD_LIBRARY_PATH=/usr/local/cuda/lib64` makes a pip torch's extension load the system \
+            cuBLAS 12.1 instead of the wheel's 12.4 copy.",
+        fix: "Remove the conflicting directory from LD_LIBRARY_PATH (or put the wheel's directory \
+            first), uninstall the duplicate CUDA stack, or install matching versions.",
+        sources: &[
+            "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+            "https://man7.org/linux/man-pages/man8/ldconfig.8.html",
+        ],
+    },
 };
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {

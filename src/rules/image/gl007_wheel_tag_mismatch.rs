@@ -3,7 +3,7 @@
 
 use super::context::ImageContext;
 use crate::finding::{Finding, Location, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL007"),
@@ -11,17 +11,27 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     summary:
         "An installed wheel was built for another Python, glibc (manylinux) or CPU architecture",
-    explanation: "\
-What: a wheel's tags (from its WHEEL file, e.g. `cp311-cp311-manylinux_2_28_x86_64`) do not
-fit the image it is installed in: another CPython version than the site-packages it sits in,
-a manylinux level newer than the image's glibc, musllinux on a glibc image, or another CPU
-architecture. Usually the result of copying a venv or site-packages between images, or
-`pip install --platform/--target`.
-
-Why: C extensions are ABI-specific (PEP 425, PEP 600). Importing fails with
-`undefined symbol`, `GLIBC_2.28 not found` or `cannot open shared object file`.
-
-Fix: install the package with the image's own pip, for the image's interpreter and platform.",
+    doc: RuleDoc {
+        what:
+            "A wheel's tags (from its WHEEL file, e.g. `cp311-cp311-manylinux_2_28_x86_64`) do not \
+            fit the image it is installed in: another CPython version than the site-packages it \
+            sits in, a manylinux level newer than the image's glibc, musllinux on a glibc image, \
+            or another CPU architecture. Usually the result of copying a venv or site-packages \
+            between images, or `pip install --platform/--target`.",
+        why: "C extensions are ABI-specific (PEP 425, PEP 600). Importing fails with `undefined \
+            symbol`, `GLIBC_2.28 not found` or `cannot open shared object file`.",
+        example:
+            "A venv built in a `python:3.12` stage and copied into a `python:3.11` runtime stage: \
+            `numpy 2.1.3 (cp312-cp312-manylinux_2_17_x86_64): built for CPython 3.12 but \
+            installed for Python 3.11`.",
+        fix: "Install the package with the image's own pip, for the image's interpreter and \
+            platform.",
+        sources: &[
+            "https://peps.python.org/pep-0425/",
+            "https://peps.python.org/pep-0600/",
+            "https://packaging.python.org/en/latest/specifications/platform-compatibility-tags/",
+        ],
+    },
 };
 
 fn python_of_location(loc: &str) -> Option<(u32, u32)> {

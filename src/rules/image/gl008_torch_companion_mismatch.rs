@@ -4,7 +4,7 @@
 use super::context::ImageContext;
 use crate::finding::{Finding, Location, Severity};
 use crate::inventory::PythonPackage;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
 use std::str::FromStr;
 
@@ -14,21 +14,30 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     summary:
         "A torch companion package was built for another torch or CUDA than the installed torch",
-    explanation: "\
-What: torchvision, torchaudio, xformers, flash-attn and similar packages contain C++/CUDA
-extensions compiled against one exact torch release and CUDA variant. The installed torch is
-another one: a companion from a different release line (torchvision 0.17 pairs with torch 2.2,
-not 2.3), another CUDA variant (torch cu121 with torchvision cu118), or a pin in a package's
-metadata (xformers `Requires-Dist: torch==2.3.0`, torch's own `nvidia-cudnn-cu12==…`) that the
-installed versions violate.
-
-Why: the extensions link torch's C++ ABI and CUDA runtime; mismatches fail at import
-(`undefined symbol`, `operator torchvision::nms does not exist`) or at the first kernel
-(`CUDA error: invalid device function`). Versions pairs are from PyTorch's published
-compatibility tables (matrices/torch_companions.toml).
-
-Fix: install matching versions from the same index, e.g. `pip install torch==2.3.1
-torchvision==0.18.1 --index-url https://download.pytorch.org/whl/cu121`.",
+    doc: RuleDoc {
+        what:
+            "Torchvision, torchaudio, xformers, flash-attn and similar packages contain C++/CUDA \
+            extensions compiled against one exact torch release and CUDA variant. The installed \
+            torch is another one: a companion from a different release line (torchvision 0.17 \
+            pairs with torch 2.2, not 2.3), another CUDA variant (torch cu121 with torchvision \
+            cu118), or a pin in a package's metadata (xformers `Requires-Dist: torch==2.3.0`, \
+            torch's own `nvidia-cudnn-cu12==…`) that the installed versions violate.",
+        why: "The extensions link torch's C++ ABI and CUDA runtime; mismatches fail at import \
+            (`undefined symbol`, `operator torchvision::nms does not exist`) or at the first \
+            kernel (`CUDA error: invalid device function`). Versions pairs are from PyTorch's \
+            published compatibility tables (matrices/torch_companions.toml).",
+        example:
+            "`pip install torch==2.3.1 torchvision==0.17.2`: `torchvision 0.17.2 pairs with torch \
+            2.2, but torch 2.3.1 is installed`; or torch from whl/cu121 with torchvision from \
+            whl/cu118: `torchvision 0.18.1+cu118 is built for CUDA 11.8 but torch 2.3.1+cu121 is \
+            built for CUDA 12.1`.",
+        fix: "Install matching versions from the same index, e.g. `pip install torch==2.3.1 \
+            torchvision==0.18.1 --index-url https://download.pytorch.org/whl/cu121`.",
+        sources: &[
+            "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
+            "https://pytorch.org/get-started/previous-versions/",
+        ],
+    },
 };
 
 fn major_minor(v: &str) -> String {

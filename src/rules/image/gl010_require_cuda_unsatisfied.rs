@@ -4,7 +4,7 @@
 use super::context::ImageContext;
 use crate::arch::ComputeCapability;
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::target::Target;
 use crate::version::{CudaVersion, DriverVersion};
 use std::cmp::Ordering;
@@ -14,22 +14,28 @@ pub static META: RuleMeta = RuleMeta {
     name: "require-cuda-unsatisfied",
     default_severity: Severity::Error,
     summary: "NVIDIA_REQUIRE_CUDA in the image is not satisfied by the target's driver/GPU",
-    explanation: "\
-What: the image config sets `NVIDIA_REQUIRE_CUDA` (all nvidia/cuda images do, e.g.
-`cuda>=12.1 brand=tesla,driver>=470,driver<471 …`). The NVIDIA Container Toolkit evaluates it
-before starting the container and refuses with `nvidia-container-cli: requirement error:
-unsatisfied condition: cuda>=12.1, please update your driver to a newer version, or use an
-earlier cuda container`.
-
-Why: space-separated constraints are alternatives (OR), comma-separated ones must all hold
-(AND). `cuda` is compared with the CUDA version the host driver supports, `driver` with the
-driver version, `arch` with the GPU's compute capability, `brand` with the GPU brand
-(libnvidia-container, NVIDIA_REQUIRE_* documentation). `NVIDIA_DISABLE_REQUIRE=true`
-disables the check.
-
-Fix: run on a node whose driver supports the image's CUDA, or use an image for an older CUDA;
-set NVIDIA_DISABLE_REQUIRE=true only if you rely on forward/minor-version compatibility on
-purpose.",
+    doc: RuleDoc {
+        what: "The image config sets `NVIDIA_REQUIRE_CUDA` (all nvidia/cuda images do, e.g. \
+            `cuda>=12.1 brand=tesla,driver>=470,driver<471 …`). The NVIDIA Container Toolkit \
+            evaluates it before starting the container and refuses with `nvidia-container-cli: \
+            requirement error: unsatisfied condition: cuda>=12.1, please update your driver to a \
+            newer version, or use an earlier cuda container`.",
+        why: "Space-separated constraints are alternatives (OR), comma-separated ones must all hold \
+            (AND). `cuda` is compared with the CUDA version the host driver supports, `driver` \
+            with the driver version, `arch` with the GPU's compute capability, `brand` with the \
+            GPU brand (libnvidia-container, NVIDIA_REQUIRE_* documentation). \
+            `NVIDIA_DISABLE_REQUIRE=true` disables the check.",
+        example: "`nvidia/cuda:12.8.1-runtime-ubuntu22.04` (NVIDIA_REQUIRE_CUDA=\"cuda>=12.8 …\") on a \
+            node with driver 535.183.01: `NVIDIA_REQUIRE_CUDA=\"cuda>=12.8 …\" is not satisfied \
+            on t4-node (driver 535.183.01, CUDA 12.2): the container runtime refuses to start the \
+            container (unsatisfied: cuda>=12.8)`.",
+        fix: "Run on a node whose driver supports the image's CUDA, or use an image for an older \
+            CUDA; set NVIDIA_DISABLE_REQUIRE=true only if you rely on forward/minor-version \
+            compatibility on purpose.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
+        ],
+    },
 };
 
 #[derive(Debug, Clone, PartialEq)]

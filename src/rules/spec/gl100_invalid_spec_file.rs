@@ -1,21 +1,28 @@
 //! GL100: a Dockerfile, compose file or manifest that does not parse.
 
 use crate::finding::Severity;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL100"),
     name: "invalid-spec-file",
     default_severity: Severity::Error,
     summary: "A Dockerfile, compose file or Kubernetes manifest does not parse",
-    explanation:
-        "What: the file has a syntax error that BuildKit, docker compose or kubectl would \
-reject: an unterminated heredoc, an unknown instruction, an instruction before the first FROM, \
-an invalid parser directive, broken YAML.\n\
-Why: the build or deployment fails before any GPU question arises, and gpulint cannot check \
-what it cannot read (the rest of the file is still checked where possible).\n\
-Example: `RUN <<EOF` without a closing `EOF` line.\n\
-Fix: correct the syntax at the reported line.",
+    doc: RuleDoc {
+        what:
+            "The file has a syntax error that BuildKit, docker compose or kubectl would reject: an \
+            unterminated heredoc, an unknown instruction, an instruction before the first FROM, \
+            an invalid parser directive, broken YAML.",
+        why: "The build or deployment fails before any GPU question arises, and gpulint cannot \
+            check what it cannot read (the rest of the file is still checked where possible).",
+        example: "`RUN <<EOF` without a closing `EOF` line.",
+        fix: "Correct the syntax at the reported line.",
+        sources: &[
+            "https://docs.docker.com/reference/dockerfile/",
+            "https://docs.docker.com/reference/compose-file/",
+            "https://kubernetes.io/docs/concepts/overview/working-with-objects/",
+        ],
+    },
 };
 
 #[cfg(test)]

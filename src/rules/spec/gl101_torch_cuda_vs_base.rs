@@ -1,7 +1,7 @@
 //! GL101: PyTorch's CUDA build does not match the base image's CUDA / NVIDIA_REQUIRE_CUDA.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::torch::{all_torch, TorchCuda};
 use crate::spec::{loc, RuleCtx, Subject};
 use crate::version::CudaVersion;
@@ -11,18 +11,26 @@ pub static META: RuleMeta = RuleMeta {
     name: "torch-cuda-vs-base-cuda",
     default_severity: Severity::Error,
     summary: "PyTorch's CUDA build differs from the base image's CUDA",
-    explanation: "What: the Dockerfile installs a PyTorch built for one CUDA release (`+cu121`, a \
-whl/cu121 index, conda pytorch-cuda=12.1) on a base image that ships another \
-(nvidia/cuda:11.8.0-…, pytorch/pytorch:…-cuda11.8-…, NGC PyTorch YY.MM).\n\
-Why: the base image advertises its own CUDA in NVIDIA_REQUIRE_CUDA (cuda>=11.8), so the \
-container toolkit starts it on drivers that support 11.8 but not the CUDA 12 that torch needs \
-(`CUDA driver version is insufficient`). In devel images, CUDA extensions compiled with the \
-image's nvcc against a torch of another CUDA major fail torch's version check; within one major \
-they only warn, and the mix of two CUDA runtimes in one image is a source of symbol and \
-performance surprises.\n\
-Example: `FROM nvidia/cuda:11.8.0-devel-ubuntu22.04` + `pip install torch==2.3.0+cu121`.\n\
-Fix: install the torch build for the image's CUDA (`--index-url \
-https://download.pytorch.org/whl/cu118`), or move the base image to the CUDA torch uses.",
+    doc: RuleDoc {
+        what: "The Dockerfile installs a PyTorch built for one CUDA release (`+cu121`, a whl/cu121 \
+            index, conda pytorch-cuda=12.1) on a base image that ships another \
+            (nvidia/cuda:11.8.0-…, pytorch/pytorch:…-cuda11.8-…, NGC PyTorch YY.MM).",
+        why: "The base image advertises its own CUDA in NVIDIA_REQUIRE_CUDA (cuda>=11.8), so the \
+            container toolkit starts it on drivers that support 11.8 but not the CUDA 12 that \
+            torch needs (`CUDA driver version is insufficient`). In devel images, CUDA extensions \
+            compiled with the image's nvcc against a torch of another CUDA major fail torch's \
+            version check; within one major they only warn, and the mix of two CUDA runtimes in \
+            one image is a source of symbol and performance surprises.",
+        example: "`FROM nvidia/cuda:11.8.0-devel-ubuntu22.04` + `pip install torch==2.3.0+cu121`.",
+        fix: "Install the torch build for the image's CUDA (`--index-url \
+            https://download.pytorch.org/whl/cu118`), or move the base image to the CUDA torch \
+            uses.",
+        sources: &[
+            "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#pytorch-cuda-support-matrix",
+            "https://pytorch.org/get-started/previous-versions/",
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
+        ],
+    },
 };
 
 fn require_cuda(v: &str) -> Option<CudaVersion> {

@@ -1,7 +1,7 @@
 //! GL102: torch installed without choosing its CUDA build: PyPI's default decides.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::torch::{all_torch, TorchCuda};
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -10,15 +10,23 @@ pub static META: RuleMeta = RuleMeta {
     name: "torch-cuda-variant-unpinned",
     default_severity: Severity::Warning,
     summary: "torch is installed without a CUDA variant: PyPI's default build decides the CUDA and driver",
-    explanation: "What: `pip install torch==2.7` (or an unpinned `torch`) with no `+cuXYZ`, no \
-download.pytorch.org/whl/cuXYZ index and no uv --torch-backend.\n\
-Why: PyPI serves one CUDA build per torch release (2.3 → CUDA 12.1, 2.7 → 12.6, 2.8 → 12.8), \
-chosen by PyTorch, not by you: it may differ from the base image's CUDA, it pulls 2–3 GB of \
-nvidia-* wheels, and it needs a driver new enough for that CUDA major (525.60.13 for 12.x, \
-580.65.06 for 13.x). Without a version pin, the next rebuild silently changes all of this.\n\
-Example: `FROM nvidia/cuda:12.4.1-devel-ubuntu22.04` + `pip install torch==2.7`.\n\
-Fix: pin the variant: `pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu124` \
-(or `+cpu` from whl/cpu for CPU-only images).",
+    doc: RuleDoc {
+        what: "`pip install torch==2.7` (or an unpinned `torch`) with no `+cuXYZ`, no \
+            download.pytorch.org/whl/cuXYZ index and no uv --torch-backend.",
+        why: "PyPI serves one CUDA build per torch release (2.3 → CUDA 12.1, 2.7 → 12.6, 2.8 → \
+            12.8), chosen by PyTorch, not by you: it may differ from the base image's CUDA, it \
+            pulls 2–3 GB of nvidia-* wheels, and it needs a driver new enough for that CUDA major \
+            (525.60.13 for 12.x, 580.65.06 for 13.x). Without a version pin, the next rebuild \
+            silently changes all of this.",
+        example: "`FROM nvidia/cuda:12.4.1-devel-ubuntu22.04` + `pip install torch==2.7`.",
+        fix: "Pin the variant: `pip install torch==2.7.1 --index-url \
+            https://download.pytorch.org/whl/cu124` (or `+cpu` from whl/cpu for CPU-only images).",
+        sources: &[
+            "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#pytorch-cuda-support-matrix",
+            "https://pypi.org/project/torch/",
+            "https://docs.astral.sh/uv/guides/integration/pytorch/",
+        ],
+    },
 };
 
 pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {

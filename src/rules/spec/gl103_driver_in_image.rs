@@ -1,7 +1,7 @@
 //! GL103: NVIDIA driver packages or libcuda baked into the image.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::pkg::Install;
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -10,17 +10,25 @@ pub static META: RuleMeta = RuleMeta {
     name: "driver-in-image",
     default_severity: Severity::Error,
     summary: "Driver packages or a libcuda.so are installed into the image",
-    explanation: "What: the Dockerfile installs driver packages (nvidia-driver-*, \
-libnvidia-compute-*, cuda-drivers, nvidia-utils-*), copies a libcuda.so / libnvidia-*.so into the \
-image, links the link-time stub libcuda.so to libcuda.so.1, or puts the stubs directory into \
-ld.so.conf.\n\
-Why: the user-space driver must match the host's kernel module exactly; the NVIDIA Container \
-Toolkit injects the host's copy at start. A copy in the image shadows or conflicts with it \
-(`Failed to initialize NVML: Driver/library version mismatch`), and a stub libcuda.so.1 on the \
-loader path makes CUDA fail with driver errors instead of using the real driver.\n\
-Example: `RUN apt-get install -y nvidia-driver-535`; `ln -s …/stubs/libcuda.so …/libcuda.so.1`.\n\
-Fix: remove the driver from the image and run it with `--gpus` / the device plugin; link \
-against stubs only at build time (`LIBRARY_PATH`, not `LD_LIBRARY_PATH` or ld.so.conf).",
+    doc: RuleDoc {
+        what: "The Dockerfile installs driver packages (nvidia-driver-*, libnvidia-compute-*, \
+            cuda-drivers, nvidia-utils-*), copies a libcuda.so / libnvidia-*.so into the image, \
+            links the link-time stub libcuda.so to libcuda.so.1, or puts the stubs directory into \
+            ld.so.conf.",
+        why: "The user-space driver must match the host's kernel module exactly; the NVIDIA \
+            Container Toolkit injects the host's copy at start. A copy in the image shadows or \
+            conflicts with it (`Failed to initialize NVML: Driver/library version mismatch`), and \
+            a stub libcuda.so.1 on the loader path makes CUDA fail with driver errors instead of \
+            using the real driver.",
+        example: "`RUN apt-get install -y nvidia-driver-535`; `ln -s …/stubs/libcuda.so …/libcuda.so.1`.",
+        fix: "Remove the driver from the image and run it with `--gpus` / the device plugin; link \
+            against stubs only at build time (`LIBRARY_PATH`, not `LD_LIBRARY_PATH` or \
+            ld.so.conf).",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
+            "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+        ],
+    },
 };
 
 /// Package names of the NVIDIA user-space driver on Debian/Ubuntu/RHEL.

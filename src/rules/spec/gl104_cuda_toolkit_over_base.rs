@@ -2,7 +2,7 @@
 //! image that already has CUDA.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::pkg::Install;
 use crate::spec::{loc, RuleCtx, Subject};
 use crate::version::CudaVersion;
@@ -12,16 +12,23 @@ pub static META: RuleMeta = RuleMeta {
     name: "cuda-toolkit-over-base",
     default_severity: Severity::Warning,
     summary: "A CUDA toolkit / CUDA libraries of another release are installed over the base image's CUDA",
-    explanation: "What: apt/yum/conda installs CUDA packages (cuda-toolkit-X-Y, cuda-X-Y, \
-nvidia-cuda-toolkit, cudatoolkit, or NCCL / cuDNN builds for another CUDA) on an image that \
-already ships CUDA (nvidia/cuda, pytorch/pytorch, NGC).\n\
-Why: two toolkits mean two nvcc and two sets of libcudart/cublas; which one a program loads \
-depends on PATH and loader order. Unpinned libnccl2/libcudnn upgrades (often with \
---allow-change-held-packages) replace the versions the base image holds with builds for a newer \
-CUDA minor than the image has.\n\
-Example: `FROM nvidia/cuda:12.6.3-devel-ubuntu22.04` + `apt-get install -y --allow-change-held-packages libnccl2 libnccl-dev`.\n\
-Fix: pick a base image with the CUDA you need, or pin the packages to the base's CUDA \
-(`libnccl2=2.21.5-1+cuda12.6`, `cuda-nvcc-12-6`).",
+    doc: RuleDoc {
+        what: "Apt/yum/conda installs CUDA packages (cuda-toolkit-X-Y, cuda-X-Y, \
+            nvidia-cuda-toolkit, cudatoolkit, or NCCL / cuDNN builds for another CUDA) on an \
+            image that already ships CUDA (nvidia/cuda, pytorch/pytorch, NGC).",
+        why: "Two toolkits mean two nvcc and two sets of libcudart/cublas; which one a program \
+            loads depends on PATH and loader order. Unpinned libnccl2/libcudnn upgrades (often \
+            with --allow-change-held-packages) replace the versions the base image holds with \
+            builds for a newer CUDA minor than the image has.",
+        example: "`FROM nvidia/cuda:12.6.3-devel-ubuntu22.04` + `apt-get install -y \
+            --allow-change-held-packages libnccl2 libnccl-dev`.",
+        fix: "Pick a base image with the CUDA you need, or pin the packages to the base's CUDA \
+            (`libnccl2=2.21.5-1+cuda12.6`, `cuda-nvcc-12-6`).",
+        sources: &[
+            "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+            "https://gitlab.com/nvidia/container-images/cuda/-/blob/master/doc/support-policy.md",
+        ],
+    },
 };
 
 /// `cuda-toolkit-12-1` → 12.1.

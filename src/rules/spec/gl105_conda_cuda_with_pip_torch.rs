@@ -1,7 +1,7 @@
 //! GL105: a conda CUDA runtime (cudatoolkit / pytorch-cuda / conda pytorch) next to a pip torch.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::pkg::Install;
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -10,16 +10,21 @@ pub static META: RuleMeta = RuleMeta {
     name: "conda-cuda-with-pip-torch",
     default_severity: Severity::Warning,
     summary: "conda's CUDA (cudatoolkit / pytorch-cuda) and a pip-installed torch in one image",
-    explanation:
-        "What: the image installs CUDA or PyTorch with conda (cudatoolkit=, pytorch-cuda=, \
-pytorch) and also `pip install torch`.\n\
-Why: pip's torch brings its own nvidia-*-cu12 wheels; conda's brings cudatoolkit / cuda-* \
-packages. Both land in one environment, overwrite each other's files, and which \
-libcudnn/libcublas gets loaded depends on RPATH versus conda's lib order — a classic source of \
-`undefined symbol` and `CUDNN_STATUS_NOT_INITIALIZED` errors.\n\
-Example: `conda install pytorch=2.1.1 pytorch-cuda=12.1 -c pytorch -c nvidia` then \
-`pip install torch==2.1.1`.\n\
-Fix: install torch and its CUDA with one tool only.",
+    doc: RuleDoc {
+        what: "The image installs CUDA or PyTorch with conda (cudatoolkit=, pytorch-cuda=, pytorch) \
+            and also `pip install torch`.",
+        why: "Pip's torch brings its own nvidia-*-cu12 wheels; conda's brings cudatoolkit / cuda-* \
+            packages. Both land in one environment, overwrite each other's files, and which \
+            libcudnn/libcublas gets loaded depends on RPATH versus conda's lib order — a classic \
+            source of `undefined symbol` and `CUDNN_STATUS_NOT_INITIALIZED` errors.",
+        example: "`conda install pytorch=2.1.1 pytorch-cuda=12.1 -c pytorch -c nvidia` then `pip \
+            install torch==2.1.1`.",
+        fix: "Install torch and its CUDA with one tool only.",
+        sources: &[
+            "https://docs.conda.io/projects/conda/en/latest/user-guide/tasks/manage-environments.html#using-pip-in-an-environment",
+            "https://pytorch.org/get-started/previous-versions/",
+        ],
+    },
 };
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {

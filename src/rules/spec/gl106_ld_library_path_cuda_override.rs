@@ -2,7 +2,7 @@
 //! replacing the base image's driver paths.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
 use crate::spec::{loc, RuleCtx, Subject};
 use crate::version::CudaVersion;
@@ -12,16 +12,24 @@ pub static META: RuleMeta = RuleMeta {
     name: "ld-library-path-cuda-override",
     default_severity: Severity::Warning,
     summary: "LD_LIBRARY_PATH points at CUDA stubs, compat libraries, another CUDA, or drops the driver path",
-    explanation: "What: LD_LIBRARY_PATH (ENV, a RUN export, or a run configuration's environment) \
-contains `…/stubs`, `…/compat`, a `/usr/local/cuda-X.Y` other than the image's CUDA, host-mounted \
-library dirs, or replaces the nvidia/cuda base image's value without keeping it.\n\
-Why: LD_LIBRARY_PATH wins over the loader cache. The stub libcuda.so is for linking only and \
-fails at run time; compat/libcuda (forward compatibility) works only on datacenter GPUs and \
-fails with CUDA error 804 elsewhere; another CUDA's directory mixes runtimes; nvidia/cuda sets \
-/usr/local/nvidia/lib64 where older runtimes inject the driver.\n\
-Example: `ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LD_LIBRARY_PATH`.\n\
-Fix: keep stubs out of LD_LIBRARY_PATH (use LIBRARY_PATH for linking), let the container \
-toolkit handle driver and compat libraries, and append to the inherited value.",
+    doc: RuleDoc {
+        what: "LD_LIBRARY_PATH (ENV, a RUN export, or a run configuration's environment) contains \
+            `…/stubs`, `…/compat`, a `/usr/local/cuda-X.Y` other than the image's CUDA, \
+            host-mounted library dirs, or replaces the nvidia/cuda base image's value without \
+            keeping it.",
+        why: "LD_LIBRARY_PATH wins over the loader cache. The stub libcuda.so is for linking only \
+            and fails at run time; compat/libcuda (forward compatibility) works only on \
+            datacenter GPUs and fails with CUDA error 804 elsewhere; another CUDA's directory \
+            mixes runtimes; nvidia/cuda sets /usr/local/nvidia/lib64 where older runtimes inject \
+            the driver.",
+        example: "`ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LD_LIBRARY_PATH`.",
+        fix: "Keep stubs out of LD_LIBRARY_PATH (use LIBRARY_PATH for linking), let the container \
+            toolkit handle driver and compat libraries, and append to the inherited value.",
+        sources: &[
+            "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+            "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html#use-the-right-cuda-forward-compatibility-package",
+        ],
+    },
 };
 
 /// Problems with one LD_LIBRARY_PATH value.

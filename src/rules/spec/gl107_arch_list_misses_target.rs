@@ -3,7 +3,7 @@
 
 use crate::arch::{ArchTarget, ArchVariant, CodeKind};
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
 use crate::spec::facts::Facts;
 use crate::spec::{loc, RuleCtx, Subject};
@@ -13,16 +13,26 @@ pub static META: RuleMeta = RuleMeta {
     name: "arch-list-misses-target",
     default_severity: Severity::Error,
     summary: "The CUDA architecture list compiled into the image has no code for a target GPU",
-    explanation: "What: TORCH_CUDA_ARCH_LIST, nvcc `-gencode` / `-arch` flags or \
-CMAKE_CUDA_ARCHITECTURES in the Dockerfile list no SASS that runs on a target GPU and no PTX \
-old enough to JIT for it; or TORCH_CUDA_ARCH_LIST is declared (ARG) without a value.\n\
-Why: kernels compiled during `docker build` see no GPU, so the list decides which GPUs can run \
-them. A missing architecture gives `no kernel image is available for execution on the device` \
-at run time. SASS runs only within its major (8.0 runs on 8.6/8.9, not 9.0); PTX (`+PTX`) JITs \
-forward. An empty TORCH_CUDA_ARCH_LIST during a GPU-less build falls back to torch's defaults \
-for the toolkit, which may not be what you deploy on.\n\
-Example: `ENV TORCH_CUDA_ARCH_LIST=\"7.0;7.5;8.0;8.6\"` deployed on H100 (9.0).\n\
-Fix: add the target architectures (`9.0`), or end the list with `+PTX`.",
+    doc: RuleDoc {
+        what:
+            "TORCH_CUDA_ARCH_LIST, nvcc `-gencode` / `-arch` flags or CMAKE_CUDA_ARCHITECTURES in \
+            the Dockerfile list no SASS that runs on a target GPU and no PTX old enough to JIT \
+            for it; or TORCH_CUDA_ARCH_LIST is declared (ARG) without a value.",
+        why:
+            "Kernels compiled during `docker build` see no GPU, so the list decides which GPUs can \
+            run them. A missing architecture gives `no kernel image is available for execution on \
+            the device` at run time. SASS runs only within its major (8.0 runs on 8.6/8.9, not \
+            9.0); PTX (`+PTX`) JITs forward. An empty TORCH_CUDA_ARCH_LIST during a GPU-less \
+            build falls back to torch's defaults for the toolkit, which may not be what you \
+            deploy on.",
+        example: "`ENV TORCH_CUDA_ARCH_LIST=\"7.0;7.5;8.0;8.6\"` deployed on H100 (9.0).",
+        fix: "Add the target architectures (`9.0`), or end the list with `+PTX`.",
+        sources: &[
+            "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py",
+            "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list",
+            "https://cmake.org/cmake/help/latest/variable/CMAKE_CUDA_ARCHITECTURES.html",
+        ],
+    },
 };
 
 /// Parse an arch list; None when it cannot be judged (`all`, `native`, unresolved).

@@ -1,7 +1,7 @@
 //! GL108: `pip install x>=1` unquoted: the shell turns `>` into a redirect.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::pkg::unquoted_specifiers;
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -10,12 +10,19 @@ pub static META: RuleMeta = RuleMeta {
     name: "unquoted-version-specifier",
     default_severity: Severity::Error,
     summary: "An unquoted `>` / `<` version specifier in pip/conda install is a shell redirect",
-    explanation: "What: `pip install numba>=0.57.1` without quotes.\n\
-Why: the shell reads `>=0.57.1` as \"redirect stdout to the file `=0.57.1`\": pip installs numba \
-unconstrained (whatever is newest, possibly needing another torch/CUDA), the build succeeds, and \
-a stray file appears. With `<` the build fails on a missing file.\n\
-Example: `RUN pip install torch>=2.1 numba>=0.57.1`.\n\
-Fix: quote the requirement: `pip install 'numba>=0.57.1'`.",
+    doc: RuleDoc {
+        what: "`pip install numba>=0.57.1` without quotes.",
+        why:
+            "The shell reads `>=0.57.1` as \"redirect stdout to the file `=0.57.1`\": pip installs \
+            numba unconstrained (whatever is newest, possibly needing another torch/CUDA), the \
+            build succeeds, and a stray file appears. With `<` the build fails on a missing file.",
+        example: "`RUN pip install torch>=2.1 numba>=0.57.1`.",
+        fix: "Quote the requirement: `pip install 'numba>=0.57.1'`.",
+        sources: &[
+            "https://www.gnu.org/software/bash/manual/html_node/Redirections.html",
+            "https://pip.pypa.io/en/stable/reference/requirement-specifiers/",
+        ],
+    },
 };
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {

@@ -1,7 +1,7 @@
 //! GL109: base image (or run image) on an end-of-life CUDA release or OS.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
 use crate::spec::image::{image_info, ImageInfo, ImageRef};
 use crate::spec::{loc, RuleCtx, Subject};
@@ -11,14 +11,21 @@ pub static META: RuleMeta = RuleMeta {
     name: "eol-cuda-image",
     default_severity: Severity::Warning,
     summary: "The image is built on an end-of-life CUDA release or operating system",
-    explanation: "What: the base image (or the image a run configuration starts) has a CUDA \
-release whose container images NVIDIA no longer supports (CUDA < 11.8), or an OS past its end of \
-life (Ubuntu 18.04, CentOS 7).\n\
-Why: EOL nvidia/cuda tags are no longer rebuilt and are being deleted from the registries, so \
-builds start failing on pull; old CUDA has no code for newer GPUs (CUDA 10 predates Ampere, \
-CUDA 11.x before 11.8 predates Hopper), and EOL distributions get no security fixes.\n\
-Example: `FROM nvidia/cuda:10.1-cudnn7-devel-ubuntu18.04`.\n\
-Fix: move to a supported CUDA (12.x) on a supported OS, and rebuild the framework for it.",
+    doc: RuleDoc {
+        what: "The base image (or the image a run configuration starts) has a CUDA release whose \
+            container images NVIDIA no longer supports (CUDA < 11.8), or an OS past its end of \
+            life (Ubuntu 18.04, CentOS 7).",
+        why:
+            "EOL nvidia/cuda tags are no longer rebuilt and are being deleted from the registries, \
+            so builds start failing on pull; old CUDA has no code for newer GPUs (CUDA 10 \
+            predates Ampere, CUDA 11.x before 11.8 predates Hopper), and EOL distributions get no \
+            security fixes.",
+        example: "`FROM nvidia/cuda:10.1-cudnn7-devel-ubuntu18.04`.",
+        fix: "Move to a supported CUDA (12.x) on a supported OS, and rebuild the framework for it.",
+        sources: &[
+            "https://gitlab.com/nvidia/container-images/cuda/-/blob/master/doc/support-policy.md",
+        ],
+    },
 };
 
 fn judge(

@@ -1,7 +1,7 @@
 //! GL110: a GPU image started without asking for a GPU.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::image::{image_info, is_gpu_name, ImageRef};
 use crate::spec::runspec::{RunKind, RunSpec};
 use crate::spec::{loc, RuleCtx, Subject};
@@ -11,18 +11,29 @@ pub static META: RuleMeta = RuleMeta {
     name: "gpu-not-requested",
     default_severity: Severity::Warning,
     summary: "A CUDA/GPU image is started without a GPU request",
-    explanation: "What: `docker run` without `--gpus` (or --runtime=nvidia / device nodes), a \
-compose service without `deploy.resources.reservations.devices` / `gpus:`, or a Kubernetes \
-container without `resources.limits[\"nvidia.com/gpu\"]`, for an image that is meant for a GPU \
-(nvidia/cuda, pytorch CUDA builds, NGC, a Dockerfile with a CUDA base, or an image the same file \
-starts elsewhere with GPUs).\n\
-Why: without a request no GPU and no driver libraries are injected: frameworks silently fall \
-back to the CPU or fail with `no CUDA-capable device`. On Kubernetes, a GPU pod without a limit \
-is not accounted for by the scheduler; with the NVIDIA runtime as default it may even see every \
-GPU of the node (NVIDIA_VISIBLE_DEVICES=all from the image). `requests` without `limits` is \
-rejected for extended resources.\n\
-Example: `docker run --shm-size 1g ghcr.io/huggingface/text-generation-inference:latest …`.\n\
-Fix: add `--gpus all` (docker), a device reservation (compose), or an nvidia.com/gpu limit (k8s).",
+    doc: RuleDoc {
+        what:
+            "`docker run` without `--gpus` (or --runtime=nvidia / device nodes), a compose service \
+            without `deploy.resources.reservations.devices` / `gpus:`, or a Kubernetes container \
+            without `resources.limits[\"nvidia.com/gpu\"]`, for an image that is meant for a GPU \
+            (nvidia/cuda, pytorch CUDA builds, NGC, a Dockerfile with a CUDA base, or an image \
+            the same file starts elsewhere with GPUs).",
+        why: "Without a request no GPU and no driver libraries are injected: frameworks silently \
+            fall back to the CPU or fail with `no CUDA-capable device`. On Kubernetes, a GPU pod \
+            without a limit is not accounted for by the scheduler; with the NVIDIA runtime as \
+            default it may even see every GPU of the node (NVIDIA_VISIBLE_DEVICES=all from the \
+            image). `requests` without `limits` is rejected for extended resources.",
+        example:
+            "`docker run --shm-size 1g ghcr.io/huggingface/text-generation-inference:latest …`.",
+        fix:
+            "Add `--gpus all` (docker), a device reservation (compose), or an nvidia.com/gpu limit \
+            (k8s).",
+        sources: &[
+            "https://docs.docker.com/compose/how-tos/gpu-support/",
+            "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/",
+            "https://docs.docker.com/reference/cli/docker/container/run/",
+        ],
+    },
 };
 
 fn gets_gpus(r: &RunSpec) -> bool {

@@ -1,7 +1,7 @@
 //! GL111: the host's CUDA toolkit mounted into the container.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::{loc, RuleCtx, Subject};
 
 pub static META: RuleMeta = RuleMeta {
@@ -9,14 +9,23 @@ pub static META: RuleMeta = RuleMeta {
     name: "host-cuda-mounted",
     default_severity: Severity::Error,
     summary: "The host's CUDA toolkit (/usr/local/cuda*) is mounted into the container",
-    explanation: "What: a bind mount / hostPath of `/usr/local/cuda` or `/usr/local/cuda-X.Y` from the host.\n\
-Why: the container then runs whatever CUDA the host happens to have, not what the image was \
-built and tested with; it breaks when the host upgrades, when the path does not exist (Docker \
-creates an empty directory), and when the image's own libraries expect another release. The \
-driver, the only host component a container needs, is injected by the NVIDIA Container Toolkit.\n\
-Example: `docker run -v /usr/local/cuda:/usr/local/cuda …`.\n\
-Fix: use an image that contains the CUDA runtime it needs (nvidia/cuda:<ver>-runtime) and \
-request GPUs with --gpus / the device plugin.",
+    doc: RuleDoc {
+        what:
+            "A bind mount / hostPath of `/usr/local/cuda` or `/usr/local/cuda-X.Y` from the host.",
+        why: "The container then runs whatever CUDA the host happens to have, not what the image \
+            was built and tested with; it breaks when the host upgrades, when the path does not \
+            exist (Docker creates an empty directory), and when the image's own libraries expect \
+            another release. The driver, the only host component a container needs, is injected \
+            by the NVIDIA Container Toolkit.",
+        example: "`docker run -v /usr/local/cuda:/usr/local/cuda …`.",
+        fix:
+            "Use an image that contains the CUDA runtime it needs (nvidia/cuda:<ver>-runtime) and \
+            request GPUs with --gpus / the device plugin.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/index.html",
+            "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+        ],
+    },
 };
 
 pub fn is_host_cuda(p: &str) -> bool {

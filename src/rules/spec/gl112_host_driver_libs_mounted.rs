@@ -1,7 +1,7 @@
 //! GL112: host library directories or driver libraries mounted into the container.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::{loc, RuleCtx, Subject};
 
 pub static META: RuleMeta = RuleMeta {
@@ -9,17 +9,23 @@ pub static META: RuleMeta = RuleMeta {
     name: "host-libs-mounted",
     default_severity: Severity::Error,
     summary: "Host library directories or NVIDIA driver libraries are mounted into the container",
-    explanation: "What: a bind mount / hostPath of a system library directory \
-(/usr/lib/x86_64-linux-gnu, /usr/lib64, /usr/lib/aarch64-linux-gnu, /usr/local/nvidia), of driver \
-files (libcuda.so*, libnvidia-*.so*, nvidia-smi), or of a hand-made CUDA library directory.\n\
-Why: mounting a host library directory over the container's replaces glibc, libstdc++ and \
-everything else in it with the host distribution's copies — read-only or not — and breaks the \
-image in ways unrelated to CUDA. Hand-mounted driver files must match the host kernel module and \
-miss the ones the NVIDIA Container Toolkit would add (libnvidia-ptxjitcompiler, firmware, \
-device nodes).\n\
-Example: `-v /usr/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:ro`.\n\
-Fix: remove the mount and use `--gpus` / the NVIDIA runtime / the device plugin, which inject \
-exactly the driver files the container needs.",
+    doc: RuleDoc {
+        what: "A bind mount / hostPath of a system library directory (/usr/lib/x86_64-linux-gnu, \
+            /usr/lib64, /usr/lib/aarch64-linux-gnu, /usr/local/nvidia), of driver files \
+            (libcuda.so*, libnvidia-*.so*, nvidia-smi), or of a hand-made CUDA library directory.",
+        why: "Mounting a host library directory over the container's replaces glibc, libstdc++ and \
+            everything else in it with the host distribution's copies — read-only or not — and \
+            breaks the image in ways unrelated to CUDA. Hand-mounted driver files must match the \
+            host kernel module and miss the ones the NVIDIA Container Toolkit would add \
+            (libnvidia-ptxjitcompiler, firmware, device nodes).",
+        example: "`-v /usr/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:ro`.",
+        fix: "Remove the mount and use `--gpus` / the NVIDIA runtime / the device plugin, which \
+            inject exactly the driver files the container needs.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/index.html",
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
+        ],
+    },
 };
 
 fn classify(host: &str) -> Option<&'static str> {

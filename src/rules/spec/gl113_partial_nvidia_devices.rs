@@ -1,7 +1,7 @@
 //! GL113: GPU device nodes passed by hand, incompletely.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::{loc, RuleCtx, Subject};
 
 pub static META: RuleMeta = RuleMeta {
@@ -9,14 +9,21 @@ pub static META: RuleMeta = RuleMeta {
     name: "partial-nvidia-devices",
     default_severity: Severity::Error,
     summary: "/dev/nvidia* device nodes are passed by hand and some are missing",
-    explanation: "What: `--device /dev/nvidia0` (compose `devices:`) without /dev/nvidiactl or \
-/dev/nvidia-uvm, or any hand-picked GPU device list without `--gpus` / the NVIDIA runtime.\n\
-Why: CUDA needs the control node (nvidiactl) and the unified-memory node (nvidia-uvm) besides \
-the per-GPU node; without them cuInit fails. Passing device nodes by hand also injects no \
-driver libraries, so the image must carry or mount them (see GL112). Jetson boards need their \
-nvhost/nvmap set, which `--runtime nvidia` provides.\n\
-Example: `docker run --device /dev/nvidia0 --device /dev/nvidiactl img`.\n\
-Fix: use `--gpus all` (or `--gpus '\"device=0\"'`) instead of device nodes.",
+    doc: RuleDoc {
+        what: "`--device /dev/nvidia0` (compose `devices:`) without /dev/nvidiactl or \
+            /dev/nvidia-uvm, or any hand-picked GPU device list without `--gpus` / the NVIDIA \
+            runtime.",
+        why: "CUDA needs the control node (nvidiactl) and the unified-memory node (nvidia-uvm) \
+            besides the per-GPU node; without them cuInit fails. Passing device nodes by hand \
+            also injects no driver libraries, so the image must carry or mount them (see GL112). \
+            Jetson boards need their nvhost/nvmap set, which `--runtime nvidia` provides.",
+        example: "`docker run --device /dev/nvidia0 --device /dev/nvidiactl img`.",
+        fix: "Use `--gpus all` (or `--gpus '\"device=0\"'`) instead of device nodes.",
+        sources: &[
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
+            "https://docs.docker.com/reference/cli/docker/container/run/",
+        ],
+    },
 };
 
 pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {

@@ -1,7 +1,7 @@
 //! GL114: PyTorch / NCCL workloads on the default 64 MB /dev/shm.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::runspec::{RunKind, RunSpec};
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -10,15 +10,23 @@ pub static META: RuleMeta = RuleMeta {
     name: "default-shm-with-pytorch",
     default_severity: Severity::Warning,
     summary: "A PyTorch / NCCL workload runs with the default 64 MB /dev/shm",
-    explanation: "What: a GPU container that runs PyTorch (pytorch / NGC images, torchrun, \
-training commands) or NCCL without `--shm-size` / `--ipc=host` (compose `shm_size` / `ipc: \
-host`, Kubernetes an emptyDir with `medium: Memory` at /dev/shm).\n\
-Why: Docker and Kubernetes give containers 64 MB of /dev/shm. PyTorch DataLoader workers pass \
-batches through shared memory and die with `Bus error` / `unable to write to file \
-</torch_…>`; NCCL's intra-node transport needs shared memory too and falls back or fails.\n\
-Example: `docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py`.\n\
-Fix: `--shm-size=8g` or `--ipc=host`; in Kubernetes mount an emptyDir {medium: Memory, \
-sizeLimit: 8Gi} at /dev/shm.",
+    doc: RuleDoc {
+        what:
+            "A GPU container that runs PyTorch (pytorch / NGC images, torchrun, training commands) \
+            or NCCL without `--shm-size` / `--ipc=host` (compose `shm_size` / `ipc: host`, \
+            Kubernetes an emptyDir with `medium: Memory` at /dev/shm).",
+        why: "Docker and Kubernetes give containers 64 MB of /dev/shm. PyTorch DataLoader workers \
+            pass batches through shared memory and die with `Bus error` / `unable to write to \
+            file </torch_…>`; NCCL's intra-node transport needs shared memory too and falls back \
+            or fails.",
+        example: "`docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py`.",
+        fix: "`--shm-size=8g` or `--ipc=host`; in Kubernetes mount an emptyDir {medium: Memory, \
+            sizeLimit: 8Gi} at /dev/shm.",
+        sources: &[
+            "https://pytorch.org/docs/stable/data.html#multi-process-data-loading",
+            "https://docs.docker.com/reference/cli/docker/container/run/",
+        ],
+    },
 };
 
 const WORDS: &[&str] = &[

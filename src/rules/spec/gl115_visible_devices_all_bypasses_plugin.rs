@@ -1,7 +1,7 @@
 //! GL115: NVIDIA_VISIBLE_DEVICES=all in Kubernetes bypasses the device plugin.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::runspec::RunKind;
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -10,15 +10,21 @@ pub static META: RuleMeta = RuleMeta {
     name: "visible-devices-all-bypasses-plugin",
     default_severity: Severity::Warning,
     summary: "NVIDIA_VISIBLE_DEVICES=all in a pod spec exposes every GPU of the node",
-    explanation: "What: a Kubernetes container sets `NVIDIA_VISIBLE_DEVICES=all` (or a list) in \
-its env.\n\
-Why: with the NVIDIA runtime, this variable decides which GPUs are mounted — the device plugin's \
-allocation is bypassed. The pod sees GPUs the scheduler gave to other pods (or none were \
-accounted to it at all), so workloads collide and quotas mean nothing.\n\
-Example: `env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]` with runtimeClassName: nvidia.\n\
-Fix: remove the variable and request `nvidia.com/gpu` limits; configure the device plugin with \
-`DEVICE_LIST_STRATEGY=volume-mounts` / `accept-nvidia-visible-devices-envvar-when-unprivileged=false` \
-to stop unprivileged pods from doing this.",
+    doc: RuleDoc {
+        what: "A Kubernetes container sets `NVIDIA_VISIBLE_DEVICES=all` (or a list) in its env.",
+        why: "With the NVIDIA runtime, this variable decides which GPUs are mounted — the device \
+            plugin's allocation is bypassed. The pod sees GPUs the scheduler gave to other pods \
+            (or none were accounted to it at all), so workloads collide and quotas mean nothing.",
+        example: "`env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]` with runtimeClassName: nvidia.",
+        fix: "Remove the variable and request `nvidia.com/gpu` limits; configure the device plugin \
+            with `DEVICE_LIST_STRATEGY=volume-mounts` / \
+            `accept-nvidia-visible-devices-envvar-when-unprivileged=false` to stop unprivileged \
+            pods from doing this.",
+        sources: &[
+            "https://github.com/NVIDIA/k8s-device-plugin",
+            "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
+        ],
+    },
 };
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {

@@ -1,7 +1,7 @@
 //! GL116: `runtime: nvidia` / `--runtime=nvidia` / nvidia-docker instead of GPU requests.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::runspec::RunKind;
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -10,16 +10,24 @@ pub static META: RuleMeta = RuleMeta {
     name: "deprecated-nvidia-runtime",
     default_severity: Severity::Warning,
     summary: "GPUs requested through the legacy NVIDIA runtime (runtime: nvidia, nvidia-docker)",
-    explanation: "What: compose `runtime: nvidia`, `docker run --runtime=nvidia`, or the \
-`nvidia-docker` wrapper.\n\
-Why: these need the nvidia runtime registered in the daemon's daemon.json (nvidia-docker2, \
-deprecated since 2023); the GPUs then come from NVIDIA_VISIBLE_DEVICES (usually `all` from the \
-image) instead of an explicit request. Docker's `--gpus` and compose device reservations work \
-with the NVIDIA Container Toolkit alone. Combined with a device reservation it is redundant and \
-hides which path actually provides the GPU. `--runtime=nvidia` with NVIDIA_VISIBLE_DEVICES is \
-still documented for special setups, so that form is only informational.\n\
-Example: `services: {app: {runtime: nvidia}}`.\n\
-Fix: use `deploy.resources.reservations.devices` (compose) or `--gpus` (docker).",
+    doc: RuleDoc {
+        what: "Compose `runtime: nvidia`, `docker run --runtime=nvidia`, or the `nvidia-docker` \
+            wrapper.",
+        why:
+            "These need the nvidia runtime registered in the daemon's daemon.json (nvidia-docker2, \
+            deprecated since 2023); the GPUs then come from NVIDIA_VISIBLE_DEVICES (usually `all` \
+            from the image) instead of an explicit request. Docker's `--gpus` and compose device \
+            reservations work with the NVIDIA Container Toolkit alone. Combined with a device \
+            reservation it is redundant and hides which path actually provides the GPU. \
+            `--runtime=nvidia` with NVIDIA_VISIBLE_DEVICES is still documented for special \
+            setups, so that form is only informational.",
+        example: "`services: {app: {runtime: nvidia}}`.",
+        fix: "Use `deploy.resources.reservations.devices` (compose) or `--gpus` (docker).",
+        sources: &[
+            "https://github.com/NVIDIA/nvidia-docker",
+            "https://docs.docker.com/compose/how-tos/gpu-support/",
+        ],
+    },
 };
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {

@@ -1,7 +1,7 @@
 //! GL117: CUDA_VISIBLE_DEVICES naming GPUs the container or target does not have.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::{loc, RuleCtx, Subject};
 
 pub static META: RuleMeta = RuleMeta {
@@ -9,15 +9,21 @@ pub static META: RuleMeta = RuleMeta {
     name: "cuda-visible-devices-unavailable",
     default_severity: Severity::Error,
     summary: "CUDA_VISIBLE_DEVICES names GPUs the container or the target does not have",
-    explanation: "What: CUDA_VISIBLE_DEVICES lists an index at or beyond the number of GPUs the \
-container gets (--gpus 2 → indices 0 and 1 inside) or the target host has; or it is baked into \
-an image.\n\
-Why: inside the container GPUs are renumbered from 0. An index that does not exist makes CUDA \
-see no device at all (`no CUDA-capable device is detected`), and an index baked into the image \
-pins every container to that GPU regardless of what the runtime assigned.\n\
-Example: `--gpus '\"device=2,3\"' -e CUDA_VISIBLE_DEVICES=2`.\n\
-Fix: select GPUs with --gpus / device_ids / nvidia.com/gpu and drop CUDA_VISIBLE_DEVICES, or use \
-indices relative to the container.",
+    doc: RuleDoc {
+        what: "CUDA_VISIBLE_DEVICES lists an index at or beyond the number of GPUs the container \
+            gets (--gpus 2 → indices 0 and 1 inside) or the target host has; or it is baked into \
+            an image.",
+        why: "Inside the container GPUs are renumbered from 0. An index that does not exist makes \
+            CUDA see no device at all (`no CUDA-capable device is detected`), and an index baked \
+            into the image pins every container to that GPU regardless of what the runtime \
+            assigned.",
+        example: "`--gpus '\"device=2,3\"' -e CUDA_VISIBLE_DEVICES=2`.",
+        fix: "Select GPUs with --gpus / device_ids / nvidia.com/gpu and drop CUDA_VISIBLE_DEVICES, \
+            or use indices relative to the container.",
+        sources: &[
+            "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables",
+        ],
+    },
 };
 
 fn indices(v: &str) -> Option<Vec<u32>> {

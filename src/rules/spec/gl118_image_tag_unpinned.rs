@@ -1,7 +1,7 @@
 //! GL118: a base image or run image with no tag, `:latest`, or another floating tag.
 
 use crate::finding::{Finding, Severity};
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
 use crate::spec::image::{image_info, is_gpu_name, ImageRef};
 use crate::spec::{loc, RuleCtx, Subject};
@@ -11,20 +11,30 @@ pub static META: RuleMeta = RuleMeta {
     name: "image-tag-unpinned",
     default_severity: Severity::Warning,
     summary: "A base or run image has no tag, `:latest`, or another floating tag",
-    explanation: "What: a Dockerfile `FROM` (after ARG substitution; not `scratch`, not an \
-earlier stage), a `docker run` image, a compose `image:` or a Kubernetes container image \
-with no tag (Docker then pulls `:latest`), with `:latest`, or with a floating alias of it \
-(`latest-gpu`, `latest-cuda`, `main-…`, `nightly`).\n\
-Why: such a tag moves. For a GPU image that means the CUDA runtime inside, and with it the \
-minimum driver the host needs and the GPU architectures the binaries are built for, changes on \
-the next pull or node restart without any change in the repository: an image that ran \
-yesterday fails today with `CUDA driver version is insufficient` or `no kernel image is \
-available`. `nvidia/cuda` has no `latest` tag at all (NVIDIA deprecated it), so an untagged \
-`nvidia/cuda` does not pull. Images that are not GPU images are reported as info only.\n\
-Example: `FROM pytorch/pytorch:latest`, `docker run --gpus all ollama/ollama`.\n\
-Fix: pin a versioned tag that names the CUDA release (`nvidia/cuda:12.4.1-runtime-ubuntu22.04`, \
-`pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime`), or pin a digest (`image@sha256:…`). A digest \
-is never reported.",
+    doc: RuleDoc {
+        what:
+            "A Dockerfile `FROM` (after ARG substitution; not `scratch`, not an earlier stage), a \
+            `docker run` image, a compose `image:` or a Kubernetes container image with no tag \
+            (Docker then pulls `:latest`), with `:latest`, or with a floating alias of it \
+            (`latest-gpu`, `latest-cuda`, `main-…`, `nightly`).",
+        why:
+            "Such a tag moves. For a GPU image that means the CUDA runtime inside, and with it the \
+            minimum driver the host needs and the GPU architectures the binaries are built for, \
+            changes on the next pull or node restart without any change in the repository: an \
+            image that ran yesterday fails today with `CUDA driver version is insufficient` or \
+            `no kernel image is available`. `nvidia/cuda` has no `latest` tag at all (NVIDIA \
+            deprecated it), so an untagged `nvidia/cuda` does not pull. Images that are not GPU \
+            images are reported as info only.",
+        example: "`FROM pytorch/pytorch:latest`, `docker run --gpus all ollama/ollama`.",
+        fix: "Pin a versioned tag that names the CUDA release \
+            (`nvidia/cuda:12.4.1-runtime-ubuntu22.04`, \
+            `pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime`), or pin a digest (`image@sha256:…`). \
+            A digest is never reported.",
+        sources: &[
+            "https://docs.docker.com/build/building/best-practices/#pin-base-image-versions",
+            "https://kubernetes.io/docs/concepts/containers/images/#image-names",
+        ],
+    },
 };
 
 /// Why a tag floats, or None when it is pinned.

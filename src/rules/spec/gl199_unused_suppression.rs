@@ -1,18 +1,25 @@
 //! GL199: a suppression (inline pragma or config `[[ignore]]`) that matched nothing.
 
 use crate::finding::Severity;
-use crate::rule_meta::{Code, RuleMeta};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL199"),
     name: "unused-suppression",
     default_severity: Severity::Warning,
     summary: "A `# gpulint ignore=` pragma or [[ignore]] entry suppresses nothing",
-    explanation: "What: an inline `# gpulint ignore=GLxxx` / `ignore-file=` pragma, or a \
-`[[ignore]]` entry in .gpulint.toml, did not match any finding.\n\
-Why: stale suppressions hide future problems on lines that were since fixed or moved, and a \
-misspelled code silently suppresses nothing.\n\
-Example: `# gpulint ignore=GL110` above a `docker run` line that now has `--gpus all`.\n\
-Fix: delete the pragma, or correct its code; a pragma covers the next statement (a whole \
-Dockerfile instruction, a shell command with its continuation lines, a YAML key's block).",
+    doc: RuleDoc {
+        what: "An inline `# gpulint ignore=GLxxx` / `ignore-file=` pragma, or a `[[ignore]]` entry \
+            in .gpulint.toml, did not match any finding.",
+        why: "Stale suppressions hide future problems on lines that were since fixed or moved, and \
+            a misspelled code silently suppresses nothing.",
+        example: "`# gpulint ignore=GL110` above a `docker run` line that now has `--gpus all`.",
+        fix: "Delete the pragma, or correct its code; a pragma covers the next statement (a whole \
+            Dockerfile instruction, a shell command with its continuation lines, a YAML key's \
+            block).",
+        sources: &[
+            "https://github.com/gpulint/gpulint/blob/main/docs/rules/README.md#turning-a-rule-off-or-suppressing-a-finding",
+            "https://docs.astral.sh/ruff/rules/unused-noqa/",
+        ],
+    },
 };
