@@ -53,9 +53,14 @@ pub enum Command {
 pub struct HostCmdArgs {
     #[command(flatten)]
     pub host: crate::host::HostArgs,
-    /// With --check: exit 1 when a check finds a problem of at least this severity.
-    #[arg(long, default_value = "error", value_parser = parse_severity)]
-    pub fail_on: Severity,
+    /// With --check: exit 1 when a check finds a problem of at least this severity (default:
+    /// the config's, else error).
+    #[arg(long, value_parser = parse_severity)]
+    pub fail_on: Option<Severity>,
+    /// With --check: configuration file (default: .gpulint.toml from the working directory
+    /// upward, then the user config): rule enable/disable, severity overrides, fail-on.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
 }
 
 /// A configuration linter command: its own arguments plus targets and output.

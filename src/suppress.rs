@@ -8,9 +8,13 @@
 //!
 //! Each suppression records whether it matched; one that matched nothing becomes a GL199
 //! finding, so stale pragmas do not pile up (ruff's RUF100, cargo-deny's unmatched allow).
+//!
+//! [`config_verdict`] is the one configuration policy: spec findings meet it in [`apply`]
+//! (with pragmas), image findings in [`apply_config`], host check results in
+//! `rules::host::apply_config`.
 
 use crate::config::Config;
-use crate::finding::{Finding, Location};
+use crate::finding::{Finding, Location, Severity};
 use crate::rules::spec::gl199_unused_suppression::META as UNUSED;
 
 #[derive(Debug, Clone)]
@@ -128,6 +132,53 @@ pub type FileText = (String, String, Option<Vec<(u32, u32)>>);
 
 /// Apply config and suppressions. `texts` = `(display path, text, statement ranges)` of the
 /// files the findings may point into.
+/// What the configuration does with one finding of `rule` at `file` (a repository path; None
+/// for findings about an image or the host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigVerdict {
+    /// `[rules] GLxxx = "off"`.
+    Disabled,
+    /// Dropped by the `[[ignore]]` entry at this index.
+    Ignored(usize),
+    /// Kept, with this severity (the rule's own unless `[rules]` overrides it).
+    Keep(Severity),
+}
+
+/// The configuration policy, in one place for every command: rule switches, severity
+/// overrides, then `[[ignore]]` entries.
+pub fn config_verdict(
+    config: &Config,
+    rule: &str,
+    severity: Severity,
+    file: Option<&str>,
+) -> ConfigVerdict {
+    if !config.rule_enabled(rule) {
+        return ConfigVerdict::Disabled;
+    }
+    if let Some(i) = config.ignores.iter().position(|ig| ig.matches(rule, file)) {
+        return ConfigVerdict::Ignored(i);
+    }
+    ConfigVerdict::Keep(config.severity_override(rule).unwrap_or(severity))
+}
+
+/// The post-pass for findings that point into an image: configuration only (pragmas do not
+/// exist there, and an `[[ignore]]` that matches no image finding is not reported: it may be
+/// meant for the repository's files).
+pub fn apply_config(findings: Vec<Finding>, config: &Config) -> Vec<Finding> {
+    findings
+        .into_iter()
+        .filter_map(
+            |mut f| match config_verdict(config, &f.rule, f.severity, None) {
+                ConfigVerdict::Keep(s) => {
+                    f.severity = s;
+                    Some(f)
+                }
+                ConfigVerdict::Disabled | ConfigVerdict::Ignored(_) => None,
+            },
+        )
+        .collect()
+}
+
 pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec<Finding> {
     let mut per_file: Vec<(String, Vec<Pragma>)> = texts
         .iter()
@@ -136,19 +187,17 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
     let mut used_ignores = vec![false; config.ignores.len()];
     let mut out = Vec::new();
     'next: for mut f in findings {
-        if !config.rule_enabled(&f.rule) {
-            continue;
-        }
-        if let Some(s) = config.severity_override(&f.rule) {
-            f.severity = s;
-        }
         let file = f.location.as_ref().and_then(|l| l.file.clone());
         let line = f.location.as_ref().and_then(|l| l.line);
-        for (i, ig) in config.ignores.iter().enumerate() {
-            if ig.matches(&f.rule, file.as_deref()) {
-                used_ignores[i] = true;
-                continue 'next;
+        match config_verdict(config, &f.rule, f.severity, file.as_deref()) {
+            ConfigVerdict::Disabled => continue,
+            ConfigVerdict::Ignored(i) => {
+                if let Some(u) = used_ignores.get_mut(i) {
+                    *u = true;
+                }
+                continue;
             }
+            ConfigVerdict::Keep(s) => f.severity = s,
         }
         if let (Some(file), Some(line)) = (&file, line) {
             if let Some((_, ps)) = per_file.iter_mut().find(|(n, _)| n == file) {
@@ -262,5 +311,52 @@ mod tests {
         assert!(out
             .iter()
             .any(|x| x.rule == "GL199" && x.message.contains("GL102")));
+    }
+
+    /// Image findings go through the same policy: off drops, an override re-grades, an
+    /// `[[ignore]]` without paths drops, one with paths does not apply (no repository file),
+    /// and nothing is reported as unused.
+    #[test]
+    fn image_findings_follow_the_same_config_policy() {
+        use crate::rules::image::{
+            gl001_no_kernel_image::META as G1, gl002_driver_too_old::META as G2,
+            gl004_driver_libs_in_image::META as G4, gl006_conflicting_cuda_runtimes::META as G6,
+        };
+        let known = |c: &str| c.starts_with("GL0");
+        let c = Config::parse(
+            "c.toml",
+            "[rules]\nGL001 = \"off\"\nGL002 = \"warning\"\n\
+             [[ignore]]\nrule = \"GL004\"\nreason = \"r\"\n\
+             [[ignore]]\nrule = \"GL006\"\npaths = [\"deploy/**\"]\nreason = \"r\"\n",
+            &known,
+        )
+        .unwrap();
+        assert_eq!(
+            config_verdict(&c, "GL001", Severity::Error, None),
+            ConfigVerdict::Disabled
+        );
+        assert_eq!(
+            config_verdict(&c, "GL004", Severity::Error, None),
+            ConfigVerdict::Ignored(0)
+        );
+        assert_eq!(
+            config_verdict(&c, "GL006", Severity::Error, Some("deploy/x.yaml")),
+            ConfigVerdict::Ignored(1)
+        );
+        let out = apply_config(
+            vec![
+                G1.finding("a"),
+                G2.finding("b"),
+                G4.finding("c"),
+                G6.finding("d"),
+            ],
+            &c,
+        );
+        let got: Vec<(&str, Severity)> =
+            out.iter().map(|f| (f.rule.as_str(), f.severity)).collect();
+        assert_eq!(
+            got,
+            vec![("GL002", Severity::Warning), ("GL006", Severity::Error)]
+        );
     }
 }

@@ -109,25 +109,6 @@ fn load_config(explicit: &Option<std::path::PathBuf>) -> anyhow::Result<crate::c
     }
 }
 
-/// Config rule switches and severity overrides for findings that point into an image (inline
-/// pragmas do not exist there; path-scoped ignores name repository files, not image paths).
-fn apply_config_to_image_findings(
-    findings: Vec<Finding>,
-    config: &crate::config::Config,
-) -> Vec<Finding> {
-    findings
-        .into_iter()
-        .filter(|f| config.rule_enabled(&f.rule))
-        .filter(|f| !config.ignores.iter().any(|ig| ig.matches(&f.rule, None)))
-        .map(|mut f| {
-            if let Some(s) = config.severity_override(&f.rule) {
-                f.severity = s;
-            }
-            f
-        })
-        .collect()
-}
-
 fn image(a: ImageArgs) -> anyhow::Result<i32> {
     let matrix = load_matrix(&a.targets)?;
     let config = load_config(&a.output.config)?;
@@ -154,7 +135,7 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
     for e in &inv.errors {
         findings.push(scan_error_finding(e));
     }
-    report.findings = apply_config_to_image_findings(findings, &config);
+    report.findings = crate::suppress::apply_config(findings, &config);
     report.details = serde_json::json!({
         "requirements": reqs,
         "targets": targets,
@@ -282,11 +263,14 @@ fn host(a: HostCmdArgs) -> anyhow::Result<i32> {
         pythons: a.host.python.clone(),
         scanner: Some(&scanner),
     };
-    let results = crate::host::run_checks_with(reader.as_ref(), &profile, &opts);
+    let config = load_config(&a.config)?;
+    let fail_on = a.fail_on.or(config.fail_on).unwrap_or(Severity::Error);
+    let results = rules::host::apply_config(
+        crate::host::run_checks_with(reader.as_ref(), &profile, &opts),
+        &config,
+    );
     let findings = crate::host::check_findings(&results);
-    let fails = findings
-        .iter()
-        .any(|f| f.severity >= a.fail_on && !f.message.starts_with("could not check"));
+    let fails = rules::host::fails(&results, fail_on);
     match a.host.format {
         crate::host::HostFormat::Text => print(&crate::host::render_checks_text(&results))?,
         crate::host::HostFormat::Json => print(&format!(

@@ -665,6 +665,55 @@ fn example_image_is_reproducible() {
     assert!(committed.len() < 1024 * 1024, "{} bytes", committed.len());
 }
 
+/// `host --check` honours `.gpulint.toml` switches, severity overrides and `fail-on`, and
+/// `--fail-on` on the command line beats the config's.
+#[test]
+fn host_check_follows_the_configuration() {
+    let d = tempfile::tempdir().unwrap();
+    let root = "testdata/host/variants/api-mismatch";
+    let with = |toml: &str, extra: &[&str]| {
+        let cfg = d.path().join("gpulint.toml");
+        std::fs::write(&cfg, toml).unwrap();
+        let cfg = cfg.to_string_lossy().into_owned();
+        let mut a = vec!["host", "--root", root, "--check", "--config", &cfg];
+        a.extend_from_slice(extra);
+        gl(&a)
+    };
+    let plain = with("", &[]);
+    expect(&plain, 1);
+    assert!(plain.stdout.contains("[error] GL204"), "{plain:?}");
+
+    // Only GL204 is a problem on this capture; eight checks could not run (info), which never
+    // fail the run, not even with --fail-on info.
+    let off = with("[rules]\nGL204 = \"off\"\n", &["--fail-on", "info"]);
+    assert!(!off.stdout.contains("GL204"), "{off:?}");
+    assert!(off.stdout.contains("[could not check]"), "{off:?}");
+    expect(&off, 0);
+
+    let warn = with("[rules]\nGL204 = \"warning\"\n", &[]);
+    assert!(warn.stdout.contains("[warning] GL204"), "{warn:?}");
+    expect(&warn, 0);
+    let strict = with("fail-on = \"warning\"\n[rules]\nGL204 = \"warning\"\n", &[]);
+    assert!(strict.stdout.contains("[warning] GL204"), "{strict:?}");
+    expect(&strict, 1);
+    let flag = with(
+        "fail-on = \"warning\"\n[rules]\nGL204 = \"warning\"\n",
+        &["--fail-on", "error"],
+    );
+    expect(&flag, 0);
+
+    let sarif = with("[rules]\nGL204 = \"off\"\n", &["--format", "sarif"]);
+    let results = sarif.json()["runs"][0]["results"].clone();
+    assert!(
+        results
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["ruleId"] != "GL204"),
+        "{results:#}"
+    );
+}
+
 // ---------- targets: host profiles and fleets ----------
 
 #[test]

@@ -165,6 +165,35 @@ pub fn run_checks_with(
 
 /// Problems become findings at their severity; could-not-check results become `info`
 /// findings; ok results are dropped.
+/// The configuration post-pass for host checks, by the policy every command shares
+/// ([`crate::suppress::config_verdict`]): a disabled or ignored rule's results are dropped, and
+/// a problem takes the configured severity.
+pub fn apply_config(results: Vec<CheckResult>, config: &crate::config::Config) -> Vec<CheckResult> {
+    use crate::suppress::{config_verdict, ConfigVerdict};
+    results
+        .into_iter()
+        .filter_map(
+            |mut r| match config_verdict(config, &r.id, r.severity, None) {
+                ConfigVerdict::Keep(s) => {
+                    if r.status == CheckStatus::Problem {
+                        r.severity = s;
+                    }
+                    Some(r)
+                }
+                ConfigVerdict::Disabled | ConfigVerdict::Ignored(_) => None,
+            },
+        )
+        .collect()
+}
+
+/// Whether a check found a problem of at least `fail_on`: a check that could not run says
+/// nothing about the host, so it never fails the run.
+pub fn fails(results: &[CheckResult], fail_on: Severity) -> bool {
+    results
+        .iter()
+        .any(|r| r.status == CheckStatus::Problem && r.severity >= fail_on)
+}
+
 pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in results {

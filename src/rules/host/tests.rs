@@ -342,3 +342,32 @@ fn findings_and_text() {
     assert!(t.contains("[error] GL202 nouveau-loaded"));
     assert!(t.contains("fix: "));
 }
+
+/// `host --check` follows the configuration like every other command, and only a problem
+/// (never a check that could not run) decides the exit code.
+#[test]
+fn config_and_fail_on_apply_to_host_checks() {
+    let results = runv(&["variants/api-mismatch"]);
+    assert!(super::fails(&results, Severity::Error));
+    let known = |c: &str| c.starts_with("GL2");
+    let config = |t: &str| crate::config::Config::parse("c.toml", t, &known).unwrap();
+
+    let off = super::apply_config(results.clone(), &config("[rules]\nGL204 = \"off\"\n"));
+    assert!(off.iter().all(|r| r.id != "GL204"));
+    assert_eq!(
+        off.len(),
+        results.len() - super::testutil::of(&results, "GL204").len()
+    );
+    assert!(!super::fails(&off, Severity::Error));
+
+    let warn = super::apply_config(results.clone(), &config("[rules]\nGL204 = \"warning\"\n"));
+    let gl204 = expect(&warn, "GL204", Problem);
+    assert_eq!(gl204.severity, Severity::Warning);
+    assert!(!super::fails(&warn, Severity::Error));
+    assert!(super::fails(&warn, Severity::Warning));
+
+    // The H200 capture has checks that could not run (info) and no problem.
+    let clean = run(&["h200"], &opts());
+    assert!(clean.iter().any(|r| r.status == CouldNotCheck));
+    assert!(!super::fails(&clean, Severity::Info));
+}
