@@ -96,8 +96,8 @@ pub fn open(reference: &str, opts: &ScanOptions) -> anyhow::Result<Image> {
         Ok(Transport::Auto { path }) if !path.exists() && looks_like_image_name(reference) => {
             open_bare_name(reference, platform, &opts.source)
         }
-        Err(SourceError::UnknownTransport { transport, .. })
-            if !transport.contains("does not read") && looks_like_image_name(reference) =>
+        Err(SourceError::UnknownTransport { foreign: false, .. })
+            if looks_like_image_name(reference) =>
         {
             open_bare_name(reference, platform, &opts.source)
         }

@@ -204,6 +204,9 @@ pub struct Identity {
 pub trait HostReader {
     /// Human name for messages: "live host" or "captured tree /x".
     fn describe(&self) -> String;
+    /// True when reading the machine gpulint runs on: only then do process-relative files
+    /// (`/proc/self/status`) describe the invoking user.
+    fn is_live(&self) -> bool;
     /// The file's bytes; None if missing or unreadable.
     fn read(&self, path: &str) -> Option<Vec<u8>>;
     /// Directory entries sorted by name; None if not a directory.
@@ -438,6 +441,9 @@ impl HostReader for LiveReader {
     fn describe(&self) -> String {
         "live host".into()
     }
+    fn is_live(&self) -> bool {
+        true
+    }
     fn read(&self, path: &str) -> Option<Vec<u8>> {
         read_local(Path::new(path))
     }
@@ -520,6 +526,9 @@ impl CapturedReader {
 impl HostReader for CapturedReader {
     fn describe(&self) -> String {
         format!("captured tree {}", self.root.display())
+    }
+    fn is_live(&self) -> bool {
+        false
     }
     fn read(&self, path: &str) -> Option<Vec<u8>> {
         let p = self.host(path);

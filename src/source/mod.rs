@@ -190,12 +190,17 @@ pub enum SourceError {
     #[error("bad image reference {reference:?}: {reason}")]
     BadReference { reference: String, reason: String },
     #[error(
-        "unknown transport {transport} in {reference:?}: gpulint reads docker-archive:PATH, \
-         oci:DIR, oci-archive:PATH, dir:PATH or a bare path"
+        "unknown transport {transport}:{} in {reference:?}: gpulint reads docker-archive:PATH, \
+         oci:DIR, oci-archive:PATH, dir:PATH or a bare path",
+        if *.foreign { " (a transport gpulint does not read)" } else { "" }
     )]
     UnknownTransport {
+        /// The prefix before `:`, without the colon.
         transport: String,
         reference: String,
+        /// A transport other tools read (containers-storage:, ostree:, …), so the reference is
+        /// meant as one and is not an image name with a port or tag.
+        foreign: bool,
     },
     #[error("the {transport}: transport is not supported yet ({reference:?})")]
     Unsupported {

@@ -154,14 +154,10 @@ pub fn parse_reference(reference: &str) -> Result<Transport, SourceError> {
                     path: PathBuf::from(reference),
                 });
             }
-            let known = if FOREIGN_TRANSPORTS.contains(&prefix) {
-                " (a transport gpulint does not read)"
-            } else {
-                ""
-            };
             Err(SourceError::UnknownTransport {
-                transport: format!("{prefix}:{known}"),
+                transport: prefix.to_string(),
                 reference: reference.to_string(),
+                foreign: FOREIGN_TRANSPORTS.contains(&prefix),
             })
         }
         _ => Ok(Transport::Auto {
@@ -311,6 +307,24 @@ mod tests {
             e.to_string().contains("containers-storage"),
             "message names the transport: {e}"
         );
-        assert!(matches!(e, SourceError::UnknownTransport { .. }));
+        assert!(matches!(
+            e,
+            SourceError::UnknownTransport { foreign: true, ref transport, .. } if transport == "containers-storage"
+        ));
+        assert!(
+            e.to_string()
+                .contains("containers-storage: (a transport gpulint does not read)"),
+            "{e}"
+        );
+        // An unknown prefix that no tool uses may be an image name with a tag (`myimage:1.0`).
+        let e = parse_reference("myimage:1.0").unwrap_err();
+        assert!(
+            matches!(e, SourceError::UnknownTransport { foreign: false, .. }),
+            "{e}"
+        );
+        assert!(
+            e.to_string().starts_with("unknown transport myimage: in"),
+            "{e}"
+        );
     }
 }

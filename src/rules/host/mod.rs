@@ -294,7 +294,7 @@ pub(crate) fn smi_report(r: &dyn HostReader) -> Option<(smi::SmiReport, String)>
 
 /// The invoking user: live `/proc/self/status`, else the `id` capture/command.
 pub(crate) fn identity(r: &dyn HostReader) -> Option<crate::host::reader::Identity> {
-    if r.describe() == "live host" {
+    if r.is_live() {
         if let Some(i) = r
             .read_string("/proc/self/status")
             .as_deref()
