@@ -33,6 +33,10 @@ impl ImageScan {
         }
     }
 
+    fn allow_partial(&self) -> bool {
+        self.options.allow_partial
+    }
+
     fn scan(&self, reference: &str) -> Result<Arc<Inventory>, String> {
         let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
         done.entry(reference.to_string())
@@ -97,7 +101,22 @@ pub fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
                 .collect()
         };
         for e in &inv.errors {
-            out.push(scan_error(image, e, at.clone()));
+            let mut f = scan_error(image, &e.to_string(), at.clone());
+            f.message = format!(
+                "image {image} could not be read completely ({}): {e}",
+                e.kind
+            );
+            f.severity = if scan.allow_partial() {
+                Severity::Warning
+            } else {
+                Severity::Error
+            };
+            f.location = Some(Location {
+                layer: e.layer.clone(),
+                path: e.path.clone(),
+                ..at.clone()
+            });
+            out.push(f);
         }
         for f in crate::rules::check_image(&inv, ctx.matrix(), &targets) {
             out.push(relocate(f, image, &at));
