@@ -209,30 +209,29 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
 /// `--allow-partial` asked for best effort, then a warning that the verdict may be incomplete.
 /// It points at the layer and the in-image path the problem is about.
 fn scan_error_finding(e: &crate::walk::ScanIssue, allow_partial: bool) -> Finding {
-    Finding {
-        rule: "GL000".into(),
-        name: "unreadable-input".into(),
-        severity: if allow_partial {
+    let finding = rules::image::gl000_unreadable_input::META
+        .finding(format!(
+            "part of the image could not be read ({}), the result is partial: {e}",
+            e.kind
+        ))
+        .with_severity(if allow_partial {
             Severity::Warning
         } else {
             Severity::Error
-        },
-        message: format!(
-            "part of the image could not be read ({}), the result is partial: {e}",
-            e.kind
-        ),
-        target: None,
-        location: (e.layer.is_some() || e.path.is_some()).then(|| crate::finding::Location {
+        })
+        .with_help(if allow_partial {
+            "Best effort (--allow-partial): findings cover only what could be read."
+        } else {
+            "Re-fetch or re-export the image; pass --allow-partial to judge what could be read."
+        });
+    if e.layer.is_some() || e.path.is_some() {
+        finding.with_location(crate::finding::Location {
             layer: e.layer.clone(),
             path: e.path.clone(),
             ..Default::default()
-        }),
-        help: Some(if allow_partial {
-            "Best effort (--allow-partial): findings cover only what could be read.".into()
-        } else {
-            "Re-fetch or re-export the image; pass --allow-partial to judge what could be read."
-                .into()
-        }),
+        })
+    } else {
+        finding
     }
 }
 
