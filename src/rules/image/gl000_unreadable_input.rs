@@ -8,7 +8,7 @@ use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL000"),
     name: "unreadable-input",
-    default_severity: Severity::Warning,
+    default_severity: Severity::Error,
     summary: "Part of the input could not be read; the result is partial",
     doc: RuleDoc {
         what:
@@ -17,13 +17,16 @@ pub static META: RuleMeta = RuleMeta {
             the size limit, an unreachable registry).",
         why:
             "The rules only see what was read. A CUDA library or a wheel in the unread part is not \
-            checked, so the absence of other findings does not mean the image is fine.",
+            checked, so the absence of other findings does not mean the image is fine. gpulint \
+            therefore fails closed: the finding is an error and the run exits 2.",
         example:
-            "`part of the image could not be read, the result is partial: layer sha256:3f1c…: \
-            unexpected end of gzip stream`.",
+            "A `docker save` archive cut short during a copy: `part of the image could not be \
+            read (truncated), the result is partial: layer sha256:3f1c…: unexpected end of gzip \
+            stream`.",
         fix:
             "Repair or re-export the image (`docker save` again, re-pull), check the reference and \
-            credentials, or raise the limit that was hit.",
+            credentials, or raise the limit that was hit. `--allow-partial` asks for best effort: \
+            GL000 is then a warning and the findings cover only what could be read.",
         sources: &[
             "https://github.com/opencontainers/image-spec/blob/main/layer.md",
             "https://github.com/opencontainers/image-spec/blob/main/manifest.md",
