@@ -64,8 +64,8 @@ pub trait Detector: Send + Sync {
     fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String>;
 }
 
-/// Every path-selected detector, in a fixed order. The ELF/fatbin detector (content-sniffed)
-/// is added by `detect::elf` when it lands.
+/// Every path-selected detector, in a fixed order. ELF/fatbin files are not selected by path:
+/// the walker sniffs content and calls `detect::elf` (walk/content.rs).
 pub fn detectors() -> Vec<Box<dyn Detector>> {
     vec![
         Box::new(python_dist::PythonDistDetector::new()),

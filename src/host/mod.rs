@@ -82,8 +82,8 @@ mod tests {
     use super::*;
 
     /// The live reader never fails on a machine without GPUs (or with them): everything
-    /// missing is a note or "could not check". Run with `--ignored --nocapture` on a GPU host
-    /// to see the live profile and checks.
+    /// missing is a note or "could not check". Run with `--nocapture` on a GPU host to see the
+    /// live profile and checks.
     #[test]
     fn live_host_smoke() {
         let r = LiveReader::new();

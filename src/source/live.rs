@@ -149,11 +149,6 @@ impl LiveError {
             message: message.into(),
         }
     }
-
-    /// Every live-source failure is unusable input: exit code 2.
-    pub fn exit_code(&self) -> i32 {
-        crate::exit::USAGE_OR_INPUT
-    }
 }
 
 /// The kind of a live error inside an anyhow chain, if there is one.

@@ -1,5 +1,5 @@
 //! Where an image comes from. Each transport (`docker-archive:`, `oci:`, `oci-archive:`,
-//! `dir:`, and later `docker-daemon:` / `docker://`) turns a reference into an [`Image`]:
+//! `dir:`, `docker-daemon:`, `docker://`) turns a reference into an [`Image`]:
 //! the image config facts plus an ordered list of layers whose bytes can be streamed.
 //! Nothing here looks inside layers; that is `walk`'s job.
 //!
@@ -251,11 +251,6 @@ fn list<T: std::fmt::Display>(items: &[T]) -> String {
 }
 
 impl SourceError {
-    /// The process exit code for this error (always "unusable input").
-    pub fn exit_code(&self) -> i32 {
-        crate::exit::USAGE_OR_INPUT
-    }
-
     pub(crate) fn io(path: &Path, source: std::io::Error) -> SourceError {
         if source.kind() == std::io::ErrorKind::NotFound {
             SourceError::NotFound {
