@@ -127,8 +127,16 @@ fn code_matches(p: &Pragma, rule: &str) -> bool {
     p.codes.iter().any(|c| c == rule || c == "*" || c == "ALL")
 }
 
-/// A checked file: display path, text, statement line ranges (Dockerfile instructions).
-pub type FileText = (String, String, Option<Vec<(u32, u32)>>);
+/// A checked file, as the pragma pass needs it.
+#[derive(Debug, Clone)]
+pub struct FileText {
+    /// The path findings name (relative to the repository when linting one).
+    pub display: String,
+    pub text: String,
+    /// Statement line ranges (first, last), for Dockerfiles: a pragma covers the whole next
+    /// instruction. None for YAML and shell files, where the next line/block is used.
+    pub statements: Option<Vec<(u32, u32)>>,
+}
 
 /// Apply config and suppressions. `texts` = `(display path, text, statement ranges)` of the
 /// files the findings may point into.
@@ -182,7 +190,7 @@ pub fn apply_config(findings: Vec<Finding>, config: &Config) -> Vec<Finding> {
 pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec<Finding> {
     let mut per_file: Vec<(String, Vec<Pragma>)> = texts
         .iter()
-        .map(|(f, t, r)| (f.clone(), pragmas(t, r.as_deref())))
+        .map(|f| (f.display.clone(), pragmas(&f.text, f.statements.as_deref())))
         .collect();
     let mut used_ignores = vec![false; config.ignores.len()];
     let mut out = Vec::new();
@@ -274,11 +282,11 @@ mod tests {
     #[test]
     fn inline_covers_the_next_instruction_and_unused_are_reported() {
         let text = "FROM x\n# gpulint ignore=GL101 known, we pin below\nRUN a \\\n  && b\n# gpulint ignore=GL102\nRUN c\n";
-        let texts = vec![(
-            "Dockerfile".to_string(),
-            text.to_string(),
-            Some(vec![(1, 1), (3, 4), (6, 6)]),
-        )];
+        let texts = vec![FileText {
+            display: "Dockerfile".to_string(),
+            text: text.to_string(),
+            statements: Some(vec![(1, 1), (3, 4), (6, 6)]),
+        }];
         let out = apply(vec![f(4), f(6)], &texts, &Config::default());
         let rules: Vec<_> = out
             .iter()
@@ -290,7 +298,11 @@ mod tests {
     #[test]
     fn file_level_and_yaml_blocks() {
         let text = "# gpulint ignore-file=GL101\nservices:\n  # gpulint ignore=GL101\n  a:\n    image: x\n";
-        let texts = vec![("Dockerfile".to_string(), text.to_string(), None)];
+        let texts = vec![FileText {
+            display: "Dockerfile".to_string(),
+            text: text.to_string(),
+            statements: None,
+        }];
         let out = apply(vec![f(5)], &texts, &Config::default());
         assert!(out.is_empty(), "{out:?}");
         let p = pragmas(text, None);

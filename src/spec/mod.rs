@@ -272,7 +272,11 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
             .iter()
             .map(|i| (i.start_line, i.end_line))
             .collect();
-        texts.push((file, text, Some(ranges)));
+        texts.push(FileText {
+            display: file,
+            text,
+            statements: Some(ranges),
+        });
     }
     Ok(finish(all, &texts, ctx))
 }
@@ -321,9 +325,11 @@ fn compose_findings(
     let texts = files
         .iter()
         .filter_map(|(d, p)| {
-            std::fs::read_to_string(p)
-                .ok()
-                .map(|t| (d.clone(), t, None))
+            std::fs::read_to_string(p).ok().map(|text| FileText {
+                display: d.clone(),
+                text,
+                statements: None,
+            })
         })
         .collect();
     (out, texts)
@@ -369,7 +375,11 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
             ctx.display(p)
         };
         all.extend(k8s_findings(&file, &text, ctx));
-        texts.push((file, text, None));
+        texts.push(FileText {
+            display: file,
+            text,
+            statements: None,
+        });
     }
     Ok(finish(all, &texts, ctx))
 }
@@ -404,7 +414,11 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         let text = read(p)?;
         let file = ctx.display(p);
         all.extend(script_findings(&file, &text, ctx));
-        texts.push((file, text, None));
+        texts.push(FileText {
+            display: file,
+            text,
+            statements: None,
+        });
     }
     if args.argv.is_empty() && args.files.is_empty() {
         anyhow::bail!("nothing to check: give `--file SCRIPT` or `-- docker run …`");
@@ -581,7 +595,11 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
                     .iter()
                     .map(|i| (i.start_line, i.end_line))
                     .collect();
-                texts.push((file, text, Some(ranges)));
+                texts.push(FileText {
+                    display: file,
+                    text,
+                    statements: Some(ranges),
+                });
                 continue;
             }
             FileKind::Compose => {
@@ -605,7 +623,11 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
                 all.extend(markdown_yaml_findings(&file, &text, ctx));
             }
         }
-        texts.push((file, text, None));
+        texts.push(FileText {
+            display: file,
+            text,
+            statements: None,
+        });
     }
     let _ = compose_dirs;
     Ok(finish(all, &texts, ctx))
