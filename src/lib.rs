@@ -21,6 +21,7 @@ pub mod progress;
 pub mod report;
 pub mod rules;
 pub mod scan;
+pub mod selection;
 pub mod source;
 pub mod spec;
 pub mod suppress;
@@ -46,7 +47,10 @@ pub fn run(args: Vec<std::ffi::OsString>) -> i32 {
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gpulint: error: {e:#}");
+            eprintln!(
+                "gpulint: error: {}",
+                report::escape::block(&format!("{e:#}"))
+            );
             exit::USAGE_OR_INPUT
         }
     }

@@ -48,6 +48,8 @@ pub struct CommandContext {
     pub cwd: PathBuf,
     /// `--scan-images`: run the image checks on images run configurations name.
     pub scan_images: Option<scan_images::ImageScan>,
+    /// Inputs that could not be read; the others are still linted and the command exits 2.
+    pub input_errors: std::cell::RefCell<Vec<String>>,
 }
 
 impl CommandContext {
@@ -64,6 +66,7 @@ impl CommandContext {
             facts: facts::SpecFacts::new(matrix)?,
             cwd: std::env::current_dir().unwrap_or_default(),
             scan_images: None,
+            input_errors: Default::default(),
         })
     }
     /// The compatibility matrix behind the facts.
@@ -227,7 +230,13 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
     let mut all = Vec::new();
     let mut texts = Vec::new();
     for p in &paths {
-        let text = read(p)?;
+        let text = match read(p) {
+            Ok(t) => t,
+            Err(e) => {
+                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
+                continue;
+            }
+        };
         let file = ctx.display(p);
         let opts = BuildOptions {
             build_args: build_args(&args.build_args),
@@ -338,7 +347,13 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
     let mut all = Vec::new();
     let mut texts = Vec::new();
     for p in &args.files {
-        let text = read(p)?;
+        let text = match read(p) {
+            Ok(t) => t,
+            Err(e) => {
+                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
+                continue;
+            }
+        };
         let file = if p == Path::new("-") {
             "<stdin>".to_string()
         } else {
