@@ -150,7 +150,7 @@ fn line_col(text: &str, off: usize) -> (u32, u32) {
 fn known_codes(known_rule: &dyn Fn(&str) -> bool) -> Vec<&'static str> {
     crate::rules::all()
         .into_iter()
-        .map(|m| m.code)
+        .map(|m| m.code.as_str())
         .filter(|c| known_rule(c))
         .collect()
 }

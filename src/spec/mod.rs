@@ -26,7 +26,6 @@ pub mod yamlloc;
 
 use crate::config::Config;
 use crate::finding::{Finding, Location};
-use crate::rules::spec_list;
 use crate::suppress::FileText;
 use crate::target::Target;
 use anyhow::Context as _;
@@ -144,7 +143,7 @@ pub fn loc(file: &str, p: Pos) -> Location {
 }
 
 fn error_finding(file: &str, e: &SpecError) -> Finding {
-    crate::rules::gl100_invalid_spec_file::META
+    crate::rules::spec::gl100_invalid_spec_file::META
         .finding(e.message.clone())
         .with_location(loc(file, e.pos))
 }
@@ -155,8 +154,8 @@ fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding> {
         facts: &ctx.facts,
     };
     let mut out = Vec::new();
-    for (meta, check) in spec_list::spec_checks() {
-        if !ctx.config.rule_enabled(meta.code) {
+    for (meta, check) in crate::rules::spec_checks() {
+        if !ctx.config.rule_enabled(&meta.code) {
             continue;
         }
         out.extend(check(subject, &rc));
@@ -209,7 +208,8 @@ fn read(p: &Path) -> anyhow::Result<String> {
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
         return Ok(s);
     }
-    let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+    let bytes = crate::io_util::read_regular(p, crate::io_util::MAX_CONFIG_FILE)
+        .with_context(|| format!("cannot read {}", p.display()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -238,6 +238,30 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
             }
         };
         let file = ctx.display(p);
+        let parsed = dockerfile::parse(&text);
+        // BuildKit refuses both: "the Dockerfile cannot be empty", "target stage … could not
+        // be found". Linting on would judge a build that cannot happen.
+        if parsed.instructions.is_empty() {
+            anyhow::bail!("{file}: the Dockerfile is empty (no instructions); a build refuses it");
+        }
+        if let Some(t) = &args.target {
+            let wanted = t.to_ascii_lowercase();
+            let stages = build::analyze("", &text, &BuildOptions::default(), &ctx.facts).stages;
+            if !stages
+                .iter()
+                .any(|s| s.name.as_deref() == Some(wanted.as_str()))
+            {
+                let names: Vec<&str> = stages.iter().filter_map(|s| s.name.as_deref()).collect();
+                anyhow::bail!(
+                    "{file}: --target {t:?}: no such build stage (named stages: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                );
+            }
+        }
         let opts = BuildOptions {
             build_args: build_args(&args.build_args),
             target: args.target.clone(),
@@ -252,7 +276,7 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
             }),
         };
         all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
-        let ranges = dockerfile::parse(&text)
+        let ranges = parsed
             .instructions
             .iter()
             .map(|i| (i.start_line, i.end_line))
@@ -427,13 +451,7 @@ pub enum FileKind {
 /// Classify by name, then by content for YAML and Markdown.
 pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-    if name == "dockerfile"
-        || name.starts_with("dockerfile.")
-        || name.starts_with("dockerfile-")
-        || name.starts_with("dockerfile_")
-        || name.ends_with(".dockerfile")
-        || name == "containerfile"
-    {
+    if is_dockerfile_name(&name) {
         return Some(FileKind::Dockerfile);
     }
     if name.ends_with(".sh")
@@ -464,6 +482,39 @@ pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
         }
     }
     None
+}
+
+/// Extensions that mark a `Dockerfile.<ext>` name as source code, data or documentation about
+/// Dockerfiles (`dockerfile.rs`, `dockerfile.py`, `Dockerfile.md`), not as a Dockerfile variant.
+const NON_DOCKERFILE_EXTENSIONS: &[&str] = &[
+    "rs", "py", "go", "js", "ts", "jsx", "tsx", "java", "kt", "c", "h", "cc", "cpp", "hpp", "rb",
+    "php", "cs", "swift", "scala", "lua", "pl", "md", "mdx", "rst", "txt", "html", "json", "toml",
+    "lock", "snap", "sh", "bash", "yaml", "yml", "xml", "j2", "tmpl", "tpl", "erb", "orig", "rej",
+    "bak", "swp",
+];
+
+/// hadolint/Trivy naming: `Dockerfile`, `Containerfile`, `Dockerfile.*` / `Dockerfile-*`,
+/// `*.Dockerfile`; a `Dockerfile.<ext>` whose extension names a source/doc/template format is
+/// not one (name is lower-cased by the caller).
+fn is_dockerfile_name(name: &str) -> bool {
+    if name == "dockerfile" || name == "containerfile" || name.ends_with(".dockerfile") {
+        return true;
+    }
+    let suffix = [
+        "dockerfile.",
+        "dockerfile-",
+        "dockerfile_",
+        "containerfile.",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p));
+    match suffix {
+        Some(rest) => {
+            let ext = rest.rsplit('.').next().unwrap_or(rest);
+            !NON_DOCKERFILE_EXTENSIONS.contains(&ext)
+        }
+        None => false,
+    }
 }
 
 /// Files under `dir` that `lint` reads: `git ls-files` when `dir` is in a git work tree
@@ -738,5 +789,40 @@ pub(crate) mod testutil {
             .into_iter()
             .filter(|f| f.rule == rule)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_names_follow_hadolint_not_source_files() {
+        for df in [
+            "Dockerfile",
+            "Containerfile",
+            "Dockerfile.cuda12",
+            "Dockerfile-gpu",
+            "Dockerfile.cuda12.4",
+            "train.Dockerfile",
+        ] {
+            assert_eq!(
+                classify(Path::new(df), None),
+                Some(FileKind::Dockerfile),
+                "{df}"
+            );
+        }
+        for not_df in [
+            "dockerfile.rs",
+            "src/spec/dockerfile.py",
+            "Dockerfile.md",
+            "Dockerfile.j2",
+        ] {
+            assert_ne!(
+                classify(Path::new(not_df), None),
+                Some(FileKind::Dockerfile),
+                "{not_df}"
+            );
+        }
     }
 }
