@@ -20,9 +20,9 @@ use anyhow::Context;
 use std::path::Path;
 
 use rows::{
-    ArchNameRow, ArchRow, CompatPackageRow, CudaArchFile, CudaDriverFile, CudnnFile, CudnnRow,
-    ForwardCompatFile, ForwardCompatRules, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow,
-    ReleaseRow,
+    ArchNameRow, ArchRow, CompatPackageRow, ComponentsRow, CudaArchFile, CudaComponentsFile,
+    CudaDriverFile, CudnnFile, CudnnRow, ForwardCompatFile, ForwardCompatRules, GpusFile,
+    MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
 };
 pub use rows::{GpuModel, NgcPytorch, Segment};
 
@@ -35,6 +35,7 @@ pub(crate) const CUDNN: &str = "cudnn.toml";
 pub(crate) const NGC_PYTORCH: &str = "ngc_pytorch.toml";
 pub(crate) const TORCH: &str = "torch.toml";
 pub(crate) const TORCH_COMPANIONS: &str = "torch_companions.toml";
+pub(crate) const CUDA_COMPONENTS: &str = "cuda_components.toml";
 
 /// Every data file, with its embedded text.
 pub(crate) const FILES: &[(&str, &str)] = &[
@@ -52,6 +53,10 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     (
         TORCH_COMPANIONS,
         include_str!("../../matrices/torch_companions.toml"),
+    ),
+    (
+        CUDA_COMPONENTS,
+        include_str!("../../matrices/cuda_components.toml"),
     ),
 ];
 
@@ -100,6 +105,7 @@ pub struct Matrix {
     cudnn_majors: Vec<(u32, Vec<u32>)>,
     ngc: Vec<NgcPytorch>,
     torch: torch::TorchMatrix,
+    components: Vec<ComponentsRow>,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> anyhow::Result<T> {
@@ -149,6 +155,7 @@ impl Matrix {
         let fc: ForwardCompatFile = parse(FORWARD_COMPAT, &get(FORWARD_COMPAT)?)?;
         let cudnn: CudnnFile = parse(CUDNN, &get(CUDNN)?)?;
         let ngc: NgcFile = parse(NGC_PYTORCH, &get(NGC_PYTORCH)?)?;
+        let components: CudaComponentsFile = parse(CUDA_COMPONENTS, &get(CUDA_COMPONENTS)?)?;
         let torch = torch::TorchMatrix::from_toml(&get(TORCH)?, &get(TORCH_COMPANIONS)?)
             .with_context(|| format!("parsing {TORCH} / {TORCH_COMPANIONS}"))?;
         for g in &mut gpus.gpu {
@@ -178,6 +185,7 @@ impl Matrix {
             cudnn: cudnn.pair,
             cudnn_majors,
             ngc: ngc.container,
+            components: components.release,
         })
     }
 
@@ -248,6 +256,37 @@ impl Matrix {
 
     fn arch_row(&self, cuda: &CudaVersion) -> Option<&ArchRow> {
         self.arch.iter().find(|r| r.cuda.same_release(cuda))
+    }
+
+    /// The CUDA release (major.minor) that ships an NVIDIA component wheel at this version:
+    /// `("nvidia-cufft-cu12", "11.3.3.83")` → 12.8. The `-cuNN` suffix of the distribution
+    /// name is dropped and never used as the answer: a cu12 wheel may come from any 12.x.
+    /// A version the table lists for several releases (unchanged across updates) answers the
+    /// first. `None` when no row lists this version: the release is unknown.
+    pub fn component_release(&self, dist: &str, version: &str) -> Option<CudaVersion> {
+        let stem = component_stem(dist);
+        self.components
+            .iter()
+            .find(|r| {
+                r.components.get(stem).is_some_and(|pinned| {
+                    version == pinned
+                        || version
+                            .strip_prefix(pinned.as_str())
+                            .is_some_and(|rest| rest.starts_with('.'))
+                })
+            })
+            .map(|r| CudaVersion::new(r.toolkit.major, r.toolkit.minor))
+    }
+
+    /// Every CUDA release (major.minor) the component table has a row for.
+    pub fn component_releases(&self) -> Vec<CudaVersion> {
+        let mut v: Vec<_> = self
+            .components
+            .iter()
+            .map(|r| CudaVersion::new(r.toolkit.major, r.toolkit.minor))
+            .collect();
+        v.dedup();
+        v
     }
 
     /// Look a GPU up by `nvidia-smi` name or short name; see [`gpu`] for the matching rules.
@@ -410,6 +449,13 @@ impl Matrix {
                 r.source.clone(),
             ));
         }
+        for r in &self.components {
+            out.push((
+                CUDA_COMPONENTS,
+                format!("release {}", r.toolkit),
+                r.source.clone(),
+            ));
+        }
         for r in &self.ngc {
             out.push((
                 NGC_PYTORCH,
@@ -418,6 +464,14 @@ impl Matrix {
             ));
         }
         out
+    }
+}
+
+/// `nvidia-cufft-cu12` → `nvidia-cufft`: the component a distribution carries.
+fn component_stem(dist: &str) -> &str {
+    match dist.rsplit_once("-cu") {
+        Some((stem, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => stem,
+        _ => dist,
     }
 }
 

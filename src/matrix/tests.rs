@@ -324,3 +324,33 @@ fn overrides_replace_whole_files() {
     let err = Matrix::with_overrides(dir.path()).unwrap_err();
     assert!(format!("{err:#}").contains(GPUS));
 }
+
+// ---- cuda_components.toml: a library's release from its own version ----
+
+#[test]
+fn component_versions_give_their_cuda_release_not_the_wheel_major() {
+    let m = m();
+    // torch 2.8.0 (cu128) pulls nvidia-cufft-cu12 11.3.3.83: CUDA 12.8 Update 1, not 12.0.
+    assert_eq!(
+        m.component_release("nvidia-cufft-cu12", "11.3.3.83"),
+        Some(c("12.8"))
+    );
+    assert_eq!(
+        m.component_release("nvidia-cuda-runtime-cu12", "12.8.90"),
+        Some(c("12.8"))
+    );
+    // CUDA 13 wheels have no suffix; cuFFT's own major (12) is not the CUDA major.
+    assert_eq!(
+        m.component_release("nvidia-cufft", "12.0.0.61"),
+        Some(c("13.0"))
+    );
+    // A pinned prefix matches a longer version, but not a different number.
+    assert_eq!(
+        m.component_release("nvidia-npp", "13.0.1.2"),
+        Some(c("13.0"))
+    );
+    assert_eq!(m.component_release("nvidia-cufft-cu12", "11.3.3.8"), None);
+    // Versions in no row are unknown, whatever the wheel suffix says.
+    assert_eq!(m.component_release("nvidia-cufft-cu12", "99.0.0.1"), None);
+    assert_eq!(m.component_release("nvidia-cudnn-cu12", "9.10.2.21"), None);
+}
