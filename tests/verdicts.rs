@@ -239,3 +239,61 @@ fn real_torch_2_11_install_verdicts() {
     );
     assert!(r.runs_on.contains(&"9.0".to_string()) && !r.runs_on.contains(&"7.0".to_string()));
 }
+
+/// The inventory of a real `pip install torch==2.8.0` (PyPI default build, CUDA 12.8, with every
+/// nvidia-*-cu12 wheel it pulls in, unpacked as site-packages and inventoried by
+/// `gpulint inventory dir:` the way ci/torch-wheel-verdict.sh does for 2.11.0).
+/// The cu12 wheels' libraries are CUDA 12.8 builds (cuFFT 11.3.3.83, cudart 12.8.90): judged by
+/// their own versions they run on Blackwell; judged by the `-cu12` suffix as CUDA 12.0 they
+/// would not (issue 10, item 1).
+#[test]
+fn real_torch_2_8_install_verdicts() {
+    let text = std::fs::read_to_string("testdata/torch-2.8.0-cu128/inventory.json").unwrap();
+    let inv: Inventory = serde_json::from_str(&text).unwrap();
+    let m = Matrix::embedded().unwrap();
+    let errors = |gpu: &str, driver: &str| -> Vec<String> {
+        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+        let mut v: Vec<String> = check_image(&inv, &m, &t)
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| format!("{} {}", f.rule, f.message))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let rules = |gpu: &str, driver: &str| -> Vec<String> {
+        let mut v: Vec<String> = errors(gpu, driver)
+            .iter()
+            .map(|e| e.split(' ').next().unwrap_or_default().to_string())
+            .collect();
+        v.dedup();
+        v
+    };
+    for (gpu, driver) in [
+        ("RTX 5090", "575.51.03"),
+        ("RTX 5090", "580.65.06"),
+        ("B200", "575.51.03"),
+        ("B300", "580.65.06"),
+        ("H100", "575.51.03"),
+    ] {
+        let e = errors(gpu, driver);
+        assert!(e.is_empty(), "{gpu} on {driver}: {e:#?}");
+    }
+    assert_eq!(rules("P100", "575.51.03"), vec!["GL001"]);
+    assert_eq!(rules("GTX 1080", "575.51.03"), vec!["GL001"]);
+    // CUDA 12.x minor-version compatibility: 12.8 runs on any R525+ driver with a warning,
+    // below 525.60.13 it does not run at all.
+    assert_eq!(rules("H100", "525.60.12"), vec!["GL002"]);
+    assert!(rules("H100", "525.60.13").is_empty());
+    let ctx = gpulint::rules::context::ImageContext {
+        inventory: &inv,
+        matrix: &m,
+        target: None,
+    };
+    let r = gpulint::rules::requirements::compute(&ctx);
+    for cc in ["7.5", "8.0", "9.0", "10.0", "10.3", "12.0", "12.1"] {
+        assert!(r.runs_on.contains(&cc.to_string()), "{cc}: {:?}", r.runs_on);
+    }
+    assert!(!r.runs_on.contains(&"6.0".to_string()), "{:?}", r.runs_on);
+}
