@@ -4,37 +4,8 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Info,
-    Warning,
-    Error,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        })
-    }
-}
-
-impl std::str::FromStr for Severity {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_lowercase().as_str() {
-            "info" | "note" => Ok(Severity::Info),
-            "warning" | "warn" => Ok(Severity::Warning),
-            "error" => Ok(Severity::Error),
-            _ => Err(format!(
-                "unknown severity {s:?} (expected error, warning or info)"
-            )),
-        }
-    }
-}
+pub use crate::rule_meta::Severity;
+use crate::rule_meta::{Code, RuleMeta};
 
 /// Where a finding points: inside an image (layer + path) or in a file on disk (file:line:col).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -92,10 +63,10 @@ impl fmt::Display for Location {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// Stable rule code, e.g. `GL001`.
-    pub rule: String,
+    pub rule: Code,
     /// Kebab-case rule name, e.g. `no-kernel-image`.
     pub name: String,
     pub severity: Severity,
@@ -116,8 +87,42 @@ impl Finding {
         (
             self.target.clone(),
             self.location.clone(),
-            self.rule.clone(),
+            self.rule,
             self.message.clone(),
         )
+    }
+}
+
+impl RuleMeta {
+    /// A finding of this rule at its default severity.
+    pub fn finding(&'static self, message: impl Into<String>) -> Finding {
+        Finding {
+            rule: self.code,
+            name: self.name.to_string(),
+            severity: self.default_severity,
+            message: message.into(),
+            target: None,
+            location: None,
+            help: None,
+        }
+    }
+}
+
+impl Finding {
+    pub fn with_target(mut self, target: impl Into<String>) -> Self {
+        self.target = Some(target.into());
+        self
+    }
+    pub fn with_location(mut self, loc: Location) -> Self {
+        self.location = Some(loc);
+        self
+    }
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+    pub fn with_severity(mut self, s: Severity) -> Self {
+        self.severity = s;
+        self
     }
 }

@@ -19,6 +19,7 @@ mod io_util;
 pub mod matrix;
 pub mod progress;
 pub mod report;
+pub mod rule_meta;
 pub mod rules;
 pub mod scan;
 pub mod source;

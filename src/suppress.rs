@@ -11,7 +11,7 @@
 
 use crate::config::Config;
 use crate::finding::{Finding, Location};
-use crate::rules::gl199_unused_suppression::META as UNUSED;
+use crate::rules::spec::gl199_unused_suppression::META as UNUSED;
 
 #[derive(Debug, Clone)]
 struct Pragma {
@@ -168,7 +168,7 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
         }
         out.push(f);
     }
-    if config.rule_enabled(UNUSED.code) {
+    if config.rule_enabled(&UNUSED.code) {
         for (file, ps) in &per_file {
             for p in ps.iter().filter(|p| !p.used) {
                 let what = if p.file_level {
@@ -204,7 +204,7 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
             }
         }
     }
-    if let Some(o) = config.severity_override(UNUSED.code) {
+    if let Some(o) = config.severity_override(&UNUSED.code) {
         for f in out.iter_mut().filter(|f| f.rule == UNUSED.code) {
             f.severity = o;
         }
@@ -215,7 +215,7 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::gl101_torch_cuda_vs_base::META as R1;
+    use crate::rules::spec::gl101_torch_cuda_vs_base::META as R1;
 
     fn f(line: u32) -> Finding {
         R1.finding("x")

@@ -56,7 +56,7 @@ fn launch_errors(variant: &str, gpu: &str, driver: &str) -> Vec<String> {
     let mut v: Vec<String> = check_image(&inventory_of(variant), &m, &t)
         .into_iter()
         .filter(|f| f.severity == Severity::Error && (f.rule == "GL001" || f.rule == "GL003"))
-        .map(|f| f.rule)
+        .map(|f| f.rule.to_string())
         .collect();
     v.sort();
     v.dedup();
@@ -208,7 +208,7 @@ fn real_torch_2_11_install_verdicts() {
         let mut v: Vec<String> = check_image(&inv, &m, &t)
             .into_iter()
             .filter(|f| f.severity == Severity::Error)
-            .map(|f| f.rule)
+            .map(|f| f.rule.to_string())
             .collect();
         v.sort();
         v.dedup();

@@ -179,15 +179,9 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
 
 /// A problem met while reading the image becomes a warning: the verdict may be incomplete.
 fn scan_error_finding(e: &str) -> crate::finding::Finding {
-    crate::finding::Finding {
-        rule: "GL000".into(),
-        name: "unreadable-input".into(),
-        severity: crate::finding::Severity::Warning,
-        message: format!("part of the image could not be read, the result is partial: {e}"),
-        target: None,
-        location: None,
-        help: None,
-    }
+    rules::image::gl000_unreadable_input::META.finding(format!(
+        "part of the image could not be read, the result is partial: {e}"
+    ))
 }
 
 fn explain(a: ExplainArgs) -> anyhow::Result<i32> {

@@ -430,9 +430,9 @@ pub fn detect_host_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::checks::testutil::tree;
     use crate::host::knowledge::NoKnowledge;
     use crate::host::reader::CapturedReader;
+    use crate::rules::host::testutil::tree;
 
     struct H200;
     impl Knowledge for H200 {

@@ -15,7 +15,7 @@ fn level(s: Severity) -> &'static str {
 
 pub fn render(report: &Report) -> String {
     let rules = crate::rules::all();
-    let mut rule_objs: Vec<Value> = rules
+    let rule_objs: Vec<Value> = rules
         .iter()
         .map(|r| {
             json!({
@@ -29,20 +29,6 @@ pub fn render(report: &Report) -> String {
             })
         })
         .collect();
-    // Findings of codes outside the rule list (GL000, an unreadable part of the input) get a
-    // descriptor too, so every result's ruleId resolves in the table.
-    let mut extra: Vec<String> = Vec::new();
-    for f in &report.findings {
-        if !rules.iter().any(|r| r.code == f.rule) && !extra.contains(&f.rule) {
-            rule_objs.push(json!({
-                "id": f.rule,
-                "name": f.name,
-                "shortDescription": {"text": f.name},
-                "defaultConfiguration": {"level": level(f.severity)},
-            }));
-            extra.push(f.rule.clone());
-        }
-    }
     let results: Vec<Value> = report
         .findings
         .iter()
@@ -79,13 +65,8 @@ pub fn render(report: &Report) -> String {
                     }
                 }],
             });
-            let index = rules.iter().position(|m| m.code == f.rule).or_else(|| {
-                extra
-                    .iter()
-                    .position(|c| *c == f.rule)
-                    .map(|i| rules.len() + i)
-            });
-            if let Some(i) = index {
+            // Every code is in the table (GL000 included), so every result resolves.
+            if let Some(i) = rules.iter().position(|m| m.code == f.rule) {
                 r["ruleIndex"] = json!(i);
             }
             if let Some(layer) = f.location.as_ref().and_then(|l| l.layer.clone()) {

@@ -1,99 +1,160 @@
-//! The rules: one file each, with its code, name, explanation, check and tests. This module
-//! holds the only table from codes to rules ([`all`]). A code is never reused; a retired code
-//! stays in the table.
+//! The rules, one file each (code, name, explanation, check, tests), in one folder per family:
 //!
-//! Code ranges: GL0xx image rules (inventory vs target), GL1xx Dockerfile / run-configuration
-//! rules, GL2xx host checks.
+//! - [`image`] GL0xx: a squashed image inventory judged against targets;
+//! - [`spec`] GL1xx: Dockerfiles, compose files, Kubernetes manifests, run lines;
+//! - [`host`] GL2xx: diagnosis of the machine itself (`gpulint host --check`).
+//!
+//! [`RULES`] is the only table from codes to rules: every rule's [`RuleMeta`] and what runs it
+//! ([`Check`]). `gpulint rules`, `explain`, SARIF, configuration validation and the three
+//! runners all read it. Adding a rule = one file in its family's folder + one line here. A
+//! code is never reused; a retired code stays in the table.
 
-pub mod spec_list;
-pub use spec_list::*;
-pub mod context;
-pub mod gl001_no_kernel_image;
-pub mod gl002_driver_too_old;
-pub mod gl003_ptx_jit_needs_newer_driver;
-pub mod gl004_driver_libs_in_image;
-pub mod gl005_forward_compat_unsupported;
-pub mod gl006_conflicting_cuda_runtimes;
-pub mod gl007_wheel_tag_mismatch;
-pub mod gl008_torch_companion_mismatch;
-pub mod gl009_platform_mismatch;
-pub mod gl010_require_cuda_unsatisfied;
-pub mod loader;
-pub mod requirements;
-#[cfg(test)]
-mod tests_image;
-#[cfg(test)]
-mod testutil;
+pub mod host;
+pub mod image;
+pub mod spec;
 
-use crate::finding::{Finding, Location, Severity};
+pub use crate::rule_meta::{Code, RuleMeta};
+// Helper modules of the image rules, at the paths the rest of the crate has used.
+pub use image::{context, loader, requirements};
+pub use image::{ImageCheck, Scope};
+pub use spec::SpecCheck;
+
+use crate::finding::Finding;
 use crate::inventory::Inventory;
 use crate::matrix::Matrix;
 use crate::target::Target;
-use context::ImageContext;
+use host::HostCheck;
+use image::ImageContext;
 
-pub type ImageCheck = fn(&ImageContext, &mut Vec<Finding>);
-
-/// Whether an image rule is judged per target or once per image.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    PerTarget,
-    Image,
+/// What runs a rule.
+#[derive(Clone, Copy)]
+pub enum Check {
+    /// No check of its own: reported by whatever reads the input (GL000 an unreadable image
+    /// part, GL100 a spec file that does not parse).
+    Input,
+    /// No check of its own: reported by the suppression pass (GL199).
+    Suppression,
+    /// An image check, per target or once per image.
+    Image(ImageCheck, Scope),
+    /// A Dockerfile / run-configuration check.
+    Spec(SpecCheck),
+    /// A host check; `needs_gpu` checks report "not applicable" on a host without an NVIDIA
+    /// device or driver.
+    Host { check: HostCheck, needs_gpu: bool },
 }
 
+/// One row of the rule table.
+pub struct Rule {
+    pub meta: &'static RuleMeta,
+    pub check: Check,
+}
+
+const fn image(meta: &'static RuleMeta, check: ImageCheck, scope: Scope) -> Rule {
+    Rule {
+        meta,
+        check: Check::Image(check, scope),
+    }
+}
+
+const fn spec(meta: &'static RuleMeta, check: SpecCheck) -> Rule {
+    Rule {
+        meta,
+        check: Check::Spec(check),
+    }
+}
+
+const fn host(meta: &'static RuleMeta, check: HostCheck, needs_gpu: bool) -> Rule {
+    Rule {
+        meta,
+        check: Check::Host { check, needs_gpu },
+    }
+}
+
+const fn input(meta: &'static RuleMeta) -> Rule {
+    Rule {
+        meta,
+        check: Check::Input,
+    }
+}
+
+use host::*;
+use image::*;
+use spec::*;
+use Scope::{Image as Once, PerTarget};
+
+/// Every rule gpulint knows, in code order (a test keeps it sorted and unique).
+#[rustfmt::skip]
+pub static RULES: &[Rule] = &[
+    input(&gl000_unreadable_input::META),
+    image(&gl001_no_kernel_image::META, gl001_no_kernel_image::check, PerTarget),
+    image(&gl002_driver_too_old::META, gl002_driver_too_old::check, PerTarget),
+    image(&gl003_ptx_jit_needs_newer_driver::META, gl003_ptx_jit_needs_newer_driver::check, PerTarget),
+    image(&gl004_driver_libs_in_image::META, gl004_driver_libs_in_image::check, Once),
+    image(&gl005_forward_compat_unsupported::META, gl005_forward_compat_unsupported::check, PerTarget),
+    image(&gl006_conflicting_cuda_runtimes::META, gl006_conflicting_cuda_runtimes::check, Once),
+    image(&gl007_wheel_tag_mismatch::META, gl007_wheel_tag_mismatch::check, Once),
+    image(&gl008_torch_companion_mismatch::META, gl008_torch_companion_mismatch::check, Once),
+    image(&gl009_platform_mismatch::META, gl009_platform_mismatch::check, PerTarget),
+    image(&gl010_require_cuda_unsatisfied::META, gl010_require_cuda_unsatisfied::check, PerTarget),
+    input(&gl100_invalid_spec_file::META),
+    spec(&gl101_torch_cuda_vs_base::META, gl101_torch_cuda_vs_base::check),
+    spec(&gl102_torch_cuda_variant_unpinned::META, gl102_torch_cuda_variant_unpinned::check),
+    spec(&gl103_driver_in_image::META, gl103_driver_in_image::check),
+    spec(&gl104_cuda_toolkit_over_base::META, gl104_cuda_toolkit_over_base::check),
+    spec(&gl105_conda_cuda_with_pip_torch::META, gl105_conda_cuda_with_pip_torch::check),
+    spec(&gl106_ld_library_path_cuda_override::META, gl106_ld_library_path_cuda_override::check),
+    spec(&gl107_arch_list_misses_target::META, gl107_arch_list_misses_target::check),
+    spec(&gl108_unquoted_version_specifier::META, gl108_unquoted_version_specifier::check),
+    spec(&gl109_eol_cuda_base::META, gl109_eol_cuda_base::check),
+    spec(&gl110_gpu_not_requested::META, gl110_gpu_not_requested::check),
+    spec(&gl111_host_cuda_mounted::META, gl111_host_cuda_mounted::check),
+    spec(&gl112_host_driver_libs_mounted::META, gl112_host_driver_libs_mounted::check),
+    spec(&gl113_partial_nvidia_devices::META, gl113_partial_nvidia_devices::check),
+    spec(&gl114_default_shm_with_pytorch::META, gl114_default_shm_with_pytorch::check),
+    spec(&gl115_visible_devices_all_bypasses_plugin::META, gl115_visible_devices_all_bypasses_plugin::check),
+    spec(&gl116_deprecated_nvidia_runtime::META, gl116_deprecated_nvidia_runtime::check),
+    spec(&gl117_cuda_visible_devices_unavailable::META, gl117_cuda_visible_devices_unavailable::check),
+    spec(&gl118_image_tag_unpinned::META, gl118_image_tag_unpinned::check),
+    Rule { meta: &gl199_unused_suppression::META, check: Check::Suppression },
+    host(&gl201_gpu_not_visible::META, gl201_gpu_not_visible::check, false),
+    host(&gl202_nouveau_loaded::META, gl202_nouveau_loaded::check, true),
+    host(&gl203_nvidia_module_not_loaded::META, gl203_nvidia_module_not_loaded::check, true),
+    host(&gl204_driver_version_mismatch::META, gl204_driver_version_mismatch::check, true),
+    host(&gl205_kernel_module_flavor_unsupported::META, gl205_kernel_module_flavor_unsupported::check, true),
+    host(&gl206_module_not_built_for_kernel::META, gl206_module_not_built_for_kernel::check, true),
+    host(&gl207_device_nodes_unusable::META, gl207_device_nodes_unusable::check, true),
+    host(&gl208_persistence_mode_off::META, gl208_persistence_mode_off::check, true),
+    host(&gl209_mig_misconfigured::META, gl209_mig_misconfigured::check, true),
+    host(&gl210_gpu_unhealthy::META, gl210_gpu_unhealthy::check, true),
+    host(&gl211_cuda_toolkit_conflict::META, gl211_cuda_toolkit_conflict::check, false),
+    host(&gl212_driver_older_than_toolkit::META, gl212_driver_older_than_toolkit::check, false),
+    host(&gl213_container_toolkit_missing::META, gl213_container_toolkit_missing::check, true),
+    host(&gl214_nvml_unknown_error_risk::META, gl214_nvml_unknown_error_risk::check, true),
+    host(&gl215_torch_mismatch::META, gl215_torch_mismatch::check, false),
+];
+
 /// The image rules, in code order.
-pub fn image_rules() -> Vec<(&'static RuleMeta, ImageCheck, Scope)> {
-    vec![
-        (
-            &gl001_no_kernel_image::META,
-            gl001_no_kernel_image::check as ImageCheck,
-            Scope::PerTarget,
-        ),
-        (
-            &gl002_driver_too_old::META,
-            gl002_driver_too_old::check,
-            Scope::PerTarget,
-        ),
-        (
-            &gl003_ptx_jit_needs_newer_driver::META,
-            gl003_ptx_jit_needs_newer_driver::check,
-            Scope::PerTarget,
-        ),
-        (
-            &gl004_driver_libs_in_image::META,
-            gl004_driver_libs_in_image::check,
-            Scope::Image,
-        ),
-        (
-            &gl005_forward_compat_unsupported::META,
-            gl005_forward_compat_unsupported::check,
-            Scope::PerTarget,
-        ),
-        (
-            &gl006_conflicting_cuda_runtimes::META,
-            gl006_conflicting_cuda_runtimes::check,
-            Scope::Image,
-        ),
-        (
-            &gl007_wheel_tag_mismatch::META,
-            gl007_wheel_tag_mismatch::check,
-            Scope::Image,
-        ),
-        (
-            &gl008_torch_companion_mismatch::META,
-            gl008_torch_companion_mismatch::check,
-            Scope::Image,
-        ),
-        (
-            &gl009_platform_mismatch::META,
-            gl009_platform_mismatch::check,
-            Scope::PerTarget,
-        ),
-        (
-            &gl010_require_cuda_unsatisfied::META,
-            gl010_require_cuda_unsatisfied::check,
-            Scope::PerTarget,
-        ),
-    ]
+pub fn image_rules() -> impl Iterator<Item = (&'static RuleMeta, ImageCheck, Scope)> {
+    RULES.iter().filter_map(|r| match r.check {
+        Check::Image(check, scope) => Some((r.meta, check, scope)),
+        _ => None,
+    })
+}
+
+/// The Dockerfile / run-configuration rules that have a check, in code order.
+pub fn spec_checks() -> impl Iterator<Item = (&'static RuleMeta, SpecCheck)> {
+    RULES.iter().filter_map(|r| match r.check {
+        Check::Spec(check) => Some((r.meta, check)),
+        _ => None,
+    })
+}
+
+/// The host checks with whether each needs an NVIDIA GPU, in code order.
+pub fn host_checks() -> impl Iterator<Item = (&'static RuleMeta, HostCheck, bool)> {
+    RULES.iter().filter_map(|r| match r.check {
+        Check::Host { check, needs_gpu } => Some((r.meta, check, needs_gpu)),
+        _ => None,
+    })
 }
 
 /// Run every image rule: per-target rules once per target, image rules once (seeing the
@@ -129,66 +190,27 @@ pub fn check_image(inventory: &Inventory, matrix: &Matrix, targets: &[Target]) -
     out
 }
 
-/// Static description of a rule; the single source for `gpulint explain`, SARIF and docs.
-#[derive(Debug)]
-pub struct RuleMeta {
-    pub code: &'static str,
-    pub name: &'static str,
-    pub default_severity: Severity,
-    /// One line.
-    pub summary: &'static str,
-    /// What, why, example, fix — plain text, shown by `gpulint explain CODE`.
-    pub explanation: &'static str,
-}
-
-impl RuleMeta {
-    /// A finding of this rule at its default severity.
-    pub fn finding(&'static self, message: impl Into<String>) -> Finding {
-        Finding {
-            rule: self.code.to_string(),
-            name: self.name.to_string(),
-            severity: self.default_severity,
-            message: message.into(),
-            target: None,
-            location: None,
-            help: None,
-        }
-    }
-}
-
-impl Finding {
-    pub fn with_target(mut self, target: impl Into<String>) -> Self {
-        self.target = Some(target.into());
-        self
-    }
-    pub fn with_location(mut self, loc: Location) -> Self {
-        self.location = Some(loc);
-        self
-    }
-    pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
-        self
-    }
-    pub fn with_severity(mut self, s: Severity) -> Self {
-        self.severity = s;
-        self
-    }
-}
-
-/// Every rule gpulint knows, sorted by code.
+/// Every rule gpulint knows, in code order.
 pub fn all() -> Vec<&'static RuleMeta> {
-    let mut v: Vec<&'static RuleMeta> = image_rules().into_iter().map(|r| r.0).collect();
-    v.extend(spec_list::spec_rules());
-    v.extend(crate::host::rule_metas());
-    v.sort_by_key(|m| m.code);
-    v
+    RULES.iter().map(|r| r.meta).collect()
+}
+
+/// The rule with this code.
+pub fn find_code(code: Code) -> Option<&'static RuleMeta> {
+    RULES.iter().map(|r| r.meta).find(|m| m.code == code)
 }
 
 /// Look a rule up by code (`GL001`, case-insensitive) or name (`no-kernel-image`).
 pub fn find(code_or_name: &str) -> Option<&'static RuleMeta> {
-    all()
-        .into_iter()
+    RULES
+        .iter()
+        .map(|r| r.meta)
         .find(|m| m.code.eq_ignore_ascii_case(code_or_name) || m.name == code_or_name)
+}
+
+/// A code the table knows (`gl101` → `GL101`); None for anything else.
+pub fn parse_code(s: &str) -> Option<Code> {
+    Code::parse(s, RULES.iter().map(|r| r.meta.code))
 }
 
 #[cfg(test)]
@@ -196,18 +218,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn codes_and_names_are_unique_and_well_formed() {
-        let rules = all();
-        let mut codes: Vec<_> = rules.iter().map(|r| r.code).collect();
-        let mut names: Vec<_> = rules.iter().map(|r| r.name).collect();
-        codes.sort();
-        codes.dedup();
+    fn codes_and_names_are_unique_sorted_and_well_formed() {
+        let codes: Vec<Code> = RULES.iter().map(|r| r.meta.code).collect();
+        assert!(
+            codes.windows(2).all(|w| w[0] < w[1]),
+            "RULES must be sorted by code with no code twice: {codes:?}"
+        );
+        let mut names: Vec<_> = RULES.iter().map(|r| r.meta.name).collect();
         names.sort();
         names.dedup();
-        assert_eq!(codes.len(), rules.len(), "duplicate rule code");
-        assert_eq!(names.len(), rules.len(), "duplicate rule name");
-        for r in rules {
-            assert!(r.code.starts_with("GL") && r.code.len() == 5, "{}", r.code);
+        assert_eq!(names.len(), RULES.len(), "duplicate rule name");
+        for r in all() {
             assert!(r
                 .name
                 .chars()
@@ -218,5 +239,39 @@ mod tests {
                 r.code
             );
         }
+    }
+
+    /// Each family sits in its code range, so a rule filed in the wrong table row shows.
+    #[test]
+    fn families_match_code_ranges() {
+        for r in RULES {
+            let n = r.meta.code.number();
+            let ok = match r.check {
+                Check::Image(..) => n < 100,
+                Check::Spec(_) | Check::Suppression => (100..200).contains(&n),
+                Check::Host { .. } => (200..300).contains(&n),
+                Check::Input => n == 0 || n == 100,
+            };
+            assert!(ok, "{} is filed under the wrong family", r.meta.code);
+        }
+    }
+
+    #[test]
+    fn unreadable_input_is_a_rule() {
+        let m = find("GL000").expect("GL000 in the table");
+        assert_eq!(m.name, "unreadable-input");
+        assert_eq!(find("unreadable-input").map(|m| m.code), Some(m.code));
+        assert_eq!(parse_code("gl000"), Some(m.code));
+        assert_eq!(parse_code("GL999"), None);
+    }
+
+    #[test]
+    fn host_rules_come_from_the_table() {
+        let host: Vec<Code> = host_checks().map(|(m, _, _)| m.code).collect();
+        assert!(!host.is_empty());
+        for c in &host {
+            assert!(find_code(*c).is_some(), "{c}");
+        }
+        assert_eq!(find("GL207").map(|m| m.name), Some("device-nodes-unusable"));
     }
 }

@@ -26,7 +26,6 @@ pub mod yamlloc;
 
 use crate::config::Config;
 use crate::finding::{Finding, Location};
-use crate::rules::spec_list;
 use crate::suppress::FileText;
 use crate::target::Target;
 use anyhow::Context as _;
@@ -141,7 +140,7 @@ pub fn loc(file: &str, p: Pos) -> Location {
 }
 
 fn error_finding(file: &str, e: &SpecError) -> Finding {
-    crate::rules::gl100_invalid_spec_file::META
+    crate::rules::spec::gl100_invalid_spec_file::META
         .finding(e.message.clone())
         .with_location(loc(file, e.pos))
 }
@@ -152,8 +151,8 @@ fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding> {
         facts: &ctx.facts,
     };
     let mut out = Vec::new();
-    for (meta, check) in spec_list::spec_checks() {
-        if !ctx.config.rule_enabled(meta.code) {
+    for (meta, check) in crate::rules::spec_checks() {
+        if !ctx.config.rule_enabled(&meta.code) {
             continue;
         }
         out.extend(check(subject, &rc));
@@ -412,13 +411,7 @@ pub enum FileKind {
 /// Classify by name, then by content for YAML and Markdown.
 pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-    if name == "dockerfile"
-        || name.starts_with("dockerfile.")
-        || name.starts_with("dockerfile-")
-        || name.starts_with("dockerfile_")
-        || name.ends_with(".dockerfile")
-        || name == "containerfile"
-    {
+    if is_dockerfile_name(&name) {
         return Some(FileKind::Dockerfile);
     }
     if name.ends_with(".sh")
@@ -449,6 +442,39 @@ pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
         }
     }
     None
+}
+
+/// Extensions that mark a `Dockerfile.<ext>` name as source code, data or documentation about
+/// Dockerfiles (`dockerfile.rs`, `dockerfile.py`, `Dockerfile.md`), not as a Dockerfile variant.
+const NON_DOCKERFILE_EXTENSIONS: &[&str] = &[
+    "rs", "py", "go", "js", "ts", "jsx", "tsx", "java", "kt", "c", "h", "cc", "cpp", "hpp", "rb",
+    "php", "cs", "swift", "scala", "lua", "pl", "md", "mdx", "rst", "txt", "html", "json", "toml",
+    "lock", "snap", "sh", "bash", "yaml", "yml", "xml", "j2", "tmpl", "tpl", "erb", "orig", "rej",
+    "bak", "swp",
+];
+
+/// hadolint/Trivy naming: `Dockerfile`, `Containerfile`, `Dockerfile.*` / `Dockerfile-*`,
+/// `*.Dockerfile`; a `Dockerfile.<ext>` whose extension names a source/doc/template format is
+/// not one (name is lower-cased by the caller).
+fn is_dockerfile_name(name: &str) -> bool {
+    if name == "dockerfile" || name == "containerfile" || name.ends_with(".dockerfile") {
+        return true;
+    }
+    let suffix = [
+        "dockerfile.",
+        "dockerfile-",
+        "dockerfile_",
+        "containerfile.",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p));
+    match suffix {
+        Some(rest) => {
+            let ext = rest.rsplit('.').next().unwrap_or(rest);
+            !NON_DOCKERFILE_EXTENSIONS.contains(&ext)
+        }
+        None => false,
+    }
 }
 
 /// Files under `dir` that `lint` reads: `git ls-files` when `dir` is in a git work tree
@@ -723,5 +749,40 @@ pub(crate) mod testutil {
             .into_iter()
             .filter(|f| f.rule == rule)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_names_follow_hadolint_not_source_files() {
+        for df in [
+            "Dockerfile",
+            "Containerfile",
+            "Dockerfile.cuda12",
+            "Dockerfile-gpu",
+            "Dockerfile.cuda12.4",
+            "train.Dockerfile",
+        ] {
+            assert_eq!(
+                classify(Path::new(df), None),
+                Some(FileKind::Dockerfile),
+                "{df}"
+            );
+        }
+        for not_df in [
+            "dockerfile.rs",
+            "src/spec/dockerfile.py",
+            "Dockerfile.md",
+            "Dockerfile.j2",
+        ] {
+            assert_ne!(
+                classify(Path::new(not_df), None),
+                Some(FileKind::Dockerfile),
+                "{not_df}"
+            );
+        }
     }
 }

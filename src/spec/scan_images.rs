@@ -12,7 +12,7 @@
 
 use super::runspec::RunSpec;
 use super::{loc, CommandContext};
-use crate::finding::{Finding, Location, Severity};
+use crate::finding::{Finding, Location};
 use crate::inventory::Inventory;
 use crate::scan::ScanOptions;
 use crate::target::Target;
@@ -126,19 +126,13 @@ fn relocate(mut f: Finding, image: &str, at: &Location) -> Finding {
 }
 
 fn scan_error(image: &str, e: &str, at: Location) -> Finding {
-    Finding {
-        rule: "GL000".into(),
-        name: "unreadable-input".into(),
-        severity: Severity::Warning,
-        message: format!("image {image} could not be scanned: {e}"),
-        target: None,
-        location: Some(at),
-        help: Some(
+    crate::rules::image::gl000_unreadable_input::META
+        .finding(format!("image {image} could not be scanned: {e}"))
+        .with_location(at)
+        .with_help(
             "Check the reference and that the image is reachable (local daemon, registry \
-             credentials, or an archive path); the image checks did not run on it."
-                .into(),
-        ),
-    }
+             credentials, or an archive path); the image checks did not run on it.",
+        )
 }
 
 #[cfg(test)]

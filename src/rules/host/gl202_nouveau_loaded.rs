@@ -1,0 +1,96 @@
+//! GL202: the nouveau driver is loaded, or not blacklisted.
+
+use super::{loaded_modules, CheckResult, Ctx};
+use crate::finding::Severity;
+use crate::host::parse;
+use crate::rule_meta::{Code, RuleMeta};
+
+pub(crate) static META: RuleMeta = RuleMeta {
+    code: Code::new("GL202"),
+    name: "nouveau-loaded",
+    default_severity: Severity::Error,
+    summary: "The open-source nouveau driver is loaded or may load instead of nvidia",
+    explanation: "What: looks for `nouveau` in /proc/modules and for a blacklist in \
+/etc/modprobe.d, /usr/lib/modprobe.d, /lib/modprobe.d and the kernel command line.\n\
+Why: nouveau and nvidia cannot drive the same GPU. When nouveau binds first, the nvidia module \
+fails to load (\"NVRM: The NVIDIA probe routine failed\") and CUDA sees no device. Without a \
+blacklist, nouveau can win the race on the next boot or after a driver reinstall.\n\
+Fix: add `blacklist nouveau` and `options nouveau modeset=0` to \
+/etc/modprobe.d/blacklist-nouveau.conf, rebuild the initramfs (`update-initramfs -u` or \
+`dracut -f`) and reboot.",
+};
+
+pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+    let r = cx.reader;
+    let mut evidence = Vec::new();
+    let mut blacklisted = false;
+    for dir in [
+        "/etc/modprobe.d",
+        "/usr/lib/modprobe.d",
+        "/lib/modprobe.d",
+        "/run/modprobe.d",
+    ] {
+        for (name, _) in r.list_dir(dir).unwrap_or_default() {
+            let p = format!("{dir}/{name}");
+            if let Some(t) = r.read_string(&p) {
+                if parse::parse_modprobe_blacklist(&t)
+                    .iter()
+                    .any(|m| m == "nouveau")
+                {
+                    blacklisted = true;
+                    evidence.push(format!("{p}: blacklists nouveau"));
+                }
+            }
+        }
+    }
+    if let Some(c) = r.read_string("/proc/cmdline") {
+        if parse::parse_cmdline_blacklist(&c)
+            .iter()
+            .any(|m| m == "nouveau")
+        {
+            blacklisted = true;
+            evidence.push(format!("/proc/cmdline: {}", c.trim()));
+        }
+    }
+    let Some((mods, src)) = loaded_modules(r) else {
+        return vec![CheckResult::could_not(
+            &META,
+            "neither /proc/modules nor /sys/module is readable",
+        )
+        .evidence(evidence)];
+    };
+    if mods.iter().any(|m| m == "nouveau") {
+        evidence.insert(0, format!("{src}: nouveau"));
+        return vec![CheckResult::problem(&META, "the nouveau driver is loaded")
+            .evidence(evidence)
+            .fix("Blacklist nouveau (`blacklist nouveau` + `options nouveau modeset=0` in /etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs and reboot.")];
+    }
+    if !blacklisted {
+        evidence.push(format!("{src}: nouveau not loaded"));
+        // It only matters if the running kernel can load nouveau at all.
+        let kernel = cx.profile.kernel.clone().unwrap_or_default();
+        let dep = r.read_string(&format!("/lib/modules/{kernel}/modules.dep"));
+        let available = dep.as_deref().map(|d| d.contains("/nouveau.ko"));
+        let sev = match available {
+            Some(true) => {
+                evidence.push(format!(
+                    "/lib/modules/{kernel}/modules.dep: nouveau.ko available"
+                ));
+                Severity::Warning
+            }
+            Some(false) => {
+                return vec![CheckResult::ok(
+                    &META,
+                    "nouveau is not loaded, and the running kernel has no nouveau module",
+                )
+                .evidence(evidence)];
+            }
+            None => Severity::Info,
+        };
+        return vec![CheckResult::problem(&META, "nouveau is not loaded but not blacklisted either")
+            .severity(sev)
+            .evidence(evidence)
+            .fix("Add /etc/modprobe.d/blacklist-nouveau.conf with `blacklist nouveau` and `options nouveau modeset=0`, then rebuild the initramfs.")];
+    }
+    vec![CheckResult::ok(&META, "nouveau is not loaded and is blacklisted").evidence(evidence)]
+}

@@ -1,0 +1,177 @@
+//! GL206: the nvidia module is built only for another kernel than the running one.
+
+use super::{loaded_modules, natural_cmp, proc_version, CheckResult, Ctx};
+use crate::finding::Severity;
+use crate::host::reader::{EntryKind, HostCommand, HostReader};
+use crate::rule_meta::{Code, RuleMeta};
+
+pub(crate) static META: RuleMeta = RuleMeta {
+    code: Code::new("GL206"),
+    name: "module-not-built-for-kernel",
+    default_severity: Severity::Error,
+    summary: "The nvidia kernel module is not built for the running (or newest installed) kernel",
+    explanation: "What: finds which kernels have an nvidia module (/lib/modules/<kernel>/…/nvidia.ko*, \
+via modules.dep or the usual directories, and the DKMS tree /var/lib/dkms/nvidia/<version>/<kernel>/) \
+and compares them with the running kernel (`uname -r`).\n\
+Why: after a kernel update, DKMS must rebuild the nvidia module. When it did not (missing headers, \
+compiler mismatch, DKMS failure), the new kernel boots without the driver: \"NVIDIA-SMI has failed \
+because it couldn't communicate with the NVIDIA driver\". A newer installed kernel without the \
+module is the same failure waiting for the next reboot.\n\
+Fix: install the headers of that kernel and run `sudo dkms autoinstall -k <kernel>` (or reinstall \
+the driver packages for it), or boot the kernel the module was built for.",
+};
+
+/// Kernels under /lib/modules that have an nvidia module, with the file that shows it.
+fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
+    let mut out = Vec::new();
+    for (k, kind) in r.list_dir("/lib/modules").unwrap_or_default() {
+        if kind == EntryKind::File {
+            continue;
+        }
+        let base = format!("/lib/modules/{k}");
+        let mut hit = None;
+        if let Some(dep) = r.read_string(&format!("{base}/modules.dep")) {
+            hit = dep
+                .lines()
+                .filter_map(|l| l.split(':').next())
+                .find(|p| {
+                    let name = p.rsplit('/').next().unwrap_or_default();
+                    name.starts_with("nvidia.ko")
+                })
+                .map(|p| format!("{base}/modules.dep: {p}"));
+        }
+        if hit.is_none() {
+            for sub in [
+                "updates/dkms",
+                "updates",
+                "extra",
+                "kernel/drivers/video",
+                "kernel/drivers/gpu/drm/nvidia",
+                "misc",
+                "video",
+            ] {
+                let d = format!("{base}/{sub}");
+                if let Some(f) = r
+                    .list_dir(&d)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .find(|(n, _)| n.starts_with("nvidia.ko"))
+                {
+                    hit = Some(format!("{d}/{}", f.0));
+                    break;
+                }
+            }
+        }
+        match hit {
+            Some(h) => out.push((k, true, h)),
+            None => out.push((k.clone(), false, format!("{base}: no nvidia.ko"))),
+        }
+    }
+    // DKMS builds.
+    for (ver, _) in r.list_dir("/var/lib/dkms/nvidia").unwrap_or_default() {
+        let vdir = format!("/var/lib/dkms/nvidia/{ver}");
+        for (k, kind) in r.list_dir(&vdir).unwrap_or_default() {
+            if kind == EntryKind::File || k == "source" || k == "build" {
+                continue;
+            }
+            let ev = format!("{vdir}/{k}: DKMS build of nvidia {ver}");
+            match out.iter_mut().find(|(kk, _, _)| *kk == k) {
+                Some(e) if !e.1 => {
+                    e.1 = true;
+                    e.2 = ev;
+                }
+                Some(_) => {}
+                None => out.push((k, true, ev)),
+            }
+        }
+    }
+    out.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+    out
+}
+
+pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+    let r = cx.reader;
+    let running = cx.profile.kernel.clone().or_else(|| {
+        r.run(HostCommand::UnameR)
+            .ok_stdout()
+            .map(|s| s.trim().to_string())
+    });
+    let loaded = proc_version(r).is_some()
+        || loaded_modules(r)
+            .map(|(m, _)| m.iter().any(|x| x == "nvidia"))
+            .unwrap_or(false);
+    let kernels = kernels_with_module(r);
+    let mut evidence: Vec<String> = kernels.iter().map(|(_, _, e)| e.clone()).collect();
+    let Some(running) = running else {
+        if loaded {
+            return vec![CheckResult::ok(
+                &META,
+                "the nvidia module is loaded (running kernel unknown: no `uname -r`)",
+            )
+            .evidence(evidence)];
+        }
+        return vec![CheckResult::could_not(
+            &META,
+            "running kernel unknown (no `uname -r`) and no module loaded",
+        )
+        .evidence(evidence)];
+    };
+    evidence.insert(0, format!("uname -r: {running}"));
+    if loaded {
+        evidence.push("/proc/driver/nvidia/version: module loaded".into());
+    }
+    let built_for_running = kernels.iter().any(|(k, has, _)| *k == running && *has);
+    let with: Vec<&str> = kernels
+        .iter()
+        .filter(|(_, h, _)| *h)
+        .map(|(k, _, _)| k.as_str())
+        .collect();
+    if !loaded && !built_for_running {
+        if with.is_empty() {
+            if kernels.is_empty() {
+                return vec![CheckResult::could_not(&META, format!("no /lib/modules or DKMS tree to tell whether nvidia is built for {running}")).evidence(evidence)];
+            }
+            return vec![CheckResult::problem(
+                &META,
+                format!("no nvidia kernel module is installed for any kernel (running {running})"),
+            )
+            .evidence(evidence)
+            .fix("Install the NVIDIA driver (with DKMS or prebuilt modules for this kernel).")];
+        }
+        return vec![CheckResult::problem(
+            &META,
+            format!("the nvidia module is built for {} but not for the running kernel {running} (kernel updated, driver not rebuilt)", with.join(", ")),
+        )
+        .evidence(evidence)
+        .fix(format!("Install linux-headers-{running} and run `sudo dkms autoinstall -k {running}` (or reinstall the driver), or boot one of: {}.", with.join(", ")))];
+    }
+    // Running kernel is fine; a newer installed kernel without the module breaks the next boot.
+    let newer_without: Vec<&str> = kernels
+        .iter()
+        .filter(|(k, has, _)| !has && natural_cmp(k, &running) == std::cmp::Ordering::Greater)
+        .map(|(k, _, _)| k.as_str())
+        .collect();
+    if !newer_without.is_empty() {
+        return vec![CheckResult::problem(
+            &META,
+            format!("newer installed kernel(s) {} have no nvidia module: the next boot will have no GPU driver", newer_without.join(", ")),
+        )
+        .severity(Severity::Warning)
+        .evidence(evidence)
+        .fix(format!("Run `sudo dkms autoinstall -k {}` with its headers installed before rebooting.", newer_without[0]))];
+    }
+    if !loaded {
+        return vec![CheckResult::problem(
+            &META,
+            format!("the nvidia module is built for {running} but not loaded"),
+        )
+        .severity(Severity::Warning)
+        .evidence(evidence)
+        .fix("`sudo modprobe nvidia` and read `dmesg | grep -i nvrm` if it fails.")];
+    }
+    vec![CheckResult::ok(
+        &META,
+        format!("the nvidia module is loaded in the running kernel {running}"),
+    )
+    .evidence(evidence)]
+}

@@ -1,0 +1,89 @@
+//! GL208: persistence mode off and no nvidia-persistenced.
+
+use super::{CheckResult, Ctx};
+use crate::finding::Severity;
+use crate::host::reader::HostCommand;
+use crate::rule_meta::{Code, RuleMeta};
+
+pub(crate) static META: RuleMeta = RuleMeta {
+    code: Code::new("GL208"),
+    name: "persistence-mode-off",
+    default_severity: Severity::Warning,
+    summary:
+        "GPUs are not kept initialized (persistence mode off, nvidia-persistenced not running)",
+    explanation: "What: reads each GPU's persistence mode (nvidia-smi) and whether \
+nvidia-persistenced runs (`ps`).\n\
+Why: without persistence, the driver tears the GPU down when the last client exits and \
+re-initializes it for the next one: seconds of latency per job start, lost application clocks \
+and ECC/MIG state churn, and on some systems GPUs that fail to come back (\"GPU requires \
+reset\"). NVIDIA recommends nvidia-persistenced on Linux compute hosts.\n\
+Fix: enable the daemon (`sudo systemctl enable --now nvidia-persistenced`); the legacy \
+`nvidia-smi -pm 1` also works until reboot.",
+};
+
+pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+    let r = cx.reader;
+    let gpus = &cx.profile.gpus;
+    let mut evidence: Vec<String> = gpus
+        .iter()
+        .filter_map(|g| {
+            g.persistence_mode.as_ref().map(|m| {
+                format!(
+                    "nvidia-smi: GPU {} {} persistence_mode {m}",
+                    g.index.unwrap_or(0),
+                    g.name
+                )
+            })
+        })
+        .collect();
+    let daemon = r.run(HostCommand::PsComm).ok_stdout().map(|o| {
+        o.lines().any(|l| {
+            l.trim() == "nvidia-persistenced" || l.trim().ends_with("/nvidia-persistenced")
+        })
+    });
+    match daemon {
+        Some(d) => evidence.push(format!(
+            "ps -e -o comm=: nvidia-persistenced {}",
+            if d { "running" } else { "not running" }
+        )),
+        None => evidence.push("ps: not available".into()),
+    }
+    let off: Vec<String> = gpus
+        .iter()
+        .filter(|g| g.persistence_mode.as_deref() == Some("Disabled"))
+        .map(|g| format!("GPU {}", g.index.unwrap_or(0)))
+        .collect();
+    let known = gpus.iter().any(|g| g.persistence_mode.is_some());
+    if !off.is_empty() && daemon != Some(true) {
+        return vec![CheckResult::problem(
+            &META,
+            format!(
+                "persistence mode is off on {} and nvidia-persistenced is {}",
+                off.join(", "),
+                if daemon.is_none() {
+                    "unknown"
+                } else {
+                    "not running"
+                }
+            ),
+        )
+        .evidence(evidence)
+        .fix("sudo systemctl enable --now nvidia-persistenced")];
+    }
+    if !known && daemon != Some(true) {
+        return vec![CheckResult::could_not(
+            &META,
+            "persistence mode unknown (no nvidia-smi output)",
+        )
+        .evidence(evidence)];
+    }
+    vec![CheckResult::ok(
+        &META,
+        if daemon == Some(true) {
+            "nvidia-persistenced is running".to_string()
+        } else {
+            "persistence mode is on for every GPU".to_string()
+        },
+    )
+    .evidence(evidence)]
+}

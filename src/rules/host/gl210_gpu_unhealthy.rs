@@ -1,0 +1,103 @@
+//! GL210: GPUs in an error state: ERR!, reset required, uncorrectable ECC, pending page
+//! retirement / row remapping, Xid errors.
+
+use super::{smi_report, CheckResult, Ctx};
+use crate::finding::Severity;
+use crate::host::parse::{self, smi};
+use crate::host::reader::HostCommand;
+use crate::rule_meta::{Code, RuleMeta};
+
+pub(crate) static META: RuleMeta = RuleMeta {
+    code: Code::new("GL210"),
+    name: "gpu-unhealthy",
+    default_severity: Severity::Error,
+    summary: "A GPU reports errors: ERR!, reset required, uncorrectable ECC, pending retirement or remap, Xid",
+    explanation: "What: scans nvidia-smi (summary table, -q -x or -q) for `ERR!`, \"GPU requires \
+reset\", \"Unable to determine the device handle\", uncorrectable ECC counts, pending page \
+retirement or row remapping and a recovery action; scans the kernel log (dmesg) for NVRM Xid \
+errors; reads \"GPU Excluded\" in /proc/driver/nvidia/gpus/*/information.\n\
+Why: such a GPU fails or corrupts jobs (\"CUDA error: an illegal memory access\", \"uncorrectable \
+ECC error encountered\", \"Unable to determine the device handle for GPU: Unknown Error\"). \
+Pending retirement/remapping only takes effect after a GPU reset.\n\
+Fix: drain the node, reset the GPU (`nvidia-smi -r`) or reboot; if errors return, or Xid 79 \
+(fallen off the bus) / 48 / 94 / 95 recur, have the GPU serviced.",
+};
+
+pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+    let r = cx.reader;
+    let mut bad_err = Vec::new();
+    let mut bad_warn = Vec::new();
+    let mut looked = Vec::new();
+    for cmd in [
+        HostCommand::NvidiaSmi,
+        HostCommand::NvidiaSmiQueryGpu,
+        HostCommand::NvidiaSmiL,
+    ] {
+        if let Some(o) = r.run(cmd).any_output() {
+            looked.push(cmd.display());
+            for l in smi::error_lines(&o) {
+                bad_err.push(format!("{}: {l}", cmd.display()));
+            }
+        }
+    }
+    if let Some((rep, src)) = smi_report(r) {
+        looked.push(src.clone());
+        for g in &rep.gpus {
+            for h in &g.health {
+                let line = format!(
+                    "{src}: GPU {} {}: {h}",
+                    g.pci_bus_id.clone().unwrap_or_default(),
+                    g.name.clone().unwrap_or_default()
+                );
+                let lower = h.to_ascii_lowercase();
+                if lower.contains("pending")
+                    || lower.contains("failure")
+                    || lower.contains("recovery")
+                    || lower.contains("volatile")
+                {
+                    bad_err.push(line);
+                } else {
+                    bad_warn.push(line);
+                }
+            }
+        }
+    }
+    for (path, info) in crate::host::profile::proc_gpus(r) {
+        looked.push("/proc/driver/nvidia/gpus".into());
+        if info.excluded == Some(true) {
+            bad_err.push(format!("{path}: GPU Excluded: Yes"));
+        }
+    }
+    match r.run(HostCommand::Dmesg).ok_stdout() {
+        Some(log) => {
+            looked.push("dmesg".into());
+            for (line, _) in parse::xid_lines(log) {
+                bad_warn.push(format!("dmesg: {line}"));
+            }
+        }
+        None => looked.push("dmesg (not readable)".into()),
+    }
+    looked.dedup();
+    if !bad_err.is_empty() || !bad_warn.is_empty() {
+        let sev = if bad_err.is_empty() {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
+        let n = bad_err.len() + bad_warn.len();
+        let mut ev = bad_err;
+        ev.extend(bad_warn);
+        return vec![CheckResult::problem(&META, format!("{n} GPU error indication(s)"))
+            .severity(sev)
+            .evidence(ev)
+            .fix("Drain the node and reset the GPU (`sudo nvidia-smi -r -i <gpu>`) or reboot; if errors return, have the GPU serviced.")];
+    }
+    if looked.iter().all(|l| l.contains("not readable")) {
+        return vec![CheckResult::could_not(
+            &META,
+            "no nvidia-smi output and no kernel log to check GPU health",
+        )];
+    }
+    vec![CheckResult::ok(&META, "no GPU error indication")
+        .evidence(looked.into_iter().map(|l| format!("checked: {l}")))]
+}

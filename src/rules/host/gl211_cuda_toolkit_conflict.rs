@@ -1,0 +1,186 @@
+//! GL211: several CUDA toolkits, and the loader or PATH picking another one than
+//! /usr/local/cuda.
+
+use super::{first_line, ld_so_conf_dirs, CheckResult, Ctx};
+use crate::finding::Severity;
+use crate::host::parse;
+use crate::host::reader::{resolve_link, HostCommand, HostReader};
+use crate::rule_meta::{Code, RuleMeta};
+
+pub(crate) static META: RuleMeta = RuleMeta {
+    code: Code::new("GL211"),
+    name: "cuda-toolkit-conflict",
+    default_severity: Severity::Warning,
+    summary: "The loader path or nvcc on PATH belongs to another CUDA toolkit than /usr/local/cuda",
+    explanation: "What: lists the CUDA toolkits under /usr/local (cuda-X.Y, version.json), \
+where /usr/local/cuda points, what `nvcc --version` says, and the CUDA library directories \
+in LD_LIBRARY_PATH and /etc/ld.so.conf(.d) in the loader's order.\n\
+Why: when LD_LIBRARY_PATH or an ld.so.conf.d entry puts cuda-11.8/lib64 before the toolkit \
+/usr/local/cuda points to, programs built against one toolkit load another's libcudart / \
+libcublas: \"undefined symbol\", \"CUDA driver version is insufficient\", or silently older \
+code. An nvcc from a different toolkit than the libraries builds for the wrong CUDA.\n\
+Fix: point /usr/local/cuda at the toolkit you mean (`update-alternatives --config cuda`), drop \
+stale entries from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then `sudo ldconfig`), and put \
+/usr/local/cuda/bin first on PATH.",
+};
+
+/// An installed toolkit: dir, version (version.json / version.txt / the dir name).
+#[derive(Debug, Clone)]
+pub(crate) struct Toolkit {
+    pub dir: String,
+    pub version: Option<String>,
+    pub evidence: String,
+}
+
+pub(crate) fn toolkits(r: &dyn HostReader) -> Vec<Toolkit> {
+    let mut out = Vec::new();
+    for (name, _) in r.list_dir("/usr/local").unwrap_or_default() {
+        let Some(v) = name.strip_prefix("cuda-") else {
+            continue;
+        };
+        let dir = format!("/usr/local/{name}");
+        // cuda-13 -> /etc/alternatives/cuda-13 style aliases are not installs.
+        if r.read_link(&dir).is_some() {
+            continue;
+        }
+        let (version, ev) = if let Some(j) = r
+            .read_string(&format!("{dir}/version.json"))
+            .as_deref()
+            .and_then(parse::parse_cuda_version_json)
+        {
+            (Some(j.clone()), format!("{dir}/version.json: cuda {j}"))
+        } else if let Some(t) = r
+            .read_string(&format!("{dir}/version.txt"))
+            .as_deref()
+            .and_then(parse::parse_cuda_version_txt)
+        {
+            (Some(t.clone()), format!("{dir}/version.txt: {t}"))
+        } else if v.split('.').all(|p| p.parse::<u32>().is_ok()) {
+            (
+                Some(v.to_string()),
+                format!("{dir}: installed (version from the directory name)"),
+            )
+        } else {
+            (None, format!("{dir}: installed, version unknown"))
+        };
+        out.push(Toolkit {
+            dir,
+            version,
+            evidence: ev,
+        });
+    }
+    out
+}
+
+pub(crate) fn nvcc_version(r: &dyn HostReader) -> Option<String> {
+    parse::parse_nvcc_version(r.run(HostCommand::NvccVersion).ok_stdout()?)
+}
+
+fn same(a: &str, b: &str) -> bool {
+    let mm = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
+    mm(a) == mm(b)
+}
+
+pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+    let r = cx.reader;
+    let tks = toolkits(r);
+    let mut evidence: Vec<String> = tks.iter().map(|t| t.evidence.clone()).collect();
+    let default_dir = r
+        .read_link("/usr/local/cuda")
+        .map(|_| resolve_link(r, "/usr/local/cuda"));
+    let default_ver = default_dir.as_ref().and_then(|d| {
+        evidence.push(format!("/usr/local/cuda: -> {d}"));
+        tks.iter()
+            .find(|t| &t.dir == d)
+            .and_then(|t| t.version.clone())
+            .or_else(|| parse::cuda_dir_version(d).filter(|v| v != "default"))
+    });
+    let nvcc = nvcc_version(r);
+    if let Some(n) = &nvcc {
+        evidence.push(format!(
+            "nvcc --version: {}",
+            first_line(
+                r.run(HostCommand::NvccVersion)
+                    .ok_stdout()
+                    .unwrap_or_default()
+                    .lines()
+                    .find(|l| l.contains("release"))
+                    .unwrap_or_default(),
+            )
+        ));
+        let _ = n;
+    }
+    if tks.is_empty() && nvcc.is_none() {
+        return vec![CheckResult::ok(
+            &META,
+            "no CUDA toolkit installed (not needed to run containers or pip wheels)",
+        )
+        .evidence(evidence)];
+    }
+    let mut problems = Vec::new();
+    if let (Some(n), Some(d)) = (&nvcc, &default_ver) {
+        if !same(n, d) {
+            problems.push(format!(
+                "nvcc on PATH is CUDA {n} but /usr/local/cuda is {d}"
+            ));
+        }
+    }
+    // Loader order: LD_LIBRARY_PATH first, then ld.so.conf.
+    let mut order: Vec<(String, String)> = r
+        .env("LD_LIBRARY_PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| (d.to_string(), "LD_LIBRARY_PATH".to_string()))
+        .collect();
+    order.extend(ld_so_conf_dirs(r));
+    let cuda_dirs: Vec<(String, String, String)> = order
+        .iter()
+        .filter(|(d, _)| !d.contains("/compat") && !d.contains("/stubs"))
+        .filter_map(|(d, src)| {
+            let v = parse::cuda_dir_version(d)?;
+            let v = if v == "default" {
+                default_ver.clone()?
+            } else {
+                v
+            };
+            Some((d.clone(), src.clone(), v))
+        })
+        .collect();
+    for (d, src, v) in &cuda_dirs {
+        evidence.push(format!("{src}: {d} (CUDA {v})"));
+    }
+    let reference = default_ver.clone().or_else(|| nvcc.clone());
+    if let (Some((d, src, v)), Some(want)) = (cuda_dirs.first(), &reference) {
+        if !same(v, want) {
+            problems.push(format!(
+                "{src} puts {d} (CUDA {v}) first, but /usr/local/cuda is CUDA {want}"
+            ));
+        }
+    }
+    if default_dir.is_none() && tks.len() > 1 {
+        problems.push(format!(
+            "{} toolkits installed and no /usr/local/cuda link",
+            tks.len()
+        ));
+    }
+    if !problems.is_empty() {
+        return vec![CheckResult::problem(&META, problems.join("; "))
+            .evidence(evidence)
+            .fix("Point /usr/local/cuda at the intended toolkit, remove stale CUDA dirs from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then `sudo ldconfig`), and put /usr/local/cuda/bin first on PATH.")];
+    }
+    vec![CheckResult::ok(
+        &META,
+        format!(
+            "CUDA toolkit(s) {}{}",
+            tks.iter()
+                .filter_map(|t| t.version.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+            default_ver
+                .map(|d| format!("; /usr/local/cuda is {d}"))
+                .unwrap_or_default()
+        ),
+    )
+    .evidence(evidence)]
+}

@@ -1,0 +1,103 @@
+//! GL212: the driver supports an older CUDA than an installed toolkit.
+
+use super::gl211_cuda_toolkit_conflict::{nvcc_version, toolkits};
+use super::{CheckResult, Ctx};
+use crate::finding::Severity;
+use crate::rule_meta::{Code, RuleMeta};
+use crate::version::CudaVersion;
+
+pub(crate) static META: RuleMeta = RuleMeta {
+    code: Code::new("GL212"),
+    name: "driver-older-than-toolkit",
+    default_severity: Severity::Error,
+    summary: "An installed CUDA toolkit is newer than the CUDA version the driver supports",
+    explanation: "What: compares each installed toolkit (/usr/local/cuda-X.Y, `nvcc --version`) \
+with the CUDA version the driver supports (nvidia-smi \"CUDA Version\", or the driver matrix).\n\
+Why: a newer CUDA major than the driver's never works (\"CUDA driver version is insufficient \
+for CUDA runtime version\"). Within the same major, minor-version compatibility lets most \
+programs run, but PTX built by the newer toolkit cannot be JIT-compiled \
+(CUDA_ERROR_UNSUPPORTED_PTX_VERSION) and newer APIs fail.\n\
+Fix: upgrade the driver to one that supports the toolkit (see the toolkit release notes' \
+driver table), or use a toolkit no newer than the driver's CUDA version.",
+};
+
+pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+    let r = cx.reader;
+    let mut versions: Vec<(String, String)> = toolkits(r)
+        .into_iter()
+        .filter_map(|t| Some((t.version?, t.evidence)))
+        .collect();
+    if let Some(n) = nvcc_version(r) {
+        versions.push((n.clone(), format!("nvcc --version: release {n}")));
+    }
+    if versions.is_empty() {
+        return vec![CheckResult::ok(&META, "no CUDA toolkit installed")];
+    }
+    let supported = cx.profile.driver_cuda.or_else(|| {
+        cx.profile
+            .driver
+            .as_ref()
+            .and_then(|d| cx.opts.knowledge.max_cuda_for_driver(d))
+    });
+    let mut evidence: Vec<String> = versions.iter().map(|(_, e)| e.clone()).collect();
+    let Some(sup) = supported else {
+        return vec![CheckResult::could_not(
+            &META,
+            "the CUDA version the driver supports is unknown (no nvidia-smi, and no driver matrix entry)",
+        )
+        .evidence(evidence)];
+    };
+    evidence.push(format!(
+        "driver {}: supports CUDA {sup}",
+        cx.profile
+            .driver
+            .as_ref()
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| "?".into())
+    ));
+    let mut out = Vec::new();
+    let mut seen = Vec::new();
+    for (v, _) in &versions {
+        let Ok(cv) = v.parse::<CudaVersion>() else {
+            continue;
+        };
+        let mm = CudaVersion::new(cv.major, cv.minor);
+        if seen.contains(&mm) {
+            continue;
+        }
+        seen.push(mm);
+        if mm <= CudaVersion::new(sup.major, sup.minor) {
+            continue;
+        }
+        let need = cx
+            .opts
+            .knowledge
+            .min_driver_for_cuda(&mm)
+            .map(|d| format!(" (CUDA {mm} needs driver >= {d})"))
+            .unwrap_or_default();
+        if cv.major > sup.major {
+            out.push(
+                CheckResult::problem(&META, format!("CUDA toolkit {mm} is a newer major than the driver's CUDA {sup}: its programs fail with \"CUDA driver version is insufficient\"{need}"))
+                    .evidence(evidence.clone())
+                    .fix("Upgrade the NVIDIA driver to one that supports this CUDA major, or use a toolkit of the driver's CUDA major."),
+            );
+        } else {
+            out.push(
+                CheckResult::problem(&META, format!("CUDA toolkit {mm} is newer than the driver's CUDA {sup}: runs under minor-version compatibility, but PTX JIT and newer APIs fail{need}"))
+                    .severity(Severity::Warning)
+                    .evidence(evidence.clone())
+                    .fix("Upgrade the driver, or build with a toolkit no newer than the driver's CUDA version (and ship SASS for your GPUs)."),
+            );
+        }
+    }
+    if out.is_empty() {
+        out.push(
+            CheckResult::ok(
+                &META,
+                format!("every installed toolkit is within the driver's CUDA {sup}"),
+            )
+            .evidence(evidence),
+        );
+    }
+    out
+}

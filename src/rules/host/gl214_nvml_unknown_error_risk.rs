@@ -1,0 +1,150 @@
+//! GL214: configurations behind "Failed to initialize NVML: Unknown Error" in containers.
+
+use super::gl213_container_toolkit_missing::{CONTAINERD_TOML, DAEMON_JSON};
+use super::{CheckResult, Ctx};
+use crate::finding::Severity;
+use crate::host::reader::HostCommand;
+use crate::rule_meta::{Code, RuleMeta};
+
+pub(crate) static META: RuleMeta = RuleMeta {
+    code: Code::new("GL214"),
+    name: "nvml-unknown-error-risk",
+    default_severity: Severity::Warning,
+    summary: "Containers may lose their GPUs (\"Failed to initialize NVML: Unknown Error\")",
+    explanation: "What: reads the container engine's cgroup driver (daemon.json `exec-opts` \
+native.cgroupdriver, `docker info`, containerd `SystemdCgroup`), the NVIDIA Container Runtime \
+config (/etc/nvidia-container-runtime/config.toml: `no-cgroups`, `mode`) and the /dev/char \
+symlinks for the NVIDIA devices.\n\
+Why: with the systemd cgroup driver, the legacy (hook-based) runtime adds GPU device rules \
+that systemd does not know about; the next `systemctl daemon-reload` rewrites the container's \
+device cgroup and running containers get \"Failed to initialize NVML: Unknown Error\" \
+(NVIDIA/nvidia-container-toolkit#48). `no-cgroups = true` sets up no device rules at all, so \
+unless devices are passed explicitly the same error appears at once.\n\
+Fix: create the /dev/char symlinks (`sudo nvidia-ctk system create-dev-char-symlinks \
+--create-all`, and the udev rule that keeps them), or switch to CDI mode (`mode = \"cdi\"`), \
+or use the cgroupfs driver; set `no-cgroups = false` unless running rootless.",
+};
+
+const CTK_CONFIG: &str = "/etc/nvidia-container-runtime/config.toml";
+
+pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+    let r = cx.reader;
+    let mut evidence = Vec::new();
+    let mut systemd: Option<bool> = None;
+    let daemon = r.read_string(DAEMON_JSON);
+    if let Some(v) = daemon
+        .as_deref()
+        .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+    {
+        for o in v
+            .get("exec-opts")
+            .and_then(|x| x.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if let Some(s) = o
+                .as_str()
+                .and_then(|s| s.strip_prefix("native.cgroupdriver="))
+            {
+                evidence.push(format!("{DAEMON_JSON}: exec-opts native.cgroupdriver={s}"));
+                systemd = Some(s == "systemd");
+            }
+        }
+    }
+    if systemd.is_none() {
+        if let Some(info) = r
+            .run(HostCommand::DockerInfo)
+            .ok_stdout()
+            .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
+        {
+            if let Some(d) = info.get("CgroupDriver").and_then(|x| x.as_str()) {
+                evidence.push(format!("docker info: CgroupDriver {d}"));
+                systemd = Some(d == "systemd");
+            }
+        }
+    }
+    if let Some(c) = r.read_string(CONTAINERD_TOML) {
+        if let Some(l) = c
+            .lines()
+            .find(|l| l.trim().replace(' ', "").starts_with("SystemdCgroup="))
+        {
+            evidence.push(format!("{CONTAINERD_TOML}: {}", l.trim()));
+            if l.contains("true") {
+                systemd = Some(true);
+            }
+        }
+    }
+    let ctk = r.read_string(CTK_CONFIG);
+    let mut no_cgroups = false;
+    let mut mode: Option<String> = None;
+    if let Some(t) = &ctk {
+        for l in t.lines() {
+            let s = l
+                .split('#')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .replace(' ', "");
+            if s == "no-cgroups=true" {
+                no_cgroups = true;
+                evidence.push(format!("{CTK_CONFIG}: {}", l.trim()));
+            }
+            if let Some(m) = s.strip_prefix("mode=") {
+                mode = Some(m.trim_matches('"').to_string());
+                evidence.push(format!("{CTK_CONFIG}: {}", l.trim()));
+            }
+        }
+    }
+    let char_links = r.list_dir("/dev/char").map(|v| {
+        v.into_iter()
+            .filter(|(n, _)| {
+                r.read_link(&format!("/dev/char/{n}"))
+                    .map(|t| t.contains("nvidia"))
+                    .unwrap_or(false)
+            })
+            .count()
+    });
+    match char_links {
+        Some(n) => evidence.push(format!("/dev/char: {n} symlink(s) to nvidia devices")),
+        None => evidence.push("/dev/char: not readable".into()),
+    }
+    if daemon.is_none() && ctk.is_none() && systemd.is_none() {
+        return vec![CheckResult::ok(
+            &META,
+            "no container engine / NVIDIA runtime configuration found: not applicable",
+        )
+        .evidence(evidence)];
+    }
+    let mut problems = Vec::new();
+    if no_cgroups {
+        problems.push(format!("{CTK_CONFIG} sets no-cgroups = true: containers get no GPU device rules (NVML Unknown Error unless devices are passed explicitly; fine only for rootless)"));
+    }
+    let cdi_mode = mode.as_deref() == Some("cdi");
+    if systemd == Some(true) && !cdi_mode && char_links == Some(0) {
+        problems.push("systemd cgroup driver with the legacy NVIDIA runtime and no /dev/char symlinks: after `systemctl daemon-reload` running containers fail with \"Failed to initialize NVML: Unknown Error\"".into());
+    }
+    if !problems.is_empty() {
+        return vec![CheckResult::problem(&META, problems.join("; "))
+            .evidence(evidence)
+            .fix("`sudo nvidia-ctk system create-dev-char-symlinks --create-all` (and its udev rule), or mode = \"cdi\", or the cgroupfs driver; set no-cgroups = false unless rootless.")];
+    }
+    if systemd.is_none() {
+        return vec![CheckResult::could_not(
+            &META,
+            "the container engine's cgroup driver is unknown",
+        )
+        .evidence(evidence)];
+    }
+    if systemd == Some(true) && !cdi_mode && char_links.is_none() {
+        return vec![CheckResult::could_not(
+            &META,
+            "systemd cgroup driver, but /dev/char is not visible to confirm the device symlinks",
+        )
+        .evidence(evidence)];
+    }
+    vec![CheckResult::ok(
+        &META,
+        "cgroup setup keeps GPU access across systemd reloads",
+    )
+    .evidence(evidence)]
+}

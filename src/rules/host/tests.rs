@@ -1,0 +1,344 @@
+//! Every check on the real H200 capture and on hand-made broken variants
+//! (testdata/host/variants/*, overlaid on testdata/host/h200).
+
+use super::testutil::{expect, run};
+
+use super::{CheckOptions, CheckStatus};
+use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
+use crate::finding::Severity;
+use crate::host::knowledge::Knowledge;
+use crate::host::python::{ArchScanner, BinaryArchs};
+use crate::version::CudaVersion;
+use std::path::Path;
+use CheckStatus::{CouldNotCheck, Problem};
+
+/// Test scanner: the libtorch_cuda.so placeholders in testdata hold the real capture's
+/// `cuobjdump --list-elf` summary ("  444 sm_90" lines) instead of a binary.
+struct SummaryScanner;
+impl ArchScanner for SummaryScanner {
+    fn scan(&self, p: &Path) -> Result<Option<BinaryArchs>, String> {
+        let t = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
+        let mut a = BinaryArchs::default();
+        for l in t.lines() {
+            // "  444 sm_90", or "  1 compute_80 isa=8.8" for PTX with its ISA version.
+            let mut toks = l.split_whitespace().skip(1);
+            let Some(Ok(x)) = toks.next().map(|t| t.parse::<ArchTarget>()) else {
+                continue;
+            };
+            if x.kind == CodeKind::Ptx {
+                a.ptx.push(x);
+                if let Some(isa) = toks.next().and_then(|t| t.strip_prefix("isa=")) {
+                    a.ptx_isa.insert(x.to_string(), isa.to_string());
+                }
+            } else {
+                a.sass.push(x);
+            }
+        }
+        Ok((!a.sass.is_empty() || !a.ptx.is_empty()).then_some(a))
+    }
+}
+
+/// Test knowledge: just the facts these fixtures need.
+struct TestKnowledge;
+impl Knowledge for TestKnowledge {
+    fn gpu_cc(&self, name: &str) -> Option<ComputeCapability> {
+        (name == "NVIDIA H200").then(|| ComputeCapability::new(9, 0))
+    }
+    fn ptx_isa_min_cuda(&self, isa: (u16, u16)) -> Option<CudaVersion> {
+        match isa {
+            (8, 8) => Some(CudaVersion::new(12, 9)),
+            (9, 1) => Some(CudaVersion::new(13, 1)),
+            _ => None,
+        }
+    }
+}
+
+fn opts() -> CheckOptions<'static> {
+    CheckOptions {
+        knowledge: &TestKnowledge,
+        pythons: Vec::new(),
+        scanner: Some(&SummaryScanner),
+    }
+}
+
+fn runv(v: &[&str]) -> Vec<super::CheckResult> {
+    let mut layers = vec!["h200", "variants/complete"];
+    layers.extend(v.iter().copied());
+    run(&layers, &opts())
+}
+
+#[test]
+fn real_h200_capture() {
+    let r = run(&["h200"], &opts());
+    let text = super::render_checks_text(&r);
+    // What the capture holds is judged; what it lacks is "could not check", never guessed.
+    assert!(r.iter().all(|x| x.status != Problem), "{text}");
+    for code in [
+        "GL203", "GL204", "GL205", "GL206", "GL207", "GL208", "GL209", "GL210", "GL211", "GL212",
+        "GL215",
+    ] {
+        expect(&r, code, CheckStatus::Ok);
+    }
+    expect(&r, "GL201", CouldNotCheck);
+    expect(&r, "GL202", CouldNotCheck);
+    assert!(expect(&r, "GL204", CheckStatus::Ok)
+        .message
+        .contains("580.159.04"));
+    assert!(expect(&r, "GL215", CheckStatus::Ok)
+        .message
+        .contains("2.11.0+cu130"));
+    // No findings but info ones.
+    let f = super::check_findings(&r);
+    assert!(f.iter().all(|x| x.severity == Severity::Info));
+}
+
+#[test]
+fn complete_healthy_tree_is_all_ok() {
+    let r = run(&["h200", "variants/complete"], &opts());
+    let bad: Vec<_> = r.iter().filter(|x| x.status != CheckStatus::Ok).collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+    let host_rules = crate::rules::RULES
+        .iter()
+        .filter(|r| matches!(r.check, crate::rules::Check::Host { .. }))
+        .count();
+    assert_eq!(r.len(), host_rules);
+}
+
+#[test]
+fn gl201_pci_gpu_not_seen() {
+    let r = runv(&["variants/pci-extra"]);
+    let x = expect(&r, "GL201", Problem);
+    assert!(x.message.contains("0000:00:07.0"), "{}", x.message);
+    assert!(x
+        .evidence
+        .iter()
+        .any(|e| e.contains("/sys/bus/pci/devices/0000:00:07.0")));
+}
+
+#[test]
+fn gl202_nouveau() {
+    let r = runv(&["variants/nouveau-loaded"]);
+    let x = expect(&r, "GL202", Problem);
+    assert_eq!(x.severity, Severity::Error);
+    expect(&r, "GL203", Problem);
+    expect(&r, "GL201", Problem);
+    // Not loaded but not blacklisted: a warning.
+    let dir = super::testutil::tree(&["h200", "variants/complete"]);
+    std::fs::remove_file(dir.path().join("etc/modprobe.d/blacklist-nouveau.conf")).unwrap();
+    let dep = dir.path().join("lib/modules/6.8.0-85-generic/modules.dep");
+    let mut t = std::fs::read_to_string(&dep).unwrap();
+    t.push_str(
+        "kernel/drivers/gpu/drm/nouveau/nouveau.ko.zst: kernel/drivers/gpu/drm/drm.ko.zst\n",
+    );
+    std::fs::write(&dep, t).unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    assert_eq!(expect(&r, "GL202", Problem).severity, Severity::Warning);
+}
+
+#[test]
+fn gl203_and_gl207_missing_uvm() {
+    let r = runv(&["variants/no-uvm"]);
+    assert!(expect(&r, "GL203", Problem).message.contains("nvidia_uvm"));
+    assert!(expect(&r, "GL207", Problem)
+        .message
+        .contains("/dev/nvidia-uvm is missing"));
+}
+
+#[test]
+fn gl204_api_mismatch() {
+    let r = runv(&["variants/api-mismatch"]);
+    let x = expect(&r, "GL204", Problem);
+    assert!(x
+        .evidence
+        .iter()
+        .any(|e| e.contains("Driver/library version mismatch")));
+    assert!(x
+        .evidence
+        .iter()
+        .any(|e| e.contains("libnvidia-ml.so.580.105.08")));
+    // Without nvidia-smi's message, the library versions alone show it.
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/api-mismatch"]);
+    for f in std::fs::read_dir(dir.path().join(".gpulint-host/commands")).unwrap() {
+        let f = f.unwrap().path();
+        if f.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("nvidia-smi")
+        {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL204", Problem);
+    assert!(
+        x.message.contains("580.159.04") && x.message.contains("580.105.08"),
+        "{}",
+        x.message
+    );
+}
+
+#[test]
+fn gl205_open_module_refuses_gpu() {
+    let r = runv(&["variants/open-refused"]);
+    let x = expect(&r, "GL205", Problem);
+    assert!(x.message.contains("open"));
+    assert!(x.fix.as_deref().unwrap().contains("proprietary"));
+}
+
+#[test]
+fn gl206_kernel_updated_driver_not_rebuilt() {
+    let r = runv(&["variants/other-kernel"]);
+    let x = expect(&r, "GL206", Problem);
+    assert!(x.message.contains("6.8.0-85-generic") && x.message.contains("6.8.0-90-generic"));
+    assert_eq!(x.severity, Severity::Error);
+    let r = runv(&["variants/newer-kernel"]);
+    assert_eq!(expect(&r, "GL206", Problem).severity, Severity::Warning);
+}
+
+#[test]
+fn gl207_permissions() {
+    let r = runv(&["variants/dev-perm"]);
+    let x = expect(&r, "GL207", Problem);
+    assert!(
+        x.message.contains("/dev/nvidia0 is not read-write"),
+        "{}",
+        x.message
+    );
+    // The complete tree's user is in `video`: same nodes are fine for her.
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/dev-perm"]);
+    std::fs::write(
+        dir.path().join(".gpulint-host/commands/id.txt"),
+        "uid=1000(alice) gid=1000(alice) groups=1000(alice),44(video)\n",
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    expect(&r, "GL207", CheckStatus::Ok);
+}
+
+#[test]
+fn gl208_persistence_off() {
+    let r = runv(&["variants/persistence-off"]);
+    assert_eq!(expect(&r, "GL208", Problem).severity, Severity::Warning);
+}
+
+#[test]
+fn gl209_mig() {
+    let r = runv(&["variants/mig-on"]);
+    let x = expect(&r, "GL209", Problem);
+    assert_eq!(x.severity, Severity::Error);
+    assert!(x.message.contains("no MIG devices"));
+    let r = runv(&["variants/mig-on", "variants/mig-instances"]);
+    let x = expect(&r, "GL209", Problem);
+    assert_eq!(x.severity, Severity::Info);
+    assert!(x.message.contains("2 MIG device"), "{}", x.message);
+    expect(&r, "GL207", CheckStatus::Ok);
+}
+
+#[test]
+fn gl210_gpu_errors() {
+    let r = runv(&["variants/gpu-err"]);
+    let x = expect(&r, "GL210", Problem);
+    assert_eq!(x.severity, Severity::Error);
+    assert!(x.evidence.iter().any(|e| e.contains("ERR!")));
+    assert!(x
+        .evidence
+        .iter()
+        .any(|e| e.contains("Xid") && e.contains("79")));
+    assert!(x
+        .evidence
+        .iter()
+        .any(|e| e.contains("remapped_row_pending")));
+}
+
+#[test]
+fn gl211_loader_picks_other_cuda() {
+    let r = runv(&["variants/ld-conflict"]);
+    let x = expect(&r, "GL211", Problem);
+    assert!(
+        x.message.contains("12.4") && x.message.contains("13.0"),
+        "{}",
+        x.message
+    );
+}
+
+#[test]
+fn gl212_and_gl215_driver_older_than_toolkit_and_torch() {
+    let r = runv(&["variants/old-driver"]);
+    let x = expect(&r, "GL212", Problem);
+    assert!(x.message.contains("12.2"), "{}", x.message);
+    assert_eq!(x.severity, Severity::Error);
+    let t = expect(&r, "GL215", Problem);
+    assert!(t.message.contains("too old"), "{}", t.message);
+}
+
+#[test]
+fn gl213_no_container_toolkit() {
+    let r = runv(&["variants/no-ctk"]);
+    let x = expect(&r, "GL213", Problem);
+    assert!(x.message.contains("not installed"));
+}
+
+#[test]
+fn gl214_nvml_unknown_error_config() {
+    let r = runv(&["variants/nvml-cgroup"]);
+    let x = expect(&r, "GL214", Problem);
+    assert!(
+        x.message.contains("no-cgroups") && x.message.contains("daemon-reload"),
+        "{}",
+        x.message
+    );
+}
+
+#[test]
+fn gl215_torch_builds() {
+    let r = runv(&["variants/torch-cpu"]);
+    assert!(expect(&r, "GL215", Problem).message.contains("CPU-only"));
+    let r = runv(&["variants/torch-old-arch"]);
+    let x = expect(&r, "GL215", Problem);
+    assert!(x.message.contains("no kernel image"), "{}", x.message);
+    // Only PTX for the H200 (compute_80): JIT works when the driver (CUDA 13.0) knows the PTX
+    // ISA (8.8 = CUDA 12.9), and fails when the ISA is newer (9.1 = CUDA 13.1), as GL003.
+    let r = runv(&["variants/torch-ptx-jit"]);
+    let x = expect(&r, "GL215", Problem);
+    assert_eq!(x.severity, Severity::Warning);
+    assert!(x.message.contains("JIT-compiles"), "{}", x.message);
+    let r = runv(&["variants/torch-ptx-too-new"]);
+    let x = expect(&r, "GL215", Problem);
+    assert_eq!(x.severity, Severity::Error);
+    assert!(
+        x.message.contains("cannot JIT") && x.message.contains("PTX ISA 9.1 (CUDA 13.1)"),
+        "{}",
+        x.message
+    );
+    // Without a fatbin reader the arch list is "could not check", not a guess.
+    let r = run(
+        &["h200"],
+        &CheckOptions {
+            knowledge: &TestKnowledge,
+            pythons: vec!["/opt/torch/.venv/bin/python".into()],
+            scanner: None,
+        },
+    );
+    expect(&r, "GL215", CouldNotCheck);
+}
+
+#[test]
+fn findings_and_text() {
+    let r = runv(&["variants/nouveau-loaded"]);
+    let f = super::check_findings(&r);
+    assert!(f
+        .iter()
+        .any(|x| x.rule == "GL202" && x.severity == Severity::Error));
+    assert!(f
+        .iter()
+        .any(|x| x.severity == Severity::Info && x.message.starts_with("could not check")));
+    let t = super::render_checks_text(&r);
+    assert!(t.contains("[error] GL202 nouveau-loaded"));
+    assert!(t.contains("fix: "));
+}

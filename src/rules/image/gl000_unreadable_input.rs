@@ -1,0 +1,22 @@
+//! GL000 unreadable-input: part of the input could not be read, so the verdict is partial.
+//! No check of its own: the scan reports it (an unreadable layer or file, an image a config
+//! names that could not be pulled), so it has a code, a name and docs like every other rule.
+
+use crate::finding::Severity;
+use crate::rule_meta::{Code, RuleMeta};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL000"),
+    name: "unreadable-input",
+    default_severity: Severity::Warning,
+    summary: "Part of the input could not be read; the result is partial",
+    explanation: "What: a layer, a file inside the image, or an image that a compose file or \
+manifest names could not be read (corrupt or truncated archive, unsupported compression, a file \
+over the size limit, an unreachable registry).\n\
+Why: the rules only see what was read. A CUDA library or a wheel in the unread part is not \
+checked, so the absence of other findings does not mean the image is fine.\n\
+Example: `part of the image could not be read, the result is partial: layer sha256:3f1c…: \
+unexpected end of gzip stream`.\n\
+Fix: repair or re-export the image (`docker save` again, re-pull), check the reference and \
+credentials, or raise the limit that was hit.",
+};

@@ -1,0 +1,135 @@
+//! GL002 driver-too-old: the image's CUDA runtime needs a newer driver than the target has.
+
+use super::context::{ImageContext, RuntimeUse};
+use crate::finding::{Finding, Severity};
+use crate::matrix::Matrix;
+use crate::rule_meta::{Code, RuleMeta};
+use crate::version::DriverVersion;
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL002"),
+    name: "driver-too-old",
+    default_severity: Severity::Error,
+    summary: "The CUDA runtime in the image needs a newer driver than the target's",
+    explanation: "\
+What: the image loads a CUDA runtime (libcudart, or the CUDA a framework such as PyTorch was
+built for) that needs a newer NVIDIA driver than the target runs, even under minor-version
+compatibility. CUDA initialisation fails with `CUDA driver version is insufficient for CUDA
+runtime version` (cudaErrorInsufficientDriver) or torch reports `torch.cuda.is_available() ==
+False` with a driver warning.
+
+Why: each CUDA toolkit release states a minimum driver (CUDA Toolkit release notes, table 3).
+Since CUDA 11, a runtime also works on an older driver of the same CUDA major if the driver is
+at least that major's minor-version-compatibility floor (e.g. >= 525.60.13 for 12.x), with
+limits (no JIT of newer PTX, see GL003). Minor-version compatibility never crosses a CUDA major:
+a 12.x driver cannot run a 13.x runtime. The cuda-compat (forward compatibility) package can
+lift the limit on datacenter GPUs only (see GL005).
+
+Example: torch 2.11.0 built for CUDA 13.0 on a node with driver 570.133.20 (CUDA 12.8).
+
+Fix: upgrade the node's driver to at least the stated version, or install the framework build
+for an older CUDA (e.g. the cu126 / cu128 PyTorch wheel from download.pytorch.org).",
+};
+
+/// How a runtime fares on a driver.
+pub enum DriverVerdict {
+    /// driver >= the release's documented minimum.
+    Native,
+    /// Below the release minimum but at or above the major's minor-version floor.
+    MinorCompat { floor: DriverVersion },
+    /// Below both.
+    TooOld {
+        required: Option<DriverVersion>,
+        floor: Option<DriverVersion>,
+    },
+    /// The matrix has no row for this runtime.
+    Unknown,
+}
+
+/// The driver a CUDA release needs natively. The runtime checks the driver's CUDA version
+/// (major.minor) only, so every update of a release needs what its GA needs: the patch level
+/// of a library (cudart 13.0.96) is not the toolkit update.
+pub fn release_min_driver(m: &Matrix, v: &crate::version::CudaVersion) -> Option<DriverVersion> {
+    m.cuda_min_driver(&crate::version::CudaVersion::new(v.major, v.minor))
+        .and_then(|r| r.linux.clone())
+}
+
+pub fn driver_verdict(m: &Matrix, rt: &RuntimeUse, driver: &DriverVersion) -> DriverVerdict {
+    let required = release_min_driver(m, &rt.version);
+    // Minor-version compatibility exists from CUDA 11 on.
+    let floor = if rt.version.major >= 11 {
+        m.minor_compat_floor(rt.version.major).map(|(v, _)| v)
+    } else {
+        None
+    };
+    match (&required, &floor) {
+        (Some(req), _) if driver >= req => DriverVerdict::Native,
+        (_, Some(f)) if driver >= f => DriverVerdict::MinorCompat { floor: f.clone() },
+        (None, None) => DriverVerdict::Unknown,
+        _ => DriverVerdict::TooOld { required, floor },
+    }
+}
+
+pub fn describe_requirement(
+    required: &Option<DriverVersion>,
+    floor: &Option<DriverVersion>,
+) -> String {
+    match (required, floor) {
+        (Some(r), Some(f)) => format!(">= {r} (>= {f} under minor-version compatibility)"),
+        (Some(r), None) => format!(">= {r}"),
+        (None, Some(f)) => format!(">= {f} (minor-version compatibility floor)"),
+        (None, None) => "unknown".into(),
+    }
+}
+
+pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
+    let Some(target) = ctx.target else { return };
+    let Some(driver) = &target.driver else { return };
+    let compat = ctx.forward_compat_driver();
+    for rt in ctx.cuda_runtimes() {
+        match driver_verdict(ctx.matrix, &rt, driver) {
+            DriverVerdict::TooOld { required, floor } => {
+                // With a cuda-compat package that covers this runtime, GL005 decides.
+                if let Some((cv, _)) = &compat {
+                    if ctx
+                        .matrix
+                        .max_cuda_for_driver(cv)
+                        .is_some_and(|c| (c.major, c.minor) >= (rt.version.major, rt.version.minor))
+                    {
+                        continue;
+                    }
+                }
+                let mut f = META
+                    .finding(format!(
+                        "{} needs driver {}; {} has {driver}",
+                        rt.what,
+                        describe_requirement(&required, &floor),
+                        target.name
+                    ))
+                    .with_target(target.name.clone())
+                    .with_help(match &required {
+                        Some(r) => format!("upgrade the driver to >= {r}, or use a build of the software for an older CUDA"),
+                        None => "upgrade the driver, or use a build of the software for an older CUDA".into(),
+                    });
+                if let Some(l) = rt.location.clone() {
+                    f = f.with_location(l);
+                }
+                out.push(f);
+            }
+            DriverVerdict::Unknown => {
+                let mut f = META
+                    .finding(format!(
+                        "{}: the minimum driver for CUDA {} is unknown to gpulint's matrices; cannot judge driver {driver}",
+                        rt.what, rt.version
+                    ))
+                    .with_severity(Severity::Info)
+                    .with_target(target.name.clone());
+                if let Some(l) = rt.location.clone() {
+                    f = f.with_location(l);
+                }
+                out.push(f);
+            }
+            DriverVerdict::Native | DriverVerdict::MinorCompat { .. } => {}
+        }
+    }
+}

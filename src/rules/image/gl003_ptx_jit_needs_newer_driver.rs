@@ -1,0 +1,91 @@
+//! GL003 ptx-jit-needs-newer-driver: the GPU can only be served by JIT-compiling PTX, and the
+//! driver is too old for that PTX.
+
+use super::context::{list, ptx_isa_of, runnable_targets, ImageContext};
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL003"),
+    name: "ptx-jit-needs-newer-driver",
+    default_severity: Severity::Error,
+    summary:
+        "A binary runs on the target only through PTX JIT, and the driver cannot compile that PTX",
+    explanation: "\
+What: a binary has no SASS for the target GPU, so the driver must JIT-compile its PTX; but the
+PTX was emitted by a newer toolkit (its PTX ISA version) than the driver understands. The launch
+fails with `the provided PTX was compiled with an unsupported toolchain`
+(CUDA_ERROR_UNSUPPORTED_PTX_VERSION), typically when the image relies on minor-version
+compatibility (an older driver of the same CUDA major) and carries PTX from a newer toolkit.
+
+Why: a driver can JIT PTX up to the PTX ISA version of the CUDA release it supports (PTX ISA
+release notes map ISA versions to CUDA releases). Minor-version compatibility explicitly
+excludes JIT of newer PTX (CUDA Compatibility guide).
+
+Fix: ship SASS for the target GPU (so no JIT is needed), or upgrade the driver to one that
+supports the CUDA release that produced the PTX.",
+};
+
+pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
+    let Some(target) = ctx.target else { return };
+    let Some(driver_cuda) = ctx.driver_cuda() else {
+        return;
+    };
+    for gpu in &target.gpus {
+        let Some(cc) = gpu.cc else { continue };
+        for b in ctx.inventory.binaries.iter().filter(|b| b.has_device_code) {
+            let (sass, ptx) = runnable_targets(b, cc);
+            if !sass.is_empty() || ptx.is_empty() {
+                continue;
+            }
+            if super::context::vendor_library_supports(ctx, b, cc).is_some_and(|(ok, _)| ok) {
+                continue;
+            }
+            let mut usable = Vec::new();
+            let mut too_new = Vec::new();
+            let mut unknown = Vec::new();
+            for t in &ptx {
+                match ptx_isa_of(b, t).map(|isa| (isa, ctx.matrix.ptx_isa_min_cuda(isa))) {
+                    Some((_, Some(needs))) if needs <= driver_cuda => usable.push(*t),
+                    Some((isa, Some(needs))) => too_new.push((*t, isa, needs)),
+                    _ => unknown.push(*t),
+                }
+            }
+            if !usable.is_empty() {
+                continue;
+            }
+            let loc = ctx.binary_location(b);
+            if too_new.is_empty() {
+                out.push(
+                    META.finding(format!(
+                        "/{} runs on {} only through PTX JIT of [{}] whose PTX ISA version is unknown: cannot tell whether driver (CUDA {driver_cuda}) can compile it",
+                        b.path.trim_start_matches('/'), gpu.name, list(&unknown)
+                    ))
+                    .with_severity(Severity::Info)
+                    .with_target(target.name.clone())
+                    .with_location(loc),
+                );
+                continue;
+            }
+            let detail: Vec<String> = too_new
+                .iter()
+                .map(|(t, isa, needs)| format!("{t} is PTX ISA {}.{} (CUDA {needs})", isa.0, isa.1))
+                .collect();
+            out.push(
+                META.finding(format!(
+                    "/{} runs on {} (compute capability {cc}) only through PTX JIT, but {}; the driver supports CUDA {driver_cuda}",
+                    b.path.trim_start_matches('/'),
+                    gpu.name,
+                    detail.join(", ")
+                ))
+                .with_target(target.name.clone())
+                .with_location(loc)
+                .with_help(format!(
+                    "add SASS for sm_{} to the build, or upgrade the driver to one supporting CUDA {}",
+                    cc.sm(),
+                    too_new.iter().map(|x| x.2).min().map(|v| v.to_string()).unwrap_or_default()
+                )),
+            );
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! GL006 conflicting-cuda-runtimes: the loader picks another copy of a CUDA library than the
+//! one the binary ships with, or none at all.
+
+use super::context::ImageContext;
+use super::loader::{resolve, search_order, SearchDir};
+use crate::finding::{Finding, Severity};
+use crate::inventory::LibraryProvider;
+use crate::rule_meta::{Code, RuleMeta};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL006"),
+    name: "conflicting-cuda-runtimes",
+    default_severity: Severity::Error,
+    summary: "The dynamic loader resolves a CUDA/cuDNN dependency to another library than the one shipped, or to none",
+    explanation: "\
+What: a binary needs a CUDA library (libcudart, libcublas, libcudnn, libnccl, …). Following
+the loader's real order (DT_RPATH when there is no DT_RUNPATH, the image's LD_LIBRARY_PATH,
+DT_RUNPATH, /etc/ld.so.conf(.d), default directories), it would load a different copy than the
+one its own RPATH/RUNPATH points at (e.g. a system CUDA 12.1 cuBLAS instead of the pip wheel's
+12.4 one), or find none.
+
+Why: two CUDA stacks in one image are common (an nvidia/cuda base plus pip `nvidia-*`
+wheels). `LD_LIBRARY_PATH` beats DT_RUNPATH, so a base image's
+`LD_LIBRARY_PATH=/usr/local/cuda/lib64` silently swaps the libraries a wheel was built and
+tested with: symbol errors (`undefined symbol: cublasLt…`), `CUBLAS_STATUS_NOT_INITIALIZED`,
+cuDNN version mismatch errors, or subtle slowdowns. A library found nowhere fails with
+`cannot open shared object file`.
+
+Fix: remove the conflicting directory from LD_LIBRARY_PATH (or put the wheel's directory
+first), uninstall the duplicate CUDA stack, or install matching versions.",
+};
+
+pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
+    let inv = ctx.inventory;
+    let own_libs: std::collections::BTreeSet<String> = inv
+        .cuda_libraries
+        .iter()
+        .map(|l| super::loader::norm(&l.path))
+        .collect();
+    for b in &inv.binaries {
+        // CUDA libraries load each other by soname once the first is in the process; judge
+        // the consumers (frameworks, extensions, executables), not the CUDA stack itself.
+        if own_libs.contains(&super::loader::norm(&b.path)) {
+            continue;
+        }
+        let order = search_order(inv, b);
+        let own: Vec<SearchDir> = order
+            .iter()
+            .filter(|d| d.from == "DT_RUNPATH" || d.from == "DT_RPATH")
+            .cloned()
+            .collect();
+        for needed in b
+            .needed
+            .iter()
+            .filter(|n| crate::inventory::libs::is_cuda_runtime_lib(n))
+        {
+            let actual = resolve(inv, &order, needed);
+            let shipped = resolve(inv, &own, needed);
+            let loc = ctx.binary_location(b);
+            match (&actual, &shipped) {
+                (None, _) => {
+                    let elsewhere = inv.cuda_libraries.iter().find(|l| {
+                        super::context::file_name(&l.path) == needed.as_str()
+                            || l.aliases
+                                .iter()
+                                .any(|a| super::context::file_name(a) == needed.as_str())
+                    });
+                    let py_ext =
+                        b.path.contains("/site-packages/") || b.path.contains("/dist-packages/");
+                    match elsewhere {
+                        // Python frameworks preload their CUDA libraries (torch loads
+                        // nvidia/*/lib by path; cupy through cuda-pathfinder); the loader then
+                        // matches the extension's NEEDED by soname. Verified on a real torch
+                        // + cupy venv on an H200.
+                        Some(_) if py_ext => {}
+                        Some(l) => out.push(
+                            META.finding(format!(
+                                "/{} needs {needed}; the image has it at /{} but not on the loader's search path, so it loads only if something preloads it",
+                                b.path.trim_start_matches('/'),
+                                l.path.trim_start_matches('/')
+                            ))
+                            .with_severity(Severity::Warning)
+                            .with_location(loc)
+                            .with_help(format!(
+                                "add /{} to LD_LIBRARY_PATH, /etc/ld.so.conf.d or the binary's RUNPATH",
+                                l.path.trim_start_matches('/').rsplit_once('/').map(|x| x.0).unwrap_or("")
+                            )),
+                        ),
+                        None => out.push(
+                            META.finding(format!(
+                                "/{} needs {needed}, which the loader finds nowhere in the image (searched {} directories)",
+                                b.path.trim_start_matches('/'),
+                                order.len()
+                            ))
+                            .with_location(loc)
+                            .with_help(format!("install the package that provides {needed} or add its directory to the binary's RUNPATH")),
+                        ),
+                    }
+                }
+                (Some((a, via)), Some((s, _)))
+                    if super::loader::norm(&a.path) != super::loader::norm(&s.path) =>
+                {
+                    let differ = a.version != s.version;
+                    let sev = if differ {
+                        Severity::Error
+                    } else {
+                        Severity::Warning
+                    };
+                    out.push(
+                        META.finding(format!(
+                            "/{} ships with /{} ({}) but the loader picks /{} ({}) from {} {}",
+                            b.path.trim_start_matches('/'),
+                            s.path.trim_start_matches('/'),
+                            s.version.as_deref().unwrap_or("version unknown"),
+                            a.path.trim_start_matches('/'),
+                            a.version.as_deref().unwrap_or("version unknown"),
+                            via.from,
+                            if via.dir.is_empty() {
+                                "/".to_string()
+                            } else {
+                                format!("/{}", via.dir)
+                            },
+                        ))
+                        .with_severity(sev)
+                        .with_location(loc)
+                        .with_help(format!(
+                            "remove /{} from {} or install one CUDA stack",
+                            via.dir, via.from
+                        )),
+                    );
+                }
+                (Some((a, _)), None) if a.provider == LibraryProvider::Stub => out.push(
+                    META.finding(format!(
+                        "/{} resolves {needed} to the link-time stub /{}, which cannot run",
+                        b.path.trim_start_matches('/'),
+                        a.path.trim_start_matches('/')
+                    ))
+                    .with_location(loc)
+                    .with_help("remove lib64/stubs from LD_LIBRARY_PATH / ld.so.conf"),
+                ),
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! GL010 require-cuda-unsatisfied: the image's NVIDIA_REQUIRE_CUDA makes the NVIDIA container
+//! runtime refuse to start it on the target.
+
+use super::context::ImageContext;
+use crate::arch::ComputeCapability;
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::target::Target;
+use crate::version::{CudaVersion, DriverVersion};
+use std::cmp::Ordering;
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL010"),
+    name: "require-cuda-unsatisfied",
+    default_severity: Severity::Error,
+    summary: "NVIDIA_REQUIRE_CUDA in the image is not satisfied by the target's driver/GPU",
+    explanation: "\
+What: the image config sets `NVIDIA_REQUIRE_CUDA` (all nvidia/cuda images do, e.g.
+`cuda>=12.1 brand=tesla,driver>=470,driver<471 …`). The NVIDIA Container Toolkit evaluates it
+before starting the container and refuses with `nvidia-container-cli: requirement error:
+unsatisfied condition: cuda>=12.1, please update your driver to a newer version, or use an
+earlier cuda container`.
+
+Why: space-separated constraints are alternatives (OR), comma-separated ones must all hold
+(AND). `cuda` is compared with the CUDA version the host driver supports, `driver` with the
+driver version, `arch` with the GPU's compute capability, `brand` with the GPU brand
+(libnvidia-container, NVIDIA_REQUIRE_* documentation). `NVIDIA_DISABLE_REQUIRE=true`
+disables the check.
+
+Fix: run on a node whose driver supports the image's CUDA, or use an image for an older CUDA;
+set NVIDIA_DISABLE_REQUIRE=true only if you rely on forward/minor-version compatibility on
+purpose.",
+};
+
+#[derive(Debug, Clone, PartialEq)]
+struct Constraint {
+    key: String,
+    op: String,
+    value: String,
+}
+
+fn parse_constraint(s: &str) -> Option<Constraint> {
+    for op in [">=", "<=", "!=", "==", "=", ">", "<"] {
+        if let Some(i) = s.find(op) {
+            return Some(Constraint {
+                key: s[..i].trim().to_ascii_lowercase(),
+                op: op.to_string(),
+                value: s[i + op.len()..].trim().to_string(),
+            });
+        }
+    }
+    None
+}
+
+fn cmp_ok(ord: Ordering, op: &str) -> bool {
+    match op {
+        ">=" => ord != Ordering::Less,
+        "<=" => ord != Ordering::Greater,
+        ">" => ord == Ordering::Greater,
+        "<" => ord == Ordering::Less,
+        "!=" => ord != Ordering::Equal,
+        _ => ord == Ordering::Equal,
+    }
+}
+
+/// Tri-state: Some(true/false), None = unknown.
+fn eval(c: &Constraint, t: &Target, driver_cuda: Option<CudaVersion>) -> Option<bool> {
+    match c.key.as_str() {
+        "cuda" => {
+            let want: CudaVersion = c.value.parse().ok()?;
+            let have = driver_cuda?;
+            // Compare at major.minor: the driver reports e.g. 12.2.
+            let have = CudaVersion::new(have.major, have.minor);
+            Some(cmp_ok(have.cmp(&want), &c.op))
+        }
+        "driver" => {
+            let want: DriverVersion = c.value.parse().ok()?;
+            let have = t.driver.as_ref()?;
+            Some(cmp_ok(have.cmp(&want), &c.op))
+        }
+        "arch" => {
+            let want: ComputeCapability = c.value.parse().ok()?;
+            let ccs: Vec<_> = t.gpus.iter().map(|g| g.cc).collect();
+            if ccs.is_empty() || ccs.iter().any(|c| c.is_none()) {
+                return None;
+            }
+            Some(ccs.iter().flatten().all(|cc| cmp_ok(cc.cmp(&want), &c.op)))
+        }
+        // The brand of a GPU is not in the target profile: unknown, unless another
+        // constraint of the same clause already decides.
+        _ => None,
+    }
+}
+
+/// Brands libnvidia-container reports for current GPUs. nvidia/cuda images list a clause per
+/// brand for each supported driver branch; when every one of these is allowed for the
+/// target's driver, the GPU's brand cannot matter.
+const COMMON_BRANDS: &[&str] = &[
+    "tesla",
+    "nvidia",
+    "geforce",
+    "quadro",
+    "nvidiartx",
+    "unknown",
+];
+
+/// Evaluate the whole expression: OR over space-separated clauses, AND within a clause.
+pub fn evaluate(
+    expr: &str,
+    t: &Target,
+    driver_cuda: Option<CudaVersion>,
+) -> (Option<bool>, Vec<String>) {
+    let mut any_unknown = false;
+    let mut failed = Vec::new();
+    // Brands whose clause holds apart from the brand itself.
+    let mut brands_ok: Vec<String> = Vec::new();
+    for clause in expr.split_whitespace() {
+        let cs: Vec<Constraint> = clause.split(',').filter_map(parse_constraint).collect();
+        if cs.is_empty() {
+            continue;
+        }
+        let brand = cs
+            .iter()
+            .find(|c| c.key == "brand" && c.op == "=")
+            .map(|c| c.value.to_ascii_lowercase());
+        if let Some(b) = &brand {
+            let rest_true = cs
+                .iter()
+                .filter(|c| c.key != "brand")
+                .all(|c| eval(c, t, driver_cuda) == Some(true));
+            if rest_true {
+                brands_ok.push(b.clone());
+            }
+        }
+        let mut clause_val = Some(true);
+        for c in &cs {
+            match eval(c, t, driver_cuda) {
+                Some(false) => {
+                    clause_val = Some(false);
+                    break;
+                }
+                None => clause_val = None,
+                Some(true) => {}
+            }
+        }
+        match clause_val {
+            Some(true) => return (Some(true), vec![]),
+            None => any_unknown = true,
+            Some(false) => failed.push(clause.to_string()),
+        }
+    }
+    if COMMON_BRANDS
+        .iter()
+        .all(|b| brands_ok.iter().any(|x| x == b))
+    {
+        return (Some(true), vec![]);
+    }
+    if any_unknown {
+        (None, failed)
+    } else {
+        (Some(false), failed)
+    }
+}
+
+pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
+    let Some(target) = ctx.target else { return };
+    let env = &ctx.inventory.image.env;
+    let Some(expr) = env.get("NVIDIA_REQUIRE_CUDA") else {
+        return;
+    };
+    if env
+        .get("NVIDIA_DISABLE_REQUIRE")
+        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+    {
+        return;
+    }
+    if target.driver.is_none() {
+        return;
+    }
+    let driver_cuda = ctx.driver_cuda();
+    match evaluate(expr, target, driver_cuda) {
+        (Some(false), failed) => out.push(
+            META.finding(format!(
+                "NVIDIA_REQUIRE_CUDA=\"{expr}\" is not satisfied on {} (driver {}, CUDA {}): the container runtime refuses to start the container (unsatisfied: {})",
+                target.name,
+                target.driver.as_ref().map(|d| d.to_string()).unwrap_or_else(|| "unknown".into()),
+                driver_cuda.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into()),
+                failed.first().cloned().unwrap_or_default()
+            ))
+            .with_target(target.name.clone())
+            .with_help("upgrade the node driver, or use an image built for an older CUDA"),
+        ),
+        (None, _) => out.push(
+            META.finding(format!(
+                "NVIDIA_REQUIRE_CUDA=\"{expr}\": whether {} satisfies it is unknown (GPU brand or CUDA version of the driver unknown)",
+                target.name
+            ))
+            .with_severity(Severity::Info)
+            .with_target(target.name.clone()),
+        ),
+        (Some(true), _) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::TargetGpu;
+
+    fn target(driver: &str) -> Target {
+        Target {
+            name: "t".into(),
+            driver: Some(driver.parse().unwrap()),
+            driver_cuda: None,
+            gpus: vec![TargetGpu {
+                name: "H100".into(),
+                cc: Some(ComputeCapability::new(9, 0)),
+                datacenter: Some(true),
+                uuid: None,
+                mig_mode: None,
+                count: None,
+            }],
+            platform: None,
+        }
+    }
+
+    #[test]
+    fn or_of_and_clauses() {
+        let e = "cuda>=12.1 brand=tesla,driver>=470,driver<471 brand=tesla,driver>=525,driver<526";
+        // CUDA 12.2 driver: first clause holds.
+        assert_eq!(
+            evaluate(e, &target("535.104.05"), Some(CudaVersion::new(12, 2))).0,
+            Some(true)
+        );
+        // 11.4 driver of branch 470: cuda fails, brand unknown with driver in range → unknown.
+        assert_eq!(
+            evaluate(e, &target("470.82.01"), Some(CudaVersion::new(11, 4))).0,
+            None
+        );
+        // 11.4 driver of branch 450: everything fails.
+        assert_eq!(
+            evaluate(e, &target("450.80.02"), Some(CudaVersion::new(11, 0))).0,
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn every_brand_listed_for_the_branch_means_brand_does_not_matter() {
+        // The shape of nvidia/cuda:12.4.1 images' NVIDIA_REQUIRE_CUDA (two branches shown).
+        let mut e = String::from("cuda>=12.4");
+        for branch in [470u32, 535] {
+            for b in [
+                "tesla",
+                "unknown",
+                "nvidia",
+                "nvidiartx",
+                "vapps",
+                "vpc",
+                "vcs",
+                "vws",
+                "cloudgaming",
+                "quadro",
+                "quadrortx",
+                "titan",
+                "titanrtx",
+                "geforce",
+                "geforcertx",
+            ] {
+                e.push_str(&format!(
+                    " brand={b},driver>={branch},driver<{}",
+                    branch + 1
+                ));
+            }
+        }
+        // A 535 driver supports CUDA 12.2 only, but the 535 clauses cover every brand.
+        assert_eq!(
+            evaluate(&e, &target("535.104.05"), Some(CudaVersion::new(12, 2))).0,
+            Some(true)
+        );
+        // A 545 driver (CUDA 12.3) matches neither cuda>=12.4 nor a listed branch.
+        assert_eq!(
+            evaluate(&e, &target("545.23.08"), Some(CudaVersion::new(12, 3))).0,
+            Some(false)
+        );
+        // Only some brands listed for 470: the brand decides, unknown.
+        let partial = "cuda>=12.4 brand=tesla,driver>=470,driver<471";
+        assert_eq!(
+            evaluate(partial, &target("470.82.01"), Some(CudaVersion::new(11, 4))).0,
+            None
+        );
+    }
+}

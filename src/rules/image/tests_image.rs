@@ -1,0 +1,293 @@
+//! Cross-rule tests over synthetic inventories; per-rule edge cases live in the rule files,
+//! real-binary verdicts in tests/verdicts.rs.
+
+use super::testutil::*;
+use super::*;
+use crate::inventory::Inventory;
+use crate::inventory::LibraryProvider;
+use crate::rule_meta::Severity;
+use crate::rules::check_image;
+
+#[test]
+fn torch_cu130_needs_a_580_driver() {
+    let m = matrix();
+    let inv = torch_cu130_inventory();
+    // Issue 3 acceptance: V100 → GL001; driver 570.133.20 → GL002; H100 + 580.65.06 clean.
+    let v100 = check_image(&inv, &m, &[target(&m, "V100", "580.65.06")]);
+    assert_eq!(codes(&v100), vec!["GL001"]);
+    let old = check_image(&inv, &m, &[target(&m, "H100", "570.133.20")]);
+    assert_eq!(codes(&old), vec!["GL002"]);
+    let ok = check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]);
+    assert!(codes(&ok).is_empty(), "{ok:?}");
+    let ctx = context::ImageContext {
+        inventory: &inv,
+        matrix: &m,
+        target: None,
+    };
+    let r = requirements::compute(&ctx);
+    assert!(r.min_driver.starts_with("580."), "{}", r.min_driver);
+    assert!(r.runs_on.contains(&"9.0".to_string()) && !r.runs_on.contains(&"7.0".to_string()));
+}
+
+#[test]
+fn minor_version_compatibility_is_not_driver_too_old() {
+    let m = matrix();
+    let mut inv = Inventory::default();
+    inv.cuda_libraries.push(lib(
+        "usr/local/cuda-12.4/lib64/libcudart.so.12.4.127",
+        "cudart",
+        "12.4.127",
+        LibraryProvider::System,
+    ));
+    // 535 < 12.4's 550.54.14 but >= the 12.x floor 525.60.13.
+    let f = check_image(&inv, &m, &[target(&m, "A100", "535.104.05")]);
+    assert!(codes(&f).is_empty(), "{f:?}");
+    // 470 is below the 12.x floor.
+    let f = check_image(&inv, &m, &[target(&m, "A100", "470.82.01")]);
+    assert_eq!(codes(&f), vec!["GL002"]);
+}
+
+#[test]
+fn ptx_only_binary_needs_driver_that_knows_the_isa() {
+    let m = matrix();
+    let mut inv = Inventory::default();
+    // PTX from CUDA 12.4 (ISA 8.4) only; driver 535 = CUDA 12.2.
+    inv.binaries
+        .push(binary("app/libk.so", &["sm_80"], &[("compute_80", "8.4")]));
+    let f = check_image(&inv, &m, &[target(&m, "H100", "535.104.05")]);
+    assert_eq!(codes(&f), vec!["GL003"]);
+    // On an A100 the sm_80 SASS runs: no JIT, no finding.
+    let f = check_image(&inv, &m, &[target(&m, "A100", "535.104.05")]);
+    assert!(codes(&f).is_empty(), "{f:?}");
+    // A 550 driver (CUDA 12.4) can JIT it.
+    let f = check_image(&inv, &m, &[target(&m, "H100", "550.54.14")]);
+    assert!(codes(&f).is_empty(), "{f:?}");
+}
+
+#[test]
+fn baked_driver_libs_and_forward_compat() {
+    let m = matrix();
+    let mut inv = Inventory::default();
+    inv.driver_libraries.push(crate::inventory::DriverLibrary {
+        path: "usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05".into(),
+        name: "libcuda".into(),
+        version: Some("535.104.05".into()),
+        provider: LibraryProvider::System,
+        layer: Some(0),
+    });
+    let f = check_image(&inv, &m, &[]);
+    assert_eq!(codes(&f), vec!["GL004"]);
+
+    // CUDA 12.8 runtime + cuda-compat on a 470 driver: fine on a datacenter GPU? 470 is not
+    // a supported forward-compat branch → GL005 on an A100; on an RTX 4090 never.
+    let mut inv = Inventory::default();
+    inv.cuda_libraries.push(lib(
+        "usr/local/cuda-12.8/lib64/libcudart.so.12.8.90",
+        "cudart",
+        "12.8.90",
+        LibraryProvider::System,
+    ));
+    inv.cuda_libraries.push(lib(
+        "usr/local/cuda-12.8/compat/libcuda.so.570.124.06",
+        "cuda",
+        "570.124.06",
+        LibraryProvider::ForwardCompat,
+    ));
+    let f = check_image(&inv, &m, &[target(&m, "RTX 4090", "470.82.01")]);
+    assert_eq!(codes(&f), vec!["GL005"], "{f:?}");
+    let f = check_image(&inv, &m, &[target(&m, "A100", "535.104.05")]);
+    assert!(
+        codes(&f).is_empty(),
+        "535 runs 12.8 through minor-version compatibility: {f:?}"
+    );
+}
+
+#[test]
+fn loader_prefers_ld_library_path_over_runpath() {
+    let m = matrix();
+    let site = "usr/local/lib/python3.10/dist-packages";
+    let mut inv = Inventory::default();
+    inv.image
+        .env
+        .insert("LD_LIBRARY_PATH".into(), "/usr/local/cuda/lib64".into());
+    let mut sys = lib(
+        "usr/local/cuda-12.1/lib64/libcublas.so.12.1.3.1",
+        "cublas",
+        "12.1.3.1",
+        LibraryProvider::System,
+    );
+    sys.aliases = vec![
+        "usr/local/cuda/lib64/libcublas.so.12".into(),
+        "usr/local/cuda-12.1/lib64/libcublas.so.12".into(),
+    ];
+    inv.cuda_libraries.push(sys);
+    inv.cuda_libraries.push(lib(
+        &format!("{site}/nvidia/cublas/lib/libcublas.so.12"),
+        "cublas",
+        "12.4.5.8",
+        LibraryProvider::PipWheel,
+    ));
+    let mut b = binary(
+        &format!("{site}/torch/lib/libtorch_cuda.so"),
+        &["sm_80"],
+        &[],
+    );
+    b.needed = vec!["libcublas.so.12".into(), "libcudnn.so.9".into()];
+    b.runpath = vec!["$ORIGIN/../../nvidia/cublas/lib".into()];
+    inv.binaries.push(b);
+    let f = check_image(&inv, &m, &[]);
+    let gl006: Vec<_> = f.iter().filter(|f| f.rule == "GL006").collect();
+    assert_eq!(gl006.len(), 2, "{gl006:?}");
+    assert!(gl006
+        .iter()
+        .any(|f| f.message.contains("LD_LIBRARY_PATH") && f.severity == Severity::Error));
+    assert!(gl006
+        .iter()
+        .any(|f| f.message.contains("libcudnn.so.9") && f.message.contains("nowhere")));
+}
+
+#[test]
+fn companions_and_wheel_tags() {
+    let m = matrix();
+    let site = "usr/lib/python3.10/site-packages";
+    let mut inv = Inventory::default();
+    inv.image.glibc = Some("2.31".into());
+    inv.image.platform = Some("linux/amd64".parse().unwrap());
+    inv.python_packages
+        .push(pkg("torch", "2.3.0+cu121", Some("12.1"), site));
+    inv.python_packages
+        .push(pkg("torchvision", "0.18.0+cu118", None, site));
+    let mut x = pkg("xformers", "0.0.27", None, site);
+    x.requires = vec!["torch==2.4.0".into()];
+    inv.python_packages.push(x);
+    let mut w = pkg("somewheel", "1.0", None, site);
+    w.tags = vec!["cp310-cp310-manylinux_2_34_x86_64".into()];
+    inv.python_packages.push(w);
+    let mut ok = pkg("okwheel", "1.0", None, site);
+    ok.tags = vec![
+        "cp310-cp310-manylinux_2_17_x86_64".into(),
+        "cp310-cp310-manylinux2014_x86_64".into(),
+    ];
+    inv.python_packages.push(ok);
+    let f = check_image(&inv, &m, &[]);
+    let msgs: Vec<_> = f
+        .iter()
+        .map(|f| format!("{} {}", f.rule, f.message))
+        .collect();
+    assert!(
+        msgs.iter()
+            .any(|s| s.starts_with("GL008") && s.contains("CUDA 11.8")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|s| s.starts_with("GL008") && s.contains("xformers")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|s| s.starts_with("GL007") && s.contains("somewheel") && s.contains("2.34")),
+        "{msgs:?}"
+    );
+    assert!(!msgs.iter().any(|s| s.contains("okwheel")), "{msgs:?}");
+
+    // torchvision 0.17 pairs with torch 2.2 (PyPI metadata), not the installed 2.3.
+    let mut inv = Inventory::default();
+    inv.python_packages
+        .push(pkg("torch", "2.3.0", Some("12.1"), site));
+    inv.python_packages
+        .push(pkg("torchvision", "0.17.0", None, site));
+    let f = check_image(&inv, &m, &[]);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "GL008" && f.message.contains("pairs with torch 2.2")),
+        "{f:?}"
+    );
+    inv.python_packages[1].version = "0.18.0".into();
+    assert!(check_image(&inv, &m, &[]).is_empty());
+}
+
+#[test]
+fn require_cuda_and_platform() {
+    let m = matrix();
+    let mut inv = Inventory::default();
+    inv.image.platform = Some("linux/arm64".parse().unwrap());
+    inv.image.env.insert(
+        "NVIDIA_REQUIRE_CUDA".into(),
+        "cuda>=12.4 brand=tesla,driver>=470,driver<471 brand=tesla,driver>=535,driver<536".into(),
+    );
+    let mut t = target(&m, "H100", "525.60.13");
+    t.platform = Some("linux/amd64".parse().unwrap());
+    let f = check_image(&inv, &m, &[t]);
+    assert_eq!(codes(&f), vec!["GL009", "GL010"], "{f:?}");
+    let f = check_image(&inv, &m, &[target(&m, "H100", "550.54.14")]);
+    assert!(codes(&f).is_empty(), "{f:?}");
+}
+
+#[test]
+fn self_loaded_fatbins_count_and_preloaded_python_deps_are_fine() {
+    // Seen on a real torch 2.11 + cupy venv on an H200: libcufft.so.12 (CUDA 13) registers
+    // one sm_75 fatbin in .nv_fatbin and keeps its kernels in 23,983 fatbins in .ldata that it
+    // loads itself; torchvision's _C.so needs libcudart.so.13 without a RUNPATH to it (torch
+    // preloads it). Both ran there.
+    let m = matrix();
+    let site = "opt/venv/lib/python3.12/site-packages";
+    let mut inv = Inventory::default();
+    let mut cufft = binary(
+        &format!("{site}/nvidia/cu13/lib/libcufft.so.12"),
+        &["sm_75"],
+        &[],
+    );
+    cufft.embedded_sass = ["sm_80", "sm_90", "sm_100", "sm_120"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    inv.binaries.push(cufft);
+    inv.cuda_libraries.push(lib(
+        &format!("{site}/nvidia/cu13/lib/libcudart.so.13"),
+        "cudart",
+        "13.0.96",
+        LibraryProvider::PipWheel,
+    ));
+    let mut tv = binary(&format!("{site}/torchvision/_C.so"), &["sm_90"], &[]);
+    tv.needed = vec!["libcudart.so.13".into()];
+    inv.binaries.push(tv);
+    let f = check_image(&inv, &m, &[target(&m, "NVIDIA H200", "580.159.04")]);
+    assert!(codes(&f).is_empty(), "{f:?}");
+    // The same extension outside site-packages, with the library off the search path: warn.
+    inv.binaries[1].path = "usr/local/bin/app".into();
+    let f = check_image(&inv, &m, &[target(&m, "NVIDIA H200", "580.159.04")]);
+    assert_eq!(codes(&f), vec!["GL006"], "{f:?}");
+    // And a GPU the self-loaded code lacks still fails.
+    let f = check_image(&inv, &m, &[target(&m, "V100", "580.159.04")]);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "GL001" && f.message.contains("libcufft")),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn nvidia_libraries_are_judged_by_their_release() {
+    // libcufftw.so.12 from the CUDA 13 wheels registers only an sm_75 fatbin, yet it is part
+    // of a release built for sm_75…sm_121: judged by the release's architecture list.
+    let m = matrix();
+    let path = "venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcufftw.so.12";
+    let mut inv = Inventory::default();
+    inv.binaries.push(binary(path, &["sm_75"], &[]));
+    let mut l = lib(path, "cufftw", "12.0.0.61", LibraryProvider::PipWheel);
+    l.package = Some("nvidia-cufft".into());
+    inv.cuda_libraries.push(l);
+    let f = check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]);
+    assert!(codes(&f).is_empty(), "{f:?}");
+    let f = check_image(&inv, &m, &[target(&m, "V100", "580.65.06")]);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "GL001" && f.message.contains("CUDA 13.0 does not support")),
+        "{f:?}"
+    );
+    // The same file as a framework's own extension is judged by its fatbin.
+    inv.cuda_libraries.clear();
+    let f = check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]);
+    assert_eq!(codes(&f), vec!["GL001"]);
+}

@@ -1,0 +1,178 @@
+//! GL101: PyTorch's CUDA build does not match the base image's CUDA / NVIDIA_REQUIRE_CUDA.
+
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::spec::torch::{all_torch, TorchCuda};
+use crate::spec::{loc, RuleCtx, Subject};
+use crate::version::CudaVersion;
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL101"),
+    name: "torch-cuda-vs-base-cuda",
+    default_severity: Severity::Error,
+    summary: "PyTorch's CUDA build differs from the base image's CUDA",
+    explanation: "What: the Dockerfile installs a PyTorch built for one CUDA release (`+cu121`, a \
+whl/cu121 index, conda pytorch-cuda=12.1) on a base image that ships another \
+(nvidia/cuda:11.8.0-…, pytorch/pytorch:…-cuda11.8-…, NGC PyTorch YY.MM).\n\
+Why: the base image advertises its own CUDA in NVIDIA_REQUIRE_CUDA (cuda>=11.8), so the \
+container toolkit starts it on drivers that support 11.8 but not the CUDA 12 that torch needs \
+(`CUDA driver version is insufficient`). In devel images, CUDA extensions compiled with the \
+image's nvcc against a torch of another CUDA major fail torch's version check; within one major \
+they only warn, and the mix of two CUDA runtimes in one image is a source of symbol and \
+performance surprises.\n\
+Example: `FROM nvidia/cuda:11.8.0-devel-ubuntu22.04` + `pip install torch==2.3.0+cu121`.\n\
+Fix: install the torch build for the image's CUDA (`--index-url \
+https://download.pytorch.org/whl/cu118`), or move the base image to the CUDA torch uses.",
+};
+
+fn require_cuda(v: &str) -> Option<CudaVersion> {
+    let i = v.find("cuda>=")?;
+    let rest = &v[i + 6..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+    let Subject::Dockerfile(bf) = s else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for t in all_torch(bf, cx.facts) {
+        let TorchCuda::Pinned { cuda: tc, how } = &t.cuda else {
+            continue;
+        };
+        let st = &bf.stages[t.stage];
+        let req = bf
+            .env_value(st.index, "NVIDIA_REQUIRE_CUDA")
+            .and_then(|e| e.value.as_deref().and_then(require_cuda));
+        let base = st.info.cuda.or(req);
+        let Some(bc) = base else { continue };
+        let image = st
+            .root_ref
+            .as_ref()
+            .map(|r| r.full_repo() + ":" + r.tag.as_deref().unwrap_or("latest"))
+            .unwrap_or_else(|| st.image.clone());
+        let devel = st.info.flavor.as_deref() == Some("devel");
+        let floor = cx
+            .facts
+            .minor_compat_floor(tc.major)
+            .map(|d| format!(" (driver >= {})", d.value))
+            .unwrap_or_default();
+        let (sev, why) = if tc.major != bc.major {
+            (
+                Severity::Error,
+                format!(
+                    "the image advertises NVIDIA_REQUIRE_CUDA=cuda>={bc_mm}, so it starts on drivers that cannot run torch's CUDA {tmaj}{floor}{dev}",
+                    bc_mm = bc.major_minor(),
+                    tmaj = tc.major,
+                    dev = if devel { "; extensions built with this image's nvcc fail torch's CUDA major check" } else { "" },
+                ),
+            )
+        } else if (tc.major, tc.minor) > (bc.major, bc.minor) {
+            (
+                if devel {
+                    Severity::Warning
+                } else {
+                    Severity::Info
+                },
+                if devel {
+                    format!("CUDA extensions compiled here use nvcc {} against torch's CUDA {} (torch.utils.cpp_extension only warns)", bc.major_minor(), tc.major_minor())
+                } else {
+                    format!("torch brings its own CUDA {} libraries next to the image's {}; same major, so minor-version compatibility covers the driver", tc.major_minor(), bc.major_minor())
+                },
+            )
+        } else if (tc.major, tc.minor) < (bc.major, bc.minor) {
+            (
+                Severity::Info,
+                format!("torch uses its bundled CUDA {} libraries, the image's CUDA {} stays unused by torch", tc.major_minor(), bc.major_minor()),
+            )
+        } else {
+            continue;
+        };
+        out.push(
+            META.finding(format!(
+                "`{}` is built for CUDA {} ({how}) but the base image {image} has CUDA {}: {why}",
+                t.text,
+                tc.major_minor(),
+                bc
+            ))
+            .with_severity(sev)
+            .with_location(loc(&bf.file, t.pos))
+            .with_help(format!(
+                "install the {} build of torch (--index-url https://download.pytorch.org/whl/{}) or base the image on CUDA {}",
+                bc.cu_tag(),
+                bc.cu_tag(),
+                tc.major_minor()
+            )),
+        );
+    }
+    // Target drivers too old for the torch CUDA.
+    for t in all_torch(bf, cx.facts) {
+        let TorchCuda::Pinned { cuda: tc, .. } = &t.cuda else {
+            continue;
+        };
+        let Some(floor) = cx.facts.minor_compat_floor(tc.major) else {
+            continue;
+        };
+        for tg in cx.targets {
+            if let Some(d) = &tg.driver {
+                if *d < floor.value {
+                    out.push(
+                        META.finding(format!(
+                            "`{}` needs CUDA {} (driver >= {}), but the target's driver is {d}",
+                            t.text,
+                            tc.major_minor(),
+                            floor.value
+                        ))
+                        .with_target(tg.name.clone())
+                        .with_location(loc(&bf.file, t.pos))
+                        .with_help(format!("install a torch build for CUDA {}.x or older, or upgrade the driver; source: {}", d.branch(), floor.source)),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::testutil::{dockerfile, target};
+
+    #[test]
+    fn seed_cuda_11_8_base_with_cu121_torch() {
+        let f = dockerfile(
+            "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu121\n",
+            "GL101",
+            vec![],
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, crate::finding::Severity::Error);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        assert!(f[0].message.contains("cuda>=11.8"), "{}", f[0].message);
+    }
+
+    #[test]
+    fn index_url_stages_and_matches() {
+        let t = "ARG CU=cu118\nFROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS b\nFROM b\nRUN pip install torch --index-url https://download.pytorch.org/whl/${CU}\n";
+        // The global ARG is not visible in the stage without re-declaring: no index → not pinned.
+        assert!(dockerfile(t, "GL101", vec![]).is_empty());
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS b\nFROM b\nARG CU=cu118\nRUN pip install torch --index-url https://download.pytorch.org/whl/${CU}\n";
+        assert_eq!(dockerfile(t, "GL101", vec![]).len(), 1);
+        let ok =
+            "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu121\n";
+        assert!(dockerfile(ok, "GL101", vec![]).is_empty());
+        let conda = "FROM gpuci/miniconda-cuda:11.3-devel-ubuntu18.04\nRUN conda install -c pytorch -c nvidia pytorch=2.1.1 pytorch-cuda=12.1\n";
+        assert_eq!(dockerfile(conda, "GL101", vec![]).len(), 1);
+    }
+
+    #[test]
+    fn old_target_driver() {
+        let t = "FROM python:3.11\nRUN pip install torch==2.3.0+cu121\n";
+        let f = dockerfile(t, "GL101", vec![target("old", &["7.5"], Some("470.82.01"))]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].target.as_deref(), Some("old"));
+    }
+}

@@ -1,0 +1,142 @@
+//! GL102: torch installed without choosing its CUDA build: PyPI's default decides.
+
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::spec::torch::{all_torch, TorchCuda};
+use crate::spec::{loc, RuleCtx, Subject};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL102"),
+    name: "torch-cuda-variant-unpinned",
+    default_severity: Severity::Warning,
+    summary: "torch is installed without a CUDA variant: PyPI's default build decides the CUDA and driver",
+    explanation: "What: `pip install torch==2.7` (or an unpinned `torch`) with no `+cuXYZ`, no \
+download.pytorch.org/whl/cuXYZ index and no uv --torch-backend.\n\
+Why: PyPI serves one CUDA build per torch release (2.3 → CUDA 12.1, 2.7 → 12.6, 2.8 → 12.8), \
+chosen by PyTorch, not by you: it may differ from the base image's CUDA, it pulls 2–3 GB of \
+nvidia-* wheels, and it needs a driver new enough for that CUDA major (525.60.13 for 12.x, \
+580.65.06 for 13.x). Without a version pin, the next rebuild silently changes all of this.\n\
+Example: `FROM nvidia/cuda:12.4.1-devel-ubuntu22.04` + `pip install torch==2.7`.\n\
+Fix: pin the variant: `pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu124` \
+(or `+cpu` from whl/cpu for CPU-only images).",
+};
+
+pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+    let Subject::Dockerfile(bf) = s else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for t in all_torch(bf, cx.facts) {
+        let TorchCuda::PypiDefault {
+            version,
+            cuda,
+            source,
+        } = &t.cuda
+        else {
+            continue;
+        };
+        let st = &bf.stages[t.stage];
+        let base = st.info.cuda;
+        let floor = cuda.and_then(|c| cx.facts.minor_compat_floor(c.major));
+        let what = match (version, cuda) {
+            (Some(v), Some(c)) => format!(
+                "PyPI serves torch {v} built for CUDA {} ({}){}",
+                c.major_minor(),
+                c.cu_tag(),
+                floor
+                    .as_ref()
+                    .map(|f| format!(", which needs driver >= {}", f.value))
+                    .unwrap_or_default()
+            ),
+            (Some(v), None) => {
+                format!("PyPI serves torch {v} with whatever CUDA build PyTorch chose for it")
+            }
+            (None, _) => {
+                "the newest torch at build time, with whatever CUDA build PyPI serves then"
+                    .to_string()
+            }
+        };
+        let matches_base = matches!((cuda, base), (Some(c), Some(b)) if c.same_release(&b));
+        let sev = if matches_base && version.is_some() {
+            Severity::Info
+        } else {
+            Severity::Warning
+        };
+        let base_note = match base {
+            Some(b) if !matches_base => format!("; the base image has CUDA {b}"),
+            _ => String::new(),
+        };
+        let mut f = META
+            .finding(format!("`{}` has no CUDA variant: {what}{base_note}", t.text))
+            .with_severity(sev)
+            .with_location(loc(&bf.file, t.pos))
+            .with_help(format!(
+                "pin the build: --index-url https://download.pytorch.org/whl/{} (or +cpu from whl/cpu){}",
+                base.or(*cuda).map(|c| c.cu_tag()).unwrap_or_else(|| "cuXYZ".into()),
+                source.as_ref().map(|s| format!("; default variants: {s}")).unwrap_or_default()
+            ));
+        if t.via_conda {
+            f = f.with_severity(Severity::Info);
+        }
+        out.push(f);
+        if let Some(fl) = &floor {
+            for tg in cx.targets {
+                if let Some(d) = &tg.driver {
+                    if *d < fl.value {
+                        out.push(
+                            META.finding(format!(
+                                "`{}` gets PyPI's CUDA {} build, which needs driver >= {}; the target's driver is {d}",
+                                t.text,
+                                cuda.map(|c| c.major_minor()).unwrap_or_default(),
+                                fl.value
+                            ))
+                            .with_severity(Severity::Error)
+                            .with_target(tg.name.clone())
+                            .with_location(loc(&bf.file, t.pos))
+                            .with_help("install a torch build for a CUDA the driver supports (download.pytorch.org/whl/cuXYZ)"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::finding::Severity;
+    use crate::spec::testutil::{dockerfile, target};
+
+    #[test]
+    fn pypi_default_is_named() {
+        let f = dockerfile(
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN uv pip install torch==2.7\n",
+            "GL102",
+            vec![],
+        );
+        assert_eq!(f.len(), 1);
+        assert!(f[0].message.contains("CUDA 12.6"), "{}", f[0].message);
+        assert!(f[0].message.contains("525.60.13"), "{}", f[0].message);
+        assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn pinned_or_cpu_is_fine_and_old_driver_is_an_error() {
+        assert!(dockerfile("FROM python:3\nRUN pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/cpu\n", "GL102", vec![]).is_empty());
+        assert!(dockerfile(
+            "FROM python:3\nRUN pip install torch==2.3.0+cu118\n",
+            "GL102",
+            vec![]
+        )
+        .is_empty());
+        let f = dockerfile(
+            "FROM python:3\nRUN pip3 install torch==2.3.0\n",
+            "GL102",
+            vec![target("t4", &["7.5"], Some("470.82.01"))],
+        );
+        assert!(f
+            .iter()
+            .any(|f| f.severity == Severity::Error && f.target.is_some()));
+    }
+}

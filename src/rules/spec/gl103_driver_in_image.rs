@@ -1,0 +1,149 @@
+//! GL103: NVIDIA driver packages or libcuda baked into the image.
+
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::spec::pkg::Install;
+use crate::spec::{loc, RuleCtx, Subject};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL103"),
+    name: "driver-in-image",
+    default_severity: Severity::Error,
+    summary: "Driver packages or a libcuda.so are installed into the image",
+    explanation: "What: the Dockerfile installs driver packages (nvidia-driver-*, \
+libnvidia-compute-*, cuda-drivers, nvidia-utils-*), copies a libcuda.so / libnvidia-*.so into the \
+image, links the link-time stub libcuda.so to libcuda.so.1, or puts the stubs directory into \
+ld.so.conf.\n\
+Why: the user-space driver must match the host's kernel module exactly; the NVIDIA Container \
+Toolkit injects the host's copy at start. A copy in the image shadows or conflicts with it \
+(`Failed to initialize NVML: Driver/library version mismatch`), and a stub libcuda.so.1 on the \
+loader path makes CUDA fail with driver errors instead of using the real driver.\n\
+Example: `RUN apt-get install -y nvidia-driver-535`; `ln -s …/stubs/libcuda.so …/libcuda.so.1`.\n\
+Fix: remove the driver from the image and run it with `--gpus` / the device plugin; link \
+against stubs only at build time (`LIBRARY_PATH`, not `LD_LIBRARY_PATH` or ld.so.conf).",
+};
+
+/// Package names of the NVIDIA user-space driver on Debian/Ubuntu/RHEL.
+fn is_driver_pkg(n: &str) -> bool {
+    let n = n.to_ascii_lowercase();
+    let prefixes = [
+        "nvidia-driver",
+        "libnvidia-compute-",
+        "libnvidia-gl-",
+        "libnvidia-encode-",
+        "libnvidia-decode-",
+        "libnvidia-extra-",
+        "nvidia-utils-",
+        "nvidia-dkms-",
+        "nvidia-kernel-",
+        "nvidia-headless-",
+        "cuda-drivers",
+        "xserver-xorg-video-nvidia",
+        "libcuda1",
+        "nvidia-compute-utils-",
+        "kmod-nvidia",
+    ];
+    prefixes.iter().any(|p| n.starts_with(p))
+        || n.strip_prefix("nvidia-")
+            .map(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit()))
+            .unwrap_or(false)
+}
+
+fn is_driver_lib(s: &str) -> bool {
+    let b = s.rsplit('/').next().unwrap_or(s);
+    b.starts_with("libcuda.so")
+        || b.starts_with("libnvidia-ml.so")
+        || b.starts_with("libnvidia-ptxjitcompiler.so")
+}
+
+pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+    let Subject::Dockerfile(bf) = s else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for st in bf.built_stages() {
+        for i in &st.installs {
+            if let Install::Os(o) = i {
+                for (n, _, pos) in &o.pkgs {
+                    if is_driver_pkg(n) {
+                        out.push(
+                            META.finding(format!("`{n}` installs the NVIDIA user-space driver into the image; it must come from the host at run time"))
+                                .with_location(loc(&bf.file, *pos))
+                                .with_help("remove it; the NVIDIA Container Toolkit mounts the host's driver libraries (--gpus / device plugin)"),
+                        );
+                    }
+                }
+            }
+        }
+        for c in &st.copies {
+            if c.from.is_none() {
+                if let Some(src) = c.srcs.iter().find(|s| is_driver_lib(s)) {
+                    out.push(
+                        META.finding(format!("{} copies driver library `{src}` into the image", c.cmd))
+                            .with_location(loc(&bf.file, c.pos))
+                            .with_help("do not ship libcuda / libnvidia-ml; the host's copies are injected at run time"),
+                    );
+                }
+            }
+        }
+        for c in &st.cmds {
+            let name = c.name();
+            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            if name == "ln" || name == "cp" {
+                if let Some(dst) = words.last() {
+                    let b = dst.rsplit('/').next().unwrap_or(dst);
+                    if words.len() >= 3
+                        && (b == "libcuda.so.1"
+                            || dst.ends_with('/')
+                                && words.iter().any(|w| w.ends_with("libcuda.so.1")))
+                    {
+                        out.push(
+                            META.finding(format!("`{}` creates libcuda.so.1 in the image{}", words.join(" "), if words.iter().any(|w| w.contains("stubs")) { " from the link-time stub" } else { "" }))
+                                .with_location(loc(&bf.file, c.pos))
+                                .with_help("the real libcuda.so.1 is injected from the host; link against stubs with LIBRARY_PATH at build time only"),
+                        );
+                    }
+                }
+            }
+            // echo /usr/local/cuda/lib64/stubs > /etc/ld.so.conf.d/…
+            if name == "echo" || name == "printf" {
+                let to_ldconf = c.redirects.iter().any(|r| {
+                    r.target
+                        .as_ref()
+                        .map(|t| t.text.contains("ld.so.conf"))
+                        .unwrap_or(false)
+                });
+                if to_ldconf && words.iter().any(|w| w.contains("/stubs")) {
+                    out.push(
+                        META.finding("the CUDA stubs directory is added to the dynamic loader's search path (ld.so.conf): the stub libcuda.so can be loaded instead of the real driver")
+                            .with_location(loc(&bf.file, c.pos))
+                            .with_help("use the stubs only when linking (LIBRARY_PATH or -L), never in ld.so.conf"),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::testutil::dockerfile;
+
+    #[test]
+    fn packages_links_and_ldconf() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN apt-get update && apt-get install -y --no-install-recommends nvidia-driver-535 libnvidia-compute-535 curl\nRUN ln -s /usr/local/cuda/lib64/stubs/libcuda.so /usr/local/cuda/lib64/stubs/libcuda.so.1 \\\n && echo \"/usr/local/cuda/lib64/stubs\" > /etc/ld.so.conf.d/z-cuda-stubs.conf\nCOPY libcuda.so.535.104.05 /usr/lib/x86_64-linux-gnu/\n";
+        let f = dockerfile(t, "GL103", vec![]);
+        let lines: Vec<_> = f
+            .iter()
+            .map(|f| f.location.as_ref().unwrap().line.unwrap())
+            .collect();
+        assert_eq!(lines, vec![2, 2, 5, 3, 4], "{f:?}");
+        assert!(dockerfile(
+            "FROM ubuntu\nRUN apt-get install -y nvidia-container-toolkit-base python3\n",
+            "GL103",
+            vec![]
+        )
+        .is_empty());
+    }
+}

@@ -1,0 +1,151 @@
+//! GL104: a second CUDA toolkit (or CUDA libraries for another release) installed on a base
+//! image that already has CUDA.
+
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::spec::pkg::Install;
+use crate::spec::{loc, RuleCtx, Subject};
+use crate::version::CudaVersion;
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL104"),
+    name: "cuda-toolkit-over-base",
+    default_severity: Severity::Warning,
+    summary: "A CUDA toolkit / CUDA libraries of another release are installed over the base image's CUDA",
+    explanation: "What: apt/yum/conda installs CUDA packages (cuda-toolkit-X-Y, cuda-X-Y, \
+nvidia-cuda-toolkit, cudatoolkit, or NCCL / cuDNN builds for another CUDA) on an image that \
+already ships CUDA (nvidia/cuda, pytorch/pytorch, NGC).\n\
+Why: two toolkits mean two nvcc and two sets of libcudart/cublas; which one a program loads \
+depends on PATH and loader order. Unpinned libnccl2/libcudnn upgrades (often with \
+--allow-change-held-packages) replace the versions the base image holds with builds for a newer \
+CUDA minor than the image has.\n\
+Example: `FROM nvidia/cuda:12.6.3-devel-ubuntu22.04` + `apt-get install -y --allow-change-held-packages libnccl2 libnccl-dev`.\n\
+Fix: pick a base image with the CUDA you need, or pin the packages to the base's CUDA \
+(`libnccl2=2.21.5-1+cuda12.6`, `cuda-nvcc-12-6`).",
+};
+
+/// `cuda-toolkit-12-1` → 12.1.
+fn pkg_cuda(n: &str) -> Option<CudaVersion> {
+    let mut parts = n.rsplitn(3, '-');
+    let minor = parts.next()?;
+    let major = parts.next()?;
+    if !minor.bytes().all(|b| b.is_ascii_digit())
+        || !major.bytes().all(|b| b.is_ascii_digit())
+        || minor.is_empty()
+        || major.is_empty()
+    {
+        return None;
+    }
+    format!("{major}.{minor}").parse().ok()
+}
+
+pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+    let Subject::Dockerfile(bf) = s else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for st in bf.built_stages() {
+        if !st.info.has_cuda() {
+            continue;
+        }
+        let base = st.info.cuda;
+        let base_s = base
+            .map(|b| b.major_minor())
+            .unwrap_or_else(|| "its own".into());
+        for i in &st.installs {
+            match i {
+                Install::Os(o) => {
+                    for (n, ver, pos) in &o.pkgs {
+                        let n_l = n.to_ascii_lowercase();
+                        let toolkit =
+                            n_l == "nvidia-cuda-toolkit" || n_l == "cuda" || n_l == "cuda-toolkit";
+                        let cuda_pkg = n_l.starts_with("cuda-")
+                            || n_l.starts_with("libcublas-")
+                            || n_l.starts_with("libcusparse-")
+                            || n_l.starts_with("libcufft-");
+                        let msg = if toolkit {
+                            Some(format!("`{n}` installs a whole CUDA toolkit (its own version) on an image that already has CUDA {base_s}"))
+                        } else if cuda_pkg {
+                            match (pkg_cuda(&n_l), base) {
+                                (Some(v), Some(b))
+                                    if !v.same_release(&b) && !n_l.starts_with("cuda-compat") =>
+                                {
+                                    Some(format!(
+                                        "`{n}` installs CUDA {} packages on a CUDA {} image",
+                                        v.major_minor(),
+                                        b.major_minor()
+                                    ))
+                                }
+                                _ => None,
+                            }
+                        } else if n_l.starts_with("libnccl") || n_l.starts_with("libcudnn") {
+                            let held = n_l.starts_with("libnccl")
+                                && st.info.flavor.as_deref() != Some("base")
+                                || n_l.starts_with("libcudnn") && st.info.cudnn.is_some();
+                            match ver.as_deref().and_then(|v| v.split("+cuda").nth(1)).and_then(|c| c.parse::<CudaVersion>().ok()) {
+                                Some(v) => match base {
+                                    Some(b) if v.major != b.major || (v.major, v.minor) > (b.major, b.minor) => Some(format!(
+                                        "`{n}={}` is built for CUDA {}, the image has CUDA {}",
+                                        ver.as_deref().unwrap_or(""),
+                                        v.major_minor(),
+                                        b.major_minor()
+                                    )),
+                                    _ => None,
+                                },
+                                None if ver.is_none() && held => Some(format!(
+                                    "unpinned `{n}` replaces the version the base image ships (and holds) with the newest in the CUDA repository, usually built for a newer CUDA than {base_s}"
+                                )),
+                                None => None,
+                            }
+                        } else {
+                            None
+                        };
+                        if let Some(m) = msg {
+                            out.push(
+                                META.finding(m)
+                                    .with_location(loc(&bf.file, *pos))
+                                    .with_help("use a base image with the CUDA you need, or pin packages to the base's CUDA release"),
+                            );
+                        }
+                    }
+                }
+                Install::Conda(c) => {
+                    for (n, v, pos) in &c.pkgs {
+                        if matches!(
+                            n.as_str(),
+                            "cudatoolkit" | "cuda-toolkit" | "cuda" | "cuda-nvcc" | "cuda-runtime"
+                        ) {
+                            out.push(
+                                META.finding(format!("conda `{n}{}` adds a second CUDA next to the image's CUDA {base_s}", if v.is_empty() { String::new() } else { format!("={v}") }))
+                                    .with_location(loc(&bf.file, *pos))
+                                    .with_help("use the image's CUDA, or start from a base image without CUDA"),
+                            );
+                        }
+                    }
+                }
+                Install::Pip(_) => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::testutil::dockerfile;
+
+    #[test]
+    fn toolkits_and_held_packages() {
+        let t = "FROM nvidia/cuda:12.6.3-cudnn-devel-ubuntu22.04\nRUN apt-get install -y --allow-change-held-packages libnccl2 libnccl-dev cuda-toolkit-12-1 cuda-nvcc-12-6\nRUN apt-get install -y libnccl2=2.26.2-1+cuda12.8\n";
+        let f = dockerfile(t, "GL104", vec![]);
+        assert_eq!(f.len(), 4, "{f:?}");
+        let ok = "FROM nvidia/cuda:12.8.1-devel-ubuntu22.04\nRUN apt-get install -y libnccl2=2.26.2-1+cuda12.8 cuda-nvcc-12-8\n";
+        assert!(dockerfile(ok, "GL104", vec![]).is_empty());
+        assert!(dockerfile(
+            "FROM ubuntu:22.04\nRUN apt-get install -y cuda-toolkit-12-4\n",
+            "GL104",
+            vec![]
+        )
+        .is_empty());
+    }
+}

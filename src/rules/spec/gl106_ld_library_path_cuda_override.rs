@@ -1,0 +1,186 @@
+//! GL106: LD_LIBRARY_PATH pointing at CUDA stubs, forward-compat libs, another CUDA, or
+//! replacing the base image's driver paths.
+
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::spec::dockerfile::Pos;
+use crate::spec::{loc, RuleCtx, Subject};
+use crate::version::CudaVersion;
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL106"),
+    name: "ld-library-path-cuda-override",
+    default_severity: Severity::Warning,
+    summary: "LD_LIBRARY_PATH points at CUDA stubs, compat libraries, another CUDA, or drops the driver path",
+    explanation: "What: LD_LIBRARY_PATH (ENV, a RUN export, or a run configuration's environment) \
+contains `…/stubs`, `…/compat`, a `/usr/local/cuda-X.Y` other than the image's CUDA, host-mounted \
+library dirs, or replaces the nvidia/cuda base image's value without keeping it.\n\
+Why: LD_LIBRARY_PATH wins over the loader cache. The stub libcuda.so is for linking only and \
+fails at run time; compat/libcuda (forward compatibility) works only on datacenter GPUs and \
+fails with CUDA error 804 elsewhere; another CUDA's directory mixes runtimes; nvidia/cuda sets \
+/usr/local/nvidia/lib64 where older runtimes inject the driver.\n\
+Example: `ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LD_LIBRARY_PATH`.\n\
+Fix: keep stubs out of LD_LIBRARY_PATH (use LIBRARY_PATH for linking), let the container \
+toolkit handle driver and compat libraries, and append to the inherited value.",
+};
+
+/// Problems with one LD_LIBRARY_PATH value.
+fn problems(
+    value: &str,
+    base: Option<CudaVersion>,
+    nvidia_base: bool,
+    host_targets: &[String],
+) -> Vec<(Severity, String)> {
+    let mut out = Vec::new();
+    for e in value.split(':').filter(|e| !e.is_empty()) {
+        let e_t = e.trim_end_matches('/');
+        if e_t.ends_with("/stubs") || e_t.contains("/stubs/") {
+            out.push((Severity::Error, format!("`{e}` holds the link-time stub libcuda.so, which fails at run time if it shadows the real driver")));
+        } else if e_t.contains("/compat") {
+            out.push((Severity::Warning, format!("`{e}` puts the forward-compatibility libcuda first: it works only on datacenter GPUs with a supported driver branch (CUDA error 804 elsewhere)")));
+        } else if let Some(rest) = e_t.strip_prefix("/usr/local/cuda-") {
+            let ver: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            if let (Ok(v), Some(b)) = (ver.parse::<CudaVersion>(), base) {
+                if !v.same_release(&b) {
+                    out.push((
+                        Severity::Warning,
+                        format!(
+                            "`{e}` is CUDA {} but the image has CUDA {}",
+                            v.major_minor(),
+                            b.major_minor()
+                        ),
+                    ));
+                }
+            }
+        } else if host_targets.iter().any(|t| {
+            e_t == t.trim_end_matches('/')
+                || e_t.starts_with(&format!("{}/", t.trim_end_matches('/')))
+        }) {
+            out.push((Severity::Warning, format!("`{e}` is a host-mounted directory: the container loads the host's libraries first")));
+        }
+    }
+    if nvidia_base
+        && !value.contains("/usr/local/nvidia/lib64")
+        && !value.contains('$')
+        && !value.is_empty()
+    {
+        out.push((Severity::Info, "replaces the base image's LD_LIBRARY_PATH (/usr/local/nvidia/lib:/usr/local/nvidia/lib64) instead of appending to it".into()));
+    }
+    out
+}
+
+fn push(out: &mut Vec<Finding>, file: &str, pos: Pos, ps: Vec<(Severity, String)>) {
+    for (sev, m) in ps {
+        out.push(
+            META.finding(format!("LD_LIBRARY_PATH: {m}"))
+                .with_severity(sev)
+                .with_location(loc(file, pos))
+                .with_help("remove the entry (link against stubs with LIBRARY_PATH), or append with :${LD_LIBRARY_PATH}"),
+        );
+    }
+}
+
+pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    match s {
+        Subject::Dockerfile(bf) => {
+            for st in bf.built_stages() {
+                let nvidia = st.info.kind == crate::spec::image::ImageKind::NvidiaCuda;
+                for e in st
+                    .envs
+                    .iter()
+                    .filter(|e| e.name == "LD_LIBRARY_PATH" && !e.is_arg)
+                {
+                    if let Some(v) = &e.value {
+                        push(
+                            &mut out,
+                            &bf.file,
+                            e.pos,
+                            problems(v, st.info.cuda, nvidia && !e.unresolved, &[]),
+                        );
+                    }
+                }
+                for c in &st.cmds {
+                    // Only what the command adds: the inherited value is judged where it was set.
+                    let inherited = match c.vars.get("LD_LIBRARY_PATH") {
+                        Some(crate::spec::shell::Var::Set(v)) if !v.is_empty() => Some(v.clone()),
+                        _ => None,
+                    };
+                    let own = |v: &str| match &inherited {
+                        Some(i) => v.replace(i.as_str(), ""),
+                        None => v.to_string(),
+                    };
+                    let mut vals: Vec<(String, Pos)> = c
+                        .assigns
+                        .iter()
+                        .filter(|a| a.0 == "LD_LIBRARY_PATH")
+                        .map(|a| (own(&a.1), c.pos))
+                        .collect();
+                    if c.name() == "export" {
+                        for w in &c.words[1..] {
+                            if let Some(v) = w.text.strip_prefix("LD_LIBRARY_PATH=") {
+                                vals.push((own(v), w.pos));
+                            }
+                        }
+                    }
+                    for (v, p) in vals {
+                        push(
+                            &mut out,
+                            &bf.file,
+                            p,
+                            problems(&v, st.info.cuda, false, &[]),
+                        );
+                    }
+                }
+            }
+        }
+        Subject::Runs(specs) => {
+            for r in specs.iter() {
+                let targets: Vec<String> = r.mounts.iter().map(|m| m.container.clone()).collect();
+                for (k, v, p) in &r.env {
+                    if k == "LD_LIBRARY_PATH" {
+                        push(&mut out, &r.file, *p, problems(v, None, false, &targets));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::finding::Severity;
+    use crate::spec::testutil::{dockerfile, runs};
+
+    #[test]
+    fn stubs_compat_and_other_cuda() {
+        let t = "FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04\nENV LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:/usr/local/cuda-12.4/lib64:$LD_LIBRARY_PATH\nRUN LD_LIBRARY_PATH=/usr/local/cuda/compat/lib.real:$LD_LIBRARY_PATH python -c 'import torch'\nENV LD_LIBRARY_PATH=/opt/lib\n";
+        let f = dockerfile(t, "GL106", vec![]);
+        let s: Vec<_> = f
+            .iter()
+            .map(|f| (f.severity, f.location.as_ref().unwrap().line.unwrap()))
+            .collect();
+        assert_eq!(
+            s,
+            vec![
+                (Severity::Error, 2),
+                (Severity::Warning, 2),
+                (Severity::Info, 4),
+                (Severity::Warning, 3)
+            ],
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn host_mounted_dirs_in_compose() {
+        let c = "services:\n  a:\n    image: x\n    volumes:\n      - /usr/cuda_files:/usr/cuda_files\n    environment:\n      - LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/cuda_files/\n";
+        let f = runs("compose", c, "GL106", vec![]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(7));
+    }
+}

@@ -1,0 +1,353 @@
+//! GL107: TORCH_CUDA_ARCH_LIST / -gencode / CMAKE_CUDA_ARCHITECTURES without code for the
+//! target GPUs, or left empty for a build without a GPU.
+
+use crate::arch::{ArchTarget, ArchVariant, CodeKind};
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::spec::dockerfile::Pos;
+use crate::spec::facts::Facts;
+use crate::spec::{loc, RuleCtx, Subject};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL107"),
+    name: "arch-list-misses-target",
+    default_severity: Severity::Error,
+    summary: "The CUDA architecture list compiled into the image has no code for a target GPU",
+    explanation: "What: TORCH_CUDA_ARCH_LIST, nvcc `-gencode` / `-arch` flags or \
+CMAKE_CUDA_ARCHITECTURES in the Dockerfile list no SASS that runs on a target GPU and no PTX \
+old enough to JIT for it; or TORCH_CUDA_ARCH_LIST is declared (ARG) without a value.\n\
+Why: kernels compiled during `docker build` see no GPU, so the list decides which GPUs can run \
+them. A missing architecture gives `no kernel image is available for execution on the device` \
+at run time. SASS runs only within its major (8.0 runs on 8.6/8.9, not 9.0); PTX (`+PTX`) JITs \
+forward. An empty TORCH_CUDA_ARCH_LIST during a GPU-less build falls back to torch's defaults \
+for the toolkit, which may not be what you deploy on.\n\
+Example: `ENV TORCH_CUDA_ARCH_LIST=\"7.0;7.5;8.0;8.6\"` deployed on H100 (9.0).\n\
+Fix: add the target architectures (`9.0`), or end the list with `+PTX`.",
+};
+
+/// Parse an arch list; None when it cannot be judged (`all`, `native`, unresolved).
+pub fn parse_arch_list(v: &str, facts: &dyn Facts) -> Option<Vec<ArchTarget>> {
+    let mut out = Vec::new();
+    for raw in v.split([';', ' ', ',']).filter(|s| !s.trim().is_empty()) {
+        let e = raw.trim().trim_matches(['"', '\'']);
+        if e.contains('$')
+            || matches!(
+                e.to_ascii_lowercase().as_str(),
+                "all" | "all-major" | "native"
+            )
+        {
+            return None;
+        }
+        if let Some(named) = facts.arch_name(e) {
+            out.extend(parse_arch_list(&named, facts)?);
+            continue;
+        }
+        let (core, ptx) = match e.strip_suffix("+PTX").or_else(|| e.strip_suffix("+ptx")) {
+            Some(c) => (c, true),
+            None => (e, false),
+        };
+        // CMake: 80, 80-real, 80-virtual, 90a.
+        let (core, real, virt) = match (core.strip_suffix("-real"), core.strip_suffix("-virtual")) {
+            (Some(c), _) => (c, true, false),
+            (_, Some(c)) => (c, false, true),
+            _ => (core, true, !core.contains('.')),
+        };
+        let variant = if core.ends_with('a') {
+            ArchVariant::ArchSpecific
+        } else if core.ends_with('f') {
+            ArchVariant::FamilySpecific
+        } else {
+            ArchVariant::Generic
+        };
+        let cc: crate::arch::ComputeCapability = core.trim_end_matches(['a', 'f']).parse().ok()?;
+        if real {
+            out.push(ArchTarget::new(CodeKind::Sass, cc.sm(), variant));
+        }
+        if ptx || virt {
+            out.push(ArchTarget::new(CodeKind::Ptx, cc.sm(), variant));
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `-gencode arch=compute_80,code=sm_80`, `-gencode=arch=…,code=[sm_80,compute_80]`, `-arch=sm_80`.
+fn gencode_targets(words: &[&str]) -> Vec<ArchTarget> {
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let spec = if let Some(r) = w
+            .strip_prefix("-gencode=")
+            .or_else(|| w.strip_prefix("--generate-code="))
+        {
+            r.to_string()
+        } else if *w == "-gencode" || *w == "--generate-code" {
+            words.get(i + 1).map(|s| s.to_string()).unwrap_or_default()
+        } else if let Some(r) = w
+            .strip_prefix("-arch=")
+            .or_else(|| w.strip_prefix("--gpu-architecture="))
+        {
+            format!("code={r}")
+        } else {
+            continue;
+        };
+        if let Some(code) = spec.split("code=").nth(1) {
+            for c in code.trim_matches(['[', ']', '"', '\'']).split(',') {
+                if let Ok(t) = c.trim_matches(['[', ']']).parse::<ArchTarget>() {
+                    out.push(t);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One arch list of a group, and where it is.
+type Member<'a> = (&'a [ArchTarget], Pos);
+
+pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+    let Subject::Dockerfile(bf) = s else {
+        return Vec::new();
+    };
+    // (what, list, where, the instruction it belongs to)
+    let mut lists: Vec<(String, Vec<ArchTarget>, Pos, Pos)> = Vec::new();
+    let mut out = Vec::new();
+    for st in bf.built_stages() {
+        for e in &st.envs {
+            if !matches!(
+                e.name.as_str(),
+                "TORCH_CUDA_ARCH_LIST" | "CMAKE_CUDA_ARCHITECTURES" | "CUDA_ARCHITECTURES"
+            ) {
+                continue;
+            }
+            match &e.value {
+                None if e.is_arg && e.name == "TORCH_CUDA_ARCH_LIST" => {
+                    let set_later = st
+                        .envs
+                        .iter()
+                        .any(|x| x.name == e.name && x.value.is_some());
+                    if !set_later {
+                        out.push(
+                            META.finding("ARG TORCH_CUDA_ARCH_LIST has no default: unless --build-arg sets it, extensions built here (no GPU visible during docker build) get torch's fallback architectures")
+                                .with_severity(Severity::Warning)
+                                .with_location(loc(&bf.file, e.pos))
+                                .with_help("give it a default that covers your GPUs, e.g. ARG TORCH_CUDA_ARCH_LIST=\"8.0;8.6;8.9;9.0+PTX\""),
+                        );
+                    }
+                }
+                Some(v) if !e.unresolved => {
+                    if let Some(l) = parse_arch_list(v, cx.facts) {
+                        lists.push((format!("{}={v}", e.name), l, e.pos, e.pos));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for c in &st.cmds {
+            for (k, v) in &c.assigns {
+                if k == "TORCH_CUDA_ARCH_LIST" {
+                    if let Some(l) = parse_arch_list(v, cx.facts) {
+                        lists.push((format!("{k}={v}"), l, c.pos, c.pos));
+                    }
+                }
+            }
+            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            for w in &c.words {
+                if let Some(v) = w.text.strip_prefix("-DCMAKE_CUDA_ARCHITECTURES=") {
+                    if let Some(l) = parse_arch_list(v, cx.facts) {
+                        lists.push((w.text.clone(), l, w.pos, w.pos));
+                    }
+                }
+            }
+            let g = gencode_targets(&words);
+            if !g.is_empty() {
+                lists.push(("-gencode flags".into(), g, c.pos, c.run));
+            }
+        }
+    }
+    // Several built stages may share one instruction (inherited ENV): judge it once.
+    let mut seen = std::collections::BTreeSet::new();
+    lists.retain(|(what, _, pos, _)| seen.insert((what.clone(), pos.line, pos.col)));
+    // One finding per instruction: all `-gencode` commands of one RUN (e.g. the branches of
+    // an `if` on a build arg, one per GPU generation) together, naming every target GPU one
+    // of them misses; not one finding per command and GPU.
+    let mut groups: Vec<(String, Pos, Vec<Member>)> = Vec::new();
+    for (what, l, pos, group) in &lists {
+        match groups
+            .iter_mut()
+            .find(|(w, g, _)| w == what && g.line == group.line && g.col == group.col)
+        {
+            Some((_, _, v)) => v.push((l, *pos)),
+            None => groups.push((what.clone(), *group, vec![(l, *pos)])),
+        }
+    }
+    for (what, _, members) in &groups {
+        let misses = |l: &[ArchTarget], cc| !l.iter().any(|a| a.runs_on(cc));
+        let offending: Vec<&Member> = members
+            .iter()
+            .filter(|(l, _)| {
+                cx.targets
+                    .iter()
+                    .flat_map(|t| t.capabilities())
+                    .any(|cc| misses(l, cc))
+            })
+            .collect();
+        let Some((_, first)) = offending.first() else {
+            continue;
+        };
+        let mut missed: Vec<(String, String)> = Vec::new(); // (target, "GPU (compute capability X)")
+        let mut ccs: Vec<crate::arch::ComputeCapability> = Vec::new();
+        for t in cx.targets {
+            for cc in t.capabilities() {
+                if !offending.iter().any(|(l, _)| misses(l, cc)) {
+                    continue;
+                }
+                ccs.push(cc);
+                let gpu = t
+                    .gpus
+                    .iter()
+                    .find(|g| g.cc == Some(cc))
+                    .map(|g| g.name.clone())
+                    .unwrap_or_default();
+                let gpu = if cx.targets.len() > 1 && !gpu.is_empty() && gpu != t.name {
+                    format!("{gpu} ({}, compute capability {cc})", t.name)
+                } else {
+                    format!("{gpu} (compute capability {cc})")
+                };
+                if !missed.iter().any(|(tn, g)| *tn == t.name && *g == gpu) {
+                    missed.push((t.name.clone(), gpu));
+                }
+            }
+        }
+        ccs.sort();
+        ccs.dedup();
+        let ccs: Vec<String> = ccs.iter().map(|c| c.to_string()).collect();
+        let gpus: Vec<&str> = missed.iter().map(|(_, g)| g.as_str()).collect();
+        let subject = if offending.len() > 1 {
+            let lines: Vec<String> = offending.iter().map(|(_, p)| p.line.to_string()).collect();
+            format!(
+                "`{what}` in {} commands of this instruction (lines {}): at least one of them builds",
+                offending.len(),
+                lines.join(", ")
+            )
+        } else {
+            format!("`{what}` builds")
+        };
+        let mut f = META
+            .finding(format!(
+                "{subject} no code that runs on {}: {} kernels fail with 'no kernel image is available'",
+                gpus.join(", "),
+                if offending.len() > 1 { "such" } else { "its" }
+            ))
+            .with_location(loc(&bf.file, *first))
+            .with_help(format!(
+                "add {} to the list, or end it with +PTX for forward compatibility",
+                ccs.join(", ")
+            ));
+        let mut targets: Vec<&str> = missed.iter().map(|(t, _)| t.as_str()).collect();
+        targets.dedup();
+        if let [one] = targets.as_slice() {
+            f = f.with_target(one.to_string());
+        }
+        out.push(f);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::facts::SpecFacts;
+    use crate::spec::testutil::{dockerfile, target};
+
+    #[test]
+    fn lists_parse() {
+        let f = SpecFacts::load().unwrap();
+        let l = parse_arch_list("7.0 7.5 8.0;8.6+PTX", &f).unwrap();
+        assert_eq!(l.len(), 5);
+        assert!(parse_arch_list("Ampere", &f)
+            .unwrap()
+            .iter()
+            .any(|a| a.kind == CodeKind::Ptx));
+        assert!(parse_arch_list("all", &f).is_none());
+        assert_eq!(parse_arch_list("80-real;90", &f).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn misses_hopper() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV TORCH_CUDA_ARCH_LIST=\"7.0;7.5;8.0;8.6\"\nRUN nvcc -gencode arch=compute_90,code=sm_90 k.cu\n";
+        let f = dockerfile(t, "GL107", vec![target("h100", &["9.0", "8.0"], None)]);
+        let mut lines: Vec<_> = f
+            .iter()
+            .map(|f| f.location.as_ref().unwrap().line.unwrap())
+            .collect();
+        lines.sort();
+        assert_eq!(lines, vec![2, 3], "{f:?}");
+        assert!(f[0].message.contains("9.0") && !f[0].message.contains("8.0 ("));
+        let ptx = "FROM x\nENV TORCH_CUDA_ARCH_LIST=\"8.0 8.6+PTX\"\n";
+        assert!(dockerfile(ptx, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
+    }
+
+    /// One stage per GPU generation against a mixed fleet: one finding per stage, naming
+    /// every GPU it misses, not one per stage and GPU.
+    #[test]
+    fn per_architecture_stages_collapse() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS base\n\
+FROM base AS a100\nRUN nvcc -gencode arch=compute_80,code=sm_80 k.cu\n\
+FROM base AS h100\nRUN nvcc -gencode arch=compute_90,code=sm_90 k.cu\n\
+FROM base\nCOPY --from=a100 /k /a\nCOPY --from=h100 /k /h\n";
+        let fleet = vec![
+            target("t4", &["7.5"], None),
+            target("a100", &["8.0"], None),
+            target("h100", &["9.0"], None),
+        ];
+        let f = dockerfile(t, "GL107", fleet);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        let a = f
+            .iter()
+            .find(|x| x.location.as_ref().unwrap().line == Some(3))
+            .unwrap();
+        assert!(
+            a.message.contains("7.5") && a.message.contains("9.0"),
+            "{}",
+            a.message
+        );
+        assert!(!a.message.contains("8.0,"), "{}", a.message);
+        assert_eq!(a.target, None, "several targets");
+        // One target: the finding carries it.
+        let f = dockerfile(t, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].target.as_deref(), Some("h100"));
+    }
+
+    /// `if`/`elif` branches of one RUN, one per GPU generation: one finding for the RUN.
+    #[test]
+    fn branches_of_one_run_collapse() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nARG CAP=80\n\
+RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n\
+    elif [ $CAP -eq 90 ]; then nvcc -gencode arch=compute_90,code=sm_90 k.cu; \\\n\
+    else exit 1; fi\n";
+        let f = dockerfile(
+            t,
+            "GL107",
+            vec![target("fleet", &["7.5", "8.0", "9.0"], None)],
+        );
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(f[0].message.contains("2 commands"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("7.5") && f[0].message.contains("9.0"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+    }
+
+    #[test]
+    fn empty_arg() {
+        let f = dockerfile(
+            "FROM x\nARG TORCH_CUDA_ARCH_LIST\nRUN pip install .\n",
+            "GL107",
+            vec![],
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+    }
+}

@@ -1,0 +1,144 @@
+//! GL110: a GPU image started without asking for a GPU.
+
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::spec::image::{image_info, is_gpu_name, ImageRef};
+use crate::spec::runspec::{RunKind, RunSpec};
+use crate::spec::{loc, RuleCtx, Subject};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL110"),
+    name: "gpu-not-requested",
+    default_severity: Severity::Warning,
+    summary: "A CUDA/GPU image is started without a GPU request",
+    explanation: "What: `docker run` without `--gpus` (or --runtime=nvidia / device nodes), a \
+compose service without `deploy.resources.reservations.devices` / `gpus:`, or a Kubernetes \
+container without `resources.limits[\"nvidia.com/gpu\"]`, for an image that is meant for a GPU \
+(nvidia/cuda, pytorch CUDA builds, NGC, a Dockerfile with a CUDA base, or an image the same file \
+starts elsewhere with GPUs).\n\
+Why: without a request no GPU and no driver libraries are injected: frameworks silently fall \
+back to the CPU or fail with `no CUDA-capable device`. On Kubernetes, a GPU pod without a limit \
+is not accounted for by the scheduler; with the NVIDIA runtime as default it may even see every \
+GPU of the node (NVIDIA_VISIBLE_DEVICES=all from the image). `requests` without `limits` is \
+rejected for extended resources.\n\
+Example: `docker run --shm-size 1g ghcr.io/huggingface/text-generation-inference:latest …`.\n\
+Fix: add `--gpus all` (docker), a device reservation (compose), or an nvidia.com/gpu limit (k8s).",
+};
+
+fn gets_gpus(r: &RunSpec) -> bool {
+    match r.kind {
+        RunKind::K8s => r.gpus.is_some(),
+        _ => r.gets_gpus(),
+    }
+}
+
+pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+    let Subject::Runs(specs) = s else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for r in specs.iter() {
+        if let Some(p) = r.gpu_request_without_limit {
+            out.push(
+                META.finding(format!("`{}` requests nvidia.com/gpu without a limit: Kubernetes requires limits for extended resources", r.name))
+                    .with_severity(Severity::Error)
+                    .with_location(loc(&r.file, p))
+                    .with_help("set resources.limits[\"nvidia.com/gpu\"] (requests may be omitted)"),
+            );
+        }
+        if gets_gpus(r) || r.infra {
+            continue;
+        }
+        let image = r.image.clone().unwrap_or_default();
+        let info = ImageRef::parse(&image).map(|i| image_info(&i, cx.facts));
+        let sibling = specs
+            .iter()
+            .any(|o| o.file == r.file && o.image.is_some() && o.image == r.image && gets_gpus(o));
+        let reason = if r.commented_gpu.is_some() {
+            Some("its GPU request is commented out".to_string())
+        } else if sibling {
+            Some("the same file starts this image with GPUs elsewhere".to_string())
+        } else if info.as_ref().map(|i| i.is_gpu()).unwrap_or(false) || is_gpu_name(&image) {
+            Some("it is a CUDA/GPU image".to_string())
+        } else if r.built_gpu_image == Some(true) {
+            Some("its Dockerfile builds a CUDA image".to_string())
+        } else if r.gpu_scheduling.is_some() {
+            Some(format!(
+                "it is scheduled onto GPU nodes ({})",
+                r.gpu_scheduling
+                    .as_ref()
+                    .map(|g| g.0.as_str())
+                    .unwrap_or("")
+            ))
+        } else if r.env.iter().any(|e| {
+            e.0 == "NVIDIA_VISIBLE_DEVICES"
+                || e.0 == "NVIDIA_DRIVER_CAPABILITIES"
+                || e.0 == "CUDA_VISIBLE_DEVICES"
+        }) {
+            Some("it sets NVIDIA/CUDA device variables".to_string())
+        } else {
+            None
+        };
+        let Some(reason) = reason else { continue };
+        let how = match r.kind {
+            RunKind::DockerRun => "add --gpus all (or --gpus '\"device=0\"')",
+            RunKind::Compose => "add deploy.resources.reservations.devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]",
+            RunKind::K8s => "add resources.limits: {nvidia.com/gpu: 1}",
+        };
+        let what = match r.kind {
+            RunKind::DockerRun => format!("`{} run {image}`", r.engine),
+            RunKind::Compose => format!("service `{}`", r.name),
+            RunKind::K8s => format!("container `{}`", r.name),
+        };
+        let extra = if r.kind == RunKind::K8s && r.runtime_class.is_some() {
+            "; runtimeClassName alone bypasses the device plugin (the image's NVIDIA_VISIBLE_DEVICES decides)"
+        } else {
+            ""
+        };
+        out.push(
+            META.finding(format!("{what} gets no GPU, but {reason}{extra}"))
+                .with_location(loc(&r.file, r.commented_gpu.unwrap_or(r.pos)))
+                .with_help(how),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::testutil::runs;
+
+    #[test]
+    fn seed_forgotten_gpus() {
+        let md = "```bash\ndocker run --gpus all --shm-size 1g -v $volume:/data ghcr.io/huggingface/text-generation-inference:latest --model-id gpt2\n```\n\n```bash\ndocker run --shm-size 1g -p 8080:80 -v $volume:/data ghcr.io/huggingface/text-generation-inference:latest --model-id /data/x\n```\n";
+        let f = runs("md", md, "GL110", vec![]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(6));
+        assert_eq!(
+            runs(
+                "sh",
+                "docker run --rm nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n",
+                "GL110",
+                vec![]
+            )
+            .len(),
+            1
+        );
+        assert!(runs("sh", "docker run --rm ubuntu:22.04 ls\n", "GL110", vec![]).is_empty());
+    }
+
+    #[test]
+    fn compose_and_k8s() {
+        let c = "services:\n  ollama:\n    image: ollama/ollama:latest\n  train:\n    image: nvcr.io/nvidia/pytorch:24.04-py3\n";
+        let f = runs("compose", c, "GL110", vec![]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
+        let c = "services:\n  a:\n    image: myapp\n    # runtime: nvidia\n";
+        let f = runs("compose", c, "GL110", vec![]);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
+        let k = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  runtimeClassName: nvidia\n  containers:\n  - name: c\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources:\n      requests:\n        nvidia.com/gpu: 1\n";
+        let f = runs("k8s", k, "GL110", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::finding::Severity::Error);
+    }
+}

@@ -1,0 +1,118 @@
+//! GL114: PyTorch / NCCL workloads on the default 64 MB /dev/shm.
+
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::spec::runspec::{RunKind, RunSpec};
+use crate::spec::{loc, RuleCtx, Subject};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL114"),
+    name: "default-shm-with-pytorch",
+    default_severity: Severity::Warning,
+    summary: "A PyTorch / NCCL workload runs with the default 64 MB /dev/shm",
+    explanation: "What: a GPU container that runs PyTorch (pytorch / NGC images, torchrun, \
+training commands) or NCCL without `--shm-size` / `--ipc=host` (compose `shm_size` / `ipc: \
+host`, Kubernetes an emptyDir with `medium: Memory` at /dev/shm).\n\
+Why: Docker and Kubernetes give containers 64 MB of /dev/shm. PyTorch DataLoader workers pass \
+batches through shared memory and die with `Bus error` / `unable to write to file \
+</torch_…>`; NCCL's intra-node transport needs shared memory too and falls back or fails.\n\
+Example: `docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py`.\n\
+Fix: `--shm-size=8g` or `--ipc=host`; in Kubernetes mount an emptyDir {medium: Memory, \
+sizeLimit: 8Gi} at /dev/shm.",
+};
+
+const WORDS: &[&str] = &[
+    "pytorch",
+    "torchrun",
+    "torch.distributed",
+    "train",
+    "accelerate",
+    "deepspeed",
+    "lightning",
+    "nccl",
+    "fairseq",
+    "detectron",
+    "mmdet",
+    "megatron",
+    "nemo",
+];
+
+fn torch_workload(r: &RunSpec) -> Option<String> {
+    let img = r.image.clone().unwrap_or_default().to_ascii_lowercase();
+    if img.contains("pytorch") || img.contains("torch") {
+        return Some(format!("image {}", r.image.as_deref().unwrap_or("")));
+    }
+    let cmd = r.command.join(" ").to_ascii_lowercase();
+    if img.contains("tensorflow") && !cmd.contains("nccl") {
+        return None;
+    }
+    WORDS
+        .iter()
+        .find(|w| cmd.contains(**w))
+        .map(|w| format!("command mentions `{w}`"))
+}
+
+pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+    let Subject::Runs(specs) = s else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for r in specs.iter().filter(|r| !r.infra) {
+        if r.shm_size.is_some() || r.ipc_host || r.shm_volume {
+            continue;
+        }
+        let gpu = r.gets_gpus() || r.gpus.is_some();
+        if !gpu {
+            continue;
+        }
+        let Some(why) = torch_workload(r) else {
+            continue;
+        };
+        let fix = match r.kind {
+            RunKind::DockerRun => "add --shm-size=8g (or --ipc=host)",
+            RunKind::Compose => "add shm_size: 8gb (or ipc: host)",
+            RunKind::K8s => "mount an emptyDir {medium: Memory, sizeLimit: 8Gi} at /dev/shm",
+        };
+        out.push(
+            META.finding(format!("`{}` is a PyTorch/NCCL workload ({why}) on the default 64 MB /dev/shm: DataLoader workers and NCCL fail with bus errors", r.name))
+                .with_location(loc(&r.file, r.pos))
+                .with_help(fix),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::testutil::runs;
+
+    #[test]
+    fn shm() {
+        assert_eq!(
+            runs(
+                "sh",
+                "docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py\n",
+                "GL114",
+                vec![]
+            )
+            .len(),
+            1
+        );
+        assert!(runs(
+            "sh",
+            "docker run --gpus all --ipc=host nvcr.io/nvidia/pytorch:24.04-py3\n",
+            "GL114",
+            vec![]
+        )
+        .is_empty());
+        assert!(runs(
+            "sh",
+            "docker run nvcr.io/nvidia/pytorch:24.04-py3\n",
+            "GL114",
+            vec![]
+        )
+        .is_empty());
+        let k = "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\n    resources:\n      limits:\n        nvidia.com/gpu: 8\n    volumeMounts:\n    - {name: shm, mountPath: /dev/shm}\n  volumes:\n  - name: shm\n    emptyDir: {medium: Memory}\n";
+        assert!(runs("k8s", k, "GL114", vec![]).is_empty());
+    }
+}

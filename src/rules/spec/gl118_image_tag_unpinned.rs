@@ -1,0 +1,345 @@
+//! GL118: a base image or run image with no tag, `:latest`, or another floating tag.
+
+use crate::finding::{Finding, Severity};
+use crate::rule_meta::{Code, RuleMeta};
+use crate::spec::dockerfile::Pos;
+use crate::spec::image::{image_info, is_gpu_name, ImageRef};
+use crate::spec::{loc, RuleCtx, Subject};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL118"),
+    name: "image-tag-unpinned",
+    default_severity: Severity::Warning,
+    summary: "A base or run image has no tag, `:latest`, or another floating tag",
+    explanation: "What: a Dockerfile `FROM` (after ARG substitution; not `scratch`, not an \
+earlier stage), a `docker run` image, a compose `image:` or a Kubernetes container image \
+with no tag (Docker then pulls `:latest`), with `:latest`, or with a floating alias of it \
+(`latest-gpu`, `latest-cuda`, `main-…`, `nightly`).\n\
+Why: such a tag moves. For a GPU image that means the CUDA runtime inside, and with it the \
+minimum driver the host needs and the GPU architectures the binaries are built for, changes on \
+the next pull or node restart without any change in the repository: an image that ran \
+yesterday fails today with `CUDA driver version is insufficient` or `no kernel image is \
+available`. `nvidia/cuda` has no `latest` tag at all (NVIDIA deprecated it), so an untagged \
+`nvidia/cuda` does not pull. Images that are not GPU images are reported as info only.\n\
+Example: `FROM pytorch/pytorch:latest`, `docker run --gpus all ollama/ollama`.\n\
+Fix: pin a versioned tag that names the CUDA release (`nvidia/cuda:12.4.1-runtime-ubuntu22.04`, \
+`pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime`), or pin a digest (`image@sha256:…`). A digest \
+is never reported.",
+};
+
+/// Why a tag floats, or None when it is pinned.
+fn floating(r: &ImageRef) -> Option<String> {
+    if r.digest.is_some() {
+        return None;
+    }
+    let Some(tag) = r.tag.as_deref() else {
+        return Some("has no tag (Docker pulls `:latest`)".into());
+    };
+    let t = tag.to_ascii_lowercase();
+    if t == "latest" {
+        return Some("uses `:latest`".into());
+    }
+    let first = t.split(['-', '_']).next().unwrap_or("");
+    let is_alias = t.starts_with("latest")
+        || t.ends_with("-latest")
+        || t.contains("-latest-")
+        || matches!(first, "main" | "master" | "nightly" | "edge");
+    is_alias.then(|| format!("uses the floating tag `:{tag}`"))
+}
+
+/// A reference we can judge: no unexpanded variables or placeholders, a lowercase repository.
+fn plausible(image: &str) -> Option<ImageRef> {
+    if image
+        .chars()
+        .any(|c| "${}<>[]*\"'`()|,;=".contains(c) || c.is_whitespace())
+    {
+        return None;
+    }
+    let r = ImageRef::parse(image)?;
+    // Docker's grammar: lowercase path components that start and end with a letter or digit
+    // (`FROM base-${TARGETARCH}` expands to `base-` here, a stage name, not an image).
+    let ok_repo = r.repo.split('/').all(|comp| {
+        comp.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && comp.ends_with(|c: char| c.is_ascii_alphanumeric())
+            && comp.chars().all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
+            })
+    });
+    let ok_tag = match r.tag.as_deref() {
+        None => true,
+        Some(t) => {
+            !t.is_empty()
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        }
+    };
+    (ok_repo && ok_tag && r.repo != "scratch").then_some(r)
+}
+
+struct Use<'a> {
+    image: &'a str,
+    file: &'a str,
+    pos: Pos,
+    gpu: bool,
+}
+
+fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
+    // GPU uses first, so the one reported for an image is where it matters (a README that
+    // shows the CPU command before the `--gpus` one).
+    uses.sort_by_key(|u| !u.gpu);
+    // One finding per image and file (documentation repeats the same command).
+    let mut out: Vec<Finding> = Vec::new();
+    let mut seen: Vec<(&str, &str, usize)> = Vec::new();
+    for u in &uses {
+        let Some(r) = plausible(u.image) else {
+            continue;
+        };
+        let Some(why) = floating(&r) else { continue };
+        if let Some(s) = seen
+            .iter_mut()
+            .find(|(f, i, _)| *f == u.file && *i == u.image)
+        {
+            s.2 += 1;
+            continue;
+        }
+        seen.push((u.file, u.image, 1));
+        let info = image_info(&r, cx.facts);
+        let gpu = u.gpu || info.is_gpu() || is_gpu_name(u.image);
+        let repo = r.full_repo();
+        let (sev, msg, help) = if gpu {
+            let what = if repo == "nvidia/cuda" || repo == "nvcr.io/nvidia/cuda" {
+                "nvidia/cuda publishes no `latest` tag, so this pull fails or gets a stale image; \
+                 and the CUDA release"
+                    .to_string()
+            } else {
+                "the CUDA release inside".to_string()
+            };
+            (
+                Severity::Warning,
+                format!(
+                    "GPU image `{}` {why}: {what}, and so the minimum driver and the GPU \
+                     architectures it runs on, change under you when the tag moves",
+                    u.image
+                ),
+                format!(
+                    "pin a versioned tag that names the CUDA release (e.g. `{}`) or a digest \
+                     (`{repo}@sha256:…`)",
+                    example(&repo)
+                ),
+            )
+        } else {
+            (
+                Severity::Info,
+                format!(
+                    "image `{}` {why}: what it contains changes when the tag moves",
+                    u.image
+                ),
+                format!("pin a versioned tag or a digest (`{repo}@sha256:…`)"),
+            )
+        };
+        out.push(
+            META.finding(msg)
+                .with_severity(sev)
+                .with_location(loc(u.file, u.pos))
+                .with_help(help),
+        );
+    }
+    // Mention repeats in the message of the first use.
+    for (f, (_, _, n)) in out.iter_mut().zip(seen.iter()) {
+        if *n > 1 {
+            f.message.push_str(&format!(" ({n} uses in this file)"));
+        }
+    }
+    out
+}
+
+fn example(repo: &str) -> String {
+    match repo {
+        "nvidia/cuda" | "nvcr.io/nvidia/cuda" => format!("{repo}:12.4.1-runtime-ubuntu22.04"),
+        "pytorch/pytorch" => "pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime".into(),
+        "nvcr.io/nvidia/pytorch" => "nvcr.io/nvidia/pytorch:24.05-py3".into(),
+        _ => format!("{repo}:<version>"),
+    }
+}
+
+pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+    let uses: Vec<Use> = match s {
+        Subject::Dockerfile(bf) => bf
+            .built_stages()
+            .filter(|st| st.parent.is_none() && !st.image_unresolved)
+            .map(|st| Use {
+                image: &st.image,
+                file: &bf.file,
+                pos: st.image_pos,
+                gpu: st.info.is_gpu(),
+            })
+            .collect(),
+        Subject::Runs(specs) => specs
+            .iter()
+            // A compose `image:` next to `build:` names what the build produces.
+            .filter(|r| !r.build)
+            .filter_map(|r| {
+                Some(Use {
+                    image: r.image.as_deref()?,
+                    file: &r.file,
+                    pos: r.image_pos,
+                    gpu: r.gpus.is_some()
+                        || r.runtime.as_ref().is_some_and(|(rt, _)| rt == "nvidia")
+                        || r.runtime_class
+                            .as_ref()
+                            .is_some_and(|(rc, _)| rc.contains("nvidia"))
+                        || r.engine == "nvidia-docker",
+                })
+            })
+            .collect(),
+    };
+    judge(uses, cx)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::finding::Severity;
+    use crate::spec::testutil::{dockerfile, runs};
+
+    fn df(text: &str) -> Vec<crate::finding::Finding> {
+        dockerfile(text, "GL118", vec![])
+    }
+
+    #[test]
+    fn tag_missing_and_latest() {
+        let f = df("FROM nvidia/cuda\n");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("no tag"), "{}", f[0].message);
+        assert!(f[0].message.contains("publishes no `latest`"));
+        assert!(f[0].message.contains("minimum driver"));
+        let f = df("FROM pytorch/pytorch:latest\nRUN pip install x\n");
+        assert_eq!(f.len(), 1);
+        assert!(f[0].message.contains("`:latest`"));
+        assert!(f[0].message.contains("CUDA release"));
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(1));
+        // Floating aliases of latest and branch tags.
+        assert_eq!(df("FROM tensorflow/tensorflow:latest-gpu-py3\n").len(), 1);
+        assert_eq!(
+            df("FROM axolotlai/axolotl-cloud:main-py3.11-cu124-2.6.0\n").len(),
+            1
+        );
+        // A non-GPU image is only informational.
+        let f = df("FROM ubuntu\n");
+        assert_eq!(f[0].severity, Severity::Info);
+        // The third-party GPU base with no tag (corpus: mmcv).
+        let f = df("FROM msramcg/pytorch1.8.1-cuda11.1-cudnn8-runtime-pip20.1.1\n");
+        assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn pinned_digest_scratch_and_stages() {
+        assert!(df("FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n").is_empty());
+        assert!(df("FROM nvidia/cuda@sha256:0123abcd\n").is_empty());
+        assert!(df("FROM nvidia/cuda:latest@sha256:0123abcd\n").is_empty());
+        assert!(df("FROM scratch\nCOPY a /a\n").is_empty());
+        assert!(df("FROM localhost:5000/cuda:12.4.1-base\n").is_empty());
+        let f = df(
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS build\nRUN make\n\
+             FROM build AS test\nRUN make test\nFROM scratch\nCOPY --from=build /a /a\n",
+        );
+        assert!(f.is_empty(), "{f:?}");
+        // An unresolved ARG cannot be judged.
+        assert!(df("ARG BASE\nFROM ${BASE}\n").is_empty());
+    }
+
+    #[test]
+    fn arg_substitution() {
+        let f = df("ARG TAG=latest\nFROM pytorch/pytorch:${TAG}\n");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        let f = df("ARG BASE=nvidia/cuda\nFROM $BASE\n");
+        assert_eq!(f.len(), 1);
+        // BuildKit's automatic platform ARGs select a stage, not an image.
+        assert!(df("FROM almalinux:8 AS base-amd64\nFROM base-${TARGETARCH} AS base\n").is_empty());
+        assert!(df("ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-base-ubuntu22.04\n").is_empty());
+    }
+
+    #[test]
+    fn runs_compose_k8s() {
+        let f = runs(
+            "sh",
+            "docker run -d ollama/ollama\ndocker run --gpus all ollama/ollama serve\n",
+            "GL118",
+            vec![],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].message.contains("2 uses"), "{}", f[0].message);
+        // The use with GPUs is the one reported.
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        assert!(runs(
+            "sh",
+            "docker run --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n",
+            "GL118",
+            vec![]
+        )
+        .is_empty());
+        // Placeholders and variables are not references.
+        assert!(runs("sh", "docker run --gpus all $IMAGE\n", "GL118", vec![]).is_empty());
+        assert!(runs(
+            "md",
+            "```\ndocker run --gpus all <image>\n```\n",
+            "GL118",
+            vec![]
+        )
+        .is_empty());
+        let f = runs(
+            "compose",
+            "services:\n  app:\n    image: libretranslate/libretranslate:latest-cuda\n",
+            "GL118",
+            vec![],
+        );
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        assert_eq!(f[0].severity, Severity::Warning);
+        // image: next to build: is the name of the build result.
+        assert!(runs(
+            "compose",
+            "services:\n  app:\n    image: myapp\n    build: .\n",
+            "GL118",
+            vec![]
+        )
+        .is_empty());
+        let k8s = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: c\nspec:\n  containers:\n  - name: c\n    image: ghcr.io/haveagitgat/tdarr_node\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+        let f = runs("k8s", k8s, "GL118", vec![]);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(8));
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(runs(
+            "k8s",
+            &k8s.replace("tdarr_node\n", "tdarr_node:2.17.01\n"),
+            "GL118",
+            vec![]
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn inline_ignore() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("Dockerfile");
+        std::fs::write(
+            &p,
+            "# gpulint ignore=GL118 rebuilt nightly on purpose\nFROM pytorch/pytorch:latest\n",
+        )
+        .unwrap();
+        let c = crate::spec::testutil::ctx(vec![]);
+        let args = crate::spec::DockerfileArgs {
+            paths: vec![p.clone()],
+            ..Default::default()
+        };
+        let f = crate::spec::cmd_dockerfile(&args, &c).unwrap();
+        assert!(
+            !f.iter().any(|x| x.rule == "GL118" || x.rule == "GL199"),
+            "{f:?}"
+        );
+        std::fs::write(&p, "FROM pytorch/pytorch:latest\n").unwrap();
+        let f = crate::spec::cmd_dockerfile(&args, &c).unwrap();
+        assert!(f.iter().any(|x| x.rule == "GL118"), "{f:?}");
+    }
+}

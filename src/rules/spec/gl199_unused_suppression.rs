@@ -1,0 +1,18 @@
+//! GL199: a suppression (inline pragma or config `[[ignore]]`) that matched nothing.
+
+use crate::finding::Severity;
+use crate::rule_meta::{Code, RuleMeta};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL199"),
+    name: "unused-suppression",
+    default_severity: Severity::Warning,
+    summary: "A `# gpulint ignore=` pragma or [[ignore]] entry suppresses nothing",
+    explanation: "What: an inline `# gpulint ignore=GLxxx` / `ignore-file=` pragma, or a \
+`[[ignore]]` entry in .gpulint.toml, did not match any finding.\n\
+Why: stale suppressions hide future problems on lines that were since fixed or moved, and a \
+misspelled code silently suppresses nothing.\n\
+Example: `# gpulint ignore=GL110` above a `docker run` line that now has `--gpus all`.\n\
+Fix: delete the pragma, or correct its code; a pragma covers the next statement (a whole \
+Dockerfile instruction, a shell command with its continuation lines, a YAML key's block).",
+};
