@@ -297,3 +297,46 @@ fn real_torch_2_8_install_verdicts() {
     }
     assert!(!r.runs_on.contains(&"6.0".to_string()), "{:?}", r.runs_on);
 }
+
+/// Binaries built by nvcc 13.5 (PyPI nvidia-cuda-nvcc 13.5.37, testdata/fatbin/nvcc-13.5):
+/// PTX ISA 9.5. On a CUDA 13.0 driver PTX-only code cannot be JIT-compiled (a real H200 on a
+/// 13.0 driver fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION); with sm_90 SASS it runs.
+#[test]
+fn newest_nvcc_ptx_on_an_older_driver_is_gl003() {
+    let m = Matrix::embedded().unwrap();
+    let inv = gpulint::scan::scan_image("dir:testdata/fatbin/nvcc-13.5", None).unwrap();
+    let isas: Vec<String> = inv
+        .binaries
+        .iter()
+        .flat_map(|b| b.ptx_isa.values().cloned())
+        .collect();
+    assert_eq!(isas, ["9.5", "9.5"]);
+    let gl003 = |gpu: &str, driver: &str| -> Vec<(String, Severity, String)> {
+        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+        check_image(&inv, &m, &t)
+            .into_iter()
+            .filter(|f| f.rule == "GL003")
+            .map(|f| {
+                let path = f.location.and_then(|l| l.path).unwrap_or_default();
+                (path, f.severity, f.message)
+            })
+            .collect()
+    };
+    let on_13_0 = gl003("H200", "580.65.06");
+    assert_eq!(on_13_0.len(), 1, "{on_13_0:#?}");
+    let (path, sev, msg) = &on_13_0[0];
+    assert!(path.ends_with("libv20_ptx90_nvcc135.so"), "{path}");
+    assert_eq!(*sev, Severity::Error);
+    assert!(msg.contains("PTX ISA 9.5"), "{msg}");
+    // The same PTX on a driver newer than every known branch: whether it JITs is unknown, and
+    // unknown fails the gate; never a pass from a saturated "supports the newest known".
+    let newest = m.newest_cuda_release().unwrap();
+    let newest_driver = m.cuda_min_driver(&newest).unwrap().linux.unwrap();
+    let beyond = format!("{}.10.01", newest_driver.branch() + 15);
+    if m.ptx_isa_min_cuda((9, 5)).is_none() {
+        let open = gl003("H200", &beyond);
+        assert_eq!(open.len(), 1, "{open:#?}");
+        assert_eq!(open[0].1, Severity::Error);
+        assert!(open[0].2.contains("unknown"), "{}", open[0].2);
+    }
+}

@@ -70,6 +70,40 @@ pub struct DriverReq {
     pub source: String,
 }
 
+/// What a driver's CUDA support is known to be. A driver at or below the newest row's branch
+/// supports exactly `at_least` (what `nvidia-smi` prints). A driver of a newer branch than
+/// every row supports at least the newest known release and possibly newer ones we have no
+/// row for: the upper bound is open, and no verdict may assume it is `at_least`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DriverCuda {
+    pub at_least: CudaVersion,
+    /// The driver is newer than every row: its real CUDA support is unknown above `at_least`.
+    pub open: bool,
+}
+
+impl std::fmt::Display for DriverCuda {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.open {
+            write!(f, ">= {} (newest known release)", self.at_least)
+        } else {
+            write!(f, "{}", self.at_least)
+        }
+    }
+}
+
+/// The oldest CUDA release whose driver can JIT a PTX ISA version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PtxNeed {
+    /// A row of ptx_isa.toml names the release.
+    Known(CudaVersion),
+    /// The ISA is above every row: it was produced by a CUDA newer than every release we
+    /// know (`newest_isa` is ptx_isa.toml's newest row, introduced by `newest_cuda`).
+    NewerThanKnown {
+        newest_isa: (u16, u16),
+        newest_cuda: CudaVersion,
+    },
+}
+
 /// Whether a `cuda-compat` (forward compatibility) package lets a driver run a CUDA version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ForwardCompat {
@@ -229,10 +263,38 @@ impl Matrix {
 
     /// The newest CUDA major.minor whose minimum Linux driver is ≤ `driver`, which is what
     /// `nvidia-smi` prints as "CUDA Version" (535.104.05 → 12.2, 580.159.04 → 13.0).
+    /// `None` when unknown, including a driver of a branch newer than every row: it supports
+    /// at least the newest known release, and perhaps newer ones (see [`Self::driver_cuda`]);
+    /// answering the newest known release would saturate a fact we do not have.
     pub fn max_cuda_for_driver(&self, driver: &DriverVersion) -> Option<CudaVersion> {
-        self.releases
+        self.driver_cuda(driver)
+            .filter(|d| !d.open)
+            .map(|d| d.at_least)
+    }
+
+    /// The CUDA support of a driver, with an open upper bound for a driver of a branch newer
+    /// than the newest row's (610.x when the table ends at CUDA 13.2 / 595.x).
+    pub fn driver_cuda(&self, driver: &DriverVersion) -> Option<DriverCuda> {
+        let best = self
+            .releases
             .iter()
             .filter(|r| r.linux.as_ref().is_some_and(|d| d <= driver))
+            .max_by(|a, b| a.version.cmp(&b.version))?;
+        let newest_branch = self
+            .releases
+            .iter()
+            .filter_map(|r| r.linux.as_ref().map(|d| d.branch()))
+            .max()?;
+        Some(DriverCuda {
+            at_least: CudaVersion::new(best.version.major, best.version.minor),
+            open: driver.branch() > newest_branch,
+        })
+    }
+
+    /// The newest CUDA release (major.minor) of the driver table.
+    pub fn newest_cuda_release(&self) -> Option<CudaVersion> {
+        self.releases
+            .iter()
             .map(|r| CudaVersion::new(r.version.major, r.version.minor))
             .max()
     }
@@ -313,6 +375,24 @@ impl Matrix {
             .iter()
             .find(|r| parse_isa(&r.ptx).ok() == Some(isa))
             .map(|r| r.cuda)
+    }
+
+    /// What a driver needs to JIT PTX of this ISA: a known release, or (ISA above every row)
+    /// a release newer than every one we know. `None` for an ISA older than every row or not
+    /// in the table between rows.
+    pub fn ptx_isa_need(&self, isa: (u16, u16)) -> Option<PtxNeed> {
+        if let Some(c) = self.ptx_isa_min_cuda(isa) {
+            return Some(PtxNeed::Known(c));
+        }
+        let (newest_isa, newest_cuda) = self
+            .ptx
+            .iter()
+            .filter_map(|r| Some((parse_isa(&r.ptx).ok()?, r.cuda)))
+            .max_by_key(|(i, _)| *i)?;
+        (isa > newest_isa).then_some(PtxNeed::NewerThanKnown {
+            newest_isa,
+            newest_cuda,
+        })
     }
 
     /// Whether a forward compatibility package lets `driver` run applications built with

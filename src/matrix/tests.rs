@@ -354,3 +354,45 @@ fn component_versions_give_their_cuda_release_not_the_wheel_major() {
     assert_eq!(m.component_release("nvidia-cufft-cu12", "99.0.0.1"), None);
     assert_eq!(m.component_release("nvidia-cudnn-cu12", "9.10.2.21"), None);
 }
+
+// ---- facts newer than our tables: open bounds, never saturated ----
+
+#[test]
+fn driver_newer_than_every_row_has_an_open_cuda_bound() {
+    let m = m();
+    let newest = m.newest_cuda_release().unwrap();
+    let newest_row = m.cuda_min_driver(&newest).unwrap().linux.unwrap();
+    // The newest row's own driver supports exactly that release.
+    let exact = m.driver_cuda(&newest_row).unwrap();
+    assert_eq!((exact.at_least, exact.open), (newest, false));
+    assert_eq!(m.max_cuda_for_driver(&newest_row), Some(newest));
+    // A driver of a newer branch supports at least it, maybe more: never "exactly newest".
+    let newer: DriverVersion = format!("{}.10.01", newest_row.branch() + 15)
+        .parse()
+        .unwrap();
+    let open = m.driver_cuda(&newer).unwrap();
+    assert_eq!((open.at_least, open.open), (newest, true));
+    assert_eq!(m.max_cuda_for_driver(&newer), None);
+    assert!(open.to_string().starts_with(">= "), "{open}");
+    // Older drivers are exact as before.
+    let d: DriverVersion = "535.104.05".parse().unwrap();
+    assert_eq!(m.max_cuda_for_driver(&d), Some(c("12.2")));
+}
+
+#[test]
+fn ptx_isa_above_every_row_needs_a_cuda_newer_than_every_release() {
+    let m = m();
+    assert_eq!(m.ptx_isa_need((9, 0)), Some(PtxNeed::Known(c("13.0"))));
+    match m.ptx_isa_need((99, 5)) {
+        Some(PtxNeed::NewerThanKnown {
+            newest_isa,
+            newest_cuda,
+        }) => {
+            assert!(newest_isa >= (9, 2), "{newest_isa:?}");
+            assert_eq!(m.ptx_isa_min_cuda(newest_isa), Some(newest_cuda));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Below every row is not "newer": unknown.
+    assert_eq!(m.ptx_isa_need((1, 0)), None);
+}

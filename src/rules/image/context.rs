@@ -124,13 +124,25 @@ impl<'a> ImageContext<'a> {
             .max_by(|a, b| a.0.cmp(&b.0))
     }
 
-    /// The newest CUDA version the target's driver supports natively, if known.
+    /// The newest CUDA version the target's driver supports natively, if known exactly.
+    /// `None` for a driver newer than every row (see [`Self::driver_cuda_bound`]).
     pub fn driver_cuda(&self) -> Option<CudaVersion> {
+        self.driver_cuda_bound()
+            .filter(|d| !d.open)
+            .map(|d| d.at_least)
+    }
+
+    /// The target driver's CUDA support, with an open upper bound for a driver newer than
+    /// every row. A CUDA version the target states (`nvidia-smi`'s) is exact.
+    pub fn driver_cuda_bound(&self) -> Option<crate::matrix::DriverCuda> {
         let t = self.target?;
         if let Some(c) = t.driver_cuda {
-            return Some(c);
+            return Some(crate::matrix::DriverCuda {
+                at_least: c,
+                open: false,
+            });
         }
-        self.matrix.max_cuda_for_driver(t.driver.as_ref()?)
+        self.matrix.driver_cuda(t.driver.as_ref()?)
     }
 }
 
