@@ -91,6 +91,23 @@ impl std::fmt::Display for DriverCuda {
     }
 }
 
+/// The oldest driver that can drive a GPU of some compute capability: the minimum driver of
+/// the first CUDA release whose nvcc targets it (a driver older than its first CUDA release
+/// does not know the GPU).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuDriverFloor {
+    /// The first CUDA release of cuda_arch.toml that lists the `sm_XY`.
+    pub first_release: CudaVersion,
+    /// That release's minimum Linux driver: at or above it the driver surely drives the GPU.
+    pub driver: DriverVersion,
+    /// A driver below this surely does not: the minimum driver of the release after the last
+    /// known release without the `sm_XY`. Equal to `driver` when no release in between lacks
+    /// an arch row; lower when rows are missing (then drivers in between are unknown).
+    /// `None` when no earlier release is known not to support it.
+    pub surely_unsupported_below: Option<DriverVersion>,
+    pub source: String,
+}
+
 /// The oldest CUDA release whose driver can JIT a PTX ISA version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PtxNeed {
@@ -375,6 +392,35 @@ impl Matrix {
             .iter()
             .find(|r| parse_isa(&r.ptx).ok() == Some(isa))
             .map(|r| r.cuda)
+    }
+
+    /// The driver floor for a GPU whose real architecture is `sm_<sm>`; see [`GpuDriverFloor`].
+    /// `None` when no known CUDA release lists the architecture.
+    pub fn gpu_driver_floor(&self, sm: u32) -> Option<GpuDriverFloor> {
+        let mut rows: Vec<&ArchRow> = self.arch.iter().collect();
+        rows.sort_by_key(|r| r.cuda);
+        let first = rows.iter().position(|r| r.sm.contains(&sm))?;
+        let first_row = rows.get(first)?;
+        let req = self.cuda_min_driver(&first_row.cuda)?;
+        let driver = req.linux?;
+        let surely_unsupported_below = first
+            .checked_sub(1)
+            .and_then(|i| rows.get(i))
+            .and_then(|last_without| {
+                // The release right after the last one known not to target sm_XY.
+                self.releases
+                    .iter()
+                    .map(|r| CudaVersion::new(r.version.major, r.version.minor))
+                    .filter(|v| *v > last_without.cuda)
+                    .min()
+            })
+            .and_then(|next| self.cuda_min_driver(&next)?.linux);
+        Some(GpuDriverFloor {
+            first_release: first_row.cuda,
+            driver,
+            surely_unsupported_below,
+            source: first_row.source.clone(),
+        })
     }
 
     /// What a driver needs to JIT PTX of this ISA: a known release, or (ISA above every row)
