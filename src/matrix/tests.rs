@@ -124,7 +124,10 @@ fn every_cudnn_and_ngc_row_parses_and_arch_cc_is_known() {
     let m = m();
     for r in &m.arch {
         for sm in &r.sm {
-            let known = m.arch_name(ComputeCapability::from_sm(*sm)).is_some() || *sm == 101; // Thor before CUDA 13.0 renamed it sm_110
+            // sm_101: Thor before CUDA 13.0 renamed it sm_110. sm_88: nvcc 13.1+ accepts it
+            // (measured), but NVIDIA publishes no architecture or product for it: unknown.
+            let known =
+                m.arch_name(ComputeCapability::from_sm(*sm)).is_some() || *sm == 101 || *sm == 88;
             assert!(known, "{CUDA_ARCH} {}: sm_{sm} has no architecture", r.cuda);
         }
     }
@@ -209,7 +212,11 @@ fn nvcc_targets_spot_checks() {
     assert_eq!(m.nvcc_supports(&c("13.0"), &t("sm_101")), Some(false));
     assert_eq!(m.nvcc_supports(&c("13.0"), &t("sm_110a")), Some(true));
     assert_eq!(m.nvcc_supports(&c("12.0"), &t("compute_90a")), Some(true));
-    assert_eq!(m.nvcc_targets(&c("13.1")), None);
+    assert!(m.nvcc_targets(&c("13.1")).unwrap().contains(&88));
+    assert!(!m.nvcc_targets(&c("13.3")).unwrap().contains(&107));
+    assert_eq!(m.nvcc_supports(&c("13.4"), &t("sm_107a")), Some(true));
+    // No nvcc of 11.2-11.7 could be measured: unknown.
+    assert_eq!(m.nvcc_targets(&c("11.5")), None);
 }
 
 #[test]
