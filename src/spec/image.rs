@@ -243,6 +243,34 @@ pub fn is_gpu_name(s: &str) -> bool {
         || l.starts_with("nvcr.io/")
 }
 
+/// Serving images published for NVIDIA GPUs only (other accelerators get other repositories
+/// or tag suffixes, which are excluded): starting one without a GPU is a mistake.
+/// - ghcr.io/huggingface/text-generation-inference: "optimized for Nvidia GPUs"; AMD and
+///   Intel builds carry `-rocm` / `-intel` tags
+///   (https://huggingface.co/docs/text-generation-inference/installation_nvidia,
+///   https://huggingface.co/docs/text-generation-inference/installation_amd).
+/// - vllm/vllm-openai: the CUDA build; ROCm is `rocm/vllm`, CPU builds are built locally
+///   (https://docs.vllm.ai/en/latest/deployment/docker.html).
+/// - ghcr.io/huggingface/text-embeddings-inference: CPU builds are tagged `cpu-*`
+///   (https://huggingface.co/docs/text-embeddings-inference/supported_models).
+const GPU_ONLY_IMAGES: &[&str] = &[
+    "ghcr.io/huggingface/text-generation-inference",
+    "vllm/vllm-openai",
+    "ghcr.io/huggingface/text-embeddings-inference",
+];
+
+pub fn is_gpu_only_image(s: &str) -> bool {
+    let Some(r) = ImageRef::parse(s) else {
+        return false;
+    };
+    let name = r.full_repo();
+    let tag = r.tag.as_deref().unwrap_or("").to_ascii_lowercase();
+    GPU_ONLY_IMAGES.contains(&name.as_str())
+        && !["cpu", "rocm", "intel", "xpu", "gaudi", "hpu", "neuron"]
+            .iter()
+            .any(|k| tag.contains(k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,6 +102,10 @@ pub struct RunSpec {
     /// compose: the service has a `build:`, so its `image:` names what the build produces
     /// (it may not exist yet).
     pub build: bool,
+    /// Why this container is meant to run without a GPU, when its configuration says so: a
+    /// compose CPU profile (`deploy` overriding a GPU anchor, a `cpu` profile), a sidecar or
+    /// init container of a pod whose GPU container is another one, a node agent (DaemonSet).
+    pub cpu_role: Option<String>,
 }
 
 impl RunSpec {
@@ -132,10 +136,23 @@ impl RunSpec {
             commented_gpu: None,
             gpu_product: None,
             build: false,
+            cpu_role: None,
         }
     }
     pub fn env_value(&self, name: &str) -> Option<&(String, String, Pos)> {
         self.env.iter().rev().find(|e| e.0 == name)
+    }
+    /// The command names a GPU (`nvidia-smi`, `--device cuda`, `--gpus`, `cuda:0`): what runs
+    /// wants one, whatever the configuration around it says.
+    pub fn command_uses_gpu(&self) -> bool {
+        self.command.iter().any(|a| {
+            let a = a.to_ascii_lowercase();
+            a.contains("nvidia-smi")
+                || a.contains("cuda")
+                || a.contains("--gpus")
+                || a.contains("gpu")
+                || a.contains("nccl")
+        })
     }
     /// Any way of handing GPUs to the container.
     pub fn gets_gpus(&self) -> bool {
