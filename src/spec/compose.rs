@@ -309,6 +309,17 @@ pub fn specs_from(
         let cf = &parsed[fi];
         out.push(service_spec(&name, svc, cf, project_dir, is_gpu_build));
     }
+    // An `image:` that another service builds (`build:` + the same `image:`) is a local build.
+    let built: Vec<String> = out
+        .iter()
+        .filter(|r| r.build)
+        .filter_map(|r| r.image.clone())
+        .collect();
+    for r in &mut out {
+        if r.image.as_ref().is_some_and(|i| built.contains(i)) {
+            r.build = true;
+        }
+    }
     out
 }
 

@@ -147,11 +147,13 @@ impl RunSpec {
     pub fn command_uses_gpu(&self) -> bool {
         self.command.iter().any(|a| {
             let a = a.to_ascii_lowercase();
+            // Word-level: `--gpu_nic_preset` of a network daemon does not want a GPU.
             a.contains("nvidia-smi")
-                || a.contains("cuda")
-                || a.contains("--gpus")
-                || a.contains("gpu")
-                || a.contains("nccl")
+                || a.contains("torch.cuda")
+                || a.contains("cuda:")
+                || a.contains("device=cuda")
+                || a == "cuda"
+                || a.starts_with("--gpus")
         })
     }
     /// Any way of handing GPUs to the container.
@@ -540,6 +542,11 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
     }
     let cmds = shell::parse_script(&src, &mut vars);
     let mut out = Vec::new();
+    let mut built: Vec<String> = Vec::new();
+    for c in &cmds {
+        let argv: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+        built.extend(built_tags(&argv));
+    }
     for c in cmds {
         let argv: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
         if let Some((engine, start)) = run_invocation(&argv) {
@@ -557,7 +564,49 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
                 &words,
             );
             rs.pos = idx.pos(c.words[0].offset);
+            // The script builds this image itself: its tag names a local build.
+            rs.build = rs.image.as_ref().is_some_and(|i| built.contains(i));
             out.push(rs);
+        }
+    }
+    out
+}
+
+/// The `-t`/`--tag` names of a `docker build` / `docker buildx build` / `podman build`
+/// command (a `:latest` default is added to an untagged name, as Docker does).
+pub fn built_tags(argv: &[&str]) -> Vec<String> {
+    let Some(engine) = argv
+        .iter()
+        .position(|w| matches!(*w, "docker" | "podman" | "nvidia-docker" | "buildah"))
+    else {
+        return Vec::new();
+    };
+    let rest = &argv[engine + 1..];
+    let Some(b) = rest.iter().position(|w| *w == "build" || *w == "bud") else {
+        return Vec::new();
+    };
+    // Only `build`, `buildx build`, `image build` subcommands.
+    if !rest[..b]
+        .iter()
+        .all(|w| matches!(*w, "buildx" | "image") || w.starts_with('-'))
+    {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut it = rest[b + 1..].iter();
+    while let Some(w) = it.next() {
+        let tag = if *w == "-t" || *w == "--tag" {
+            it.next().map(|t| t.to_string())
+        } else {
+            w.strip_prefix("--tag=")
+                .or_else(|| w.strip_prefix("-t").filter(|t| !t.is_empty()))
+                .map(str::to_string)
+        };
+        if let Some(t) = tag {
+            if !t.rsplit('/').next().unwrap_or("").contains(':') {
+                out.push(format!("{t}:latest"));
+            }
+            out.push(t);
         }
     }
     out

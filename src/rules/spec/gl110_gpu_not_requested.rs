@@ -170,7 +170,7 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].message.contains("service `plain`"), "{f:?}");
         // k8s: a sidecar next to the GPU container, an init container, a DaemonSet agent.
-        let k = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  initContainers:\n  - name: setup\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n  containers:\n  - name: main\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n  - name: net-daemon\n    image: example.com/gpudirect-rxdm:v1\n";
+        let k = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  initContainers:\n  - name: setup\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n  containers:\n  - name: main\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n  - name: net-daemon\n    image: example.com/gpudirect-rxdm:v1\n    args: [--gpu_nic_preset, a3vm]\n";
         assert!(runs("k8s", k, "GL110", vec![]).is_empty());
         let ds = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions:\n              - key: cloud.google.com/gke-accelerator\n                operator: Exists\n      containers:\n      - name: pause\n        image: gcr.io/google-containers/pause:2.0\n";
         assert!(runs("k8s", ds, "GL110", vec![]).is_empty());
