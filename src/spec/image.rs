@@ -259,6 +259,21 @@ const GPU_ONLY_IMAGES: &[&str] = &[
     "ghcr.io/huggingface/text-embeddings-inference",
 ];
 
+/// Images that bundle a CUDA runtime for their GPU path but also run on CPUs: starting one
+/// without a GPU is fine (GL110), but its tag decides which CUDA, and so which driver, it needs
+/// (GL118).
+/// - ollama/ollama: bundles CUDA runner libraries, falls back to CPU
+///   (https://github.com/ollama/ollama/blob/main/docs/docker.md, docs/gpu.md).
+const GPU_CAPABLE_IMAGES: &[&str] = &["ollama/ollama"];
+
+pub fn is_gpu_capable_image(s: &str) -> bool {
+    is_gpu_only_image(s)
+        || ImageRef::parse(s).is_some_and(|r| {
+            GPU_CAPABLE_IMAGES.contains(&r.full_repo().as_str())
+                && !r.tag.as_deref().unwrap_or("").contains("rocm")
+        })
+}
+
 pub fn is_gpu_only_image(s: &str) -> bool {
     let Some(r) = ImageRef::parse(s) else {
         return false;

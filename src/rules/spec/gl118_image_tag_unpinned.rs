@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleMeta};
 use crate::spec::dockerfile::Pos;
-use crate::spec::image::{image_info, is_gpu_name, is_gpu_only_image, ImageRef};
+use crate::spec::image::{image_info, is_gpu_capable_image, is_gpu_name, ImageRef};
 use crate::spec::{loc, RuleCtx, Subject};
 
 pub static META: RuleMeta = RuleMeta {
@@ -104,7 +104,7 @@ fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
             continue;
         }
         let info = image_info(&r, cx.facts);
-        let gpu = u.gpu || info.is_gpu() || is_gpu_name(u.image) || is_gpu_only_image(u.image);
+        let gpu = u.gpu || info.is_gpu() || is_gpu_name(u.image) || is_gpu_capable_image(u.image);
         if !gpu {
             // Not a GPU image: a floating tag there is general hygiene (hadolint DL3006/DL3007),
             // not a GPU compatibility risk.
@@ -349,5 +349,8 @@ mod tests {
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
         let c = "services:\n  build-it:\n    build: .\n    image: myorg/cuda-app:latest\n  use-it:\n    image: myorg/cuda-app:latest\n    runtime: nvidia\n";
         assert!(runs("compose", c, "GL118", vec![]).is_empty());
+        // A CPU/GPU image bundling CUDA is judged as a GPU image even when started on CPU.
+        let c = "services:\n  ollama:\n    image: ollama/ollama:latest\n";
+        assert_eq!(runs("compose", c, "GL118", vec![]).len(), 1);
     }
 }
