@@ -212,6 +212,17 @@ pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
         }
         return info;
     }
+    if (repo == "tensorflow/tensorflow" || repo == "tensorflow/serving")
+        && r.registry == "docker.io"
+        && tag.contains("gpu")
+    {
+        info.kind = ImageKind::OtherGpu;
+        if let Some(c) = tensorflow_cuda(&tag) {
+            info.cuda = c.parse().ok();
+            info.source = Some(TENSORFLOW_SOURCE.into());
+        }
+        return info;
+    }
     let whole = format!("{repo}:{tag}");
     if let Some(v) = find_cuda_in(&whole) {
         info.kind = ImageKind::OtherGpu;
@@ -232,6 +243,39 @@ pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
         }
     }
     info
+}
+
+const TENSORFLOW_SOURCE: &str = "https://www.tensorflow.org/install/source#gpu";
+
+/// The CUDA release TensorFlow X.Y GPU builds (and so `tensorflow/tensorflow:X.Y.Z-gpu`,
+/// `tensorflow/serving:X.Y.Z-gpu`) are built and tested with: TensorFlow's "Tested build
+/// configurations" GPU table, <https://www.tensorflow.org/install/source#gpu>. Versions not in
+/// the table are unknown.
+const TENSORFLOW_CUDA: &[(u32, u32, u32, &str)] = &[
+    // (major, minor from, minor to, CUDA)
+    (1, 0, 2, "8.0"),
+    (1, 3, 4, "8.0"),
+    (1, 5, 12, "9.0"),
+    (1, 13, 15, "10.0"),
+    (2, 0, 0, "10.0"),
+    (2, 1, 3, "10.1"),
+    (2, 4, 4, "11.0"),
+    (2, 5, 11, "11.2"),
+    (2, 12, 14, "11.8"),
+    (2, 15, 15, "12.2"),
+    (2, 16, 17, "12.3"),
+    (2, 18, 18, "12.5"),
+];
+
+fn tensorflow_cuda(tag: &str) -> Option<&'static str> {
+    let ver = tag.split('-').next()?;
+    let mut it = ver.split('.');
+    let major: u32 = it.next()?.parse().ok()?;
+    let minor: u32 = it.next()?.parse().ok()?;
+    TENSORFLOW_CUDA
+        .iter()
+        .find(|(ma, from, to, _)| *ma == major && (*from..=*to).contains(&minor))
+        .map(|e| e.3)
 }
 
 /// A name or tag that announces a GPU build.
@@ -290,6 +334,25 @@ pub fn is_gpu_only_image(s: &str) -> bool {
 mod tests {
     use super::*;
     use crate::spec::facts::SpecFacts;
+
+    #[test]
+    fn tensorflow_gpu_images_map_to_their_cuda() {
+        let c = |s: &str| info(s).cuda.map(|v| v.major_minor());
+        assert_eq!(
+            c("tensorflow/tensorflow:1.15.0-gpu-py3").as_deref(),
+            Some("10.0")
+        );
+        assert_eq!(c("tensorflow/tensorflow:1.8.0-gpu").as_deref(), Some("9.0"));
+        assert_eq!(
+            c("tensorflow/tensorflow:2.15.0-gpu").as_deref(),
+            Some("12.2")
+        );
+        assert_eq!(c("tensorflow/serving:1.12.0-gpu").as_deref(), Some("9.0"));
+        // Not in the table, or the CPU image: unknown.
+        assert_eq!(c("tensorflow/tensorflow:9.9.0-gpu"), None);
+        assert_eq!(c("tensorflow/tensorflow:2.15.0"), None);
+        assert!(info("tensorflow/tensorflow:latest-gpu").is_gpu());
+    }
 
     fn info(s: &str) -> ImageInfo {
         let f = SpecFacts::load().unwrap();

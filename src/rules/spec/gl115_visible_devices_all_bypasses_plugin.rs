@@ -34,7 +34,7 @@ fn baked(bf: &crate::spec::build::BuildFacts) -> Vec<Finding> {
     let Some(root) = chain.last() else {
         return Vec::new();
     };
-    if root.info.kind != ImageKind::Other {
+    if root.info.kind != ImageKind::Other || root.image_unresolved || root.image.contains('$') {
         return Vec::new();
     }
     let mut out = Vec::new();
