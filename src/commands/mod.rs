@@ -55,10 +55,19 @@ pub fn resolve_targets(t: &TargetArgs, matrix: &Matrix) -> anyhow::Result<Vec<Ta
         return crate::target::cli::fleet_from_file(matrix, f);
     }
     if let Some(h) = &t.host {
-        let text = std::fs::read_to_string(h)
+        let text = crate::io_util::read_regular_string(h, crate::io_util::MAX_CONFIG_FILE)
             .with_context(|| format!("reading host profile {}", h.display()))?;
         let target = crate::host::load_target_json(&text)
             .with_context(|| format!("host profile {}", h.display()))?;
+        // A profile written on a machine without an NVIDIA driver names nothing to check
+        // against: judging an image against it would print "ok" for any image.
+        if target.driver.is_none() && target.gpus.is_empty() {
+            anyhow::bail!(
+                "host profile {}: no NVIDIA driver and no GPU in it (was it made on a machine \
+                 without a GPU or driver?); nothing to check against",
+                h.display()
+            );
+        }
         return Ok(vec![complete_target(matrix, target)]);
     }
     crate::target::cli::targets_from_flags(matrix, &t.gpus, t.driver.as_deref(), None)
@@ -95,7 +104,23 @@ fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
         InventoryFormat::Json => print(&format!("{}\n", serde_json::to_string_pretty(&inv)?))?,
         InventoryFormat::Text => print(&crate::inventory::render_text(&inv))?,
     }
-    Ok(exit::OK)
+    Ok(partial_exit(&inv, &opts).unwrap_or(exit::OK))
+}
+
+/// Fail closed: an image that could not be read whole is unusable input (exit 2) unless the
+/// user asked for best effort with `--allow-partial`. None when the scan was complete or
+/// partial results were allowed.
+fn partial_exit(inv: &crate::inventory::Inventory, opts: &crate::scan::ScanOptions) -> Option<i32> {
+    if !inv.partial || opts.allow_partial {
+        return None;
+    }
+    eprintln!(
+        "error: {}: the image could not be read completely ({} problem(s), see GL000); \
+         the verdict would be incomplete. Use --allow-partial for a best-effort result.",
+        crate::report::escape_control(&inv.image.reference),
+        inv.errors.len().max(1)
+    );
+    Some(exit::USAGE_OR_INPUT)
 }
 
 /// The configuration a command uses: `--config FILE`, else discovered from the working
@@ -152,7 +177,7 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
     report.targets = targets.iter().map(|t| t.name.clone()).collect();
     let mut findings = rules::check_image(&inv, &matrix, &targets);
     for e in &inv.errors {
-        findings.push(scan_error_finding(e));
+        findings.push(scan_error_finding(e, opts.allow_partial));
     }
     report.findings = apply_config_to_image_findings(findings, &config);
     report.details = serde_json::json!({
@@ -165,6 +190,9 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
     }
     report.normalize();
     print(&report.render(a.output.format, report::use_color()))?;
+    if let Some(code) = partial_exit(&inv, &opts) {
+        return Ok(code);
+    }
     let fail_on = a
         .output
         .fail_on
@@ -177,11 +205,34 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
     })
 }
 
-/// A problem met while reading the image becomes a warning: the verdict may be incomplete.
-fn scan_error_finding(e: &str) -> crate::finding::Finding {
-    rules::image::gl000_unreadable_input::META.finding(format!(
-        "part of the image could not be read, the result is partial: {e}"
-    ))
+/// A problem met while reading the image: an error (the scan is refused, exit 2) unless
+/// `--allow-partial` asked for best effort, then a warning that the verdict may be incomplete.
+/// It points at the layer and the in-image path the problem is about.
+fn scan_error_finding(e: &crate::walk::ScanIssue, allow_partial: bool) -> Finding {
+    let finding = rules::image::gl000_unreadable_input::META
+        .finding(format!(
+            "part of the image could not be read ({}), the result is partial: {e}",
+            e.kind
+        ))
+        .with_severity(if allow_partial {
+            Severity::Warning
+        } else {
+            Severity::Error
+        })
+        .with_help(if allow_partial {
+            "Best effort (--allow-partial): findings cover only what could be read."
+        } else {
+            "Re-fetch or re-export the image; pass --allow-partial to judge what could be read."
+        });
+    if e.layer.is_some() || e.path.is_some() {
+        finding.with_location(crate::finding::Location {
+            layer: e.layer.clone(),
+            path: e.path.clone(),
+            ..Default::default()
+        })
+    } else {
+        finding
+    }
 }
 
 fn explain(a: ExplainArgs) -> anyhow::Result<i32> {

@@ -1,6 +1,6 @@
 //! Human-readable report, grouped by target. Honors NO_COLOR (the caller decides `color`).
 
-use super::Report;
+use super::{escape_control as esc, Report};
 use crate::finding::Severity;
 use std::fmt::Write;
 
@@ -14,9 +14,9 @@ fn paint(s: &str, code: &str, color: bool) -> String {
 
 pub fn render(report: &Report, color: bool) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}", paint(&report.subject, "1", color));
+    let _ = writeln!(out, "{}", paint(&esc(&report.subject), "1", color));
     for line in &report.preamble {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", esc(line));
     }
     // Target-independent findings first, then one group per target in the given order.
     let mut groups: Vec<Option<&str>> = vec![None];
@@ -35,12 +35,12 @@ pub fn render(report: &Report, color: bool) -> String {
             .collect();
         match g {
             Some(t) if fs.is_empty() => {
-                let _ = writeln!(out, "\n{} {}", paint("target", "1", color), t);
+                let _ = writeln!(out, "\n{} {}", paint("target", "1", color), esc(t));
                 let _ = writeln!(out, "  {}", paint("ok: no findings", "32", color));
                 continue;
             }
             Some(t) => {
-                let _ = writeln!(out, "\n{} {}", paint("target", "1", color), t);
+                let _ = writeln!(out, "\n{} {}", paint("target", "1", color), esc(t));
             }
             None if fs.is_empty() => continue,
             None => {
@@ -59,13 +59,13 @@ pub fn render(report: &Report, color: bool) -> String {
                 paint(label, code, color),
                 f.rule,
                 f.name,
-                f.message
+                esc(&f.message)
             );
             if let Some(loc) = &f.location {
-                let _ = write!(out, "\n      at {loc}");
+                let _ = write!(out, "\n      at {}", esc(&loc.to_string()));
             }
             if let Some(h) = &f.help {
-                let _ = write!(out, "\n      help: {h}");
+                let _ = write!(out, "\n      help: {}", esc(h));
             }
             out.push('\n');
         }

@@ -41,7 +41,8 @@ pub fn default_files(dir: &Path) -> Vec<PathBuf> {
 /// `.env` next to the first file, then the process environment (which wins, as in Docker).
 fn load_vars(project_dir: &Path) -> Vars {
     let mut v = Vars::new();
-    if let Ok(t) = std::fs::read_to_string(project_dir.join(".env")) {
+    let env_file = project_dir.join(".env");
+    if let Ok(t) = crate::io_util::read_regular_string(&env_file, crate::io_util::MAX_CONFIG_FILE) {
         for l in t.lines() {
             let l = l.trim();
             if l.is_empty() || l.starts_with('#') {
@@ -211,10 +212,12 @@ fn resolve_extends(name: &str, services: &Mapping, dir: &Path, vars: &Vars, dept
         None => resolve_extends(&base_name, services, dir, vars, depth + 1),
         Some(f) => {
             let p = dir.join(&f);
-            match std::fs::read_to_string(&p)
-                .ok()
-                .and_then(|t| parse_file(&f, &p, &t, vars).ok())
-            {
+            // Only a regular file inside the project: `extends.file` must not make the linter
+            // read (or echo) files elsewhere, a FIFO or a device.
+            let text = crate::io_util::inside(dir, &p)
+                .then(|| crate::io_util::read_regular_string(&p, crate::io_util::MAX_CONFIG_FILE))
+                .and_then(Result::ok);
+            match text.and_then(|t| parse_file(&f, &p, &t, vars).ok()) {
                 Some(cf) => {
                     let other = cf
                         .value
@@ -254,7 +257,7 @@ pub fn load(
     let vars = load_vars(&project_dir);
     let mut parsed = Vec::new();
     for (disp, p) in files {
-        match std::fs::read_to_string(p) {
+        match crate::io_util::read_regular_string(p, crate::io_util::MAX_CONFIG_FILE) {
             Ok(t) => match parse_file(disp, p, &t, &vars) {
                 Ok(cf) => parsed.push(cf),
                 Err(e) => errors.push((disp.clone(), e)),

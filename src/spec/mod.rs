@@ -205,7 +205,8 @@ fn read(p: &Path) -> anyhow::Result<String> {
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
         return Ok(s);
     }
-    let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+    let bytes = crate::io_util::read_regular(p, crate::io_util::MAX_CONFIG_FILE)
+        .with_context(|| format!("cannot read {}", p.display()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -228,6 +229,30 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
     for p in &paths {
         let text = read(p)?;
         let file = ctx.display(p);
+        let parsed = dockerfile::parse(&text);
+        // BuildKit refuses both: "the Dockerfile cannot be empty", "target stage … could not
+        // be found". Linting on would judge a build that cannot happen.
+        if parsed.instructions.is_empty() {
+            anyhow::bail!("{file}: the Dockerfile is empty (no instructions); a build refuses it");
+        }
+        if let Some(t) = &args.target {
+            let wanted = t.to_ascii_lowercase();
+            let stages = build::analyze("", &text, &BuildOptions::default(), &ctx.facts).stages;
+            if !stages
+                .iter()
+                .any(|s| s.name.as_deref() == Some(wanted.as_str()))
+            {
+                let names: Vec<&str> = stages.iter().filter_map(|s| s.name.as_deref()).collect();
+                anyhow::bail!(
+                    "{file}: --target {t:?}: no such build stage (named stages: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                );
+            }
+        }
         let opts = BuildOptions {
             build_args: build_args(&args.build_args),
             target: args.target.clone(),
@@ -242,7 +267,7 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
             }),
         };
         all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
-        let ranges = dockerfile::parse(&text)
+        let ranges = parsed
             .instructions
             .iter()
             .map(|i| (i.start_line, i.end_line))
