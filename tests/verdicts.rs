@@ -239,3 +239,104 @@ fn real_torch_2_11_install_verdicts() {
     );
     assert!(r.runs_on.contains(&"9.0".to_string()) && !r.runs_on.contains(&"7.0".to_string()));
 }
+
+/// The inventory of a real `pip install torch==2.8.0` (PyPI default build, CUDA 12.8, with every
+/// nvidia-*-cu12 wheel it pulls in, unpacked as site-packages and inventoried by
+/// `gpulint inventory dir:` the way ci/torch-wheel-verdict.sh does for 2.11.0).
+/// The cu12 wheels' libraries are CUDA 12.8 builds (cuFFT 11.3.3.83, cudart 12.8.90): judged by
+/// their own versions they run on Blackwell; judged by the `-cu12` suffix as CUDA 12.0 they
+/// would not (issue 10, item 1).
+#[test]
+fn real_torch_2_8_install_verdicts() {
+    let text = std::fs::read_to_string("testdata/torch-2.8.0-cu128/inventory.json").unwrap();
+    let inv: Inventory = serde_json::from_str(&text).unwrap();
+    let m = Matrix::embedded().unwrap();
+    let errors = |gpu: &str, driver: &str| -> Vec<String> {
+        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+        let mut v: Vec<String> = check_image(&inv, &m, &t)
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| format!("{} {}", f.rule, f.message))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let rules = |gpu: &str, driver: &str| -> Vec<String> {
+        let mut v: Vec<String> = errors(gpu, driver)
+            .iter()
+            .map(|e| e.split(' ').next().unwrap_or_default().to_string())
+            .collect();
+        v.dedup();
+        v
+    };
+    for (gpu, driver) in [
+        ("RTX 5090", "575.51.03"),
+        ("RTX 5090", "580.65.06"),
+        ("B200", "575.51.03"),
+        ("B300", "580.65.06"),
+        ("H100", "575.51.03"),
+    ] {
+        let e = errors(gpu, driver);
+        assert!(e.is_empty(), "{gpu} on {driver}: {e:#?}");
+    }
+    assert_eq!(rules("P100", "575.51.03"), vec!["GL001"]);
+    assert_eq!(rules("GTX 1080", "575.51.03"), vec!["GL001"]);
+    // CUDA 12.x minor-version compatibility: 12.8 runs on any R525+ driver with a warning,
+    // below 525.60.13 it does not run at all.
+    assert_eq!(rules("H100", "525.60.12"), vec!["GL002"]);
+    assert!(rules("H100", "525.60.13").is_empty());
+    let ctx = gpulint::rules::context::ImageContext {
+        inventory: &inv,
+        matrix: &m,
+        target: None,
+    };
+    let r = gpulint::rules::requirements::compute(&ctx);
+    for cc in ["7.5", "8.0", "9.0", "10.0", "10.3", "12.0", "12.1"] {
+        assert!(r.runs_on.contains(&cc.to_string()), "{cc}: {:?}", r.runs_on);
+    }
+    assert!(!r.runs_on.contains(&"6.0".to_string()), "{:?}", r.runs_on);
+}
+
+/// Binaries built by nvcc 13.5 (PyPI nvidia-cuda-nvcc 13.5.37, testdata/fatbin/nvcc-13.5):
+/// PTX ISA 9.5. On a CUDA 13.0 driver PTX-only code cannot be JIT-compiled (a real H200 on a
+/// 13.0 driver fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION); with sm_90 SASS it runs.
+#[test]
+fn newest_nvcc_ptx_on_an_older_driver_is_gl003() {
+    let m = Matrix::embedded().unwrap();
+    let inv = gpulint::scan::scan_image("dir:testdata/fatbin/nvcc-13.5", None).unwrap();
+    let isas: Vec<String> = inv
+        .binaries
+        .iter()
+        .flat_map(|b| b.ptx_isa.values().cloned())
+        .collect();
+    assert_eq!(isas, ["9.5", "9.5"]);
+    let gl003 = |gpu: &str, driver: &str| -> Vec<(String, Severity, String)> {
+        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+        check_image(&inv, &m, &t)
+            .into_iter()
+            .filter(|f| f.rule == "GL003")
+            .map(|f| {
+                let path = f.location.and_then(|l| l.path).unwrap_or_default();
+                (path, f.severity, f.message)
+            })
+            .collect()
+    };
+    let on_13_0 = gl003("H200", "580.65.06");
+    assert_eq!(on_13_0.len(), 1, "{on_13_0:#?}");
+    let (path, sev, msg) = &on_13_0[0];
+    assert!(path.ends_with("libv20_ptx90_nvcc135.so"), "{path}");
+    assert_eq!(*sev, Severity::Error);
+    assert!(msg.contains("PTX ISA 9.5"), "{msg}");
+    // The same PTX on a driver newer than every known branch: whether it JITs is unknown, and
+    // unknown fails the gate; never a pass from a saturated "supports the newest known".
+    let newest = m.newest_cuda_release().unwrap();
+    let newest_driver = m.cuda_min_driver(&newest).unwrap().linux.unwrap();
+    let beyond = format!("{}.10.01", newest_driver.branch() + 15);
+    if m.ptx_isa_min_cuda((9, 5)).is_none() {
+        let open = gl003("H200", &beyond);
+        assert_eq!(open.len(), 1, "{open:#?}");
+        assert_eq!(open[0].1, Severity::Error);
+        assert!(open[0].2.contains("unknown"), "{}", open[0].2);
+    }
+}

@@ -20,9 +20,9 @@ use anyhow::Context;
 use std::path::Path;
 
 use rows::{
-    ArchNameRow, ArchRow, CompatPackageRow, CudaArchFile, CudaDriverFile, CudnnFile, CudnnRow,
-    ForwardCompatFile, ForwardCompatRules, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow,
-    ReleaseRow,
+    ArchNameRow, ArchRow, CompatPackageRow, ComponentsRow, CudaArchFile, CudaComponentsFile,
+    CudaDriverFile, CudnnFile, CudnnRow, ForwardCompatFile, ForwardCompatRules, GpusFile,
+    MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
 };
 pub use rows::{GpuModel, NgcPytorch, Segment};
 
@@ -35,6 +35,7 @@ pub(crate) const CUDNN: &str = "cudnn.toml";
 pub(crate) const NGC_PYTORCH: &str = "ngc_pytorch.toml";
 pub(crate) const TORCH: &str = "torch.toml";
 pub(crate) const TORCH_COMPANIONS: &str = "torch_companions.toml";
+pub(crate) const CUDA_COMPONENTS: &str = "cuda_components.toml";
 
 /// Every data file, with its embedded text.
 pub(crate) const FILES: &[(&str, &str)] = &[
@@ -53,6 +54,10 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         TORCH_COMPANIONS,
         include_str!("../../matrices/torch_companions.toml"),
     ),
+    (
+        CUDA_COMPONENTS,
+        include_str!("../../matrices/cuda_components.toml"),
+    ),
 ];
 
 /// Minimum drivers for one CUDA toolkit release.
@@ -63,6 +68,57 @@ pub struct DriverReq {
     /// The table row that answered, e.g. "CUDA 12.1 Update 1".
     pub release: String,
     pub source: String,
+}
+
+/// What a driver's CUDA support is known to be. A driver at or below the newest row's branch
+/// supports exactly `at_least` (what `nvidia-smi` prints). A driver of a newer branch than
+/// every row supports at least the newest known release and possibly newer ones we have no
+/// row for: the upper bound is open, and no verdict may assume it is `at_least`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DriverCuda {
+    pub at_least: CudaVersion,
+    /// The driver is newer than every row: its real CUDA support is unknown above `at_least`.
+    pub open: bool,
+}
+
+impl std::fmt::Display for DriverCuda {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.open {
+            write!(f, ">= {} (newest known release)", self.at_least)
+        } else {
+            write!(f, "{}", self.at_least)
+        }
+    }
+}
+
+/// The oldest driver that can drive a GPU of some compute capability: the minimum driver of
+/// the first CUDA release whose nvcc targets it (a driver older than its first CUDA release
+/// does not know the GPU).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuDriverFloor {
+    /// The first CUDA release of cuda_arch.toml that lists the `sm_XY`.
+    pub first_release: CudaVersion,
+    /// That release's minimum Linux driver: at or above it the driver surely drives the GPU.
+    pub driver: DriverVersion,
+    /// A driver below this surely does not: the minimum driver of the release after the last
+    /// known release without the `sm_XY`. Equal to `driver` when no release in between lacks
+    /// an arch row; lower when rows are missing (then drivers in between are unknown).
+    /// `None` when no earlier release is known not to support it.
+    pub surely_unsupported_below: Option<DriverVersion>,
+    pub source: String,
+}
+
+/// The oldest CUDA release whose driver can JIT a PTX ISA version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PtxNeed {
+    /// A row of ptx_isa.toml names the release.
+    Known(CudaVersion),
+    /// The ISA is above every row: it was produced by a CUDA newer than every release we
+    /// know (`newest_isa` is ptx_isa.toml's newest row, introduced by `newest_cuda`).
+    NewerThanKnown {
+        newest_isa: (u16, u16),
+        newest_cuda: CudaVersion,
+    },
 }
 
 /// Whether a `cuda-compat` (forward compatibility) package lets a driver run a CUDA version.
@@ -100,6 +156,7 @@ pub struct Matrix {
     cudnn_majors: Vec<(u32, Vec<u32>)>,
     ngc: Vec<NgcPytorch>,
     torch: torch::TorchMatrix,
+    components: Vec<ComponentsRow>,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> anyhow::Result<T> {
@@ -149,6 +206,7 @@ impl Matrix {
         let fc: ForwardCompatFile = parse(FORWARD_COMPAT, &get(FORWARD_COMPAT)?)?;
         let cudnn: CudnnFile = parse(CUDNN, &get(CUDNN)?)?;
         let ngc: NgcFile = parse(NGC_PYTORCH, &get(NGC_PYTORCH)?)?;
+        let components: CudaComponentsFile = parse(CUDA_COMPONENTS, &get(CUDA_COMPONENTS)?)?;
         let torch = torch::TorchMatrix::from_toml(&get(TORCH)?, &get(TORCH_COMPANIONS)?)
             .with_context(|| format!("parsing {TORCH} / {TORCH_COMPANIONS}"))?;
         for g in &mut gpus.gpu {
@@ -178,6 +236,7 @@ impl Matrix {
             cudnn: cudnn.pair,
             cudnn_majors,
             ngc: ngc.container,
+            components: components.release,
         })
     }
 
@@ -221,10 +280,38 @@ impl Matrix {
 
     /// The newest CUDA major.minor whose minimum Linux driver is ≤ `driver`, which is what
     /// `nvidia-smi` prints as "CUDA Version" (535.104.05 → 12.2, 580.159.04 → 13.0).
+    /// `None` when unknown, including a driver of a branch newer than every row: it supports
+    /// at least the newest known release, and perhaps newer ones (see [`Self::driver_cuda`]);
+    /// answering the newest known release would saturate a fact we do not have.
     pub fn max_cuda_for_driver(&self, driver: &DriverVersion) -> Option<CudaVersion> {
-        self.releases
+        self.driver_cuda(driver)
+            .filter(|d| !d.open)
+            .map(|d| d.at_least)
+    }
+
+    /// The CUDA support of a driver, with an open upper bound for a driver of a branch newer
+    /// than the newest row's (610.x when the table ends at CUDA 13.2 / 595.x).
+    pub fn driver_cuda(&self, driver: &DriverVersion) -> Option<DriverCuda> {
+        let best = self
+            .releases
             .iter()
             .filter(|r| r.linux.as_ref().is_some_and(|d| d <= driver))
+            .max_by(|a, b| a.version.cmp(&b.version))?;
+        let newest_branch = self
+            .releases
+            .iter()
+            .filter_map(|r| r.linux.as_ref().map(|d| d.branch()))
+            .max()?;
+        Some(DriverCuda {
+            at_least: CudaVersion::new(best.version.major, best.version.minor),
+            open: driver.branch() > newest_branch,
+        })
+    }
+
+    /// The newest CUDA release (major.minor) of the driver table.
+    pub fn newest_cuda_release(&self) -> Option<CudaVersion> {
+        self.releases
+            .iter()
             .map(|r| CudaVersion::new(r.version.major, r.version.minor))
             .max()
     }
@@ -246,8 +333,57 @@ impl Matrix {
         Some(list.contains(&target.sm))
     }
 
+    /// The first CUDA release whose nvcc accepts `sm_XY`, when the tables can tell. `None`
+    /// when no listed release has it, when the oldest listed release already has it (older
+    /// releases are not in `cuda_arch.toml`), or when a release between the previous listed
+    /// one and it is missing there (support may have come in that release).
+    pub fn first_cuda_for_sm(&self, sm: u32) -> Option<CudaVersion> {
+        let mut rows: Vec<&ArchRow> = self.arch.iter().collect();
+        rows.sort_by_key(|r| r.cuda);
+        let i = rows.iter().position(|r| r.sm.contains(&sm))?;
+        let prev = rows.get(i.checked_sub(1)?)?;
+        let first = rows.get(i)?.cuda;
+        let key = |v: &CudaVersion| (v.major, v.minor);
+        let gap = self
+            .releases
+            .iter()
+            .any(|r| key(&r.version) > key(&prev.cuda) && key(&r.version) < key(&first));
+        (!gap).then_some(first)
+    }
+
     fn arch_row(&self, cuda: &CudaVersion) -> Option<&ArchRow> {
         self.arch.iter().find(|r| r.cuda.same_release(cuda))
+    }
+
+    /// The CUDA release (major.minor) that ships an NVIDIA component wheel at this version:
+    /// `("nvidia-cufft-cu12", "11.3.3.83")` → 12.8. The `-cuNN` suffix of the distribution
+    /// name is dropped and never used as the answer: a cu12 wheel may come from any 12.x.
+    /// A version the table lists for several releases (unchanged across updates) answers the
+    /// first. `None` when no row lists this version: the release is unknown.
+    pub fn component_release(&self, dist: &str, version: &str) -> Option<CudaVersion> {
+        let stem = component_stem(dist);
+        self.components
+            .iter()
+            .find(|r| {
+                r.components.get(stem).is_some_and(|pinned| {
+                    version == pinned
+                        || version
+                            .strip_prefix(pinned.as_str())
+                            .is_some_and(|rest| rest.starts_with('.'))
+                })
+            })
+            .map(|r| CudaVersion::new(r.toolkit.major, r.toolkit.minor))
+    }
+
+    /// Every CUDA release (major.minor) the component table has a row for.
+    pub fn component_releases(&self) -> Vec<CudaVersion> {
+        let mut v: Vec<_> = self
+            .components
+            .iter()
+            .map(|r| CudaVersion::new(r.toolkit.major, r.toolkit.minor))
+            .collect();
+        v.dedup();
+        v
     }
 
     /// Look a GPU up by `nvidia-smi` name or short name; see [`gpu`] for the matching rules.
@@ -274,6 +410,53 @@ impl Matrix {
             .iter()
             .find(|r| parse_isa(&r.ptx).ok() == Some(isa))
             .map(|r| r.cuda)
+    }
+
+    /// The driver floor for a GPU whose real architecture is `sm_<sm>`; see [`GpuDriverFloor`].
+    /// `None` when no known CUDA release lists the architecture.
+    pub fn gpu_driver_floor(&self, sm: u32) -> Option<GpuDriverFloor> {
+        let mut rows: Vec<&ArchRow> = self.arch.iter().collect();
+        rows.sort_by_key(|r| r.cuda);
+        let first = rows.iter().position(|r| r.sm.contains(&sm))?;
+        let first_row = rows.get(first)?;
+        let req = self.cuda_min_driver(&first_row.cuda)?;
+        let driver = req.linux?;
+        let surely_unsupported_below = first
+            .checked_sub(1)
+            .and_then(|i| rows.get(i))
+            .and_then(|last_without| {
+                // The release right after the last one known not to target sm_XY.
+                self.releases
+                    .iter()
+                    .map(|r| CudaVersion::new(r.version.major, r.version.minor))
+                    .filter(|v| *v > last_without.cuda)
+                    .min()
+            })
+            .and_then(|next| self.cuda_min_driver(&next)?.linux);
+        Some(GpuDriverFloor {
+            first_release: first_row.cuda,
+            driver,
+            surely_unsupported_below,
+            source: first_row.source.clone(),
+        })
+    }
+
+    /// What a driver needs to JIT PTX of this ISA: a known release, or (ISA above every row)
+    /// a release newer than every one we know. `None` for an ISA older than every row or not
+    /// in the table between rows.
+    pub fn ptx_isa_need(&self, isa: (u16, u16)) -> Option<PtxNeed> {
+        if let Some(c) = self.ptx_isa_min_cuda(isa) {
+            return Some(PtxNeed::Known(c));
+        }
+        let (newest_isa, newest_cuda) = self
+            .ptx
+            .iter()
+            .filter_map(|r| Some((parse_isa(&r.ptx).ok()?, r.cuda)))
+            .max_by_key(|(i, _)| *i)?;
+        (isa > newest_isa).then_some(PtxNeed::NewerThanKnown {
+            newest_isa,
+            newest_cuda,
+        })
     }
 
     /// Whether a forward compatibility package lets `driver` run applications built with
@@ -410,6 +593,13 @@ impl Matrix {
                 r.source.clone(),
             ));
         }
+        for r in &self.components {
+            out.push((
+                CUDA_COMPONENTS,
+                format!("release {}", r.toolkit),
+                r.source.clone(),
+            ));
+        }
         for r in &self.ngc {
             out.push((
                 NGC_PYTORCH,
@@ -418,6 +608,14 @@ impl Matrix {
             ));
         }
         out
+    }
+}
+
+/// `nvidia-cufft-cu12` → `nvidia-cufft`: the component a distribution carries.
+fn component_stem(dist: &str) -> &str {
+    match dist.rsplit_once("-cu") {
+        Some((stem, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => stem,
+        _ => dist,
     }
 }
 

@@ -201,3 +201,22 @@ pub struct NgcPytorch {
     pub datacenter_drivers: Vec<DriverVersion>,
     pub source: String,
 }
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CudaComponentsFile {
+    pub(crate) release: Vec<ComponentsRow>,
+}
+
+/// One CUDA toolkit release and the exact version of each component wheel it pins.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+// `wheel`/`sha256` identify the measured artifact; kept for the verify test and citations.
+#[allow(dead_code)]
+pub(crate) struct ComponentsRow {
+    pub(crate) toolkit: CudaVersion,
+    pub(crate) source: String,
+    pub(crate) wheel: String,
+    pub(crate) sha256: String,
+    pub(crate) components: std::collections::BTreeMap<String, String>,
+}

@@ -124,7 +124,10 @@ fn every_cudnn_and_ngc_row_parses_and_arch_cc_is_known() {
     let m = m();
     for r in &m.arch {
         for sm in &r.sm {
-            let known = m.arch_name(ComputeCapability::from_sm(*sm)).is_some() || *sm == 101; // Thor before CUDA 13.0 renamed it sm_110
+            // sm_101: Thor before CUDA 13.0 renamed it sm_110. sm_88: nvcc 13.1+ accepts it
+            // (measured), but NVIDIA publishes no architecture or product for it: unknown.
+            let known =
+                m.arch_name(ComputeCapability::from_sm(*sm)).is_some() || *sm == 101 || *sm == 88;
             assert!(known, "{CUDA_ARCH} {}: sm_{sm} has no architecture", r.cuda);
         }
     }
@@ -209,7 +212,11 @@ fn nvcc_targets_spot_checks() {
     assert_eq!(m.nvcc_supports(&c("13.0"), &t("sm_101")), Some(false));
     assert_eq!(m.nvcc_supports(&c("13.0"), &t("sm_110a")), Some(true));
     assert_eq!(m.nvcc_supports(&c("12.0"), &t("compute_90a")), Some(true));
-    assert_eq!(m.nvcc_targets(&c("13.1")), None);
+    assert!(m.nvcc_targets(&c("13.1")).unwrap().contains(&88));
+    assert!(!m.nvcc_targets(&c("13.3")).unwrap().contains(&107));
+    assert_eq!(m.nvcc_supports(&c("13.4"), &t("sm_107a")), Some(true));
+    // No nvcc of 11.2-11.7 could be measured: unknown.
+    assert_eq!(m.nvcc_targets(&c("11.5")), None);
 }
 
 #[test]
@@ -323,4 +330,76 @@ fn overrides_replace_whole_files() {
     std::fs::write(dir.path().join(GPUS), "[[gpu]]\nname = 1\n").unwrap();
     let err = Matrix::with_overrides(dir.path()).unwrap_err();
     assert!(format!("{err:#}").contains(GPUS));
+}
+
+// ---- cuda_components.toml: a library's release from its own version ----
+
+#[test]
+fn component_versions_give_their_cuda_release_not_the_wheel_major() {
+    let m = m();
+    // torch 2.8.0 (cu128) pulls nvidia-cufft-cu12 11.3.3.83: CUDA 12.8 Update 1, not 12.0.
+    assert_eq!(
+        m.component_release("nvidia-cufft-cu12", "11.3.3.83"),
+        Some(c("12.8"))
+    );
+    assert_eq!(
+        m.component_release("nvidia-cuda-runtime-cu12", "12.8.90"),
+        Some(c("12.8"))
+    );
+    // CUDA 13 wheels have no suffix; cuFFT's own major (12) is not the CUDA major.
+    assert_eq!(
+        m.component_release("nvidia-cufft", "12.0.0.61"),
+        Some(c("13.0"))
+    );
+    // A pinned prefix matches a longer version, but not a different number.
+    assert_eq!(
+        m.component_release("nvidia-npp", "13.0.1.2"),
+        Some(c("13.0"))
+    );
+    assert_eq!(m.component_release("nvidia-cufft-cu12", "11.3.3.8"), None);
+    // Versions in no row are unknown, whatever the wheel suffix says.
+    assert_eq!(m.component_release("nvidia-cufft-cu12", "99.0.0.1"), None);
+    assert_eq!(m.component_release("nvidia-cudnn-cu12", "9.10.2.21"), None);
+}
+
+// ---- facts newer than our tables: open bounds, never saturated ----
+
+#[test]
+fn driver_newer_than_every_row_has_an_open_cuda_bound() {
+    let m = m();
+    let newest = m.newest_cuda_release().unwrap();
+    let newest_row = m.cuda_min_driver(&newest).unwrap().linux.unwrap();
+    // The newest row's own driver supports exactly that release.
+    let exact = m.driver_cuda(&newest_row).unwrap();
+    assert_eq!((exact.at_least, exact.open), (newest, false));
+    assert_eq!(m.max_cuda_for_driver(&newest_row), Some(newest));
+    // A driver of a newer branch supports at least it, maybe more: never "exactly newest".
+    let newer: DriverVersion = format!("{}.10.01", newest_row.branch() + 15)
+        .parse()
+        .unwrap();
+    let open = m.driver_cuda(&newer).unwrap();
+    assert_eq!((open.at_least, open.open), (newest, true));
+    assert_eq!(m.max_cuda_for_driver(&newer), None);
+    assert!(open.to_string().starts_with(">= "), "{open}");
+    // Older drivers are exact as before.
+    let d: DriverVersion = "535.104.05".parse().unwrap();
+    assert_eq!(m.max_cuda_for_driver(&d), Some(c("12.2")));
+}
+
+#[test]
+fn ptx_isa_above_every_row_needs_a_cuda_newer_than_every_release() {
+    let m = m();
+    assert_eq!(m.ptx_isa_need((9, 0)), Some(PtxNeed::Known(c("13.0"))));
+    match m.ptx_isa_need((99, 5)) {
+        Some(PtxNeed::NewerThanKnown {
+            newest_isa,
+            newest_cuda,
+        }) => {
+            assert!(newest_isa >= (9, 2), "{newest_isa:?}");
+            assert_eq!(m.ptx_isa_min_cuda(newest_isa), Some(newest_cuda));
+        }
+        other => panic!("{other:?}"),
+    }
+    // Below every row is not "newer": unknown.
+    assert_eq!(m.ptx_isa_need((1, 0)), None);
 }

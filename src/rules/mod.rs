@@ -97,6 +97,7 @@ pub static RULES: &[Rule] = &[
     image(&gl008_torch_companion_mismatch::META, gl008_torch_companion_mismatch::check, Once),
     image(&gl009_platform_mismatch::META, gl009_platform_mismatch::check, PerTarget),
     image(&gl010_require_cuda_unsatisfied::META, gl010_require_cuda_unsatisfied::check, PerTarget),
+    image(&gl011_driver_does_not_support_gpu::META, gl011_driver_does_not_support_gpu::check, PerTarget),
     input(&gl100_invalid_spec_file::META),
     spec(&gl101_torch_cuda_vs_base::META, gl101_torch_cuda_vs_base::check),
     spec(&gl102_torch_cuda_variant_unpinned::META, gl102_torch_cuda_variant_unpinned::check),

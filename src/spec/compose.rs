@@ -312,6 +312,17 @@ pub fn specs_from(
         let cf = &parsed[fi];
         out.push(service_spec(&name, svc, cf, project_dir, is_gpu_build));
     }
+    // An `image:` that another service builds (`build:` + the same `image:`) is a local build.
+    let built: Vec<String> = out
+        .iter()
+        .filter(|r| r.build)
+        .filter_map(|r| r.image.clone())
+        .collect();
+    for r in &mut out {
+        if r.image.as_ref().is_some_and(|i| built.contains(i)) {
+            r.build = true;
+        }
+    }
     out
 }
 
@@ -513,6 +524,23 @@ fn service_spec(
             _ => false,
         };
         rs.shm_volume |= hit;
+    }
+    // A CPU variant of a GPU service: `deploy` overridden in a service that merges an anchor
+    // (`<<: *gpu` then `deploy: {}`), or a `cpu` profile / service name.
+    let own_deploy = y.key(blk, "deploy").is_some() && y.key(blk, "<<").is_some();
+    let cpu_profile = svc
+        .get("profiles")
+        .and_then(|p| p.as_sequence())
+        .is_some_and(|l| {
+            l.iter()
+                .filter_map(|x| x.as_str())
+                .any(|p| p.to_ascii_lowercase().contains("cpu"))
+        });
+    let lname = name.to_ascii_lowercase();
+    if rs.gpus.is_none() && own_deploy {
+        rs.cpu_role = Some("its `deploy` overrides the merged GPU reservation".to_string());
+    } else if cpu_profile || lname.ends_with("cpu") || lname.starts_with("cpu") {
+        rs.cpu_role = Some("it is a CPU profile".to_string());
     }
     rs.commented_gpu = [
         "driver: nvidia",

@@ -40,7 +40,8 @@ pub enum CheckStatus {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CheckResult {
-    /// GL2xx code.
+    /// GL2xx code; `rule` in JSON, as in every finding.
+    #[serde(rename = "rule")]
     pub id: Code,
     /// Kebab-case rule name.
     pub name: String,
@@ -188,10 +189,13 @@ pub fn apply_config(results: Vec<CheckResult>, config: &crate::config::Config) -
 
 /// Whether a check found a problem of at least `fail_on`: a check that could not run says
 /// nothing about the host, so it never fails the run.
-pub fn fails(results: &[CheckResult], fail_on: Severity) -> bool {
+pub fn fails(results: &[CheckResult], fail_on: crate::finding::FailOn) -> bool {
+    let Some(threshold) = fail_on.threshold() else {
+        return false;
+    };
     results
         .iter()
-        .any(|r| r.status == CheckStatus::Problem && r.severity >= fail_on)
+        .any(|r| r.status == CheckStatus::Problem && r.severity >= threshold)
 }
 
 pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {

@@ -5,7 +5,7 @@ use super::testutil::{expect, run};
 
 use super::{CheckOptions, CheckStatus};
 use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
-use crate::finding::Severity;
+use crate::finding::{FailOn, Severity};
 use crate::host::knowledge::Knowledge;
 use crate::host::python::{ArchScanner, BinaryArchs};
 use crate::version::CudaVersion;
@@ -348,7 +348,7 @@ fn findings_and_text() {
 #[test]
 fn config_and_fail_on_apply_to_host_checks() {
     let results = runv(&["variants/api-mismatch"]);
-    assert!(super::fails(&results, Severity::Error));
+    assert!(super::fails(&results, FailOn::At(Severity::Error)));
     let known = |c: &str| c.starts_with("GL2");
     let config = |t: &str| crate::config::Config::parse("c.toml", t, &known).unwrap();
 
@@ -358,16 +358,18 @@ fn config_and_fail_on_apply_to_host_checks() {
         off.len(),
         results.len() - super::testutil::of(&results, "GL204").len()
     );
-    assert!(!super::fails(&off, Severity::Error));
+    assert!(!super::fails(&off, FailOn::At(Severity::Error)));
 
     let warn = super::apply_config(results.clone(), &config("[rules]\nGL204 = \"warning\"\n"));
     let gl204 = expect(&warn, "GL204", Problem);
     assert_eq!(gl204.severity, Severity::Warning);
-    assert!(!super::fails(&warn, Severity::Error));
-    assert!(super::fails(&warn, Severity::Warning));
+    assert!(!super::fails(&warn, FailOn::At(Severity::Error)));
+    assert!(super::fails(&warn, FailOn::At(Severity::Warning)));
 
     // The H200 capture has checks that could not run (info) and no problem.
     let clean = run(&["h200"], &opts());
     assert!(clean.iter().any(|r| r.status == CouldNotCheck));
-    assert!(!super::fails(&clean, Severity::Info));
+    assert!(!super::fails(&clean, FailOn::At(Severity::Info)));
+    // `--fail-on none` never fails, even on a problem.
+    assert!(!super::fails(&results, FailOn::Never));
 }

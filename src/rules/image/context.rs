@@ -124,13 +124,25 @@ impl<'a> ImageContext<'a> {
             .max_by(|a, b| a.0.cmp(&b.0))
     }
 
-    /// The newest CUDA version the target's driver supports natively, if known.
+    /// The newest CUDA version the target's driver supports natively, if known exactly.
+    /// `None` for a driver newer than every row (see [`Self::driver_cuda_bound`]).
     pub fn driver_cuda(&self) -> Option<CudaVersion> {
+        self.driver_cuda_bound()
+            .filter(|d| !d.open)
+            .map(|d| d.at_least)
+    }
+
+    /// The target driver's CUDA support, with an open upper bound for a driver newer than
+    /// every row. A CUDA version the target states (`nvidia-smi`'s) is exact.
+    pub fn driver_cuda_bound(&self) -> Option<crate::matrix::DriverCuda> {
         let t = self.target?;
         if let Some(c) = t.driver_cuda {
-            return Some(c);
+            return Some(crate::matrix::DriverCuda {
+                at_least: c,
+                open: false,
+            });
         }
-        self.matrix.max_cuda_for_driver(t.driver.as_ref()?)
+        self.matrix.driver_cuda(t.driver.as_ref()?)
     }
 }
 
@@ -176,26 +188,47 @@ pub fn list(ts: &[ArchTarget]) -> String {
     }
 }
 
-/// The CUDA release an NVIDIA library in the image belongs to: from the wheel layout
-/// (`nvidia/cu13/lib`), the wheel's name (`nvidia-cufft-cu12`), or the toolkit directory
-/// (`/usr/local/cuda-12.1`).
-fn vendor_cuda_release(lib: &CudaLibrary) -> Option<CudaVersion> {
-    let p = lib.path.as_str();
-    for part in p.split('/') {
+/// The CUDA release an NVIDIA library in the image belongs to: the toolkit directory it sits
+/// in (`/usr/local/cuda-12.1`), else its own version looked up in NVIDIA's per-release
+/// component versions (cuFFT 11.3.3.83 ships with CUDA 12.8). Never the wheel's `-cu12`
+/// suffix or the `nvidia/cu13` directory: those name a major, and a library from 12.8 judged
+/// as 12.0 loses every architecture added since. `None` when the release is unknown.
+pub fn vendor_cuda_release(matrix: &Matrix, lib: &CudaLibrary) -> Option<CudaVersion> {
+    for part in lib.path.split('/') {
         if let Some(rest) = part.strip_prefix("cuda-") {
             if let Ok(v) = rest.parse::<CudaVersion>() {
                 return Some(CudaVersion::new(v.major, v.minor));
             }
         }
-        if let Some(n) = part.strip_prefix("cu").filter(|n| n.len() == 2) {
-            if let Ok(major) = n.parse::<u32>() {
-                return Some(CudaVersion::new(major, 0));
-            }
-        }
     }
-    let pkg = lib.package.as_deref()?;
-    let major = pkg.rsplit_once("-cu")?.1.parse::<u32>().ok()?;
-    Some(CudaVersion::new(major, 0))
+    let version = lib.version.as_deref()?;
+    let dist = lib
+        .package
+        .as_deref()
+        .filter(|p| p.starts_with("nvidia-"))
+        .or_else(|| component_of_family(&lib.name))?;
+    matrix.component_release(dist, version)
+}
+
+/// The component wheel that ships a library family, for libraries found outside a wheel
+/// (distro packages, `/usr/lib/x86_64-linux-gnu/libcufft.so.11.3.3.83`).
+fn component_of_family(family: &str) -> Option<&'static str> {
+    Some(match family {
+        "cudart" => "nvidia-cuda-runtime",
+        "cublas" | "cublasLt" | "nvblas" => "nvidia-cublas",
+        "cufft" | "cufftw" => "nvidia-cufft",
+        "curand" => "nvidia-curand",
+        "cusolver" | "cusolverMg" => "nvidia-cusolver",
+        "cusparse" => "nvidia-cusparse",
+        "nvJitLink" => "nvidia-nvjitlink",
+        "nvrtc" | "nvrtc-builtins" => "nvidia-cuda-nvrtc",
+        "cupti" | "nvperf_host" | "nvperf_target" | "pcsamplingutil" => "nvidia-cuda-cupti",
+        "cufile" | "cufile_rdma" => "nvidia-cufile",
+        "nvjpeg" => "nvidia-nvjpeg",
+        "nvfatbin" => "nvidia-nvfatbin",
+        f if f.starts_with("npp") => "nvidia-npp",
+        _ => return None,
+    })
 }
 
 /// For NVIDIA's own CUDA libraries (cuBLAS, cuFFT, cuDNN, …) the fatbin the runtime
@@ -215,7 +248,7 @@ pub fn vendor_library_supports(
                 LibraryProvider::PipWheel | LibraryProvider::System | LibraryProvider::Conda
             )
     })?;
-    let release = vendor_cuda_release(lib)?;
+    let release = vendor_cuda_release(ctx.matrix, lib)?;
     let list = ctx.matrix.nvcc_targets(&release)?;
     // SASS for X.Y also serves X.Z with Z > Y.
     let ok = list

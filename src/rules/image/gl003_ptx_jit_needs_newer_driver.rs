@@ -3,6 +3,7 @@
 
 use super::context::{list, ptx_isa_of, runnable_targets, ImageContext};
 use crate::finding::{Finding, Severity};
+use crate::matrix::PtxNeed;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
@@ -37,7 +38,7 @@ pub static META: RuleMeta = RuleMeta {
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
-    let Some(driver_cuda) = ctx.driver_cuda() else {
+    let Some(driver_cuda) = ctx.driver_cuda_bound() else {
         return;
     };
     for gpu in &target.gpus {
@@ -52,48 +53,90 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             }
             let mut usable = Vec::new();
             let mut too_new = Vec::new();
+            let mut beyond_known = Vec::new();
             let mut unknown = Vec::new();
             for t in &ptx {
-                match ptx_isa_of(b, t).map(|isa| (isa, ctx.matrix.ptx_isa_min_cuda(isa))) {
-                    Some((_, Some(needs))) if needs <= driver_cuda => usable.push(*t),
-                    Some((isa, Some(needs))) => too_new.push((*t, isa, needs)),
-                    _ => unknown.push(*t),
+                let Some(isa) = ptx_isa_of(b, t) else {
+                    unknown.push(*t);
+                    continue;
+                };
+                match ctx.matrix.ptx_isa_need(isa) {
+                    Some(PtxNeed::Known(needs)) if needs <= driver_cuda.at_least => usable.push(*t),
+                    Some(PtxNeed::Known(needs)) => too_new.push((*t, isa, needs)),
+                    Some(PtxNeed::NewerThanKnown {
+                        newest_isa,
+                        newest_cuda,
+                    }) => beyond_known.push((*t, isa, newest_isa, newest_cuda)),
+                    None => unknown.push(*t),
                 }
             }
             if !usable.is_empty() {
                 continue;
             }
             let loc = ctx.binary_location(b);
-            if too_new.is_empty() {
+            let path = b.path.trim_start_matches('/');
+            if !too_new.is_empty() {
+                let detail: Vec<String> = too_new
+                    .iter()
+                    .map(|(t, isa, needs)| {
+                        format!("{t} is PTX ISA {}.{} (CUDA {needs})", isa.0, isa.1)
+                    })
+                    .collect();
                 out.push(
                     META.finding(format!(
-                        "/{} runs on {} only through PTX JIT of [{}] whose PTX ISA version is unknown: cannot tell whether driver (CUDA {driver_cuda}) can compile it",
-                        b.path.trim_start_matches('/'), gpu.name, list(&unknown)
+                        "/{path} runs on {} (compute capability {cc}) only through PTX JIT, but {}; the driver supports CUDA {driver_cuda}",
+                        gpu.name,
+                        detail.join(", ")
                     ))
-                    .with_severity(Severity::Info)
                     .with_target(target.name.clone())
-                    .with_location(loc),
+                    .with_location(loc)
+                    .with_help(format!(
+                        "add SASS for sm_{} to the build, or upgrade the driver to one supporting CUDA {}",
+                        cc.sm(),
+                        too_new.iter().map(|x| x.2).min().map(|v| v.to_string()).unwrap_or_default()
+                    )),
                 );
                 continue;
             }
-            let detail: Vec<String> = too_new
-                .iter()
-                .map(|(t, isa, needs)| format!("{t} is PTX ISA {}.{} (CUDA {needs})", isa.0, isa.1))
-                .collect();
+            if let Some((t, isa, newest_isa, newest_cuda)) = beyond_known.first() {
+                // An ISA above every known one comes from a CUDA newer than every release we
+                // know. A driver whose CUDA is known exactly (at most the newest release)
+                // cannot JIT it; a driver newer than every row might: that is unknown, and
+                // unknown fails the gate like the error it may be.
+                let why = format!(
+                    "{t} is PTX ISA {}.{}, newer than the newest known PTX ISA {}.{} (CUDA {newest_cuda}), so it was produced by a CUDA release newer than {newest_cuda}",
+                    isa.0, isa.1, newest_isa.0, newest_isa.1
+                );
+                let msg = if driver_cuda.open {
+                    format!(
+                        "/{path} runs on {} (compute capability {cc}) only through PTX JIT; {why}; the driver supports CUDA {driver_cuda}: whether it can JIT this PTX is unknown",
+                        gpu.name
+                    )
+                } else {
+                    format!(
+                        "/{path} runs on {} (compute capability {cc}) only through PTX JIT; {why}, and the driver supports only CUDA {driver_cuda}: it cannot JIT this PTX (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
+                        gpu.name
+                    )
+                };
+                out.push(
+                    META.finding(msg)
+                        .with_target(target.name.clone())
+                        .with_location(loc)
+                        .with_help(format!(
+                            "add SASS for sm_{} to the build, or install the driver of the CUDA release that built this binary (newer than {newest_cuda})",
+                            cc.sm()
+                        )),
+                );
+                continue;
+            }
             out.push(
                 META.finding(format!(
-                    "/{} runs on {} (compute capability {cc}) only through PTX JIT, but {}; the driver supports CUDA {driver_cuda}",
-                    b.path.trim_start_matches('/'),
-                    gpu.name,
-                    detail.join(", ")
+                    "/{path} runs on {} only through PTX JIT of [{}] whose PTX ISA version is unknown: cannot tell whether driver (CUDA {driver_cuda}) can compile it",
+                    gpu.name, list(&unknown)
                 ))
+                .with_severity(Severity::Info)
                 .with_target(target.name.clone())
-                .with_location(loc)
-                .with_help(format!(
-                    "add SASS for sm_{} to the build, or upgrade the driver to one supporting CUDA {}",
-                    cc.sm(),
-                    too_new.iter().map(|x| x.2).min().map(|v| v.to_string()).unwrap_or_default()
-                )),
+                .with_location(loc),
             );
         }
     }

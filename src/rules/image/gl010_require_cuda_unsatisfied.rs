@@ -183,8 +183,22 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     if target.driver.is_none() {
         return;
     }
-    let driver_cuda = ctx.driver_cuda();
+    let bound = ctx.driver_cuda_bound();
+    let driver_cuda = bound.map(|d| d.at_least);
     match evaluate(expr, target, driver_cuda) {
+        // A driver newer than every row supports at least the newest known release: a
+        // requirement that fails at that lower bound may still hold, so it is unknown.
+        (Some(false), failed) if bound.is_some_and(|d| d.open) => out.push(
+            META.finding(format!(
+                "NVIDIA_REQUIRE_CUDA=\"{expr}\": whether {} satisfies it is unknown: driver {} is newer than every known driver branch and supports CUDA {} (unsatisfied at that lower bound: {})",
+                target.name,
+                target.driver.as_ref().map(|d| d.to_string()).unwrap_or_default(),
+                bound.map(|d| d.to_string()).unwrap_or_default(),
+                failed.first().cloned().unwrap_or_default()
+            ))
+            .with_severity(Severity::Warning)
+            .with_target(target.name.clone()),
+        ),
         (Some(false), failed) => out.push(
             META.finding(format!(
                 "NVIDIA_REQUIRE_CUDA=\"{expr}\" is not satisfied on {} (driver {}, CUDA {}): the container runtime refuses to start the container (unsatisfied: {})",

@@ -18,6 +18,7 @@ pub mod gl007_wheel_tag_mismatch;
 pub mod gl008_torch_companion_mismatch;
 pub mod gl009_platform_mismatch;
 pub mod gl010_require_cuda_unsatisfied;
+pub mod gl011_driver_does_not_support_gpu;
 pub mod loader;
 pub mod requirements;
 #[cfg(test)]

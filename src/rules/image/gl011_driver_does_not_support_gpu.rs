@@ -1,0 +1,140 @@
+//! GL011 driver-does-not-support-gpu: the target's driver is older than the first driver that
+//! knows the GPU, so nothing CUDA runs on it at all, whatever the image carries.
+
+use super::context::ImageContext;
+use crate::finding::{Finding, Severity};
+use crate::matrix::Segment;
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL011"),
+    name: "driver-does-not-support-gpu",
+    default_severity: Severity::Error,
+    summary: "The target's driver is older than the first driver that supports its GPU",
+    doc: RuleDoc {
+        what: "The node's NVIDIA driver predates the GPU. A B200 or RTX 5090 (Blackwell, compute \
+            capability 10.0 / 12.0) with driver 550.54.15: the driver does not bind to the \
+            device, `nvidia-smi` does not list it and every CUDA call fails with \
+            `cudaErrorNoDevice` or `CUDA_ERROR_NOT_SUPPORTED`, whatever the image contains.",
+        why: "NVIDIA adds support for a GPU architecture in a CUDA release; that release's minimum \
+            driver (CUDA Toolkit release notes, table 3) is the first driver branch that drives \
+            GPUs of that architecture. gpulint takes the first CUDA release whose nvcc targets \
+            the GPU's `sm_XY` (cuda_arch.toml) and that release's minimum Linux driver \
+            (cuda_driver.toml). Where a CUDA release between the last one without the \
+            architecture and the first one with it has no row, the floor is uncertain between \
+            their drivers: a driver in that gap is reported as unknown rather than as an error. \
+            Jetson boards are skipped (their driver ships with JetPack/L4T and is numbered \
+            differently).",
+        example: "A GeForce RTX 5090 (compute capability 12.0) node with driver 550.54.15: `driver \
+            550.54.15 does not support NVIDIA GeForce RTX 5090 (compute capability 12.0): the \
+            first CUDA release that supports compute capability 12.0 (sm_120) is CUDA 12.8, whose \
+            minimum Linux driver is 570.26`.",
+        fix: "Install a driver at or above the floor named in the message (the production branch of \
+            the same or a newer release), or schedule the workload on GPUs the driver supports.",
+        sources: &[
+            "https://docs.nvidia.com/cuda/archive/12.8.0/cuda-toolkit-release-notes/index.html",
+            "https://docs.nvidia.com/cuda/archive/13.2.2/cuda-toolkit-release-notes/index.html#cuda-driver",
+        ],
+    },
+};
+
+pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
+    let Some(target) = ctx.target else { return };
+    let Some(driver) = &target.driver else { return };
+    for gpu in &target.gpus {
+        let Some(cc) = gpu.cc else { continue };
+        if ctx
+            .matrix
+            .gpu(&gpu.name)
+            .is_some_and(|m| m.segment == Segment::Jetson)
+        {
+            continue;
+        }
+        let Some(floor) = ctx.matrix.gpu_driver_floor(cc.sm()) else {
+            out.push(
+                META.finding(format!(
+                    "whether driver {driver} supports {} (compute capability {cc}) is unknown: no known CUDA release targets sm_{}",
+                    gpu.name,
+                    cc.sm()
+                ))
+                .with_target(target.name.clone())
+                .with_help("check NVIDIA's driver release notes for the first driver supporting this GPU"),
+            );
+            continue;
+        };
+        if *driver >= floor.driver {
+            continue;
+        }
+        let reason = format!(
+            "the first CUDA release that supports compute capability {cc} (sm_{}) is CUDA {}, whose minimum Linux driver is {}",
+            cc.sm(),
+            floor.first_release,
+            floor.driver
+        );
+        let surely = floor
+            .surely_unsupported_below
+            .as_ref()
+            .is_some_and(|below| driver < below);
+        let finding = if surely {
+            META.finding(format!(
+                "driver {driver} does not support {} (compute capability {cc}): {reason}",
+                gpu.name
+            ))
+        } else {
+            META.finding(format!(
+                "whether driver {driver} supports {} (compute capability {cc}) is unknown: {reason}, and the CUDA releases between have no architecture row",
+                gpu.name
+            ))
+            .with_severity(Severity::Warning)
+        };
+        out.push(finding.with_target(target.name.clone()).with_help(format!(
+            "install driver >= {} (R{} or newer); source: {}",
+            floor.driver,
+            floor.driver.branch(),
+            floor.source
+        )));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::finding::Severity;
+    use crate::inventory::Inventory;
+    use crate::matrix::Matrix;
+    use crate::rules::check_image;
+    use crate::target::cli::targets_from_flags;
+
+    fn gl011(gpu: &str, driver: &str) -> Vec<(Severity, String, Option<String>)> {
+        let m = Matrix::embedded().unwrap();
+        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+        check_image(&Inventory::default(), &m, &t)
+            .into_iter()
+            .filter(|f| f.rule == "GL011")
+            .map(|f| (f.severity, f.message, f.help))
+            .collect()
+    }
+
+    #[test]
+    fn blackwell_on_a_550_driver_is_an_error_naming_the_driver_to_install() {
+        for gpu in ["B200", "RTX 5090"] {
+            let f = gl011(gpu, "550.54.15");
+            assert_eq!(f.len(), 1, "{gpu}: {f:#?}");
+            assert_eq!(f[0].0, Severity::Error);
+            assert!(f[0].1.contains("CUDA 12.8"), "{}", f[0].1);
+            let help = f[0].2.as_deref().unwrap_or_default();
+            assert!(help.contains("570.26"), "{help}");
+        }
+        assert!(gl011("B200", "570.124.06").is_empty());
+        assert!(gl011("RTX 5090", "575.51.03").is_empty());
+    }
+
+    #[test]
+    fn hopper_on_535_is_clean_and_on_515_is_not() {
+        assert!(gl011("H100", "535.104.05").is_empty());
+        // sm_90 arrived with CUDA 11.8 (driver 520.61.05); an error, or "unknown" while the
+        // releases before 11.8 lack arch rows.
+        let f = gl011("H100", "515.65.01");
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(f[0].1.contains("CUDA 11.8"), "{}", f[0].1);
+    }
+}
