@@ -1,3 +1,6 @@
+//! Matrix loading and lookups against the embedded matrices/*.toml: every table parses, rows
+//! keep their source URLs, and the lookups the rules rely on give the published answers.
+
 use super::*;
 use crate::arch::ComputeCapability;
 
