@@ -1,8 +1,9 @@
 //! Command-line interface: raw arguments → validated options → library calls. Only `main`
 //! turns outcomes into exit codes (see `exit`).
 
-use crate::finding::Severity;
-use crate::report::Format;
+use crate::finding::FailOn;
+use crate::report::{ColorChoice, Format};
+use crate::selection::RuleSelection;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -19,6 +20,9 @@ Exit codes: 0 = nothing at or above --fail-on, 1 = findings at or above it, 2 = 
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour: auto = only on a terminal (NO_COLOR turns it off, FORCE_COLOR on).
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -45,17 +49,36 @@ pub enum Command {
     Run(SpecCmd<crate::spec::RunArgs>),
     /// Find and lint every Dockerfile, compose file, manifest and script in a repository.
     Lint(SpecCmd<crate::spec::LintArgs>),
+    /// List every GPU gpulint knows: compute capability, architecture, and the first CUDA
+    /// release and driver that support it.
+    Gpus(GpusArgs),
     /// Manage the layer-result cache.
     Cache(CacheArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GpusArgs {
+    #[arg(long, value_enum, default_value_t = InventoryFormat::Text)]
+    pub format: InventoryFormat,
+    /// Directory of matrix files overriding the built-in compatibility data.
+    #[arg(long)]
+    pub matrices: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct HostCmdArgs {
     #[command(flatten)]
     pub host: crate::host::HostArgs,
-    /// With --check: exit 1 when a check finds a problem of at least this severity.
-    #[arg(long, default_value = "error", value_parser = parse_severity)]
-    pub fail_on: Severity,
+    /// With --check: exit 1 when a check finds a problem of at least this severity (error,
+    /// warning, info, or none).
+    #[arg(long, default_value = "error", value_parser = parse_fail_on)]
+    pub fail_on: FailOn,
+    /// Write the report to this file instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// Print only the findings.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 /// A configuration linter command: its own arguments plus targets and output.
@@ -65,15 +88,8 @@ pub struct SpecCmd<A: clap::Args> {
     pub args: A,
     #[command(flatten)]
     pub targets: TargetArgs,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Exit 1 when a finding has at least this severity (default: the config's, else error).
-    #[arg(long, value_parser = parse_severity)]
-    pub fail_on: Option<Severity>,
-    /// Configuration file (default: .gpulint.toml from the working directory upward, then
-    /// the user config).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Also run the image checks on the images that docker run lines, compose services and
     /// Kubernetes workloads name (not images a build would produce), against the targets or
     /// a Kubernetes `nvidia.com/gpu.product` nodeSelector.
@@ -148,20 +164,48 @@ pub struct TargetArgs {
     pub no_local_host: bool,
 }
 
+/// Report format, destination, threshold, configuration and rule selection: the same for
+/// every checking command.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Exit 1 when a finding has at least this severity (default: the config's, else error).
-    #[arg(long, value_parser = parse_severity)]
-    pub fail_on: Option<Severity>,
-    /// Configuration file (default: .gpulint.toml from the working directory upward, then
-    /// the user config): targets, rule enable/disable, severity overrides, fail-on.
+    /// Write the report to this file instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// Exit 1 when a finding has at least this severity: error, warning, info, or none
+    /// (default: the config's, else error).
+    #[arg(long, value_parser = parse_fail_on)]
+    pub fail_on: Option<FailOn>,
+    /// Configuration file (default: .gpulint.toml beside the linted path or upward from it,
+    /// else from the working directory upward, then the user config).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Run only these rules: codes or prefixes (GL1, GL001, ALL), comma-separated or
+    /// repeated; replaces the config's `select`.
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    pub select: Option<Vec<String>>,
+    /// Add rules to the selection (codes or prefixes).
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    pub extend_select: Vec<String>,
+    /// Do not run these rules (codes or prefixes).
+    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    pub ignore: Vec<String>,
 }
 
-fn parse_severity(s: &str) -> Result<Severity, String> {
+impl OutputArgs {
+    /// The command line's rule selection.
+    pub fn selection(&self) -> RuleSelection {
+        let up = |v: &[String]| v.iter().map(|s| s.trim().to_ascii_uppercase()).collect();
+        RuleSelection {
+            select: self.select.as_deref().map(up),
+            extend_select: up(&self.extend_select),
+            ignore: up(&self.ignore),
+        }
+    }
+}
+
+fn parse_fail_on(s: &str) -> Result<FailOn, String> {
     s.parse()
 }
 

@@ -3,9 +3,12 @@
 //! bad values are errors that point at file:line:col.
 //!
 //! ```toml
-//! fail-on = "warning"            # error | warning | info
+//! fail-on = "warning"            # error | warning | info | none
 //! fleet = "fleet.toml"           # or [[target]] tables
 //! ignore-paths = ["third_party/**"]
+//! select = ["GL0", "GL1"]        # codes or prefixes; default: every rule
+//! extend-select = ["GL201"]
+//! ignore = ["GL118"]             # codes or prefixes, beside [[ignore]] tables
 //!
 //! [[target]]
 //! name = "prod-h100"
@@ -22,7 +25,8 @@
 //! reason = "the operator mounts the driver on purpose"
 //! ```
 
-use crate::finding::Severity;
+use crate::finding::{FailOn, Severity};
+use crate::selection::{check_selector, unknown_code_message, RuleSelection};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -40,8 +44,12 @@ struct RawConfig {
     target: Vec<RawTarget>,
     #[serde(default)]
     rules: BTreeMap<String, Spanned<String>>,
+    select: Option<Vec<Spanned<String>>>,
     #[serde(default)]
-    ignore: Vec<Spanned<RawIgnore>>,
+    extend_select: Vec<Spanned<String>>,
+    /// Rule codes/prefixes (strings) and `[[ignore]]` tables, in one array.
+    #[serde(default)]
+    ignore: Vec<Spanned<toml::Value>>,
     #[serde(default)]
     ignore_paths: Vec<Spanned<String>>,
 }
@@ -58,7 +66,7 @@ struct RawTarget {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawIgnore {
-    rule: Spanned<String>,
+    rule: String,
     #[serde(default)]
     paths: Vec<String>,
     reason: Option<String>,
@@ -110,10 +118,12 @@ pub enum RuleSetting {
 pub struct Config {
     /// Where it was read from; None = defaults.
     pub path: Option<PathBuf>,
-    pub fail_on: Option<Severity>,
+    pub fail_on: Option<FailOn>,
     pub fleet: Option<PathBuf>,
     pub targets: Vec<TargetSpec>,
     pub rules: BTreeMap<String, RuleSetting>,
+    /// `select` / `extend-select` / `ignore` codes and prefixes.
+    pub selection: RuleSelection,
     pub ignores: Vec<Ignore>,
     ignore_paths: Option<GlobSet>,
 }
@@ -136,9 +146,18 @@ fn line_col(text: &str, off: usize) -> (u32, u32) {
     (line, col)
 }
 
+/// The codes `known_rule` accepts among gpulint's rules, for selectors and suggestions.
+fn known_codes(known_rule: &dyn Fn(&str) -> bool) -> Vec<&'static str> {
+    crate::rules::all()
+        .into_iter()
+        .map(|m| m.code.as_str())
+        .filter(|c| known_rule(c))
+        .collect()
+}
+
 impl Config {
     pub fn rule_enabled(&self, code: &str) -> bool {
-        !matches!(self.rules.get(code), Some(RuleSetting::Off))
+        !matches!(self.rules.get(code), Some(RuleSetting::Off)) && self.selection.enabled(code)
     }
     pub fn severity_override(&self, code: &str) -> Option<Severity> {
         match self.rules.get(code) {
@@ -198,10 +217,24 @@ impl Config {
                 driver: t.driver.map(|d| d.into_inner()),
             });
         }
+        let codes = known_codes(known_rule);
+        let check_list = |list: &[Spanned<String>]| -> Result<Vec<String>, ConfigError> {
+            list.iter()
+                .map(|e| {
+                    check_selector(e.get_ref(), &codes)
+                        .map(|_| e.get_ref().trim().to_ascii_uppercase())
+                        .map_err(|m| err(e.span(), m))
+                })
+                .collect()
+        };
+        if let Some(sel) = &raw.select {
+            c.selection.select = Some(check_list(sel)?);
+        }
+        c.selection.extend_select = check_list(&raw.extend_select)?;
         for (code, v) in raw.rules {
             let code_u = code.to_ascii_uppercase();
             if !known_rule(&code_u) {
-                return Err(err(v.span(), format!("unknown rule {code:?}")));
+                return Err(err(v.span(), unknown_code_message(&code, &codes)));
             }
             let s = match v.get_ref().to_ascii_lowercase().as_str() {
                 "off" | "false" | "disable" | "disabled" => RuleSetting::Off,
@@ -213,17 +246,27 @@ impl Config {
                     )
                 })?),
             };
+            if s != RuleSetting::Off {
+                // Naming a rule on or at a severity selects it even when `select` leaves it out.
+                c.selection.extend_select.push(code_u.clone());
+            }
             c.rules.insert(code_u, s);
         }
         for ig in raw.ignore {
             let span = ig.span();
-            let ig = ig.into_inner();
-            let rule = ig.rule.get_ref().to_ascii_uppercase();
+            let ig: RawIgnore = match ig.into_inner() {
+                toml::Value::String(code) => {
+                    check_selector(&code, &codes).map_err(|m| err(span.clone(), m))?;
+                    c.selection.ignore.push(code.trim().to_ascii_uppercase());
+                    continue;
+                }
+                other => other
+                    .try_into()
+                    .map_err(|e: toml::de::Error| err(span.clone(), e.message().to_string()))?,
+            };
+            let rule = ig.rule.to_ascii_uppercase();
             if rule != "*" && !known_rule(&rule) {
-                return Err(err(
-                    ig.rule.span(),
-                    format!("unknown rule {:?}", ig.rule.get_ref()),
-                ));
+                return Err(err(span, unknown_code_message(&ig.rule, &codes)));
             }
             let reason = match ig.reason {
                 Some(r) if !r.trim().is_empty() => r,
@@ -267,7 +310,20 @@ impl Config {
     /// Find the config for `start`: `.gpulint.toml` there or in a parent directory, else the
     /// user's (`$XDG_CONFIG_HOME/gpulint/config.toml`, `~/.config/gpulint/config.toml`).
     pub fn find(start: &Path) -> Option<PathBuf> {
-        let mut cur = Some(start);
+        if let Some(p) = Self::find_project(start) {
+            return Some(p);
+        }
+        let user = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        let p = user.join("gpulint").join("config.toml");
+        p.is_file().then_some(p)
+    }
+
+    /// `.gpulint.toml` in `start` or a parent directory (no user config).
+    pub fn find_project(start: &Path) -> Option<PathBuf> {
+        let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
+        let mut cur = Some(start.as_path());
         while let Some(d) = cur {
             let p = d.join(FILE_NAME);
             if p.is_file() {
@@ -275,11 +331,7 @@ impl Config {
             }
             cur = d.parent();
         }
-        let user = std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-        let p = user.join("gpulint").join("config.toml");
-        p.is_file().then_some(p)
+        None
     }
 
     /// Find and load; no file = defaults.
@@ -310,7 +362,7 @@ mod tests {
     fn parses_and_validates() {
         let t = "fail-on = \"warning\"\nignore-paths = [\"vendor/**\"]\n[[target]]\ngpu = [\"H100\"]\ndriver = \"535.104.05\"\n[rules]\nGL114 = \"off\"\ngl109 = \"error\"\n[[ignore]]\nrule = \"GL112\"\npaths = [\"deploy/**\"]\nreason = \"operator\"\n";
         let c = Config::parse(".gpulint.toml", t, &known).unwrap();
-        assert_eq!(c.fail_on, Some(Severity::Warning));
+        assert_eq!(c.fail_on, Some(FailOn::At(Severity::Warning)));
         assert!(!c.rule_enabled("GL114"));
         assert_eq!(c.severity_override("GL109"), Some(Severity::Error));
         assert!(c.path_ignored("vendor/x/Dockerfile"));
@@ -332,6 +384,28 @@ mod tests {
         assert!(e.message.contains("reason"));
         let e = Config::parse("c.toml", "[[target]]\ndriver = \"5x\"\n", &known).unwrap_err();
         assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn select_ignore_lists_and_suggestions() {
+        let t = "fail-on = \"none\"\nselect = [\"GL1\"]\nextend-select = [\"GL001\"]\nignore = [\"GL11\", { rule = \"GL112\", reason = \"operator\" }]\n[rules]\nGL114 = \"warning\"\n";
+        let c = Config::parse(".gpulint.toml", t, &|c: &str| c.starts_with("GL")).unwrap();
+        assert_eq!(c.fail_on, Some(FailOn::Never));
+        assert!(c.rule_enabled("GL101") && c.rule_enabled("GL001"));
+        assert!(!c.rule_enabled("GL002"), "not selected");
+        assert!(!c.rule_enabled("GL110"), "ignored by prefix");
+        assert!(c.rule_enabled("GL114"), "named in [rules], so selected");
+        assert_eq!(c.ignores.len(), 1);
+        assert_eq!(c.ignores[0].rule, "GL112");
+
+        let real = |c: &str| crate::rules::find(c).is_some();
+        let e = Config::parse("c.toml", "[rules]\nGL1O1 = \"off\"\n", &real).unwrap_err();
+        assert!(e.message.contains("did you mean GL101?"), "{e}");
+        let e = Config::parse("c.toml", "select = [\"GL1O\"]\n", &known).unwrap_err();
+        assert!(e.message.contains("unknown rule \"GL1O\""), "{e}");
+        assert_eq!((e.line, e.col), (1, 11));
+        let e = Config::parse("c.toml", "ignore = [\"GL10l\"]\n", &known).unwrap_err();
+        assert!(e.message.contains("did you mean"), "{e}");
     }
 
     #[test]

@@ -7,6 +7,35 @@ use std::fmt;
 pub use crate::rule_meta::Severity;
 use crate::rule_meta::{Code, RuleMeta};
 
+/// `--fail-on` / `fail-on`: the severity from which findings fail the run, or `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOn {
+    Never,
+    At(Severity),
+}
+
+impl FailOn {
+    /// The threshold; `None` never fails.
+    pub fn threshold(self) -> Option<Severity> {
+        match self {
+            FailOn::Never => None,
+            FailOn::At(s) => Some(s),
+        }
+    }
+}
+
+impl std::str::FromStr for FailOn {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" | "never" => Ok(FailOn::Never),
+            other => other.parse().map(FailOn::At).map_err(|_| {
+                format!("unknown severity {s:?} (expected error, warning, info or none)")
+            }),
+        }
+    }
+}
+
 /// Where a finding points: inside an image (layer + path) or in a file on disk (file:line:col).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Location {

@@ -22,6 +22,7 @@ pub mod report;
 pub mod rule_meta;
 pub mod rules;
 pub mod scan;
+pub mod selection;
 pub mod source;
 pub mod spec;
 pub mod suppress;
@@ -47,7 +48,10 @@ pub fn run(args: Vec<std::ffi::OsString>) -> i32 {
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gpulint: error: {e:#}");
+            eprintln!(
+                "gpulint: error: {}",
+                report::escape::block(&format!("{e:#}"))
+            );
             exit::USAGE_OR_INPUT
         }
     }

@@ -22,6 +22,8 @@ pub struct ScanOptions {
     pub cache: Option<LayerCache>,
     pub progress: Progress,
     pub walk: WalkOptions,
+    /// `--allow-partial`: an image read incompletely is reported (GL000 warnings), not refused.
+    pub allow_partial: bool,
 }
 
 impl ScanOptions {
@@ -34,6 +36,7 @@ impl ScanOptions {
             cache: a.cache()?,
             progress,
             walk: WalkOptions::default(),
+            allow_partial: a.allow_partial,
         })
     }
 }
@@ -124,7 +127,7 @@ pub fn scan(reference: &str, opts: &ScanOptions) -> anyhow::Result<Inventory> {
         |layer, i| walk_layer(layer, i, &detectors, &opts.walk),
     );
     opts.progress.finish();
-    let errors: Vec<String> = layers
+    let errors: Vec<crate::walk::ScanIssue> = layers
         .iter()
         .flat_map(|l| l.errors.iter().cloned())
         .collect();

@@ -169,8 +169,40 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
         out.push(f);
     }
     if config.rule_enabled(&UNUSED.code) {
+        let known: Vec<&str> = crate::rules::all()
+            .iter()
+            .map(|m| m.code.as_str())
+            .collect();
         for (file, ps) in &per_file {
-            for p in ps.iter().filter(|p| !p.used) {
+            for p in ps {
+                for code in p
+                    .codes
+                    .iter()
+                    .filter(|c| !matches!(c.as_str(), "*" | "ALL") && !known.contains(&c.as_str()))
+                {
+                    out.push(
+                        UNUSED
+                            .finding(format!(
+                                "`gpulint {}={}`: {}",
+                                if p.file_level {
+                                    "ignore-file"
+                                } else {
+                                    "ignore"
+                                },
+                                p.codes.join(","),
+                                crate::selection::unknown_code_message(code, &known)
+                            ))
+                            .with_location(Location::in_file(file.clone(), p.line, p.col))
+                            .with_help("fix the rule code; `gpulint rules` lists them"),
+                    );
+                }
+            }
+            let has_unknown = |p: &Pragma| {
+                p.codes
+                    .iter()
+                    .any(|c| !matches!(c.as_str(), "*" | "ALL") && !known.contains(&c.as_str()))
+            };
+            for p in ps.iter().filter(|p| !p.used && !has_unknown(p)) {
                 let what = if p.file_level {
                     "ignore-file"
                 } else {
@@ -236,6 +268,23 @@ mod tests {
             .map(|x| (x.rule.as_str(), x.location.as_ref().unwrap().line))
             .collect();
         assert_eq!(rules, vec![("GL101", Some(6)), ("GL199", Some(5))]);
+    }
+
+    #[test]
+    fn unknown_codes_in_pragmas_are_named_with_a_suggestion() {
+        let text = "FROM x\n# gpulint ignore=GL1O1\nRUN a\n";
+        let texts = vec![("Dockerfile".to_string(), text.to_string(), None)];
+        let out = apply(vec![f(3)], &texts, &Config::default());
+        let unknown: Vec<_> = out.iter().filter(|x| x.rule == "GL199").collect();
+        assert_eq!(unknown.len(), 1, "{out:?}");
+        assert!(
+            unknown[0]
+                .message
+                .contains("unknown rule \"GL1O1\" (did you mean GL101?)"),
+            "{}",
+            unknown[0].message
+        );
+        assert!(out.iter().any(|x| x.rule == "GL101"), "not suppressed");
     }
 
     #[test]

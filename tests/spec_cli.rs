@@ -117,8 +117,10 @@ fn k8s_node_selector_is_the_target() {
     assert_eq!(code, 1);
 }
 
+/// An image `--scan-images` cannot read is a verdict missing: GL000 error (fails the gate),
+/// a warning only when `--allow-partial` asks for best effort.
 #[test]
-fn unreadable_image_is_a_warning_not_exit_2() {
+fn unreadable_image_fails_closed_unless_allow_partial() {
     let d = tempfile::tempdir().unwrap();
     let missing = d.path().join("nope");
     std::fs::write(
@@ -129,18 +131,19 @@ fn unreadable_image_is_a_warning_not_exit_2() {
         ),
     )
     .unwrap();
-    let (code, v, err) = gpulint(
-        d.path(),
-        &["k8s", "pod.yaml", "--gpu", "A100", "--scan-images"],
-    );
-    assert_eq!(code, 0, "{v:#}\n{err}");
-    let w = with_rule(&v, "GL000");
-    assert_eq!(w.len(), 1, "{v:#}");
-    assert_eq!(w[0]["severity"], "warning");
-    assert!(w[0]["message"]
-        .as_str()
-        .unwrap()
-        .contains(&missing.display().to_string()));
+    for (extra, severity, exit) in [(None, "error", 1), (Some("--allow-partial"), "warning", 0)] {
+        let mut args = vec!["k8s", "pod.yaml", "--gpu", "A100", "--scan-images"];
+        args.extend(extra);
+        let (code, v, err) = gpulint(d.path(), &args);
+        assert_eq!(code, exit, "{args:?}: {v:#}\n{err}");
+        let w = with_rule(&v, "GL000");
+        assert_eq!(w.len(), 1, "{v:#}");
+        assert_eq!(w[0]["severity"], severity);
+        assert!(w[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&missing.display().to_string()));
+    }
 }
 
 #[test]

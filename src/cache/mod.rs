@@ -4,15 +4,21 @@
 //! seen. For a registry image a fully cached scan fetches only the manifest and config:
 //! layers are opened lazily, and only on a miss.
 //!
-//! Key: the layer's diff_id (uncompressed digest) when known, else its blob digest. The
-//! diff_id is the same whichever transport served the layer (daemon export, gzip blob from a
-//! registry, OCI layout), so one cache serves them all.
+//! Key: the layer's blob digest *and* its diff_id (uncompressed digest), as the image names
+//! them. An entry is written only after the walk hashed the uncompressed stream to that
+//! diff_id (`LayerTree::verified_diff_id`) while the source checked the blob digest, and is
+//! read back only when the entry says so too. So an image can neither store its layer's facts
+//! under another image's layer (a lying diff_id fails the walk, a lying blob digest fails the
+//! source), nor borrow another layer's facts by claiming its diff_id alone (the blob digest,
+//! which names the stored bytes, is part of the key). The price: a daemon export (blob digest =
+//! diff_id) and a registry's gzip blob of the same layer are two entries.
 //!
-//! Layout: `<dir>/layers/<analyzer-hash>/<alg>-<hex>.json`. Writes go to a temp file in the
+//! Layout: `<dir>/layers/<analyzer-hash>/<key>.json`. Writes go to a temp file in the
 //! same directory and are renamed into place, so readers see a whole entry or none, and
 //! concurrent gpulint processes need no lock: two writers of one key write the same bytes.
-//! An unreadable entry is a miss. Trees that recorded errors are not cached (the error may
-//! have been a network failure, not the layer).
+//! An unreadable entry is a miss, and so is one that is not a regular file (a symlink, a
+//! FIFO, a device) or is larger than [`MAX_ENTRY_BYTES`]. Trees that recorded errors are not
+//! cached (the error may have been a network failure, not the layer).
 
 use crate::progress::Progress;
 use crate::source::{Image, Layer};
@@ -83,9 +89,25 @@ fn key_file_name(key: &str) -> Option<String> {
     (alg_ok && hex_ok).then(|| format!("{alg}-{}.json", hex.to_ascii_lowercase()))
 }
 
-/// The cache key of a layer: its diff_id, else its blob digest.
-pub fn layer_key(layer: &Layer) -> Option<&str> {
-    layer.diff_id.as_deref().or(layer.digest.as_deref())
+/// Largest cache entry read back: far above any real layer's facts (a CUDA layer's tree is a
+/// few MB of JSON), small enough that a planted huge file costs no memory.
+pub const MAX_ENTRY_BYTES: u64 = 256 << 20;
+
+/// The cache key of a layer: `<blob digest>+<diff_id>`, both required (a `dir:` layer has
+/// neither and is not cached).
+pub fn layer_key(layer: &Layer) -> Option<String> {
+    let digest = layer.digest.as_deref()?;
+    let diff_id = layer.diff_id.as_deref()?;
+    Some(format!("{digest}+{diff_id}"))
+}
+
+/// Whether a walked tree may be stored for `layer`: a layer named by a diff_id only when the
+/// walk hashed its content to exactly that diff_id.
+fn storable(layer: &Layer, tree: &LayerTree) -> bool {
+    match &layer.diff_id {
+        Some(d) => tree.verified_diff_id.as_deref() == Some(d.as_str()),
+        None => true,
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -103,7 +125,12 @@ impl LayerCache {
     }
 
     fn entry_path(&self, key: &str, analyzer: &str) -> Option<PathBuf> {
-        let name = key_file_name(key)?;
+        // Each `+`-separated digest must be a plain digest (they come from untrusted images).
+        let parts = key
+            .split('+')
+            .map(|k| key_file_name(k).map(|n| n.trim_end_matches(".json").to_string()))
+            .collect::<Option<Vec<_>>>()?;
+        let name = format!("{}.json", parts.join("+"));
         let v = hex::encode(Sha256::digest(analyzer.as_bytes()));
         Some(self.dir.join(LAYERS_DIR).join(&v[..16]).join(name))
     }
@@ -112,8 +139,19 @@ impl LayerCache {
     /// different position in another image).
     pub fn get(&self, key: &str, analyzer: &str, index: usize) -> Option<LayerTree> {
         let path = self.entry_path(key, analyzer)?;
-        let bytes = std::fs::read(&path).ok()?;
+        let bytes = read_entry(&path)?;
         let mut tree: LayerTree = serde_json::from_slice(&bytes).ok()?;
+        // An entry under a diff_id must say it was verified against that diff_id (a file
+        // copied or planted under another name is a miss), and must carry no errors.
+        let diff_id = key.rsplit('+').next();
+        if !tree.errors.is_empty()
+            || tree
+                .verified_diff_id
+                .as_deref()
+                .is_some_and(|d| Some(d) != diff_id)
+        {
+            return None;
+        }
         for node in tree.entries.values_mut() {
             node.layer = index;
         }
@@ -147,6 +185,18 @@ impl LayerCache {
     }
 }
 
+/// The bytes of a cache entry: only a regular file (never through a symlink, never a FIFO or
+/// device) of at most [`MAX_ENTRY_BYTES`]; anything else is a miss.
+fn read_entry(path: &Path) -> Option<Vec<u8>> {
+    let file = crate::io_util::open_regular(path, MAX_ENTRY_BYTES).ok()?;
+    let mut bytes = Vec::new();
+    use std::io::Read;
+    file.take(MAX_ENTRY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 <= MAX_ENTRY_BYTES).then_some(bytes)
+}
+
 /// Per-layer outcome counts of one [`scan_layers`] run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScanStats {
@@ -177,7 +227,8 @@ where
     for (i, layer) in image.layers.iter().enumerate() {
         let hit = cache
             .zip(layer_key(layer))
-            .and_then(|(c, k)| c.get(k, analyzer, i));
+            .and_then(|(c, k)| c.get(&k, analyzer, i))
+            .filter(|t| storable(layer, t));
         match hit {
             Some(tree) => {
                 results[i] = Some(tree);
@@ -204,7 +255,9 @@ where
                         let tree = walk(layer, i);
                         if let (Some(c), Some(key)) = (cache, layer_key(layer)) {
                             // A cache that cannot be written only costs time next run.
-                            let _ = c.put(key, analyzer, &tree);
+                            if storable(layer, &tree) {
+                                let _ = c.put(&key, analyzer, &tree);
+                            }
                         }
                         progress.layer_done(&layer.display_name(i));
                         out.push((i, tree));
@@ -226,10 +279,12 @@ where
         .enumerate()
         .map(|(i, t)| {
             t.unwrap_or_else(|| LayerTree {
-                errors: vec![format!(
-                    "{}: walker panicked",
-                    image.layers[i].display_name(i)
+                errors: vec![crate::walk::ScanIssue::layer(
+                    &image.layers[i].display_name(i),
+                    crate::walk::IssueKind::Unreadable,
+                    "walker panicked",
                 )],
+                partial: true,
                 ..LayerTree::default()
             })
         })
@@ -285,7 +340,11 @@ mod tests {
         assert!(!c.put("sha256:../../etc", "v", &tree()).unwrap());
         assert!(!c.put("../x:abcd", "v", &tree()).unwrap());
         let mut t = tree();
-        t.errors.push("boom".into());
+        t.errors.push(crate::walk::ScanIssue::layer(
+            "l",
+            crate::walk::IssueKind::Corrupt,
+            "boom",
+        ));
         assert!(!c.put(K, "v", &t).unwrap());
     }
 

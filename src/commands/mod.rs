@@ -2,33 +2,96 @@
 //! reporter and returns the exit code.
 
 use crate::cli::{
-    CacheAction, CacheArgs, Cli, Command, ExplainArgs, HostCmdArgs, ImageArgs, InventoryArgs,
-    InventoryFormat, RulesArgs, SpecCmd, TargetArgs,
+    CacheAction, CacheArgs, Cli, Command, ExplainArgs, GpusArgs, HostCmdArgs, ImageArgs,
+    InventoryArgs, InventoryFormat, OutputArgs, RulesArgs, SpecCmd, TargetArgs,
 };
 use crate::exit;
-use crate::finding::{Finding, Severity};
+use crate::finding::{FailOn, Finding, Severity};
 use crate::matrix::Matrix;
-use crate::report::Format;
-use crate::report::{self, Report};
+use crate::report::{self, ColorChoice, Format, Report, Style};
 use crate::rules;
 use crate::target::Target;
 use anyhow::Context;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// Run a parsed command line; errors are usage/input errors (exit 2).
 pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+    let color = cli.color;
     match cli.command {
         Command::Inventory(a) => inventory(a),
-        Command::Image(a) => image(a),
+        Command::Image(a) => image(a, color),
         Command::Explain(a) => explain(a),
         Command::Rules(a) => list_rules(a),
-        Command::Host(a) => host(a),
-        Command::Dockerfile(c) => spec(&c, "Dockerfile", crate::spec::cmd_dockerfile),
-        Command::Compose(c) => spec(&c, "compose", crate::spec::cmd_compose),
-        Command::K8s(c) => spec(&c, "Kubernetes manifests", crate::spec::cmd_k8s),
-        Command::Run(c) => spec(&c, "run lines", crate::spec::cmd_run),
-        Command::Lint(c) => spec(&c, "repository", crate::spec::cmd_lint),
+        Command::Host(a) => host(a, color),
+        Command::Dockerfile(c) => spec(&c, "Dockerfile", crate::spec::cmd_dockerfile, color),
+        Command::Compose(c) => spec(&c, "compose", crate::spec::cmd_compose, color),
+        Command::K8s(c) => spec(&c, "Kubernetes manifests", crate::spec::cmd_k8s, color),
+        Command::Run(c) => spec(&c, "run lines", crate::spec::cmd_run, color),
+        Command::Lint(c) => spec(&c, "repository", crate::spec::cmd_lint, color),
+        Command::Gpus(a) => gpus(a),
         Command::Cache(a) => cache(a),
+    }
+}
+
+/// Render a report to `--output-file` or stdout; colour only where `--color`, the
+/// environment and a terminal allow it (never into a file unless `--color always`).
+fn emit(
+    report: &Report,
+    format: Format,
+    output_file: Option<&Path>,
+    color: ColorChoice,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let to_terminal = output_file.is_none() && report::stdout_is_terminal();
+    let style = Style {
+        color: report::use_color(color, to_terminal),
+        quiet,
+    };
+    let text = report.render(format, style);
+    match output_file {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        None => print(&text),
+    }
+}
+
+/// Exit code for a rendered report.
+fn verdict(report: &Report, fail_on: FailOn) -> i32 {
+    if report.fails(fail_on.threshold()) {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    }
+}
+
+/// The inputs of a configuration linter, so `.gpulint.toml` is found beside them.
+pub trait LintInputs {
+    fn inputs(&self) -> Vec<PathBuf>;
+}
+
+impl LintInputs for crate::spec::DockerfileArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.paths.clone()
+    }
+}
+impl LintInputs for crate::spec::ComposeArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.files.iter().chain(&self.paths).cloned().collect()
+    }
+}
+impl LintInputs for crate::spec::K8sArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.files.clone()
+    }
+}
+impl LintInputs for crate::spec::RunArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.files.clone()
+    }
+}
+impl LintInputs for crate::spec::LintArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.dir.iter().cloned().collect()
     }
 }
 
@@ -55,10 +118,19 @@ pub fn resolve_targets(t: &TargetArgs, matrix: &Matrix) -> anyhow::Result<Vec<Ta
         return crate::target::cli::fleet_from_file(matrix, f);
     }
     if let Some(h) = &t.host {
-        let text = std::fs::read_to_string(h)
+        let text = crate::io_util::read_regular_string(h, crate::io_util::MAX_CONFIG_FILE)
             .with_context(|| format!("reading host profile {}", h.display()))?;
         let target = crate::host::load_target_json(&text)
             .with_context(|| format!("host profile {}", h.display()))?;
+        // A profile written on a machine without an NVIDIA driver names nothing to check
+        // against: judging an image against it would print "ok" for any image.
+        if target.driver.is_none() && target.gpus.is_empty() {
+            anyhow::bail!(
+                "host profile {}: no NVIDIA driver and no GPU in it (was it made on a machine \
+                 without a GPU or driver?); nothing to check against",
+                h.display()
+            );
+        }
         return Ok(vec![complete_target(matrix, target)]);
     }
     crate::target::cli::targets_from_flags(matrix, &t.gpus, t.driver.as_deref(), None)
@@ -92,25 +164,78 @@ fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
     let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
     let inv = crate::scan::scan(&a.source.image, &opts)?;
     match a.format {
-        InventoryFormat::Json => print(&format!("{}\n", serde_json::to_string_pretty(&inv)?))?,
-        InventoryFormat::Text => print(&crate::inventory::render_text(&inv))?,
-    }
-    Ok(exit::OK)
-}
-
-/// The configuration a command uses: `--config FILE`, else discovered from the working
-/// directory upward, else the user config, else defaults.
-fn load_config(explicit: &Option<std::path::PathBuf>) -> anyhow::Result<crate::config::Config> {
-    match explicit {
-        Some(p) => crate::config::Config::load(p),
-        None => {
-            crate::config::Config::discover(&std::env::current_dir().context("current directory")?)
+        InventoryFormat::Json => print(&report::escape::json_text(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&inv)?
+        )))?,
+        InventoryFormat::Text => {
+            print(&report::escape::block(&crate::inventory::render_text(&inv)))?
         }
     }
+    Ok(partial_exit(&inv, &opts).unwrap_or(exit::OK))
 }
 
-/// Config rule switches and severity overrides for findings that point into an image (inline
-/// pragmas do not exist there; path-scoped ignores name repository files, not image paths).
+/// Fail closed: an image that could not be read whole is unusable input (exit 2) unless the
+/// user asked for best effort with `--allow-partial`. None when the scan was complete or
+/// partial results were allowed.
+fn partial_exit(inv: &crate::inventory::Inventory, opts: &crate::scan::ScanOptions) -> Option<i32> {
+    if !inv.partial || opts.allow_partial {
+        return None;
+    }
+    eprintln!(
+        "error: {}: the image could not be read completely ({} problem(s), see GL000); \
+         the verdict would be incomplete. Use --allow-partial for a best-effort result.",
+        crate::report::escape::field(&inv.image.reference),
+        inv.errors.len().max(1)
+    );
+    Some(exit::USAGE_OR_INPUT)
+}
+
+/// The configuration a command uses: `--config FILE`, else `.gpulint.toml` found upward from
+/// the first linted input (`gpulint lint repo/` uses `repo/.gpulint.toml`), else from the
+/// working directory upward, else the user config, else defaults. The command line's
+/// `--select`/`--extend-select`/`--ignore` then apply over it.
+fn load_config(output: &OutputArgs, inputs: &[PathBuf]) -> anyhow::Result<crate::config::Config> {
+    let mut config = match &output.config {
+        Some(p) => crate::config::Config::load(p)?,
+        None => {
+            let near_input = inputs
+                .iter()
+                .filter(|p| p.as_os_str() != "-")
+                .find_map(|p| {
+                    let dir = if p.is_dir() { p.as_path() } else { p.parent()? };
+                    let dir = if dir.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        dir
+                    };
+                    crate::config::Config::find_project(dir)
+                });
+            match near_input {
+                Some(p) => crate::config::Config::load(&p)?,
+                None => crate::config::Config::discover(
+                    &std::env::current_dir().context("current directory")?,
+                )?,
+            }
+        }
+    };
+    let cli = output.selection();
+    let codes: Vec<&str> = rules::all().iter().map(|m| m.code.as_str()).collect();
+    for code in cli
+        .select
+        .iter()
+        .flatten()
+        .chain(&cli.extend_select)
+        .chain(&cli.ignore)
+    {
+        crate::selection::check_selector(code, &codes).map_err(anyhow::Error::msg)?;
+    }
+    config.selection.overlay(&cli);
+    Ok(config)
+}
+
+/// Config rule switches and severity overrides for findings that point into an image or a
+/// host (inline pragmas do not exist there; path-scoped ignores name repository files).
 fn apply_config_to_image_findings(
     findings: Vec<Finding>,
     config: &crate::config::Config,
@@ -128,9 +253,9 @@ fn apply_config_to_image_findings(
         .collect()
 }
 
-fn image(a: ImageArgs) -> anyhow::Result<i32> {
+fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
     let matrix = load_matrix(&a.targets)?;
-    let config = load_config(&a.output.config)?;
+    let config = load_config(&a.output, &[])?;
     let mut targets = resolve_targets(&a.targets, &matrix)?;
     if targets.is_empty() {
         targets = config_targets(&config, &matrix)?;
@@ -149,10 +274,15 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
     };
     let reqs = rules::requirements::compute(&ctx);
     let mut report = Report::new(format!("image {}", inv.image.reference));
+    report.artifact = Some(inv.image.reference.clone());
+    report.checked_rules = rules::image_rules()
+        .map(|(meta, _, _)| meta.code.to_string())
+        .filter(|c| config.rule_enabled(c))
+        .collect();
     report.targets = targets.iter().map(|t| t.name.clone()).collect();
     let mut findings = rules::check_image(&inv, &matrix, &targets);
     for e in &inv.errors {
-        findings.push(scan_error_finding(e));
+        findings.push(scan_error_finding(e, opts.allow_partial));
     }
     report.findings = apply_config_to_image_findings(findings, &config);
     report.details = serde_json::json!({
@@ -164,24 +294,52 @@ fn image(a: ImageArgs) -> anyhow::Result<i32> {
         report.preamble = reqs.lines();
     }
     report.normalize();
-    print(&report.render(a.output.format, report::use_color()))?;
+    emit(
+        &report,
+        a.output.format,
+        a.output.output_file.as_deref(),
+        color,
+        a.source.source.quiet,
+    )?;
+    if let Some(code) = partial_exit(&inv, &opts) {
+        return Ok(code);
+    }
     let fail_on = a
         .output
         .fail_on
         .or(config.fail_on)
-        .unwrap_or(Severity::Error);
-    Ok(if report.fails(fail_on) {
-        exit::FINDINGS
-    } else {
-        exit::OK
-    })
+        .unwrap_or(FailOn::At(Severity::Error));
+    Ok(verdict(&report, fail_on))
 }
 
-/// A problem met while reading the image becomes a warning: the verdict may be incomplete.
-fn scan_error_finding(e: &str) -> crate::finding::Finding {
-    rules::image::gl000_unreadable_input::META.finding(format!(
-        "part of the image could not be read, the result is partial: {e}"
-    ))
+/// A problem met while reading the image: an error (the scan is refused, exit 2) unless
+/// `--allow-partial` asked for best effort, then a warning that the verdict may be incomplete.
+/// It points at the layer and the in-image path the problem is about.
+fn scan_error_finding(e: &crate::walk::ScanIssue, allow_partial: bool) -> Finding {
+    let finding = rules::image::gl000_unreadable_input::META
+        .finding(format!(
+            "part of the image could not be read ({}), the result is partial: {e}",
+            e.kind
+        ))
+        .with_severity(if allow_partial {
+            Severity::Warning
+        } else {
+            Severity::Error
+        })
+        .with_help(if allow_partial {
+            "Best effort (--allow-partial): findings cover only what could be read."
+        } else {
+            "Re-fetch or re-export the image; pass --allow-partial to judge what could be read."
+        });
+    if e.layer.is_some() || e.path.is_some() {
+        finding.with_location(crate::finding::Location {
+            layer: e.layer.clone(),
+            path: e.path.clone(),
+            ..Default::default()
+        })
+    } else {
+        finding
+    }
 }
 
 fn explain(a: ExplainArgs) -> anyhow::Result<i32> {
@@ -224,14 +382,14 @@ fn list_rules(a: RulesArgs) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-fn host(a: HostCmdArgs) -> anyhow::Result<i32> {
+fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     let matrix = Matrix::embedded().context("loading built-in matrices")?;
     let reader = a.host.reader()?;
     let profile = crate::host::detect_host_with(reader.as_ref(), &matrix)?;
     if !a.host.check {
-        match a.host.format {
-            crate::host::HostFormat::Json => print(&format!("{}\n", profile.to_json()))?,
-            _ => {
+        let text = match a.host.format {
+            Format::Json => format!("{}\n", profile.to_json()),
+            Format::Text => {
                 let t = complete_target(&matrix, profile.into_target());
                 let mut s = String::from("host\n");
                 s.push_str(&format!(
@@ -263,8 +421,20 @@ fn host(a: HostCmdArgs) -> anyhow::Result<i32> {
                 if t.gpus.is_empty() {
                     s.push_str("  GPUs: none found\n");
                 }
-                print(&s)?;
+                report::escape::block(&s).into_owned()
             }
+            other => anyhow::bail!(
+                "--format {} needs --check (the host profile is text or json)",
+                clap::ValueEnum::to_possible_value(&other)
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default()
+            ),
+        };
+        match &a.output_file {
+            Some(p) => {
+                std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?
+            }
+            None => print(&text)?,
         }
         return Ok(exit::OK);
     }
@@ -275,41 +445,62 @@ fn host(a: HostCmdArgs) -> anyhow::Result<i32> {
         scanner: Some(&scanner),
     };
     let results = crate::host::run_checks_with(reader.as_ref(), &profile, &opts);
-    let findings = crate::host::check_findings(&results);
-    let fails = findings
-        .iter()
-        .any(|f| f.severity >= a.fail_on && !f.message.starts_with("could not check"));
-    match a.host.format {
-        crate::host::HostFormat::Text => print(&crate::host::render_checks_text(&results))?,
-        crate::host::HostFormat::Json => print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "schema_version": report::json::SCHEMA_VERSION,
-                "profile": serde_json::from_str::<serde_json::Value>(&profile.to_json()).unwrap_or_default(),
-                "checks": results,
-                "findings": findings,
-            }))?
-        ))?,
-        crate::host::HostFormat::Sarif => {
-            let mut r = Report::new("host");
-            r.findings = findings;
-            r.normalize();
-            print(&r.render(Format::Sarif, false))?;
+    let config =
+        crate::config::Config::discover(&std::env::current_dir().context("current directory")?)?;
+    let findings = apply_config_to_image_findings(crate::host::check_findings(&results), &config);
+    let threshold = a.fail_on.threshold();
+    let fails = findings.iter().any(|f| {
+        threshold.is_some_and(|t| f.severity >= t) && !f.message.starts_with("could not check")
+    });
+    let mut r = Report::new("host");
+    r.targets = vec!["host".into()];
+    r.checked_rules = rules::host_checks()
+        .map(|(meta, _, _)| meta.code.to_string())
+        .filter(|c| config.rule_enabled(c))
+        .collect();
+    r.findings = findings;
+    r.normalize();
+    if a.host.format == Format::Text && !a.quiet {
+        let text = report::escape::block(&crate::host::render_checks_text(&results)).into_owned();
+        match &a.output_file {
+            Some(p) => {
+                std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?
+            }
+            None => print(&text)?,
         }
+    } else {
+        r.details = serde_json::json!({
+            "profile": serde_json::from_str::<serde_json::Value>(&profile.to_json()).unwrap_or_default(),
+            "checks": results,
+        });
+        emit(&r, a.host.format, a.output_file.as_deref(), color, a.quiet)?;
     }
     Ok(if fails { exit::FINDINGS } else { exit::OK })
 }
 
 type SpecFn<A> = fn(&A, &crate::spec::CommandContext) -> anyhow::Result<Vec<Finding>>;
 
-fn spec<A: clap::Args>(c: &SpecCmd<A>, what: &str, run: SpecFn<A>) -> anyhow::Result<i32> {
+fn spec<A: clap::Args + LintInputs>(
+    c: &SpecCmd<A>,
+    what: &str,
+    run: SpecFn<A>,
+    color: ColorChoice,
+) -> anyhow::Result<i32> {
     let matrix = load_matrix(&c.targets)?;
-    let config = load_config(&c.config)?;
+    let config = load_config(&c.output, &c.args.inputs())?;
     let mut targets = resolve_targets(&c.targets, &matrix)?;
     if targets.is_empty() {
         targets = config_targets(&config, &matrix)?;
     }
-    let fail_on = c.fail_on.or(config.fail_on).unwrap_or(Severity::Error);
+    let fail_on = c
+        .output
+        .fail_on
+        .or(config.fail_on)
+        .unwrap_or(FailOn::At(Severity::Error));
+    let checked_rules: Vec<String> = rules::spec_checks()
+        .map(|(meta, _)| meta.code.to_string())
+        .filter(|code| config.rule_enabled(code))
+        .collect();
     let mut ctx = crate::spec::CommandContext::new(targets, config, matrix)?;
     if c.scan_images {
         ctx.scan_images = Some(crate::spec::scan_images::ImageScan::new(
@@ -318,14 +509,26 @@ fn spec<A: clap::Args>(c: &SpecCmd<A>, what: &str, run: SpecFn<A>) -> anyhow::Re
     }
     let mut report = Report::new(what.to_string());
     report.targets = ctx.targets.iter().map(|t| t.name.clone()).collect();
+    report.checked_rules = checked_rules;
     report.findings = run(&c.args, &ctx)?;
     report.normalize();
-    print(&report.render(c.format, report::use_color()))?;
-    Ok(if report.fails(fail_on) {
-        exit::FINDINGS
-    } else {
-        exit::OK
-    })
+    emit(
+        &report,
+        c.output.format,
+        c.output.output_file.as_deref(),
+        color,
+        c.source.quiet,
+    )?;
+    // An input that could not be read is an error for that input only: the others were
+    // linted and reported above; the run as a whole is unusable input (exit 2).
+    let input_errors = ctx.input_errors.borrow();
+    if !input_errors.is_empty() {
+        for e in input_errors.iter() {
+            eprintln!("gpulint: error: {}", report::escape::block(e));
+        }
+        return Ok(exit::USAGE_OR_INPUT);
+    }
+    Ok(verdict(&report, fail_on))
 }
 
 /// Targets named in the configuration file (`[[targets]]` or `fleet = "…"`).
@@ -349,6 +552,66 @@ fn config_targets(config: &crate::config::Config, matrix: &Matrix) -> anyhow::Re
         out.extend(ts);
     }
     Ok(out)
+}
+
+/// One row of `gpulint gpus`.
+#[derive(Debug, serde::Serialize)]
+struct GpuRow {
+    name: String,
+    aliases: Vec<String>,
+    compute_capability: String,
+    architecture: String,
+    /// The first CUDA release whose nvcc builds SASS for it; null = unknown from the tables.
+    first_cuda: Option<String>,
+    /// That release's minimum Linux driver; null = unknown.
+    first_driver: Option<String>,
+}
+
+fn gpus(a: GpusArgs) -> anyhow::Result<i32> {
+    let matrix = load_matrix(&TargetArgs {
+        matrices: a.matrices.clone(),
+        ..Default::default()
+    })?;
+    let rows: Vec<GpuRow> = matrix
+        .gpus()
+        .iter()
+        .map(|g| {
+            let first = matrix.first_cuda_for_sm(g.cc.sm());
+            let driver = first
+                .as_ref()
+                .and_then(|c| matrix.cuda_min_driver(c))
+                .and_then(|d| d.linux);
+            GpuRow {
+                name: g.name.clone(),
+                aliases: g.aliases.clone(),
+                compute_capability: g.cc.to_string(),
+                architecture: g.arch.clone(),
+                first_cuda: first.map(|c| format!("{}.{}", c.major, c.minor)),
+                first_driver: driver.map(|d| d.to_string()),
+            }
+        })
+        .collect();
+    match a.format {
+        InventoryFormat::Json => print(&format!("{}\n", serde_json::to_string_pretty(&rows)?))?,
+        InventoryFormat::Text => {
+            let mut s = format!(
+                "{:<36} {:<4} {:<14} {:<10} {}\n",
+                "GPU", "CC", "architecture", "first CUDA", "first driver"
+            );
+            for r in &rows {
+                s.push_str(&format!(
+                    "{:<36} {:<4} {:<14} {:<10} {}\n",
+                    r.name,
+                    r.compute_capability,
+                    r.architecture,
+                    r.first_cuda.as_deref().unwrap_or("unknown"),
+                    r.first_driver.as_deref().unwrap_or("unknown"),
+                ));
+            }
+            print(&report::escape::block(&s))?;
+        }
+    }
+    Ok(exit::OK)
 }
 
 fn cache(a: CacheArgs) -> anyhow::Result<i32> {

@@ -30,15 +30,6 @@ pub use reader::{CapturedReader, CommandOutput, HostCommand, HostReader, LiveRea
 
 use std::path::PathBuf;
 
-/// Output format of `gpulint host`; rendering json/sarif is the integrator's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum HostFormat {
-    #[default]
-    Text,
-    Json,
-    Sarif,
-}
-
 /// `gpulint host [--check] [--root DIR] [--python PATH]... [--format text|json|sarif]`
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct HostArgs {
@@ -51,9 +42,10 @@ pub struct HostArgs {
     /// Python interpreter(s) whose torch to check (default: python3/python on PATH).
     #[arg(long, value_name = "PATH")]
     pub python: Vec<String>,
-    /// Output format: text, json (without --check: the host profile) or sarif.
-    #[arg(long, value_enum, default_value_t = HostFormat::Text)]
-    pub format: HostFormat,
+    /// Output format: without --check text or json (the host profile); with --check any
+    /// report format.
+    #[arg(long, value_enum, default_value_t = crate::report::Format::Text)]
+    pub format: crate::report::Format,
 }
 
 impl HostArgs {

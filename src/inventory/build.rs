@@ -15,7 +15,7 @@ use crate::detect::python_dist::{normalize_name, DistMetadata, DistRecord};
 use crate::detect::torch_version::ModuleVersion;
 use crate::detect::Fact;
 use crate::source::{Image, ImageConfigFacts};
-use crate::walk::{FileTree, ImagePath, Node, NodeKind};
+use crate::walk::{FileTree, ImagePath, Node, NodeKind, ScanIssue};
 use globset::GlobBuilder;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -109,7 +109,7 @@ fn node_fact<'a, T>(
 
 /// Build the inventory. `errors` are the problems met while reading the image (each names a
 /// layer and path); any makes the result `partial`.
-pub fn build(image: &ImageMeta, tree: &FileTree, errors: Vec<String>) -> Inventory {
+pub fn build(image: &ImageMeta, tree: &FileTree, errors: Vec<ScanIssue>) -> Inventory {
     let pip = PipIndex::new(tree);
     let conda = CondaIndex::new(tree);
     let mut inv = Inventory {

@@ -38,7 +38,7 @@ pub struct Inventory {
     pub loader: LoaderConfig,
     /// True when some input could not be read; `errors` says what and where.
     pub partial: bool,
-    pub errors: Vec<String>,
+    pub errors: Vec<crate::walk::ScanIssue>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -102,7 +102,7 @@ fn meta() -> ImageMeta {
 fn inventory() -> Inventory {
     let (tree, errors) = tree_from_dir(&rootfs());
     assert!(errors.is_empty(), "{errors:?}");
-    build(&meta(), &tree, errors)
+    build(&meta(), &tree, Vec::new())
 }
 
 /// `name-version.dist-info` lines of the real capture → version of a dist.
@@ -484,7 +484,12 @@ fn binaries_with_device_code_or_cuda_links() {
     let inv = build(
         &ImageMeta::default(),
         &tree,
-        vec!["layer x: /bad: truncated".into()],
+        vec![crate::walk::ScanIssue::at(
+            "x",
+            "/bad",
+            crate::walk::IssueKind::Truncated,
+            "truncated",
+        )],
     );
     assert!(inv.partial);
     assert_eq!(inv.binaries.len(), 2);

@@ -182,7 +182,12 @@ pub fn render_text(inv: &Inventory) -> String {
             inv.errors.len()
         );
         for e in &inv.errors {
-            let _ = writeln!(s, "  {e}");
+            let _ = writeln!(
+                s,
+                "  [{}] {}",
+                e.kind,
+                crate::report::escape::field(&e.to_string())
+            );
         }
     }
     s

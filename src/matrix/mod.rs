@@ -333,6 +333,24 @@ impl Matrix {
         Some(list.contains(&target.sm))
     }
 
+    /// The first CUDA release whose nvcc accepts `sm_XY`, when the tables can tell. `None`
+    /// when no listed release has it, when the oldest listed release already has it (older
+    /// releases are not in `cuda_arch.toml`), or when a release between the previous listed
+    /// one and it is missing there (support may have come in that release).
+    pub fn first_cuda_for_sm(&self, sm: u32) -> Option<CudaVersion> {
+        let mut rows: Vec<&ArchRow> = self.arch.iter().collect();
+        rows.sort_by_key(|r| r.cuda);
+        let i = rows.iter().position(|r| r.sm.contains(&sm))?;
+        let prev = rows.get(i.checked_sub(1)?)?;
+        let first = rows.get(i)?.cuda;
+        let key = |v: &CudaVersion| (v.major, v.minor);
+        let gap = self
+            .releases
+            .iter()
+            .any(|r| key(&r.version) > key(&prev.cuda) && key(&r.version) < key(&first));
+        (!gap).then_some(first)
+    }
+
     fn arch_row(&self, cuda: &CudaVersion) -> Option<&ArchRow> {
         self.arch.iter().find(|r| r.cuda.same_release(cuda))
     }

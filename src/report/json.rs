@@ -1,10 +1,14 @@
-//! JSON report: the serde form of [`Report`]; a stable schema (`findings[]` with `rule`,
-//! `severity`, `message`, `target`, `location`).
+//! JSON report: the serde form of [`Report`]; one schema for every command (`image`, the
+//! configuration linters, `host --check`): `schema_version`, `tool`, `subject`, `targets`,
+//! `details` (command-specific extras), `findings[]` with `rule`, `name`, `severity`,
+//! `message`, `target`, `location`, `help`, and `summary` counts.
 
-use super::Report;
+use super::{escape, Report};
 use serde_json::json;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: `host --check` moved to the shared schema (its checks under `details.checks`, each
+/// with `rule` where version 1 said `id`).
+pub const SCHEMA_VERSION: u32 = 2;
 
 pub fn render(report: &Report) -> String {
     let v = json!({
@@ -22,5 +26,5 @@ pub fn render(report: &Report) -> String {
     });
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into());
     s.push('\n');
-    s
+    escape::json_text(s)
 }

@@ -1,6 +1,8 @@
-//! Human-readable report, grouped by target. Honors NO_COLOR (the caller decides `color`).
+//! Human-readable report, grouped by target. The caller decides colour (`--color`,
+//! `NO_COLOR`, a terminal); every string from input is escaped with [`escape::field`].
+//! With `-q` only the findings are printed.
 
-use super::Report;
+use super::{escape, Report, Style};
 use crate::finding::Severity;
 use std::fmt::Write;
 
@@ -12,11 +14,18 @@ fn paint(s: &str, code: &str, color: bool) -> String {
     }
 }
 
-pub fn render(report: &Report, color: bool) -> String {
+pub fn render(report: &Report, style: Style) -> String {
+    let color = style.color;
     let mut out = String::new();
-    let _ = writeln!(out, "{}", paint(&report.subject, "1", color));
-    for line in &report.preamble {
-        let _ = writeln!(out, "{line}");
+    if !style.quiet {
+        let _ = writeln!(
+            out,
+            "{}",
+            paint(&escape::field(&report.subject), "1", color)
+        );
+        for line in &report.preamble {
+            let _ = writeln!(out, "{}", escape::field(line));
+        }
     }
     // Target-independent findings first, then one group per target in the given order.
     let mut groups: Vec<Option<&str>> = vec![None];
@@ -34,13 +43,24 @@ pub fn render(report: &Report, color: bool) -> String {
             .filter(|f| f.target.as_deref() == g)
             .collect();
         match g {
+            Some(_) if fs.is_empty() && style.quiet => continue,
             Some(t) if fs.is_empty() => {
-                let _ = writeln!(out, "\n{} {}", paint("target", "1", color), t);
+                let _ = writeln!(
+                    out,
+                    "\n{} {}",
+                    paint("target", "1", color),
+                    escape::field(t)
+                );
                 let _ = writeln!(out, "  {}", paint("ok: no findings", "32", color));
                 continue;
             }
             Some(t) => {
-                let _ = writeln!(out, "\n{} {}", paint("target", "1", color), t);
+                let _ = writeln!(
+                    out,
+                    "\n{} {}",
+                    paint("target", "1", color),
+                    escape::field(t)
+                );
             }
             None if fs.is_empty() => continue,
             None => {
@@ -57,24 +77,59 @@ pub fn render(report: &Report, color: bool) -> String {
                 out,
                 "  {}[{} {}]: {}",
                 paint(label, code, color),
-                f.rule,
-                f.name,
-                f.message
+                escape::field(&f.rule),
+                escape::field(&f.name),
+                escape::field(&f.message)
             );
             if let Some(loc) = &f.location {
-                let _ = write!(out, "\n      at {loc}");
+                let _ = write!(out, "\n      at {}", escape::field(&loc.to_string()));
             }
             if let Some(h) = &f.help {
-                let _ = write!(out, "\n      help: {h}");
+                let _ = write!(out, "\n      help: {}", escape::field(h));
             }
             out.push('\n');
         }
     }
-    let (e, w, i) = (
-        report.count(Severity::Error),
-        report.count(Severity::Warning),
-        report.count(Severity::Info),
-    );
-    let _ = writeln!(out, "\n{e} error(s), {w} warning(s), {i} info");
+    if !style.quiet {
+        let (e, w, i) = (
+            report.count(Severity::Error),
+            report.count(Severity::Warning),
+            report.count(Severity::Info),
+        );
+        let _ = writeln!(out, "\n{e} error(s), {w} warning(s), {i} info");
+    }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Location;
+
+    #[test]
+    fn input_cannot_reach_the_terminal_raw_and_quiet_keeps_findings_only() {
+        let mut r = Report::new("Dockerfile\x1b[2J");
+        r.targets = vec!["T4".into()];
+        r.findings = vec![crate::rules::find("GL101")
+            .unwrap()
+            .finding("base \x1b]0;pwned\x07 image\nerror[GL000]: forged")
+            .with_location(Location::in_file("a\x1b[31m/Dockerfile", 3, 1))
+            .with_help("pin \u{202e}it")];
+        let out = render(&r, Style::default());
+        assert!(!out.contains('\x1b') && !out.contains('\x07') && !out.contains('\u{202e}'));
+        assert!(out.contains("\\x1b]0;pwned\\x07"), "{out}");
+        assert_eq!(out.lines().filter(|l| l.contains("forged")).count(), 1);
+        assert!(!out.lines().any(|l| l.starts_with("error[GL000]")));
+
+        let quiet = render(
+            &r,
+            Style {
+                color: false,
+                quiet: true,
+            },
+        );
+        assert!(quiet.contains("GL101"));
+        assert!(!quiet.contains("error(s)") && !quiet.contains("ok: no findings"));
+        assert!(!quiet.contains("Dockerfile\\x1b[2J\n"), "{quiet}");
+    }
 }

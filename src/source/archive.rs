@@ -78,9 +78,19 @@ impl TarArchive {
         f.seek(SeekFrom::Start(0))
             .map_err(|e| SourceError::io(path, e))?;
         let compression = Compression::sniff(&head[..n]);
-        let not_tar = |e: io::Error| SourceError::NotAnImage {
-            path: path.to_path_buf(),
-            reason: format!("not a readable tar archive: {e}"),
+        let not_tar = |e: io::Error| {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                SourceError::Invalid {
+                    path: path.to_path_buf(),
+                    what: "archive".into(),
+                    reason: format!("truncated: the archive ends inside its content ({e})"),
+                }
+            } else {
+                SourceError::NotAnImage {
+                    path: path.to_path_buf(),
+                    reason: format!("not a readable tar archive: {e}"),
+                }
+            }
         };
         let members = match compression {
             Compression::None => {
@@ -98,6 +108,26 @@ impl TarArchive {
                 index_entries(ar.entries().map_err(not_tar)?).map_err(not_tar)?
             }
         };
+        // A plain tar is indexed by seeking past member data, which succeeds beyond the end
+        // of a cut-off file: a member that ends past the file's length means truncation
+        // (`docker save` writes manifest.json last, so it would look like "not an image").
+        if compression == Compression::None {
+            if let Some((name, end)) = members
+                .iter()
+                .map(|(n, m)| (n, m.offset.saturating_add(m.size)))
+                .max_by_key(|(_, end)| *end)
+                .filter(|(_, end)| *end > meta.len())
+            {
+                return Err(SourceError::Invalid {
+                    path: path.to_path_buf(),
+                    what: "archive".into(),
+                    reason: format!(
+                        "truncated: member {name} ends at byte {end} but the file has {} bytes",
+                        meta.len()
+                    ),
+                });
+            }
+        }
         if members.is_empty() {
             return Err(SourceError::NotAnImage {
                 path: path.to_path_buf(),

@@ -62,6 +62,16 @@ fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// Content that does not hash to the digest naming it, carried inside an `io::Error` so the
+/// walker can tell it from corruption (see `walk::issue::stream_error_kind`).
+#[derive(Debug, thiserror::Error)]
+#[error("{what} digest mismatch: expected {expected}, content hashes to {actual}")]
+pub struct DigestMismatch {
+    pub what: &'static str,
+    pub expected: String,
+    pub actual: String,
+}
+
 /// Hashes everything read through it; at end of stream, a mismatch with the expected digest
 /// is returned as an `InvalidData` error (so the consumer reports it like any read error).
 pub struct VerifyingReader<R> {
@@ -118,10 +128,11 @@ impl<R: Read> Read for VerifyingReader<R> {
             if actual != self.expected.hex && !(self.only_if_plain && compressed) {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!(
-                        "blob digest mismatch: expected {}, content hashes to sha256:{actual}",
-                        self.expected
-                    ),
+                    DigestMismatch {
+                        what: "blob",
+                        expected: self.expected.to_string(),
+                        actual: format!("sha256:{actual}"),
+                    },
                 ));
             }
         }

@@ -79,6 +79,11 @@ pub struct SourceArgs {
     /// No progress bars.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Best effort: report on what could be read when part of the image cannot be (a truncated
+    /// or corrupt layer, a digest mismatch), with a GL000 warning per problem. Without it,
+    /// incomplete input is an error (exit 2).
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 impl SourceArgs {

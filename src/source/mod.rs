@@ -302,6 +302,19 @@ pub fn open_transport(
     }
 }
 
+/// What a directory must hold to be taken for a root filesystem (or a virtualenv) when given
+/// as a bare path.
+const ROOTFS_MARKERS: &[&str] = &[
+    "usr",
+    "etc",
+    "lib",
+    "lib64",
+    "bin",
+    "sbin",
+    "opt",
+    "pyvenv.cfg",
+];
+
 /// A bare path: a directory with `oci-layout` is an OCI layout, any other directory a root
 /// filesystem; a tar with `manifest.json` is a docker-archive, one with `oci-layout` an
 /// oci-archive.
@@ -310,6 +323,18 @@ fn open_auto(path: &Path, platform: Option<&Platform>) -> Result<Image, SourceEr
     if meta.is_dir() {
         if path.join("oci-layout").is_file() {
             return oci_layout::open_layout_dir(path, None, platform);
+        }
+        // Guessing "root filesystem" for any directory would judge an empty or unrelated one
+        // as an image with nothing in it ("ok"). `dir:PATH` still takes any directory.
+        if !ROOTFS_MARKERS.iter().any(|m| path.join(m).exists()) {
+            return Err(SourceError::NotAnImage {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "a directory that is neither an OCI layout (no oci-layout file) nor a root \
+                     filesystem (none of {}); use dir:PATH to scan it anyway",
+                    ROOTFS_MARKERS.join(", ")
+                ),
+            });
         }
         return dir::open_dir(path, platform);
     }

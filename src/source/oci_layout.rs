@@ -38,7 +38,20 @@ impl Store for DirStore {
     }
     fn read_file(&self, name: &str) -> Result<Vec<u8>, SourceError> {
         let p = self.root.join(name);
-        let f = std::fs::File::open(&p).map_err(|e| SourceError::io(&p, e))?;
+        // Only regular files inside the layout: a symlinked or FIFO `index.json` or blob is
+        // refused (never read through, never echoed).
+        if !crate::io_util::inside(&self.root, &p) {
+            return Err(SourceError::Invalid {
+                path: p.clone(),
+                what: name.to_string(),
+                reason: "resolves outside the image layout; refused".into(),
+            });
+        }
+        let f = crate::io_util::open_regular(&p, u64::MAX).map_err(|e| SourceError::Invalid {
+            path: p.clone(),
+            what: name.to_string(),
+            reason: e.to_string(),
+        })?;
         read_limited(f, MAX_JSON).map_err(|e| SourceError::Invalid {
             path: p.clone(),
             what: name.to_string(),
@@ -68,8 +81,8 @@ struct FileBlob {
 
 impl LayerBlob for FileBlob {
     fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
-        let f = std::fs::File::open(&self.path)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", self.path.display()))?;
+        let f = crate::io_util::open_regular(&self.path, u64::MAX)
+            .map_err(|e| anyhow::anyhow!("blob {}: {e}", self.digest))?;
         let r = std::io::BufReader::with_capacity(256 << 10, f);
         Ok(if self.digest.verifiable() {
             Box::new(VerifyingReader::new(r, self.digest.clone()))

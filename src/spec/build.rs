@@ -554,7 +554,11 @@ pub fn read_context_file(ctx: Option<&Path>, copies: &[CopyIns], path: &str) -> 
         if c.components().any(|x| x == std::path::Component::ParentDir) {
             continue;
         }
-        if let Ok(t) = std::fs::read_to_string(&c) {
+        // A regular file that stays inside the context once links are resolved.
+        if !crate::io_util::inside(ctx, &c) {
+            continue;
+        }
+        if let Ok(t) = crate::io_util::read_regular_string(&c, crate::io_util::MAX_CONFIG_FILE) {
             return Some(t);
         }
     }

@@ -41,7 +41,8 @@ pub fn default_files(dir: &Path) -> Vec<PathBuf> {
 /// `.env` next to the first file, then the process environment (which wins, as in Docker).
 fn load_vars(project_dir: &Path) -> Vars {
     let mut v = Vars::new();
-    if let Ok(t) = std::fs::read_to_string(project_dir.join(".env")) {
+    let env_file = project_dir.join(".env");
+    if let Ok(t) = crate::io_util::read_regular_string(&env_file, crate::io_util::MAX_CONFIG_FILE) {
         for l in t.lines() {
             let l = l.trim();
             if l.is_empty() || l.starts_with('#') {
@@ -211,10 +212,12 @@ fn resolve_extends(name: &str, services: &Mapping, dir: &Path, vars: &Vars, dept
         None => resolve_extends(&base_name, services, dir, vars, depth + 1),
         Some(f) => {
             let p = dir.join(&f);
-            match std::fs::read_to_string(&p)
-                .ok()
-                .and_then(|t| parse_file(&f, &p, &t, vars).ok())
-            {
+            // Only a regular file inside the project: `extends.file` must not make the linter
+            // read (or echo) files elsewhere, a FIFO or a device.
+            let text = crate::io_util::inside(dir, &p)
+                .then(|| crate::io_util::read_regular_string(&p, crate::io_util::MAX_CONFIG_FILE))
+                .and_then(Result::ok);
+            match text.and_then(|t| parse_file(&f, &p, &t, vars).ok()) {
                 Some(cf) => {
                     let other = cf
                         .value
@@ -254,7 +257,7 @@ pub fn load(
     let vars = load_vars(&project_dir);
     let mut parsed = Vec::new();
     for (disp, p) in files {
-        match std::fs::read_to_string(p) {
+        match crate::io_util::read_regular_string(p, crate::io_util::MAX_CONFIG_FILE) {
             Ok(t) => match parse_file(disp, p, &t, &vars) {
                 Ok(cf) => parsed.push(cf),
                 Err(e) => errors.push((disp.clone(), e)),
@@ -308,6 +311,17 @@ pub fn specs_from(
         };
         let cf = &parsed[fi];
         out.push(service_spec(&name, svc, cf, project_dir, is_gpu_build));
+    }
+    // An `image:` that another service builds (`build:` + the same `image:`) is a local build.
+    let built: Vec<String> = out
+        .iter()
+        .filter(|r| r.build)
+        .filter_map(|r| r.image.clone())
+        .collect();
+    for r in &mut out {
+        if r.image.as_ref().is_some_and(|i| built.contains(i)) {
+            r.build = true;
+        }
     }
     out
 }
@@ -510,6 +524,23 @@ fn service_spec(
             _ => false,
         };
         rs.shm_volume |= hit;
+    }
+    // A CPU variant of a GPU service: `deploy` overridden in a service that merges an anchor
+    // (`<<: *gpu` then `deploy: {}`), or a `cpu` profile / service name.
+    let own_deploy = y.key(blk, "deploy").is_some() && y.key(blk, "<<").is_some();
+    let cpu_profile = svc
+        .get("profiles")
+        .and_then(|p| p.as_sequence())
+        .is_some_and(|l| {
+            l.iter()
+                .filter_map(|x| x.as_str())
+                .any(|p| p.to_ascii_lowercase().contains("cpu"))
+        });
+    let lname = name.to_ascii_lowercase();
+    if rs.gpus.is_none() && own_deploy {
+        rs.cpu_role = Some("its `deploy` overrides the merged GPU reservation".to_string());
+    } else if cpu_profile || lname.ends_with("cpu") || lname.starts_with("cpu") {
+        rs.cpu_role = Some("it is a CPU profile".to_string());
     }
     rs.commented_gpu = [
         "driver: nvidia",

@@ -212,6 +212,17 @@ pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
         }
         return info;
     }
+    if (repo == "tensorflow/tensorflow" || repo == "tensorflow/serving")
+        && r.registry == "docker.io"
+        && tag.contains("gpu")
+    {
+        info.kind = ImageKind::OtherGpu;
+        if let Some(c) = tensorflow_cuda(&tag) {
+            info.cuda = c.parse().ok();
+            info.source = Some(TENSORFLOW_SOURCE.into());
+        }
+        return info;
+    }
     let whole = format!("{repo}:{tag}");
     if let Some(v) = find_cuda_in(&whole) {
         info.kind = ImageKind::OtherGpu;
@@ -234,6 +245,39 @@ pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
     info
 }
 
+const TENSORFLOW_SOURCE: &str = "https://www.tensorflow.org/install/source#gpu";
+
+/// The CUDA release TensorFlow X.Y GPU builds (and so `tensorflow/tensorflow:X.Y.Z-gpu`,
+/// `tensorflow/serving:X.Y.Z-gpu`) are built and tested with: TensorFlow's "Tested build
+/// configurations" GPU table, <https://www.tensorflow.org/install/source#gpu>. Versions not in
+/// the table are unknown.
+const TENSORFLOW_CUDA: &[(u32, u32, u32, &str)] = &[
+    // (major, minor from, minor to, CUDA)
+    (1, 0, 2, "8.0"),
+    (1, 3, 4, "8.0"),
+    (1, 5, 12, "9.0"),
+    (1, 13, 15, "10.0"),
+    (2, 0, 0, "10.0"),
+    (2, 1, 3, "10.1"),
+    (2, 4, 4, "11.0"),
+    (2, 5, 11, "11.2"),
+    (2, 12, 14, "11.8"),
+    (2, 15, 15, "12.2"),
+    (2, 16, 17, "12.3"),
+    (2, 18, 18, "12.5"),
+];
+
+fn tensorflow_cuda(tag: &str) -> Option<&'static str> {
+    let ver = tag.split('-').next()?;
+    let mut it = ver.split('.');
+    let major: u32 = it.next()?.parse().ok()?;
+    let minor: u32 = it.next()?.parse().ok()?;
+    TENSORFLOW_CUDA
+        .iter()
+        .find(|(ma, from, to, _)| *ma == major && (*from..=*to).contains(&minor))
+        .map(|e| e.3)
+}
+
 /// A name or tag that announces a GPU build.
 pub fn is_gpu_name(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
@@ -243,10 +287,72 @@ pub fn is_gpu_name(s: &str) -> bool {
         || l.starts_with("nvcr.io/")
 }
 
+/// Serving images published for NVIDIA GPUs only (other accelerators get other repositories
+/// or tag suffixes, which are excluded): starting one without a GPU is a mistake.
+/// - ghcr.io/huggingface/text-generation-inference: "optimized for Nvidia GPUs"; AMD and
+///   Intel builds carry `-rocm` / `-intel` tags
+///   (https://huggingface.co/docs/text-generation-inference/installation_nvidia,
+///   https://huggingface.co/docs/text-generation-inference/installation_amd).
+/// - vllm/vllm-openai: the CUDA build; ROCm is `rocm/vllm`, CPU builds are built locally
+///   (https://docs.vllm.ai/en/latest/deployment/docker.html).
+/// - ghcr.io/huggingface/text-embeddings-inference: CPU builds are tagged `cpu-*`
+///   (https://huggingface.co/docs/text-embeddings-inference/supported_models).
+const GPU_ONLY_IMAGES: &[&str] = &[
+    "ghcr.io/huggingface/text-generation-inference",
+    "vllm/vllm-openai",
+    "ghcr.io/huggingface/text-embeddings-inference",
+];
+
+/// Images that bundle a CUDA runtime for their GPU path but also run on CPUs: starting one
+/// without a GPU is fine (GL110), but its tag decides which CUDA, and so which driver, it needs
+/// (GL118).
+/// - ollama/ollama: bundles CUDA runner libraries, falls back to CPU
+///   (https://github.com/ollama/ollama/blob/main/docs/docker.md, docs/gpu.md).
+const GPU_CAPABLE_IMAGES: &[&str] = &["ollama/ollama"];
+
+pub fn is_gpu_capable_image(s: &str) -> bool {
+    is_gpu_only_image(s)
+        || ImageRef::parse(s).is_some_and(|r| {
+            GPU_CAPABLE_IMAGES.contains(&r.full_repo().as_str())
+                && !r.tag.as_deref().unwrap_or("").contains("rocm")
+        })
+}
+
+pub fn is_gpu_only_image(s: &str) -> bool {
+    let Some(r) = ImageRef::parse(s) else {
+        return false;
+    };
+    let name = r.full_repo();
+    let tag = r.tag.as_deref().unwrap_or("").to_ascii_lowercase();
+    GPU_ONLY_IMAGES.contains(&name.as_str())
+        && !["cpu", "rocm", "intel", "xpu", "gaudi", "hpu", "neuron"]
+            .iter()
+            .any(|k| tag.contains(k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::spec::facts::SpecFacts;
+
+    #[test]
+    fn tensorflow_gpu_images_map_to_their_cuda() {
+        let c = |s: &str| info(s).cuda.map(|v| v.major_minor());
+        assert_eq!(
+            c("tensorflow/tensorflow:1.15.0-gpu-py3").as_deref(),
+            Some("10.0")
+        );
+        assert_eq!(c("tensorflow/tensorflow:1.8.0-gpu").as_deref(), Some("9.0"));
+        assert_eq!(
+            c("tensorflow/tensorflow:2.15.0-gpu").as_deref(),
+            Some("12.2")
+        );
+        assert_eq!(c("tensorflow/serving:1.12.0-gpu").as_deref(), Some("9.0"));
+        // Not in the table, or the CPU image: unknown.
+        assert_eq!(c("tensorflow/tensorflow:9.9.0-gpu"), None);
+        assert_eq!(c("tensorflow/tensorflow:2.15.0"), None);
+        assert!(info("tensorflow/tensorflow:latest-gpu").is_gpu());
+    }
 
     fn info(s: &str) -> ImageInfo {
         let f = SpecFacts::load().unwrap();

@@ -200,13 +200,22 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             })
         })
         .unwrap_or(false);
-    let mut containers: Vec<&Value> = Vec::new();
+    let mut containers: Vec<(&Value, bool)> = Vec::new();
     for key in ["initContainers", "containers"] {
         if let Some(l) = pod.get(key).and_then(|c| c.as_sequence()) {
-            containers.extend(l.iter());
+            containers.extend(l.iter().map(|c| (c, key == "initContainers")));
         }
     }
-    for c in containers {
+    // GPUs are a per-container resource: in a pod where one container has the GPU limit, the
+    // others (network daemons, log shippers, init steps) are meant to run without one.
+    let gpu_container = containers.iter().find_map(|(c, _)| {
+        let res = c.get("resources")?;
+        ["limits", "requests"]
+            .iter()
+            .any(|k| res.get(*k).and_then(|l| l.get("nvidia.com/gpu")).is_some())
+            .then(|| c.get("name").and_then(s).unwrap_or_default())
+    });
+    for (c, init) in containers {
         let cname = c.get("name").and_then(s).unwrap_or_default();
         let image = c.get("image").and_then(s);
         // The container's block: from its `- name:` / `image:` line.
@@ -240,6 +249,15 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
         rs.image_pos = at("image");
         rs.image = image.clone();
         rs.gpu_product = gpu_product.clone();
+        rs.cpu_role = if init {
+            Some("it is an init container".to_string())
+        } else if let Some(g) = gpu_container.as_ref().filter(|g| **g != cname) {
+            Some(format!("it is a sidecar of GPU container `{g}`"))
+        } else if kind == "DaemonSet" {
+            Some("it is a per-node agent (DaemonSet)".to_string())
+        } else {
+            None
+        };
         if let Some(rc) = &runtime_class {
             rs.runtime_class = Some((rc.clone(), y.key(all, "runtimeClassName").unwrap_or(cpos)));
         }

@@ -47,6 +47,8 @@ pub struct CommandContext {
     pub cwd: PathBuf,
     /// `--scan-images`: run the image checks on images run configurations name.
     pub scan_images: Option<scan_images::ImageScan>,
+    /// Inputs that could not be read; the others are still linted and the command exits 2.
+    pub input_errors: std::cell::RefCell<Vec<String>>,
 }
 
 impl CommandContext {
@@ -63,6 +65,7 @@ impl CommandContext {
             facts: facts::SpecFacts::new(matrix)?,
             cwd: std::env::current_dir().unwrap_or_default(),
             scan_images: None,
+            input_errors: Default::default(),
         })
     }
     /// The compatibility matrix behind the facts.
@@ -205,7 +208,8 @@ fn read(p: &Path) -> anyhow::Result<String> {
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
         return Ok(s);
     }
-    let bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+    let bytes = crate::io_util::read_regular(p, crate::io_util::MAX_CONFIG_FILE)
+        .with_context(|| format!("cannot read {}", p.display()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -226,8 +230,38 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
     let mut all = Vec::new();
     let mut texts = Vec::new();
     for p in &paths {
-        let text = read(p)?;
+        let text = match read(p) {
+            Ok(t) => t,
+            Err(e) => {
+                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
+                continue;
+            }
+        };
         let file = ctx.display(p);
+        let parsed = dockerfile::parse(&text);
+        // BuildKit refuses both: "the Dockerfile cannot be empty", "target stage … could not
+        // be found". Linting on would judge a build that cannot happen.
+        if parsed.instructions.is_empty() {
+            anyhow::bail!("{file}: the Dockerfile is empty (no instructions); a build refuses it");
+        }
+        if let Some(t) = &args.target {
+            let wanted = t.to_ascii_lowercase();
+            let stages = build::analyze("", &text, &BuildOptions::default(), &ctx.facts).stages;
+            if !stages
+                .iter()
+                .any(|s| s.name.as_deref() == Some(wanted.as_str()))
+            {
+                let names: Vec<&str> = stages.iter().filter_map(|s| s.name.as_deref()).collect();
+                anyhow::bail!(
+                    "{file}: --target {t:?}: no such build stage (named stages: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                );
+            }
+        }
         let opts = BuildOptions {
             build_args: build_args(&args.build_args),
             target: args.target.clone(),
@@ -242,7 +276,7 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
             }),
         };
         all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
-        let ranges = dockerfile::parse(&text)
+        let ranges = parsed
             .instructions
             .iter()
             .map(|i| (i.start_line, i.end_line))
@@ -337,7 +371,13 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
     let mut all = Vec::new();
     let mut texts = Vec::new();
     for p in &args.files {
-        let text = read(p)?;
+        let text = match read(p) {
+            Ok(t) => t,
+            Err(e) => {
+                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
+                continue;
+            }
+        };
         let file = if p == Path::new("-") {
             "<stdin>".to_string()
         } else {
@@ -349,8 +389,12 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
     Ok(finish(all, &texts, ctx))
 }
 
+fn is_markdown_name(file: &str) -> bool {
+    file.ends_with(".md") || file.ends_with(".mdx") || file.ends_with(".markdown")
+}
+
 fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
-    let md = file.ends_with(".md") || file.ends_with(".mdx") || file.ends_with(".markdown");
+    let md = is_markdown_name(file);
     let specs = runspec::scan_script(file, text, md);
     if md {
         // Documentation examples (placeholders, registry pulls): no image scans.
@@ -379,6 +423,11 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         let text = read(p)?;
         let file = ctx.display(p);
         all.extend(script_findings(&file, &text, ctx));
+        let text = if is_markdown_name(&file) {
+            markdown_code_only(&text)
+        } else {
+            text
+        };
         texts.push((file, text, None));
     }
     if args.argv.is_empty() && args.files.is_empty() {
@@ -519,9 +568,73 @@ pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
             }
         }
     }
-    files.retain(|p| !config.path_ignored(&p.strip_prefix(dir).unwrap_or(p).to_string_lossy()));
+    files.retain(|p| {
+        let rel = p.strip_prefix(dir).unwrap_or(p);
+        !in_vendored_tree(rel) && !config.path_ignored(&rel.to_string_lossy())
+    });
     files.sort();
     files
+}
+
+/// Directories that hold other projects' files or build output, never this repository's own
+/// run configurations (hadolint/Trivy/ripgrep skip them too): `node_modules`, `vendor`,
+/// `third_party`/`third-party`, `target`, `.git`. Committed or not, they are skipped.
+const VENDORED_DIRS: &[&str] = &[
+    "node_modules",
+    "vendor",
+    "third_party",
+    "third-party",
+    "thirdparty",
+    "target",
+    ".git",
+];
+
+fn in_vendored_tree(rel: &Path) -> bool {
+    let comps: Vec<_> = rel.components().collect();
+    // The file's own name does not count, only the directories above it.
+    comps.iter().take(comps.len().saturating_sub(1)).any(|c| {
+        let n = c.as_os_str().to_string_lossy();
+        VENDORED_DIRS.contains(&n.as_ref())
+    })
+}
+
+/// The Helm chart directory a file is a template of: `CHART/templates/**.yaml` next to
+/// `CHART/Chart.yaml`. Templates are Go text/template, not YAML, until `helm template` renders
+/// them.
+fn helm_chart_of(p: &Path) -> Option<PathBuf> {
+    let mut dir = p.parent();
+    while let Some(d) = dir {
+        if d.file_name().is_some_and(|n| n == "templates") {
+            let chart = d.parent()?;
+            if chart.join("Chart.yaml").is_file() || chart.join("Chart.yml").is_file() {
+                return Some(chart.to_path_buf());
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Only the fenced code blocks of a Markdown file, prose blanked (lines kept): what the
+/// suppression pass reads, so a pragma quoted in prose as an example is not a suppression.
+pub fn markdown_code_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut fence: Option<&str> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let nl = &line[body.len()..];
+        let t = body.trim_start();
+        match fence {
+            None if t.starts_with("```") || t.starts_with("~~~") => {
+                fence = Some(if t.starts_with("```") { "```" } else { "~~~" });
+            }
+            Some(f) if t.starts_with(f) => fence = None,
+            Some(_) => out.push_str(body),
+            None => {}
+        }
+        out.push_str(nl);
+    }
+    out
 }
 
 pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
@@ -532,7 +645,17 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
     let mut all = Vec::new();
     let mut texts = Vec::new();
     let mut compose_dirs: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    let mut helm_charts: std::collections::BTreeSet<PathBuf> = Default::default();
     for p in discover(&dir, &ctx.config) {
+        if let Some(chart) = helm_chart_of(&p) {
+            if helm_charts.insert(chart.clone()) {
+                let c = ctx.display(&chart);
+                eprintln!(
+                    "note: {c}: Helm chart templates skipped (not YAML before rendering); check them with `helm template {c} | gpulint k8s -`"
+                );
+            }
+            continue;
+        }
         let Ok(bytes) = std::fs::read(&p) else {
             continue;
         };
@@ -578,6 +701,8 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
             FileKind::Markdown => {
                 all.extend(script_findings(&file, &text, ctx));
                 all.extend(markdown_yaml_findings(&file, &text, ctx));
+                texts.push((file, markdown_code_only(&text), None));
+                continue;
             }
         }
         texts.push((file, text, None));
@@ -615,24 +740,29 @@ pub fn lint_file(
 }
 
 /// YAML code blocks in Markdown: Kubernetes manifests or compose files, by content. Like
-/// `docker run` lines in Markdown, their images are not scanned.
+/// `docker run` lines in Markdown, their images are not scanned. Fences tagged `yaml`/`yml`,
+/// and untagged fences whose content is a compose file (`services:`) or a manifest
+/// (`apiVersion:` and `kind:`); prose is never read.
 fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut block: Option<(u32, String)> = None;
+    // (first body line, body, tagged as YAML)
+    let mut block: Option<(u32, String, bool)> = None;
     for (i, line) in text.lines().enumerate() {
         let t = line.trim_start();
         match &mut block {
             None => {
                 if t.starts_with("```") {
                     let lang = t.trim_start_matches('`').trim().to_ascii_lowercase();
-                    if lang.starts_with("yaml") || lang.starts_with("yml") {
-                        block = Some((i as u32 + 2, String::new()));
+                    if lang.starts_with("yaml") || lang.starts_with("yml") || lang.is_empty() {
+                        block = Some((i as u32 + 2, String::new(), !lang.is_empty()));
                     }
                 }
             }
-            Some((start, body)) => {
+            Some((start, body, tagged)) => {
                 if t.starts_with("```") {
                     let start = *start;
+                    let manifest = body.contains("kind:")
+                        && (*tagged || body.lines().any(|l| l.starts_with("apiVersion:")));
                     // Pad so that lines match the Markdown file.
                     let padded = format!("{}{}", "\n".repeat(start as usize - 1), body);
                     if body.lines().any(|l| l.starts_with("services:")) {
@@ -643,7 +773,7 @@ fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<F
                                 compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None);
                             out.extend(run_checks(&Subject::Runs(&specs), ctx));
                         }
-                    } else if body.contains("kind:") {
+                    } else if manifest {
                         let (specs, _) = k8s::parse(file, &padded);
                         out.extend(run_checks(&Subject::Runs(&specs), ctx));
                     }
@@ -784,5 +914,81 @@ mod tests {
                 "{not_df}"
             );
         }
+    }
+
+    #[test]
+    fn lint_skips_vendored_trees_and_helm_templates() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |rel: &str, t: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        };
+        let bad =
+            "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu121\n";
+        w("node_modules/x/Dockerfile", bad);
+        w("vendor/y/Dockerfile", bad);
+        w("third_party/z/Dockerfile", bad);
+        w("chart/Chart.yaml", "apiVersion: v2\nname: c\n");
+        w(
+            "chart/templates/deploy.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n{{- if .Values.gpu }}\n",
+        );
+        w("app/Dockerfile", bad);
+        let files = discover(d.path(), &Config::default());
+        let rel: Vec<String> = files
+            .iter()
+            .map(|p| {
+                p.strip_prefix(d.path())
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
+        assert!(rel.contains(&"app/Dockerfile".to_string()), "{rel:?}");
+        assert!(
+            !rel.iter().any(|r| r.starts_with("node_modules")
+                || r.starts_with("vendor")
+                || r.starts_with("third_party")),
+            "{rel:?}"
+        );
+        assert_eq!(
+            helm_chart_of(&d.path().join("chart/templates/deploy.yaml")),
+            Some(d.path().join("chart"))
+        );
+        assert_eq!(helm_chart_of(&d.path().join("app/templates/x.yaml")), None);
+        let c = testutil::ctx(vec![]);
+        let f = cmd_lint(
+            &LintArgs {
+                dir: Some(d.path().to_path_buf()),
+            },
+            &c,
+        )
+        .unwrap();
+        assert!(f.iter().all(|f| f.rule != "GL100"), "{f:?}");
+        assert!(f.iter().any(|f| f.rule == "GL101"), "{f:?}");
+    }
+
+    #[test]
+    fn markdown_prose_pragmas_are_not_suppressions_and_untagged_compose_fences_are_read() {
+        let md = "Write `# gpulint ignore=GL110` above a service to silence it.\n\n```\nservices:\n  app:\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    runtime: nvidia\n```\n";
+        let code = markdown_code_only(md);
+        assert_eq!(code.lines().count(), md.lines().count());
+        assert!(!code.contains("gpulint ignore"));
+        assert!(code.contains("runtime: nvidia"));
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("README.md"), md).unwrap();
+        let c = testutil::ctx(vec![]);
+        let f = cmd_lint(
+            &LintArgs {
+                dir: Some(d.path().to_path_buf()),
+            },
+            &c,
+        )
+        .unwrap();
+        // The untagged fence is a compose file: its legacy runtime is reported, and the prose
+        // "pragma" neither suppresses anything nor is reported unused.
+        assert!(f.iter().any(|f| f.rule == "GL116"), "{f:?}");
+        assert!(f.iter().all(|f| f.rule != "GL199"), "{f:?}");
     }
 }

@@ -102,6 +102,10 @@ pub struct RunSpec {
     /// compose: the service has a `build:`, so its `image:` names what the build produces
     /// (it may not exist yet).
     pub build: bool,
+    /// Why this container is meant to run without a GPU, when its configuration says so: a
+    /// compose CPU profile (`deploy` overriding a GPU anchor, a `cpu` profile), a sidecar or
+    /// init container of a pod whose GPU container is another one, a node agent (DaemonSet).
+    pub cpu_role: Option<String>,
 }
 
 impl RunSpec {
@@ -132,10 +136,25 @@ impl RunSpec {
             commented_gpu: None,
             gpu_product: None,
             build: false,
+            cpu_role: None,
         }
     }
     pub fn env_value(&self, name: &str) -> Option<&(String, String, Pos)> {
         self.env.iter().rev().find(|e| e.0 == name)
+    }
+    /// The command names a GPU (`nvidia-smi`, `--device cuda`, `--gpus`, `cuda:0`): what runs
+    /// wants one, whatever the configuration around it says.
+    pub fn command_uses_gpu(&self) -> bool {
+        self.command.iter().any(|a| {
+            let a = a.to_ascii_lowercase();
+            // Word-level: `--gpu_nic_preset` of a network daemon does not want a GPU.
+            a.contains("nvidia-smi")
+                || a.contains("torch.cuda")
+                || a.contains("cuda:")
+                || a.contains("device=cuda")
+                || a == "cuda"
+                || a.starts_with("--gpus")
+        })
     }
     /// Any way of handing GPUs to the container.
     pub fn gets_gpus(&self) -> bool {
@@ -523,6 +542,11 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
     }
     let cmds = shell::parse_script(&src, &mut vars);
     let mut out = Vec::new();
+    let mut built: Vec<String> = Vec::new();
+    for c in &cmds {
+        let argv: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+        built.extend(built_tags(&argv));
+    }
     for c in cmds {
         let argv: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
         if let Some((engine, start)) = run_invocation(&argv) {
@@ -540,7 +564,49 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
                 &words,
             );
             rs.pos = idx.pos(c.words[0].offset);
+            // The script builds this image itself: its tag names a local build.
+            rs.build = rs.image.as_ref().is_some_and(|i| built.contains(i));
             out.push(rs);
+        }
+    }
+    out
+}
+
+/// The `-t`/`--tag` names of a `docker build` / `docker buildx build` / `podman build`
+/// command (a `:latest` default is added to an untagged name, as Docker does).
+pub fn built_tags(argv: &[&str]) -> Vec<String> {
+    let Some(engine) = argv
+        .iter()
+        .position(|w| matches!(*w, "docker" | "podman" | "nvidia-docker" | "buildah"))
+    else {
+        return Vec::new();
+    };
+    let rest = &argv[engine + 1..];
+    let Some(b) = rest.iter().position(|w| *w == "build" || *w == "bud") else {
+        return Vec::new();
+    };
+    // Only `build`, `buildx build`, `image build` subcommands.
+    if !rest[..b]
+        .iter()
+        .all(|w| matches!(*w, "buildx" | "image") || w.starts_with('-'))
+    {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut it = rest[b + 1..].iter();
+    while let Some(w) = it.next() {
+        let tag = if *w == "-t" || *w == "--tag" {
+            it.next().map(|t| t.to_string())
+        } else {
+            w.strip_prefix("--tag=")
+                .or_else(|| w.strip_prefix("-t").filter(|t| !t.is_empty()))
+                .map(str::to_string)
+        };
+        if let Some(t) = tag {
+            if !t.rsplit('/').next().unwrap_or("").contains(':') {
+                out.push(format!("{t}:latest"));
+            }
+            out.push(t);
         }
     }
     out

@@ -3,8 +3,8 @@
 //! Only images that exist independently of the files read: `docker run` / compose / k8s
 //! images. A Dockerfile's final stage is what a build would produce, and a compose service
 //! with `build:` names its build result, so neither is scanned. Each reference is scanned
-//! once per command; a reference that cannot be opened or read becomes a warning naming it
-//! (the verdict is incomplete, the command still succeeds).
+//! once per command; a reference that cannot be opened or read becomes a GL000 error naming it
+//! (the verdict is incomplete: fail closed), a warning with `--allow-partial`.
 //!
 //! Targets: the command's (`--gpu/--driver/--host/--fleet`, config); without them, a
 //! Kubernetes `nodeSelector` `nvidia.com/gpu.product` resolved through the GPU matrix. With
@@ -12,7 +12,7 @@
 
 use super::runspec::RunSpec;
 use super::{loc, CommandContext};
-use crate::finding::{Finding, Location};
+use crate::finding::{Finding, Location, Severity};
 use crate::inventory::Inventory;
 use crate::scan::ScanOptions;
 use crate::target::Target;
@@ -31,6 +31,10 @@ impl ImageScan {
             options,
             done: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    fn allow_partial(&self) -> bool {
+        self.options.allow_partial
     }
 
     fn scan(&self, reference: &str) -> Result<Arc<Inventory>, String> {
@@ -83,7 +87,7 @@ pub fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
         let inv = match scan.scan(image) {
             Ok(inv) => inv,
             Err(e) => {
-                out.push(scan_error(image, &e, at));
+                out.push(scan_error(image, &e, at, scan.allow_partial()));
                 continue;
             }
         };
@@ -97,7 +101,17 @@ pub fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
                 .collect()
         };
         for e in &inv.errors {
-            out.push(scan_error(image, e, at.clone()));
+            let mut f = scan_error(image, &e.to_string(), at.clone(), scan.allow_partial());
+            f.message = format!(
+                "image {image} could not be read completely ({}): {e}",
+                e.kind
+            );
+            f.location = Some(Location {
+                layer: e.layer.clone(),
+                path: e.path.clone(),
+                ..at.clone()
+            });
+            out.push(f);
         }
         for f in crate::rules::check_image(&inv, ctx.matrix(), &targets) {
             out.push(relocate(f, image, &at));
@@ -125,9 +139,16 @@ fn relocate(mut f: Finding, image: &str, at: &Location) -> Finding {
     f
 }
 
-fn scan_error(image: &str, e: &str, at: Location) -> Finding {
+/// An image that could not be (completely) read: an error, since the verdict on it is missing,
+/// unless `--allow-partial` asked for best effort.
+fn scan_error(image: &str, e: &str, at: Location, allow_partial: bool) -> Finding {
     crate::rules::image::gl000_unreadable_input::META
         .finding(format!("image {image} could not be scanned: {e}"))
+        .with_severity(if allow_partial {
+            Severity::Warning
+        } else {
+            Severity::Error
+        })
         .with_location(at)
         .with_help(
             "Check the reference and that the image is reachable (local daemon, registry \

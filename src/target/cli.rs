@@ -29,16 +29,28 @@ pub fn resolve_gpu(matrix: &Matrix, s: &str) -> anyhow::Result<TargetGpu> {
     }
     match matrix.gpu(t) {
         Some(m) => Ok(TargetGpu {
-            name: if m.name.eq_ignore_ascii_case(t) { m.name.clone() } else { format!("{} ({})", t, m.name) },
+            name: if m.name.eq_ignore_ascii_case(t) {
+                m.name.clone()
+            } else {
+                format!("{} ({})", t, m.name)
+            },
             cc: Some(m.cc),
             datacenter: m.forward_compat_eligible(),
             uuid: None,
             mig_mode: None,
             count: None,
         }),
-        None => bail!(
-            "unknown GPU {t:?}: not in gpulint's GPU matrix; give its compute capability instead (e.g. --gpu sm_90 or --gpu 9.0)"
-        ),
+        None => {
+            let names = matrix.gpus().iter().flat_map(|g| {
+                std::iter::once(g.name.as_str()).chain(g.aliases.iter().map(String::as_str))
+            });
+            let hint = crate::selection::did_you_mean(t, names)
+                .map(|n| format!(" (did you mean {n:?}?)"))
+                .unwrap_or_default();
+            bail!(
+                "unknown GPU {t:?}{hint}: not in gpulint's GPU matrix (`gpulint gpus` lists them); give its compute capability instead (e.g. --gpu sm_90 or --gpu 9.0)"
+            )
+        }
     }
 }
 
@@ -188,6 +200,24 @@ mod tests {
             Some(ComputeCapability::new(12, 0))
         );
         assert!(resolve_gpu(&m, "H1OO-typo").is_err());
+        let e = resolve_gpu(&m, "H10O").unwrap_err().to_string();
+        assert!(e.contains("did you mean \"H100\"?"), "{e}");
+        let e = resolve_gpu(&m, "Quadro XYZ-9").unwrap_err().to_string();
+        assert!(!e.contains("did you mean"), "no far-fetched guess: {e}");
+    }
+
+    #[test]
+    fn first_cuda_per_capability_only_where_the_tables_tell() {
+        let m = Matrix::embedded().unwrap();
+        let first = |sm| m.first_cuda_for_sm(sm).map(|c| (c.major, c.minor));
+        // sm_80 arrived with CUDA 11.0, which directly follows listed 10.2.
+        assert_eq!(first(80), Some((11, 0)));
+        assert_eq!(first(120), Some((12, 8)));
+        // sm_90 is first listed in 11.8, but 11.2-11.7 are not in cuda_arch.toml: unknown.
+        assert_eq!(first(90), None);
+        // sm_75 is already in the oldest listed release: its first release is older.
+        assert_eq!(m.first_cuda_for_sm(75), None);
+        assert_eq!(m.first_cuda_for_sm(999), None);
     }
 
     #[test]

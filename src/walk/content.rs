@@ -1,6 +1,7 @@
 //! What the walker reads of a regular file: the bytes detectors ask for, and — for files
 //! that start with the ELF magic — a streaming ELF scan over the whole content.
 
+use super::issue::{stream_error_kind, IssueKind, ScanIssue};
 use super::{ImagePath, WalkOptions};
 use crate::detect::{elf, Detector, Fact};
 use crate::io_util::read_up_to;
@@ -12,7 +13,7 @@ const MIN_ELF_SIZE: u64 = 64;
 /// Where a file's facts and problems go.
 pub(crate) struct Sink<'a> {
     pub layer: &'a str,
-    pub errors: &'a mut Vec<String>,
+    pub errors: &'a mut Vec<ScanIssue>,
     pub warnings: &'a mut Vec<String>,
 }
 
@@ -47,15 +48,20 @@ pub(crate) fn file_facts(
             .unwrap_or(0)
             .min(size);
         if let Err(e) = reader.take(want).read_to_end(&mut buf) {
-            sink.errors
-                .push(format!("layer {}: {path}: read failed: {e}", sink.layer));
+            sink.errors.push(ScanIssue::at(
+                sink.layer,
+                path,
+                stream_error_kind(&e),
+                format!("read failed: {e}"),
+            ));
             return facts;
         }
         if (buf.len() as u64) < want {
-            sink.errors.push(format!(
-                "layer {}: {path}: file content is truncated ({} of {size} bytes)",
+            sink.errors.push(ScanIssue::at(
                 sink.layer,
-                buf.len()
+                path,
+                IssueKind::Truncated,
+                format!("file content is truncated ({} of {size} bytes)", buf.len()),
             ));
             return facts;
         }
@@ -72,10 +78,12 @@ pub(crate) fn file_facts(
             }
             match d.detect(path, data) {
                 Ok(f) => facts.extend(f),
-                Err(e) => {
-                    sink.errors
-                        .push(format!("layer {}: {path}: {}: {e}", sink.layer, d.name()))
-                }
+                Err(e) => sink.errors.push(ScanIssue::at(
+                    sink.layer,
+                    path,
+                    IssueKind::MalformedFile,
+                    format!("{}: {e}", d.name()),
+                )),
             }
         }
     }
@@ -88,8 +96,12 @@ pub(crate) fn file_facts(
             match read_up_to(reader, &mut head[have..]) {
                 Ok(n) => buf = head[..have + n].to_vec(),
                 Err(e) => {
-                    sink.errors
-                        .push(format!("layer {}: {path}: read failed: {e}", sink.layer));
+                    sink.errors.push(ScanIssue::at(
+                        sink.layer,
+                        path,
+                        stream_error_kind(&e),
+                        format!("read failed: {e}"),
+                    ));
                     return facts;
                 }
             }
@@ -99,9 +111,14 @@ pub(crate) fn file_facts(
             let whole = io::Cursor::new(&buf[..]).chain(reader);
             match elf::scan_elf(whole, size) {
                 Ok(f) => facts.push(Fact::Elf(f)),
-                Err(e) => sink
-                    .errors
-                    .push(format!("layer {}: {path}: ELF: {e}", sink.layer)),
+                Err(e) => {
+                    let kind = match &e {
+                        elf::ElfError::Io(io) => stream_error_kind(io),
+                        _ => IssueKind::MalformedFile,
+                    };
+                    sink.errors
+                        .push(ScanIssue::at(sink.layer, path, kind, format!("ELF: {e}")))
+                }
             }
         }
     }

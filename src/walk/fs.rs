@@ -3,6 +3,7 @@
 //! at the top are recorded but not descended into; special files are never opened.
 
 use super::content::{file_facts, Sink};
+use super::issue::{IssueKind, ScanIssue};
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
 use std::path::Path;
@@ -27,7 +28,12 @@ pub(crate) fn walk_dir(
                     .and_then(|p| p.strip_prefix(root).ok())
                     .map(|p| format!("/{}", p.display()))
                     .unwrap_or_default();
-                tree.errors.push(format!("layer {name}: {at}: {e}"));
+                tree.errors.push(ScanIssue::at(
+                    &name,
+                    at,
+                    IssueKind::Unreadable,
+                    e.to_string(),
+                ));
                 if e.depth() == 0 {
                     tree.partial = true;
                 }
@@ -43,7 +49,12 @@ pub(crate) fn walk_dir(
             Ok(p) if p.is_root() => continue,
             Ok(p) => p,
             Err(e) => {
-                tree.errors.push(format!("layer {name}: {e}"));
+                tree.errors.push(ScanIssue::at(
+                    &name,
+                    &rel,
+                    IssueKind::BadEntry,
+                    e.to_string(),
+                ));
                 continue;
             }
         };
@@ -51,7 +62,12 @@ pub(crate) fn walk_dir(
         let meta = match entry.metadata() {
             Ok(m) => m,
             Err(e) => {
-                tree.errors.push(format!("layer {name}: {path}: {e}"));
+                tree.errors.push(ScanIssue::at(
+                    &name,
+                    &path,
+                    IssueKind::Unreadable,
+                    e.to_string(),
+                ));
                 continue;
             }
         };
@@ -63,7 +79,12 @@ pub(crate) fn walk_dir(
                     target: t.to_string_lossy().into_owned(),
                 },
                 Err(e) => {
-                    tree.errors.push(format!("layer {name}: {path}: {e}"));
+                    tree.errors.push(ScanIssue::at(
+                        &name,
+                        &path,
+                        IssueKind::Unreadable,
+                        e.to_string(),
+                    ));
                     continue;
                 }
             }
@@ -84,7 +105,12 @@ pub(crate) fn walk_dir(
                     };
                     facts = file_facts(&path, size, &mut r, detectors, opts, &mut sink);
                 }
-                Err(e) => tree.errors.push(format!("layer {name}: {path}: {e}")),
+                Err(e) => tree.errors.push(ScanIssue::at(
+                    &name,
+                    &path,
+                    IssueKind::Unreadable,
+                    e.to_string(),
+                )),
             }
             NodeKind::File { size, mode }
         } else {

@@ -41,6 +41,10 @@ impl<R> HeaderGuard<R> {
         }
     }
 
+    pub(crate) fn into_inner(self) -> R {
+        self.inner
+    }
+
     fn on_header(&mut self) -> io::Result<()> {
         let h = self.header;
         let start = self.next_header;

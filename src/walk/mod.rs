@@ -9,9 +9,11 @@
 mod content;
 mod fs;
 mod header_guard;
+pub mod issue;
 pub mod path;
 mod tar;
 
+pub use issue::{IssueKind, ScanIssue};
 pub use path::ImagePath;
 
 use crate::detect::{Detector, Fact};
@@ -61,11 +63,15 @@ pub struct LayerTree {
     pub opaque_dirs: Vec<ImagePath>,
     /// Problems met while reading the layer (corrupt stream, bad path, malformed file):
     /// each names the layer and the in-image path. The scan goes on past them.
-    pub errors: Vec<String>,
+    pub errors: Vec<ScanIssue>,
     /// True when the layer could not be read to its end: entries after the failure point
     /// are missing (the ones read before it are kept).
     #[serde(default)]
     pub partial: bool,
+    /// The diff_id the walk hashed the uncompressed stream to, when it matched the one the
+    /// image config names: what makes the tree safe to cache under that diff_id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_diff_id: Option<String>,
     /// Notes that do not make the result partial (e.g. a file larger than a detector reads).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -99,7 +105,7 @@ pub struct WalkResult {
     pub layers: Vec<LayerTree>,
     pub tree: FileTree,
     /// All layers' errors, in layer order.
-    pub errors: Vec<String>,
+    pub errors: Vec<ScanIssue>,
     /// Some layer could not be read whole, or some entry or file could not be used.
     pub partial: bool,
 }
@@ -111,7 +117,7 @@ pub fn walk_image(
     opts: &WalkOptions,
 ) -> WalkResult {
     let layers = walk_layers(&image.layers, detectors, opts);
-    let errors: Vec<String> = layers
+    let errors: Vec<ScanIssue> = layers
         .iter()
         .flat_map(|l| l.errors.iter().cloned())
         .collect();
@@ -170,9 +176,13 @@ pub fn walk_layer(
     let name = layer.display_name(index);
     match &layer.content {
         LayerContent::Tar(blob) => match blob.open() {
-            Ok(r) => tar::walk_tar(r, index, &name, detectors, opts),
+            Ok(r) => tar::walk_tar(r, index, &name, layer.diff_id.as_deref(), detectors, opts),
             Err(e) => LayerTree {
-                errors: vec![format!("layer {name}: cannot open: {e:#}")],
+                errors: vec![ScanIssue::layer(
+                    &name,
+                    issue::stream_error_kind(e.as_ref()),
+                    format!("cannot open: {e:#}"),
+                )],
                 partial: true,
                 ..LayerTree::default()
             },

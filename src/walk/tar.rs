@@ -2,10 +2,13 @@
 //! bytes): entries, whiteouts, links, and the content detectors ask for. Nothing is extracted.
 
 use super::content::{file_facts, Sink};
+use super::issue::{stream_error_kind, IssueKind, LimitExceeded, ScanIssue};
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
 use crate::io_util::read_up_to;
 use crate::source::archive::Compression;
+use crate::source::digest::Digest;
+use sha2::{Digest as _, Sha256};
 use std::io::{self, Read};
 
 const WHITEOUT_PREFIX: &str = ".wh.";
@@ -15,6 +18,7 @@ pub(crate) fn walk_tar(
     mut raw: Box<dyn Read + Send>,
     index: usize,
     name: &str,
+    diff_id: Option<&str>,
     detectors: &[Box<dyn Detector>],
     opts: &WalkOptions,
 ) -> LayerTree {
@@ -23,7 +27,11 @@ pub(crate) fn walk_tar(
     let n = match read_up_to(&mut raw, &mut head) {
         Ok(n) => n,
         Err(e) => {
-            tree.errors.push(format!("layer {name}: read failed: {e}"));
+            tree.errors.push(ScanIssue::layer(
+                name,
+                stream_error_kind(&e),
+                format!("read failed: {e}"),
+            ));
             tree.partial = true;
             return tree;
         }
@@ -41,16 +49,26 @@ pub(crate) fn walk_tar(
         Compression::Zstd => match zstd::stream::read::Decoder::new(stream) {
             Ok(d) => Box::new(d),
             Err(e) => {
-                tree.errors
-                    .push(format!("layer {name}: zstd stream cannot be read: {e}"));
+                tree.errors.push(ScanIssue::layer(
+                    name,
+                    IssueKind::Corrupt,
+                    format!("zstd stream cannot be read: {e}"),
+                ));
                 tree.partial = true;
                 return tree;
             }
         },
         Compression::None => Box::new(stream),
     };
-    let bounded = Bounded {
+    // The uncompressed stream is hashed as it is decoded: the layer's facts are used (and
+    // cached under its diff_id) only when it is the layer the image config names.
+    let expected = diff_id.and_then(|d| Digest::parse(d).ok().filter(Digest::verifiable));
+    let hashed = Hashing {
         inner: decoded,
+        hasher: expected.as_ref().map(|_| Sha256::new()),
+    };
+    let bounded = Bounded {
+        inner: hashed,
         left: opts.max_layer_bytes,
         limit: opts.max_layer_bytes,
     };
@@ -84,30 +102,84 @@ pub(crate) fn walk_tar(
     };
     if let Some(e) = failed {
         drop(archive);
-        let msg = match io::copy(&mut rest, &mut io::sink()) {
-            Err(cause) => format!(
-                "layer {name}: {cause} (the layer stream failed to decode {after}: {e}; later entries are missing)"
+        let issue = match io::copy(&mut rest, &mut io::sink()) {
+            Err(cause) => ScanIssue::layer(
+                name,
+                stream_error_kind(&cause),
+                format!(
+                    "{cause} (the layer stream failed to decode {after}: {e}; later entries are missing)"
+                ),
             ),
-            Ok(_) => format!(
-                "layer {name}: corrupt or truncated layer stream {after}: {e}; later entries are missing"
-            ),
+            Ok(_) => {
+                let kind = stream_error_kind(&e);
+                let what = match kind {
+                    IssueKind::Truncated => "truncated layer stream",
+                    IssueKind::TooLarge => "layer stream over a bound",
+                    _ => "corrupt layer stream",
+                };
+                ScanIssue::layer(
+                    name,
+                    kind,
+                    format!("{what} {after}: {e}; later entries are missing"),
+                )
+            }
         };
-        tree.errors.push(msg);
+        tree.errors.push(issue);
         tree.partial = true;
         return tree;
     }
-    // Read to the end of the blob: trailing padding, and the digest check that runs at EOF.
-    if let Err(e) = io::copy(&mut archive.into_inner(), &mut io::sink()) {
+    // Read to the end of the blob: trailing padding, and the digest checks that run at EOF.
+    let mut inner = archive.into_inner();
+    if let Err(e) = io::copy(&mut inner, &mut io::sink()) {
         tree.errors
             .push(match io::copy(&mut rest, &mut io::sink()) {
-                Err(cause) => format!(
-                    "layer {name}: {cause} (the layer stream failed to decode at its end: {e})"
+                Err(cause) => ScanIssue::layer(
+                    name,
+                    stream_error_kind(&cause),
+                    format!("{cause} (the layer stream failed to decode at its end: {e})"),
                 ),
-                Ok(_) => format!("layer {name}: error at the end of the layer stream: {e}"),
+                Ok(_) => ScanIssue::layer(
+                    name,
+                    stream_error_kind(&e),
+                    format!("error at the end of the layer stream: {e}"),
+                ),
             });
         tree.partial = true;
+        return tree;
+    }
+    let hashed = inner.into_inner().into_inner().inner;
+    if let (Some(want), Some(h)) = (expected, hashed.hasher) {
+        let got = hex::encode(h.finalize());
+        if got == want.hex {
+            tree.verified_diff_id = Some(want.to_string());
+        } else {
+            tree.errors.push(ScanIssue::layer(
+                name,
+                IssueKind::DigestMismatch,
+                format!(
+                    "uncompressed content hashes to sha256:{got}, not the diff_id {want} the image config names; the layer's facts are not used"
+                ),
+            ));
+            tree.partial = true;
+        }
     }
     tree
+}
+
+/// Hashes the decompressed stream on its way to the tar reader (one pass, no extra copy).
+struct Hashing<R> {
+    inner: R,
+    hasher: Option<Sha256>,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let (Some(h), Some(chunk)) = (&mut self.hasher, buf.get(..n)) {
+            h.update(chunk);
+        }
+        Ok(n)
+    }
 }
 
 /// Record one tar entry. Returns its path when it was usable.
@@ -123,8 +195,12 @@ fn entry_into<R: Read>(
     let path = match ImagePath::new(&raw) {
         Ok(p) => p,
         Err(err) => {
-            tree.errors
-                .push(format!("layer {name}: entry skipped: {err}"));
+            tree.errors.push(ScanIssue::at(
+                name,
+                &raw,
+                IssueKind::BadEntry,
+                format!("entry skipped: {err}"),
+            ));
             return None;
         }
     };
@@ -139,15 +215,23 @@ fn entry_into<R: Read>(
         } else if rest.starts_with(WHITEOUT_PREFIX) {
             // Other `.wh..wh.` names are aufs bookkeeping, not part of the filesystem.
         } else if rest.is_empty() || rest == "." || rest == ".." {
-            tree.errors.push(format!(
-                "layer {name}: {path}: invalid whiteout name; skipped"
+            tree.errors.push(ScanIssue::at(
+                name,
+                &path,
+                IssueKind::BadEntry,
+                "invalid whiteout name; skipped",
             ));
             return None;
         } else {
             match parent.join(rest) {
                 Ok(p) => tree.whiteouts.push(p),
                 Err(err) => {
-                    tree.errors.push(format!("layer {name}: {path}: {err}"));
+                    tree.errors.push(ScanIssue::at(
+                        name,
+                        &path,
+                        IssueKind::BadEntry,
+                        err.to_string(),
+                    ));
                     return None;
                 }
             }
@@ -171,8 +255,11 @@ fn entry_into<R: Read>(
         T::Symlink => match link() {
             Some(target) => NodeKind::Symlink { target },
             None => {
-                tree.errors.push(format!(
-                    "layer {name}: {path}: symlink without a target; skipped"
+                tree.errors.push(ScanIssue::at(
+                    name,
+                    &path,
+                    IssueKind::BadEntry,
+                    "symlink without a target; skipped",
                 ));
                 return None;
             }
@@ -180,14 +267,20 @@ fn entry_into<R: Read>(
         T::Link => match link().map(|t| ImagePath::new(&t)) {
             Some(Ok(target)) => NodeKind::Hardlink { target },
             Some(Err(err)) => {
-                tree.errors.push(format!(
-                    "layer {name}: {path}: hardlink target {err}; skipped"
+                tree.errors.push(ScanIssue::at(
+                    name,
+                    &path,
+                    IssueKind::BadEntry,
+                    format!("hardlink target {err}; skipped"),
                 ));
                 return None;
             }
             None => {
-                tree.errors.push(format!(
-                    "layer {name}: {path}: hardlink without a target; skipped"
+                tree.errors.push(ScanIssue::at(
+                    name,
+                    &path,
+                    IssueKind::BadEntry,
+                    "hardlink without a target; skipped",
                 ));
                 return None;
             }
@@ -241,10 +334,10 @@ impl<R: Read> Read for Bounded<R> {
             let mut probe = [0u8; 1];
             return match self.inner.read(&mut probe)? {
                 0 => Ok(0),
-                _ => Err(io::Error::other(format!(
+                _ => Err(io::Error::other(LimitExceeded(format!(
                     "layer is larger than the limit of {} decompressed bytes",
                     self.limit
-                ))),
+                )))),
             };
         }
         let cap = buf

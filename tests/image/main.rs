@@ -6,7 +6,9 @@ mod common;
 use common::*;
 use gpulint::detect::{elf, Detector, Fact};
 use gpulint::source::{open_image, Platform, SourceError};
-use gpulint::walk::{walk_image, FileTree, ImagePath, NodeKind, WalkOptions, WalkResult};
+use gpulint::walk::{
+    walk_image, FileTree, ImagePath, IssueKind, NodeKind, WalkOptions, WalkResult,
+};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -468,12 +470,23 @@ fn hostile_entries_are_reported_and_skipped() {
     let (image, r, _) = walk(&format!("oci:{}", path_str(&layout)));
     let layer = image.layers[0].digest.clone().unwrap();
     assert_eq!(r.errors.len(), 3, "{:?}", r.errors);
-    for e in &r.errors {
+    for e in r.errors.iter().map(|e| e.to_string()) {
         assert!(e.contains(&layer), "names the layer: {e}");
     }
-    assert!(r.errors[0].contains("../escape"), "{}", r.errors[0]);
-    assert!(r.errors[1].contains("a/../../escape2"), "{}", r.errors[1]);
-    assert!(r.errors[2].contains("ok/hl") && r.errors[2].contains("../../etc/passwd"));
+    assert!(
+        r.errors[0].to_string().contains("../escape"),
+        "{}",
+        r.errors[0]
+    );
+    assert!(
+        r.errors[1].to_string().contains("a/../../escape2"),
+        "{}",
+        r.errors[1]
+    );
+    assert!(
+        r.errors[2].to_string().contains("ok/hl")
+            && r.errors[2].to_string().contains("../../etc/passwd")
+    );
     assert!(r.partial, "errors make the result partial");
     assert!(!r.layers[0].partial, "but the layer was read to its end");
     let t = &r.tree;
@@ -516,7 +529,14 @@ fn truncated_layer_keeps_what_was_read_and_names_the_layer() {
         assert!(r.layers[0].partial, "{c:?}");
         assert!(!r.layers[1].partial);
         assert_eq!(r.errors.len(), 1, "{c:?}: {:?}", r.errors);
-        let e = &r.errors[0];
+        assert_eq!(
+            r.errors[0].kind,
+            IssueKind::Truncated,
+            "{c:?}: {:?}",
+            r.errors
+        );
+        assert_eq!(r.errors[0].layer.as_deref(), Some(digest(cut).as_str()));
+        let e = &r.errors[0].to_string();
         assert!(e.contains(&digest(cut)), "names the layer digest: {e}");
         assert!(
             e.contains("/first/a.txt") || e.contains("/first/big.bin"),
@@ -552,7 +572,12 @@ fn layer_digest_is_verified_while_streaming() {
     std::fs::write(&blob, data).unwrap();
     let (_, r, _) = walk(&path_str(&layout));
     assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
-    assert!(r.errors[0].contains("digest mismatch"), "{}", r.errors[0]);
+    assert!(
+        r.errors[0].to_string().contains("digest mismatch"),
+        "{}",
+        r.errors[0]
+    );
+    assert_eq!(r.errors[0].kind, IssueKind::DigestMismatch);
     assert!(r.partial);
 
     // A tampered config is refused when opening.
@@ -588,7 +613,8 @@ fn corrupt_compressed_layer_is_reported_by_its_digest() {
         let (_, r, _) = walk(&path_str(&layout));
         assert!(r.partial, "{c:?}");
         assert_eq!(r.errors.len(), 1, "{c:?}: {:?}", r.errors);
-        let e = &r.errors[0];
+        assert_eq!(r.errors[0].kind, IssueKind::DigestMismatch, "{c:?}");
+        let e = &r.errors[0].to_string();
         assert!(e.contains("digest mismatch"), "{c:?}: {e}");
         assert!(
             e.contains(&digest(&blob_data)),
@@ -614,7 +640,8 @@ fn decompression_is_bounded() {
     };
     let r = walk_image(&image, &[], &opts);
     assert!(r.partial);
-    assert!(r.errors[0].contains("limit"), "{:?}", r.errors);
+    assert!(r.errors[0].to_string().contains("limit"), "{:?}", r.errors);
+    assert_eq!(r.errors[0].kind, IssueKind::TooLarge);
     let ok = walk_image(&image, &[], &WalkOptions::default());
     assert!(!ok.partial, "{:?}", ok.errors);
 }

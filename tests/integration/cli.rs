@@ -352,22 +352,37 @@ fn sarif_report_has_every_rule_and_located_results() {
             assert_eq!(table[i], id, "ruleIndex points at the rule");
             let locs = res["locations"].as_array().expect("locations");
             assert!(!locs.is_empty());
-            let uri = locs[0]["physicalLocation"]["artifactLocation"]["uri"]
-                .as_str()
-                .unwrap();
+            let phys = &locs[0]["physicalLocation"];
+            let uri = phys["artifactLocation"]["uri"].as_str().unwrap();
+            // The image reference is the artifact (encoded so `name:tag` is no URI scheme);
+            // an image has no lines, so no region is invented.
             assert!(
-                !uri.is_empty() && !uri.starts_with('/'),
-                "relative uri: {uri}"
+                uri.starts_with("docker-archive%3A") || uri.starts_with("dir%3A"),
+                "image reference as artifact: {uri}"
+            );
+            assert!(phys.get("region").is_none(), "{res:#}");
+            assert_eq!(
+                res["partialFingerprints"]["gpulint/v1"]
+                    .as_str()
+                    .map(str::len),
+                Some(32),
+                "{res:#}"
             );
             assert!(["error", "warning", "note"].contains(&res["level"].as_str().unwrap()));
             assert!(!res["message"]["text"].as_str().unwrap().is_empty());
-            seen.push((id.to_string(), uri.to_string()));
+            let logical = locs[0]["logicalLocations"][0]["fullyQualifiedName"]
+                .as_str()
+                .unwrap_or("");
+            seen.push((id.to_string(), logical.to_string()));
+        }
+        for r in run["tool"]["driver"]["rules"].as_array().unwrap() {
+            if codes.iter().any(|c| r["id"] == c.as_str()) {
+                let uri = r["helpUri"].as_str().expect("helpUri");
+                assert!(uri.ends_with(&format!("/docs/rules/{}.md", r["id"].as_str().unwrap())));
+            }
         }
     }
-    assert!(
-        seen.contains(&("GL001".into(), C_SO.trim_start_matches('/').into())),
-        "{seen:?}"
-    );
+    assert!(seen.contains(&("GL001".into(), C_SO.into())), "{seen:?}");
     assert!(seen.iter().any(|(id, _)| id == "GL000"), "{seen:?}");
     assert!(seen.iter().any(|(id, _)| id == "GL004"), "{seen:?}");
 }

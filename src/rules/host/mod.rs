@@ -40,7 +40,8 @@ pub enum CheckStatus {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CheckResult {
-    /// GL2xx code.
+    /// GL2xx code; `rule` in JSON, as in every finding.
+    #[serde(rename = "rule")]
     pub id: Code,
     /// Kebab-case rule name.
     pub name: String,

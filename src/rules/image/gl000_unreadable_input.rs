@@ -8,7 +8,7 @@ use crate::rule_meta::{Code, RuleMeta};
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL000"),
     name: "unreadable-input",
-    default_severity: Severity::Warning,
+    default_severity: Severity::Error,
     summary: "Part of the input could not be read; the result is partial",
     explanation: "What: a layer, a file inside the image, or an image that a compose file or \
 manifest names could not be read (corrupt or truncated archive, unsupported compression, a file \
@@ -18,5 +18,6 @@ checked, so the absence of other findings does not mean the image is fine.\n\
 Example: `part of the image could not be read, the result is partial: layer sha256:3f1c…: \
 unexpected end of gzip stream`.\n\
 Fix: repair or re-export the image (`docker save` again, re-pull), check the reference and \
-credentials, or raise the limit that was hit.",
+credentials, or raise the limit that was hit. `--allow-partial` asks for best effort: GL000 is \
+then a warning and the findings cover only what could be read.",
 };

@@ -87,20 +87,28 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let mut out = Vec::new();
     match s {
         Subject::Dockerfile(bf) => {
+            // Stages the final image is built on: their ENV reaches the running container.
+            // Other stages are throw-away builders, where stubs on LD_LIBRARY_PATH only serve
+            // the build (linking, import checks without a GPU).
+            let final_chain: Vec<usize> = bf
+                .built_stages()
+                .last()
+                .map(|f| bf.chain(f.index).iter().map(|s| s.index).collect())
+                .unwrap_or_default();
             for st in bf.built_stages() {
                 let nvidia = st.info.kind == crate::spec::image::ImageKind::NvidiaCuda;
+                let builder = !final_chain.contains(&st.index);
                 for e in st
                     .envs
                     .iter()
                     .filter(|e| e.name == "LD_LIBRARY_PATH" && !e.is_arg)
                 {
                     if let Some(v) = &e.value {
-                        push(
-                            &mut out,
-                            &bf.file,
-                            e.pos,
-                            problems(v, st.info.cuda, nvidia && !e.unresolved, &[]),
-                        );
+                        let mut p = problems(v, st.info.cuda, nvidia && !e.unresolved, &[]);
+                        if builder {
+                            p.retain(|(_, m)| !m.contains("stub libcuda.so"));
+                        }
+                        push(&mut out, &bf.file, e.pos, p);
                     }
                 }
                 for c in &st.cmds {
@@ -182,5 +190,14 @@ mod tests {
         let f = runs("compose", c, "GL106", vec![]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(7));
+    }
+
+    #[test]
+    fn stubs_in_a_throw_away_builder_stage_are_fine() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS build\nENV LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LD_LIBRARY_PATH\nRUN make\nFROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY --from=build /a /a\n";
+        assert!(dockerfile(t, "GL106", vec![]).is_empty());
+        // The same ENV in a stage the final image is built on still counts.
+        let t = t.replace("FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04", "FROM build");
+        assert_eq!(dockerfile(&t, "GL106", vec![]).len(), 1);
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleMeta};
-use crate::spec::image::{image_info, is_gpu_name, ImageRef};
+use crate::spec::image::{image_info, is_gpu_name, is_gpu_only_image, ImageRef};
 use crate::spec::runspec::{RunKind, RunSpec};
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -14,8 +14,10 @@ pub static META: RuleMeta = RuleMeta {
     explanation: "What: `docker run` without `--gpus` (or --runtime=nvidia / device nodes), a \
 compose service without `deploy.resources.reservations.devices` / `gpus:`, or a Kubernetes \
 container without `resources.limits[\"nvidia.com/gpu\"]`, for an image that is meant for a GPU \
-(nvidia/cuda, pytorch CUDA builds, NGC, a Dockerfile with a CUDA base, or an image the same file \
-starts elsewhere with GPUs).\n\
+(nvidia/cuda, pytorch CUDA builds, NGC, CUDA-only serving images, a Dockerfile with a CUDA \
+base), or whose command names a GPU. Not for containers configured to run without one: compose \
+CPU profiles, controller/API services running their own command, sidecars and init containers \
+of a pod whose GPU container is another one, per-node agents.\n\
 Why: without a request no GPU and no driver libraries are injected: frameworks silently fall \
 back to the CPU or fail with `no CUDA-capable device`. On Kubernetes, a GPU pod without a limit \
 is not accounted for by the scheduler; with the NVIDIA runtime as default it may even see every \
@@ -49,16 +51,31 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         if gets_gpus(r) || r.infra {
             continue;
         }
+        // GPU intent comes from what runs, not from other services of the same image: a
+        // controller or API service of a GPU app runs its own command without a GPU.
+        let other_role = r.kind == RunKind::Compose
+            && !r.command.is_empty()
+            && specs.iter().any(|o| {
+                o.file == r.file
+                    && o.image.is_some()
+                    && o.image == r.image
+                    && gets_gpus(o)
+                    && o.command != r.command
+            });
+        if r.commented_gpu.is_none()
+            && !r.command_uses_gpu()
+            && (r.cpu_role.is_some() || other_role)
+        {
+            continue;
+        }
         let image = r.image.clone().unwrap_or_default();
         let info = ImageRef::parse(&image).map(|i| image_info(&i, cx.facts));
-        let sibling = specs
-            .iter()
-            .any(|o| o.file == r.file && o.image.is_some() && o.image == r.image && gets_gpus(o));
         let reason = if r.commented_gpu.is_some() {
             Some("its GPU request is commented out".to_string())
-        } else if sibling {
-            Some("the same file starts this image with GPUs elsewhere".to_string())
-        } else if info.as_ref().map(|i| i.is_gpu()).unwrap_or(false) || is_gpu_name(&image) {
+        } else if info.as_ref().map(|i| i.is_gpu()).unwrap_or(false)
+            || is_gpu_name(&image)
+            || is_gpu_only_image(&image)
+        {
             Some("it is a CUDA/GPU image".to_string())
         } else if r.built_gpu_image == Some(true) {
             Some("its Dockerfile builds a CUDA image".to_string())
@@ -140,5 +157,28 @@ mod tests {
         let f = runs("k8s", k, "GL110", vec![]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, crate::finding::Severity::Error);
+    }
+
+    #[test]
+    fn no_gpu_intent_is_not_reported() {
+        // A dual CPU/GPU image started both ways in one file: the CPU command is not a miss.
+        let md = "```bash\ndocker run -d -v ollama:/root/.ollama ollama/ollama\ndocker run -d --gpus=all -v ollama:/root/.ollama ollama/ollama\n```\n";
+        assert!(runs("md", md, "GL110", vec![]).is_empty());
+        // Compose CPU profile overriding a GPU anchor; an API service of the same GPU image.
+        let c = "x-gpu: &gpu\n  image: myorg/app:cuda12\n  deploy:\n    resources:\n      reservations:\n        devices:\n          - driver: nvidia\n            count: 1\n            capabilities: [gpu]\nservices:\n  worker:\n    <<: *gpu\n  worker-cpu:\n    <<: *gpu\n    deploy: {}\n  api:\n    <<: *gpu\n    deploy: {}\n    command: uvicorn app:api\n  plain:\n    image: myorg/app:cuda12\n";
+        let f = runs("compose", c, "GL110", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("service `plain`"), "{f:?}");
+        // k8s: a sidecar next to the GPU container, an init container, a DaemonSet agent.
+        let k = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  initContainers:\n  - name: setup\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n  containers:\n  - name: main\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n  - name: net-daemon\n    image: example.com/gpudirect-rxdm:v1\n    args: [--gpu_nic_preset, a3vm]\n";
+        assert!(runs("k8s", k, "GL110", vec![]).is_empty());
+        let ds = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms:\n            - matchExpressions:\n              - key: cloud.google.com/gke-accelerator\n                operator: Exists\n      containers:\n      - name: pause\n        image: gcr.io/google-containers/pause:2.0\n";
+        assert!(runs("k8s", ds, "GL110", vec![]).is_empty());
+        // ...but a sidecar whose command uses the GPU is still reported.
+        let k2 = k.replace(
+            "image: example.com/gpudirect-rxdm:v1\n",
+            "image: example.com/gpudirect-rxdm:v1\n    command: [nvidia-smi]\n",
+        );
+        assert_eq!(runs("k8s", &k2, "GL110", vec![]).len(), 1);
     }
 }

@@ -25,7 +25,6 @@ const WORDS: &[&str] = &[
     "pytorch",
     "torchrun",
     "torch.distributed",
-    "train",
     "accelerate",
     "deepspeed",
     "lightning",
@@ -39,7 +38,14 @@ const WORDS: &[&str] = &[
 
 fn torch_workload(r: &RunSpec) -> Option<String> {
     let img = r.image.clone().unwrap_or_default().to_ascii_lowercase();
-    if img.contains("pytorch") || img.contains("torch") {
+    // The image's repository name says PyTorch as a word (`pytorch/pytorch`,
+    // `nvcr.io/nvidia/pytorch`, `…/pytorch-cuda`); `torch` alone may be Lua Torch7.
+    let repo = img.split(['@', ':']).next().unwrap_or("");
+    let last = repo.rsplit('/').next().unwrap_or("");
+    if last
+        .split(['-', '_', '.'])
+        .any(|w| w == "pytorch" || w == "torchrun")
+    {
         return Some(format!("image {}", r.image.as_deref().unwrap_or("")));
     }
     let cmd = r.command.join(" ").to_ascii_lowercase();
@@ -114,5 +120,19 @@ mod tests {
         .is_empty());
         let k = "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\n    resources:\n      limits:\n        nvidia.com/gpu: 8\n    volumeMounts:\n    - {name: shm, mountPath: /dev/shm}\n  volumes:\n  - name: shm\n    emptyDir: {medium: Memory}\n";
         assert!(runs("k8s", k, "GL114", vec![]).is_empty());
+    }
+
+    #[test]
+    fn no_pytorch_guess_from_train_or_torch7() {
+        let k = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: tensorflow\n    image: tfjob-deep-gpu/tensorflow:1.0\n    command: [python, run_train.py]\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+        assert!(crate::spec::testutil::runs("k8s", k, "GL114", vec![]).is_empty());
+        let sh = "docker run --gpus all kaixhin/cuda-torch:7.5 th train.lua\n";
+        assert!(crate::spec::testutil::runs("sh", sh, "GL114", vec![]).is_empty());
+        let sh =
+            "docker run --gpus all pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime python x.py\n";
+        assert_eq!(
+            crate::spec::testutil::runs("sh", sh, "GL114", vec![]).len(),
+            1
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! GL115: NVIDIA_VISIBLE_DEVICES=all in Kubernetes bypasses the device plugin.
+//! GL115: NVIDIA_VISIBLE_DEVICES=all in Kubernetes (or baked into an image) bypasses the
+//! device plugin.
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleMeta};
@@ -9,9 +10,9 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL115"),
     name: "visible-devices-all-bypasses-plugin",
     default_severity: Severity::Warning,
-    summary: "NVIDIA_VISIBLE_DEVICES=all in a pod spec exposes every GPU of the node",
+    summary: "NVIDIA_VISIBLE_DEVICES=all in a pod spec or baked into an image exposes every GPU of the node",
     explanation: "What: a Kubernetes container sets `NVIDIA_VISIBLE_DEVICES=all` (or a list) in \
-its env.\n\
+its env, or a Dockerfile bakes it into an image whose non-NVIDIA base does not set it.\n\
 Why: with the NVIDIA runtime, this variable decides which GPUs are mounted — the device plugin's \
 allocation is bypassed. The pod sees GPUs the scheduler gave to other pods (or none were \
 accounted to it at all), so workloads collide and quotas mean nothing.\n\
@@ -21,9 +22,50 @@ Fix: remove the variable and request `nvidia.com/gpu` limits; configure the devi
 to stop unprivileged pods from doing this.",
 };
 
-pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
-    let Subject::Runs(specs) = s else {
+/// A Dockerfile that bakes NVIDIA_VISIBLE_DEVICES into an image whose base does not set it
+/// (a non-NVIDIA base: ubuntu, python). NVIDIA's CUDA/PyTorch/NGC bases set it themselves, so
+/// repeating it there changes nothing.
+fn baked(bf: &crate::spec::build::BuildFacts) -> Vec<Finding> {
+    use crate::spec::image::ImageKind;
+    let Some(last) = bf.built_stages().last() else {
         return Vec::new();
+    };
+    let chain = bf.chain(last.index);
+    let Some(root) = chain.last() else {
+        return Vec::new();
+    };
+    if root.info.kind != ImageKind::Other || root.image_unresolved || root.image.contains('$') {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for st in &chain {
+        for e in st
+            .envs
+            .iter()
+            .filter(|e| e.name == "NVIDIA_VISIBLE_DEVICES" && !e.is_arg)
+        {
+            let v = e.value.as_deref().unwrap_or("");
+            if v.is_empty() || v == "void" || v == "none" || e.unresolved {
+                continue;
+            }
+            out.push(
+                META.finding(format!(
+                    "the image bakes NVIDIA_VISIBLE_DEVICES={v} into a non-CUDA base (`{}`): where nvidia is the default runtime, every container from it gets {} without --gpus or an nvidia.com/gpu limit, outside the device plugin's allocation",
+                    root.image,
+                    if v == "all" { "every GPU" } else { "those GPUs" }
+                ))
+                .with_location(loc(&bf.file, e.pos))
+                .with_help("remove the ENV; request GPUs at run time (--gpus, a device reservation, an nvidia.com/gpu limit)"),
+            );
+        }
+    }
+    out
+}
+
+pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+    let specs = match s {
+        Subject::Runs(specs) => specs,
+        Subject::Dockerfile(bf) => return baked(bf),
     };
     let mut out = Vec::new();
     for r in specs.iter().filter(|r| r.kind == RunKind::K8s && !r.infra) {
@@ -53,7 +95,31 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::runs;
+    use crate::spec::testutil::{dockerfile, runs};
+
+    #[test]
+    fn baked_into_a_non_cuda_base() {
+        let f = dockerfile(
+            "FROM python:3.6\nRUN pip install x\nENV NVIDIA_VISIBLE_DEVICES all\n",
+            "GL115",
+            vec![],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        // NVIDIA's bases set it themselves; a builder stage does not reach the image.
+        assert!(dockerfile(
+            "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nENV NVIDIA_VISIBLE_DEVICES=all\n",
+            "GL115",
+            vec![]
+        )
+        .is_empty());
+        assert!(dockerfile(
+            "FROM ubuntu:22.04 AS b\nENV NVIDIA_VISIBLE_DEVICES=all\nFROM ubuntu:22.04\nCOPY --from=b /a /a\n",
+            "GL115",
+            vec![]
+        )
+        .is_empty());
+    }
 
     #[test]
     fn k8s_env_all() {

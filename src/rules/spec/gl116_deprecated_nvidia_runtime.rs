@@ -45,6 +45,17 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             (RunKind::Compose, false) => (Severity::Warning, format!("service `{}` uses `runtime: nvidia` (nvidia-docker2 era) instead of a device reservation", r.name)),
             _ => (Severity::Info, "--runtime=nvidia: legacy way to get GPUs (needs the runtime in daemon.json; GPUs come from NVIDIA_VISIBLE_DEVICES)".to_string()),
         };
+        // One finding per file and form: the fix (and daemon.json) is the same for every
+        // service repeating it; the count goes into the message.
+        if let Some(prev) = out.iter_mut().find(|f| {
+            f.message.starts_with(msg.split('`').next().unwrap_or(&msg))
+                && f.location
+                    .as_ref()
+                    .is_some_and(|l| l.file.as_deref() == Some(r.file.as_str()))
+        }) {
+            bump_count(&mut prev.message);
+            continue;
+        }
         out.push(
             META.finding(msg)
                 .with_severity(sev)
@@ -58,6 +69,23 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// `msg` → `msg (2 services in this file)` → `msg (3 services in this file)`.
+fn bump_count(msg: &mut String) {
+    const SUFFIX: &str = " services in this file)";
+    if let Some(open) = msg.rfind(" (") {
+        if let Some(n) = msg
+            .strip_suffix(SUFFIX)
+            .and_then(|m| m.get(open + 2..))
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            msg.truncate(open);
+            msg.push_str(&format!(" ({}{SUFFIX}", n + 1));
+            return;
+        }
+    }
+    msg.push_str(&format!(" (2{SUFFIX}"));
 }
 
 #[cfg(test)]
@@ -85,6 +113,19 @@ mod tests {
         assert_eq!(
             runs("sh", "nvidia-docker run img\n", "GL116", vec![]).len(),
             1
+        );
+    }
+
+    #[test]
+    fn repeats_in_one_file_are_one_finding() {
+        let c = "services:\n  a:\n    image: x\n    runtime: nvidia\n  b:\n    image: x\n    runtime: nvidia\n  c:\n    image: x\n    runtime: nvidia\n";
+        let f = runs("compose", c, "GL116", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
+        assert!(
+            f[0].message.ends_with("(3 services in this file)"),
+            "{}",
+            f[0].message
         );
     }
 }

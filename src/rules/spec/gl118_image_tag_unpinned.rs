@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleMeta};
 use crate::spec::dockerfile::Pos;
-use crate::spec::image::{image_info, is_gpu_name, ImageRef};
+use crate::spec::image::{image_info, is_gpu_capable_image, is_gpu_name, ImageRef};
 use crate::spec::{loc, RuleCtx, Subject};
 
 pub static META: RuleMeta = RuleMeta {
@@ -20,7 +20,8 @@ minimum driver the host needs and the GPU architectures the binaries are built f
 the next pull or node restart without any change in the repository: an image that ran \
 yesterday fails today with `CUDA driver version is insufficient` or `no kernel image is \
 available`. `nvidia/cuda` has no `latest` tag at all (NVIDIA deprecated it), so an untagged \
-`nvidia/cuda` does not pull. Images that are not GPU images are reported as info only.\n\
+`nvidia/cuda` does not pull. Images that are not GPU images, and images built by the same \
+compose file or script (`build:`, `docker build -t`), are not reported.\n\
 Example: `FROM pytorch/pytorch:latest`, `docker run --gpus all ollama/ollama`.\n\
 Fix: pin a versioned tag that names the CUDA release (`nvidia/cuda:12.4.1-runtime-ubuntu22.04`, \
 `pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime`), or pin a digest (`image@sha256:…`). A digest \
@@ -102,11 +103,16 @@ fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
             s.2 += 1;
             continue;
         }
-        seen.push((u.file, u.image, 1));
         let info = image_info(&r, cx.facts);
-        let gpu = u.gpu || info.is_gpu() || is_gpu_name(u.image);
+        let gpu = u.gpu || info.is_gpu() || is_gpu_name(u.image) || is_gpu_capable_image(u.image);
+        if !gpu {
+            // Not a GPU image: a floating tag there is general hygiene (hadolint DL3006/DL3007),
+            // not a GPU compatibility risk.
+            continue;
+        }
+        seen.push((u.file, u.image, 1));
         let repo = r.full_repo();
-        let (sev, msg, help) = if gpu {
+        let (sev, msg, help) = {
             let what = if repo == "nvidia/cuda" || repo == "nvcr.io/nvidia/cuda" {
                 "nvidia/cuda publishes no `latest` tag, so this pull fails or gets a stale image; \
                  and the CUDA release"
@@ -126,15 +132,6 @@ fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
                      (`{repo}@sha256:…`)",
                     example(&repo)
                 ),
-            )
-        } else {
-            (
-                Severity::Info,
-                format!(
-                    "image `{}` {why}: what it contains changes when the tag moves",
-                    u.image
-                ),
-                format!("pin a versioned tag or a digest (`{repo}@sha256:…`)"),
             )
         };
         out.push(
@@ -177,6 +174,8 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         Subject::Runs(specs) => specs
             .iter()
             // A compose `image:` next to `build:` names what the build produces.
+            // A compose `image:` next to `build:` (or built by another service / by the
+            // script's `docker build -t`) names a local build.
             .filter(|r| !r.build)
             .filter_map(|r| {
                 Some(Use {
@@ -224,9 +223,8 @@ mod tests {
             df("FROM axolotlai/axolotl-cloud:main-py3.11-cu124-2.6.0\n").len(),
             1
         );
-        // A non-GPU image is only informational.
-        let f = df("FROM ubuntu\n");
-        assert_eq!(f[0].severity, Severity::Info);
+        // A non-GPU image is out of scope.
+        assert!(df("FROM ubuntu\n").is_empty());
         // The third-party GPU base with no tag (corpus: mmcv).
         let f = df("FROM msramcg/pytorch1.8.1-cuda11.1-cudnn8-runtime-pip20.1.1\n");
         assert_eq!(f[0].severity, Severity::Warning);
@@ -341,5 +339,18 @@ mod tests {
         std::fs::write(&p, "FROM pytorch/pytorch:latest\n").unwrap();
         let f = crate::spec::cmd_dockerfile(&args, &c).unwrap();
         assert!(f.iter().any(|x| x.rule == "GL118"), "{f:?}");
+    }
+
+    #[test]
+    fn images_built_locally_are_not_reported() {
+        let sh = "docker build -t myorg/cuda-app .\ndocker run --gpus all myorg/cuda-app\ndocker run --gpus all nvidia/cuda\n";
+        let f = runs("sh", sh, "GL118", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        let c = "services:\n  build-it:\n    build: .\n    image: myorg/cuda-app:latest\n  use-it:\n    image: myorg/cuda-app:latest\n    runtime: nvidia\n";
+        assert!(runs("compose", c, "GL118", vec![]).is_empty());
+        // A CPU/GPU image bundling CUDA is judged as a GPU image even when started on CPU.
+        let c = "services:\n  ollama:\n    image: ollama/ollama:latest\n";
+        assert_eq!(runs("compose", c, "GL118", vec![]).len(), 1);
     }
 }

@@ -1,0 +1,49 @@
+//! Checkstyle XML (`<checkstyle><file name><error line column severity message source>`), as
+//! Jenkins warnings-ng and reviewdog read it. Findings are grouped by file; image findings
+//! are filed under the image reference with the in-image path in the message, line 0 (whole
+//! artifact) since an image has no lines.
+
+use super::{escape::xml_attr, Place, Report};
+use crate::finding::Finding;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub fn render(report: &Report) -> String {
+    let mut files: BTreeMap<String, Vec<&Finding>> = BTreeMap::new();
+    for f in &report.findings {
+        files
+            .entry(report.place(f).file_name().to_string())
+            .or_default()
+            .push(f);
+    }
+    let mut out =
+        String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<checkstyle version=\"4.3\">\n");
+    for (file, fs) in files {
+        let _ = writeln!(out, "  <file name=\"{}\">", xml_attr(&file));
+        for f in fs {
+            let (line, col, prefix) = match report.place(f) {
+                Place::File { line, column, .. } => (line.unwrap_or(0), column, String::new()),
+                Place::InImage { path, .. } => {
+                    (0, None, format!("/{}: ", path.trim_start_matches('/')))
+                }
+                Place::Subject(_) => (0, None, String::new()),
+            };
+            let target = f
+                .target
+                .as_deref()
+                .map(|t| format!("[{t}] "))
+                .unwrap_or_default();
+            let col = col.map(|c| format!(" column=\"{c}\"")).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    <error line=\"{line}\"{col} severity=\"{}\" message=\"{}\" source=\"gpulint.{}\"/>",
+                f.severity,
+                xml_attr(&format!("{prefix}{target}{}", f.message)),
+                xml_attr(&f.rule),
+            );
+        }
+        out.push_str("  </file>\n");
+    }
+    out.push_str("</checkstyle>\n");
+    out
+}

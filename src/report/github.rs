@@ -1,0 +1,74 @@
+//! GitHub Actions workflow commands: one `::error|warning|notice file=…,line=…,col=…,title=…::`
+//! annotation per finding, escaped as the Actions runner decodes them (`%25`, `%0D`, `%0A` in
+//! the message; also `%3A` and `%2C` in property values).
+
+use super::{escape, Place, Report};
+use crate::finding::Severity;
+use std::fmt::Write;
+
+/// The message part (after `::`).
+pub fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A property value (`file=`, `title=`).
+pub fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    for f in &report.findings {
+        let command = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "notice",
+        };
+        let mut props = Vec::new();
+        let mut message = String::new();
+        match report.place(f) {
+            Place::File { path, line, column } => {
+                props.push(format!("file={}", escape_property(&escape::field(path))));
+                if let Some(l) = line {
+                    props.push(format!("line={l}"));
+                    if let Some(c) = column {
+                        props.push(format!("col={c}"));
+                    }
+                }
+            }
+            Place::InImage { artifact, path, .. } => {
+                let _ = write!(
+                    message,
+                    "{} /{}: ",
+                    escape::field(artifact),
+                    escape::field(path.trim_start_matches('/'))
+                );
+            }
+            Place::Subject(_) => {}
+        }
+        props.push(format!(
+            "title={}",
+            escape_property(&format!(
+                "{} {}",
+                escape::field(&f.rule),
+                escape::field(&f.name)
+            ))
+        ));
+        if let Some(t) = &f.target {
+            let _ = write!(message, "[{}] ", escape::field(t));
+        }
+        message.push_str(&escape::field(&f.message));
+        if let Some(h) = &f.help {
+            let _ = write!(message, "\nhelp: {}", escape::field(h));
+        }
+        let _ = writeln!(
+            out,
+            "::{command} {}::{}",
+            props.join(","),
+            escape_data(&message)
+        );
+    }
+    out
+}

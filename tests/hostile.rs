@@ -1,0 +1,319 @@
+//! Hostile and broken inputs (issue 11): each case asserts the exact error class, and the
+//! gate never answers "ok" for input it could not read.
+
+#[path = "image/common.rs"]
+mod common;
+
+use common::*;
+use gpulint::cache::LayerCache;
+use gpulint::scan::{scan, ScanOptions};
+use gpulint::walk::IssueKind;
+use std::process::{Command, Output};
+
+fn gpulint(args: &[&str], cwd: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("REGISTRY_AUTH_FILE")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+const DRIVER_LIB: &str = "usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15";
+
+fn scan_with_cache(
+    layout: &std::path::Path,
+    cache: &std::path::Path,
+) -> gpulint::inventory::Inventory {
+    let opts = ScanOptions {
+        cache: Some(LayerCache::new(cache)),
+        ..ScanOptions::default()
+    };
+    scan(&format!("oci:{}:v1", layout.display()), &opts).unwrap()
+}
+
+#[test]
+fn an_image_cannot_poison_another_images_cached_layer() {
+    let d = tmp();
+    let honest_tar = layer_tar(&[file(DRIVER_LIB, "driver")]);
+    let honest = TestImage {
+        layers: vec![(honest_tar.clone(), Comp::Gzip)],
+        cfg: Cfg::default(),
+    };
+    let honest_dir = join(&d, "honest");
+    write_oci_layout(&honest_dir, &honest, "v1");
+
+    // The attacker's layer is harmless, but its config claims the honest layer's diff_id.
+    let attacker_dir = join(&d, "attacker");
+    let evil_tar = layer_tar(&[file("hello.txt", "hi")]);
+    let layer = put_blob(
+        &attacker_dir,
+        &compress(&evil_tar, Comp::Gzip),
+        Comp::Gzip.media_type(),
+    );
+    let cfg = config_json(&Cfg::default(), &[digest(&honest_tar)]);
+    let cd = put_blob(
+        &attacker_dir,
+        &cfg,
+        "application/vnd.oci.image.config.v1+json",
+    );
+    let m = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "config": cd, "layers": [layer],
+        "mediaType": "application/vnd.oci.image.manifest.v1+json"}))
+    .unwrap();
+    let md = put_blob(
+        &attacker_dir,
+        &m,
+        "application/vnd.oci.image.manifest.v1+json",
+    );
+    write_index(&attacker_dir, vec![tagged(md, "v1")]);
+
+    let cache = join(&d, "cache");
+    let evil = scan_with_cache(&attacker_dir, &cache);
+    assert!(
+        evil.partial,
+        "the lying diff_id is caught: {:?}",
+        evil.image.layers
+    );
+    assert_eq!(evil.errors.len(), 1, "{:?}", evil.errors);
+    assert_eq!(evil.errors[0].kind, IssueKind::DigestMismatch);
+
+    let good = scan_with_cache(&honest_dir, &cache);
+    assert!(!good.partial, "{:?}", good.errors);
+    assert_eq!(
+        good.driver_libraries.len(),
+        1,
+        "the honest image keeps its own facts: {:?}",
+        good.driver_libraries
+    );
+    // And a second scan of the honest image is served from the cache with the same facts.
+    let again = scan_with_cache(&honest_dir, &cache);
+    assert_eq!(again.driver_libraries.len(), 1);
+    // Reverse order: claiming the honest diff_id does not borrow the honest entry either.
+    let evil = scan_with_cache(&attacker_dir, &cache);
+    assert!(evil.partial, "{:?}", evil.errors);
+    assert!(evil.driver_libraries.is_empty());
+    assert_eq!(
+        scan_with_cache(&honest_dir, &cache).driver_libraries.len(),
+        1
+    );
+}
+
+/// An OCI layout whose first layer blob is cut in half (named by the cut blob's own digest,
+/// so only the truncation is wrong), plus a driver library layer the verdict would flag.
+fn truncated_layout(d: &tempfile::TempDir) -> std::path::PathBuf {
+    let layout = join(d, "layout");
+    let big: Vec<u8> = (0..100_000u32).flat_map(|i| i.to_le_bytes()).collect();
+    let tar0 = layer_tar(&[E::File("first/big.bin", big), file("zz/last.txt", "z")]);
+    let cut = compress(&tar0, Comp::Gzip);
+    let cut = &cut[..cut.len() / 2];
+    let l0 = put_blob(&layout, cut, Comp::Gzip.media_type());
+    let cfg = config_json(&Cfg::default(), &[digest(&tar0)]);
+    let cd = put_blob(&layout, &cfg, "application/vnd.oci.image.config.v1+json");
+    let m = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "config": cd, "layers": [l0],
+        "mediaType": "application/vnd.oci.image.manifest.v1+json"}))
+    .unwrap();
+    let md = put_blob(&layout, &m, "application/vnd.oci.image.manifest.v1+json");
+    write_index(&layout, vec![tagged(md, "v1")]);
+    layout
+}
+
+#[test]
+fn incomplete_image_fails_closed_unless_partial_is_allowed() {
+    let d = tmp();
+    let layout = truncated_layout(&d);
+    let r = format!("oci:{}:v1", layout.display());
+    let base = ["--gpu", "H100", "--driver", "550.54.15", "--no-cache", "-q"];
+
+    let mut args = vec!["image", r.as_str()];
+    args.extend(base);
+    let o = gpulint(&args, d.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("error[GL000"), "{out}");
+    assert!(out.contains("(truncated)"), "{out}");
+    assert!(out.contains("--allow-partial"), "{out}");
+
+    // JSON and SARIF carry the location (layer) of the problem.
+    let mut json = args.clone();
+    json.extend(["--format", "json"]);
+    let o = gpulint(&json, d.path());
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let gl000 = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "GL000")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        gl000["location"]["layer"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("sha256:")),
+        "{gl000}"
+    );
+
+    let mut partial = args.clone();
+    partial.push("--allow-partial");
+    let o = gpulint(&partial, d.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("warning[GL000"), "{out}");
+
+    let o = gpulint(&["inventory", r.as_str(), "--no-cache", "-q"], d.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = gpulint(
+        &[
+            "inventory",
+            r.as_str(),
+            "--no-cache",
+            "-q",
+            "--allow-partial",
+        ],
+        d.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("[truncated]"), "{}", text(&o));
+}
+
+#[test]
+fn truncated_docker_save_archive_says_truncated() {
+    let d = tmp();
+    let img = TestImage {
+        layers: vec![(
+            layer_tar(&[file("a/b.txt", &"x".repeat(50_000))]),
+            Comp::Plain,
+        )],
+        cfg: Cfg::default(),
+    };
+    let full = join(&d, "full.tar");
+    write_docker_archive(&full, &[(vec!["x:1"], &img)]);
+    let data = std::fs::read(&full).unwrap();
+    // Cut inside the layer: manifest.json (written last) is gone.
+    let cut = join(&d, "cut.tar");
+    std::fs::write(&cut, &data[..data.len() / 2 + 100]).unwrap();
+    let o = gpulint(
+        &["inventory", cut.to_str().unwrap(), "--no-cache"],
+        d.path(),
+    );
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("truncated"), "{out}");
+    assert!(!out.contains("neither manifest.json"), "{out}");
+}
+
+#[test]
+fn nothing_to_judge_is_never_ok() {
+    let d = tmp();
+    // A bare directory that is neither an OCI layout nor a root filesystem.
+    let empty = join(&d, "empty");
+    std::fs::create_dir_all(empty.join("notes")).unwrap();
+    let o = gpulint(
+        &[
+            "image",
+            empty.to_str().unwrap(),
+            "--gpu",
+            "H100",
+            "--no-cache",
+        ],
+        d.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not an image"), "{}", text(&o));
+
+    // A host profile made on a machine without GPU or driver.
+    let host = join(&d, "host.json");
+    std::fs::write(&host, r#"{"name":"laptop","gpus":[]}"#).unwrap();
+    let rootfs = join(&d, "rootfs");
+    std::fs::create_dir_all(rootfs.join("usr/bin")).unwrap();
+    let o = gpulint(
+        &[
+            "image",
+            rootfs.to_str().unwrap(),
+            "--host",
+            host.to_str().unwrap(),
+            "--no-cache",
+        ],
+        d.path(),
+    );
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("no NVIDIA driver and no GPU"), "{out}");
+    assert!(!out.contains("ok: no findings"), "{out}");
+}
+
+#[test]
+fn empty_dockerfile_and_unknown_target_are_input_errors() {
+    let d = tmp();
+    let df = join(&d, "Dockerfile");
+    std::fs::write(&df, "# only a comment\n\n").unwrap();
+    let o = gpulint(&["dockerfile", df.to_str().unwrap()], d.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("empty"), "{}", text(&o));
+
+    std::fs::write(&df, "FROM ubuntu:22.04 AS build\nRUN true\n").unwrap();
+    let o = gpulint(
+        &["dockerfile", df.to_str().unwrap(), "--target", "nope"],
+        d.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no such build stage"), "{}", text(&o));
+    let o = gpulint(
+        &["dockerfile", df.to_str().unwrap(), "--target", "build"],
+        d.path(),
+    );
+    assert_ne!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn control_characters_from_the_image_are_escaped_in_the_text_report() {
+    let d = tmp();
+    // A tar name that escapes the root and carries a newline and an ANSI escape: it ends up in
+    // a GL000 message, which must not forge a report line.
+    let img = TestImage {
+        layers: vec![(
+            layer_tar(&[
+                E::RawName("../x\n  ok: no findings\x1b[2J", b"x".to_vec()),
+                file("usr/bin/true", "t"),
+            ]),
+            Comp::Plain,
+        )],
+        cfg: Cfg::default(),
+    };
+    let layout = join(&d, "layout");
+    write_oci_layout(&layout, &img, "v1");
+    let r = format!("oci:{}:v1", layout.display());
+    let o = gpulint(
+        &[
+            "image",
+            &r,
+            "--gpu",
+            "H100",
+            "--driver",
+            "550.54.15",
+            "--no-cache",
+            "--allow-partial",
+        ],
+        d.path(),
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(out.contains("warning[GL000"), "{out}");
+    assert!(!out.contains('\x1b'), "{out:?}");
+    assert!(out.contains("\\n  ok: no findings"), "{out}");
+    // The one "ok" line is the target's own (GL000 is not target-specific).
+    assert_eq!(
+        out.lines().filter(|l| *l == "  ok: no findings").count(),
+        1,
+        "a forged ok line: {out}"
+    );
+}
