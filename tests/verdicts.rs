@@ -311,9 +311,9 @@ fn newest_nvcc_ptx_on_an_older_driver_is_gl003() {
         .flat_map(|b| b.ptx_isa.values().cloned())
         .collect();
     assert_eq!(isas, ["9.5", "9.5"]);
-    let gl003 = |gpu: &str, driver: &str| -> Vec<(String, Severity, String)> {
-        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
-        check_image(&inv, &m, &t)
+    let gl003 = |m: &Matrix, gpu: &str, driver: &str| -> Vec<(String, Severity, String)> {
+        let t = targets_from_flags(m, &[gpu.into()], Some(driver), None).unwrap();
+        check_image(&inv, m, &t)
             .into_iter()
             .filter(|f| f.rule == "GL003")
             .map(|f| {
@@ -322,21 +322,37 @@ fn newest_nvcc_ptx_on_an_older_driver_is_gl003() {
             })
             .collect()
     };
-    let on_13_0 = gl003("H200", "580.65.06");
+    let on_13_0 = gl003(&m, "H200", "580.65.06");
     assert_eq!(on_13_0.len(), 1, "{on_13_0:#?}");
     let (path, sev, msg) = &on_13_0[0];
     assert!(path.ends_with("libv20_ptx90_nvcc135.so"), "{path}");
     assert_eq!(*sev, Severity::Error);
     assert!(msg.contains("PTX ISA 9.5"), "{msg}");
-    // The same PTX on a driver newer than every known branch: whether it JITs is unknown, and
-    // unknown fails the gate; never a pass from a saturated "supports the newest known".
+    // A driver newer than every known branch might support CUDA 13.5: unknown, and unknown
+    // fails the gate; never a pass (or a verdict) from a saturated "supports the newest".
     let newest = m.newest_cuda_release().unwrap();
     let newest_driver = m.cuda_min_driver(&newest).unwrap().linux.unwrap();
     let beyond = format!("{}.10.01", newest_driver.branch() + 15);
-    if m.ptx_isa_min_cuda((9, 5)).is_none() {
-        let open = gl003("H200", &beyond);
-        assert_eq!(open.len(), 1, "{open:#?}");
-        assert_eq!(open[0].1, Severity::Error);
-        assert!(open[0].2.contains("unknown"), "{}", open[0].2);
-    }
+    let open = gl003(&m, "H200", &beyond);
+    assert_eq!(open.len(), 1, "{open:#?}");
+    assert_eq!(open[0].1, Severity::Error);
+    assert!(open[0].2.contains("unknown"), "{}", open[0].2);
+    // With tables that end at PTX ISA 9.2 (as before these fixtures were measured), ISA 9.5
+    // is above every row: produced by a CUDA newer than every known release, so a 13.0
+    // driver cannot JIT it. The reasoning is in the message.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string("matrices/ptx_isa.toml").unwrap();
+    let cut = text.find("ptx = \"9.3\"").unwrap();
+    let old = text[..cut].trim_end().trim_end_matches("[[isa]]");
+    std::fs::write(dir.path().join("ptx_isa.toml"), old).unwrap();
+    let m_old = Matrix::with_overrides(dir.path()).unwrap();
+    assert!(m_old.ptx_isa_min_cuda((9, 5)).is_none());
+    let f = gl003(&m_old, "H200", "580.65.06");
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].1, Severity::Error);
+    assert!(
+        f[0].2.contains("newer than the newest known PTX ISA 9.2"),
+        "{}",
+        f[0].2
+    );
 }

@@ -406,3 +406,100 @@ fn ptx_isa_above_every_row_needs_a_cuda_newer_than_every_release() {
     // Below every row is not "newer": unknown.
     assert_eq!(m.ptx_isa_need((1, 0)), None);
 }
+
+// ---- cross-file consistency: a release added to one table must be added to all ----
+
+/// Releases a table is known to lack, each with the reason; the test fails both when a new
+/// release is missing from a table and when a listed gap has been filled (shrink the list).
+const KNOWN_GAPS: &[(&str, &str, &str)] = &[
+    (
+        CUDA_DRIVER,
+        "13.3",
+        "minimum driver not yet transcribed with an NVIDIA source",
+    ),
+    (
+        CUDA_DRIVER,
+        "13.4",
+        "minimum driver not yet transcribed with an NVIDIA source",
+    ),
+    (
+        CUDA_DRIVER,
+        "13.5",
+        "minimum driver not yet transcribed with an NVIDIA source",
+    ),
+    (
+        CUDA_ARCH,
+        "11.2",
+        "no nvcc of this release on PyPI to measure",
+    ),
+    (
+        CUDA_ARCH,
+        "11.3",
+        "no nvcc of this release on PyPI to measure",
+    ),
+    (
+        CUDA_ARCH,
+        "11.4",
+        "no nvcc of this release on PyPI to measure",
+    ),
+    (
+        CUDA_ARCH,
+        "11.5",
+        "no nvcc of this release on PyPI to measure",
+    ),
+    (
+        CUDA_ARCH,
+        "11.6",
+        "no nvcc of this release on PyPI to measure",
+    ),
+    (CUDA_ARCH, "11.7", "the 11.7 nvcc wheel carries only ptxas"),
+];
+
+#[test]
+fn every_cuda_release_is_in_every_table_a_verdict_needs() {
+    let m = m();
+    let mm = |v: CudaVersion| CudaVersion::new(v.major, v.minor);
+    let set = |it: Vec<CudaVersion>| -> std::collections::BTreeSet<CudaVersion> {
+        it.into_iter().map(mm).filter(|v| *v >= c("11.0")).collect()
+    };
+    let driver = set(m.releases.iter().map(|r| r.version).collect());
+    let arch = set(m.arch.iter().map(|r| r.cuda).collect());
+    let components = set(m.component_releases());
+    // PTX ISA 8.6 names CUDA 12.7, which never shipped: no other table can have it.
+    let ptx = set(m
+        .ptx
+        .iter()
+        .map(|r| r.cuda)
+        .filter(|v| *v != c("12.7"))
+        .collect());
+    let all: std::collections::BTreeSet<CudaVersion> = driver
+        .iter()
+        .chain(&arch)
+        .chain(&components)
+        .chain(&ptx)
+        .copied()
+        .collect();
+    let mut missing: Vec<(String, String)> = Vec::new();
+    for v in &all {
+        if !driver.contains(v) {
+            missing.push((CUDA_DRIVER.into(), v.to_string()));
+        }
+        if !arch.contains(v) {
+            missing.push((CUDA_ARCH.into(), v.to_string()));
+        }
+        // NVIDIA's cuda-toolkit metapackage (the component table's source) starts at 11.8.
+        if *v >= c("11.8") && !components.contains(v) {
+            missing.push((CUDA_COMPONENTS.into(), v.to_string()));
+        }
+    }
+    let mut gaps: Vec<(String, String)> = KNOWN_GAPS
+        .iter()
+        .map(|(f, v, _)| (f.to_string(), v.to_string()))
+        .collect();
+    missing.sort();
+    gaps.sort();
+    assert_eq!(
+        missing, gaps,
+        "tables disagree on CUDA releases (left: missing now, right: KNOWN_GAPS)"
+    );
+}

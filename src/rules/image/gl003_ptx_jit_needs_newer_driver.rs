@@ -54,6 +54,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             let mut usable = Vec::new();
             let mut too_new = Vec::new();
             let mut beyond_known = Vec::new();
+            let mut open_unknown = Vec::new();
             let mut unknown = Vec::new();
             for t in &ptx {
                 let Some(isa) = ptx_isa_of(b, t) else {
@@ -62,6 +63,10 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 };
                 match ctx.matrix.ptx_isa_need(isa) {
                     Some(PtxNeed::Known(needs)) if needs <= driver_cuda.at_least => usable.push(*t),
+                    // A driver newer than every row may support `needs`: unknown, not an error.
+                    Some(PtxNeed::Known(needs)) if driver_cuda.open => {
+                        open_unknown.push((*t, isa, needs))
+                    }
                     Some(PtxNeed::Known(needs)) => too_new.push((*t, isa, needs)),
                     Some(PtxNeed::NewerThanKnown {
                         newest_isa,
@@ -94,6 +99,21 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         "add SASS for sm_{} to the build, or upgrade the driver to one supporting CUDA {}",
                         cc.sm(),
                         too_new.iter().map(|x| x.2).min().map(|v| v.to_string()).unwrap_or_default()
+                    )),
+                );
+                continue;
+            }
+            if let Some((t, isa, needs)) = open_unknown.first() {
+                out.push(
+                    META.finding(format!(
+                        "/{path} runs on {} (compute capability {cc}) only through PTX JIT; {t} is PTX ISA {}.{} (CUDA {needs}), and the driver supports CUDA {driver_cuda}: whether it supports CUDA {needs} is unknown",
+                        gpu.name, isa.0, isa.1
+                    ))
+                    .with_target(target.name.clone())
+                    .with_location(loc)
+                    .with_help(format!(
+                        "add SASS for sm_{} to the build, or use a driver known to support CUDA {needs}",
+                        cc.sm()
                     )),
                 );
                 continue;

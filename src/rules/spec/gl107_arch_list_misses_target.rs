@@ -2,7 +2,7 @@
 //! target GPUs, or left empty for a build without a GPU.
 
 use crate::arch::{ArchTarget, ArchVariant, CodeKind};
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Location, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
 use crate::spec::facts::Facts;
@@ -35,9 +35,21 @@ pub static META: RuleMeta = RuleMeta {
     },
 };
 
-/// Parse an arch list; None when it cannot be judged (`all`, `native`, unresolved).
+/// Parse an arch list; None when it cannot be judged (`all`, `native`, unresolved) or an entry
+/// is not understood (see [`parse_arch_list_parts`]).
 pub fn parse_arch_list(v: &str, facts: &dyn Facts) -> Option<Vec<ArchTarget>> {
+    match parse_arch_list_parts(v, facts)? {
+        (l, unknown) if unknown.is_empty() && !l.is_empty() => Some(l),
+        _ => None,
+    }
+}
+
+/// Parse an arch list into the targets understood and the entries not understood (a named
+/// architecture we have no row for, such as `Ampere+Tegra`): those are unknown, never dropped.
+/// None when the list cannot be judged at all (`all`, `native`, unresolved `$VAR`).
+pub fn parse_arch_list_parts(v: &str, facts: &dyn Facts) -> Option<(Vec<ArchTarget>, Vec<String>)> {
     let mut out = Vec::new();
+    let mut unknown = Vec::new();
     for raw in v.split([';', ' ', ',']).filter(|s| !s.trim().is_empty()) {
         let e = raw.trim().trim_matches(['"', '\'']);
         if e.contains('$')
@@ -49,35 +61,79 @@ pub fn parse_arch_list(v: &str, facts: &dyn Facts) -> Option<Vec<ArchTarget>> {
             return None;
         }
         if let Some(named) = facts.arch_name(e) {
-            out.extend(parse_arch_list(&named, facts)?);
+            let (l, u) = parse_arch_list_parts(&named, facts)?;
+            out.extend(l);
+            unknown.extend(u);
             continue;
         }
-        let (core, ptx) = match e.strip_suffix("+PTX").or_else(|| e.strip_suffix("+ptx")) {
-            Some(c) => (c, true),
-            None => (e, false),
-        };
-        // CMake: 80, 80-real, 80-virtual, 90a.
-        let (core, real, virt) = match (core.strip_suffix("-real"), core.strip_suffix("-virtual")) {
-            (Some(c), _) => (c, true, false),
-            (_, Some(c)) => (c, false, true),
-            _ => (core, true, !core.contains('.')),
-        };
-        let variant = if core.ends_with('a') {
-            ArchVariant::ArchSpecific
-        } else if core.ends_with('f') {
-            ArchVariant::FamilySpecific
-        } else {
-            ArchVariant::Generic
-        };
-        let cc: crate::arch::ComputeCapability = core.trim_end_matches(['a', 'f']).parse().ok()?;
-        if real {
-            out.push(ArchTarget::new(CodeKind::Sass, cc.sm(), variant));
-        }
-        if ptx || virt {
-            out.push(ArchTarget::new(CodeKind::Ptx, cc.sm(), variant));
+        match parse_entry(e) {
+            Some(l) => out.extend(l),
+            None => unknown.push(e.to_string()),
         }
     }
-    (!out.is_empty()).then_some(out)
+    Some((out, unknown))
+}
+
+/// One numeric entry: `8.6`, `8.6+PTX`, CMake's `80`, `80-real`, `80-virtual`, `90a`.
+fn parse_entry(e: &str) -> Option<Vec<ArchTarget>> {
+    let (core, ptx) = match e.strip_suffix("+PTX").or_else(|| e.strip_suffix("+ptx")) {
+        Some(c) => (c, true),
+        None => (e, false),
+    };
+    let (core, real, virt) = match (core.strip_suffix("-real"), core.strip_suffix("-virtual")) {
+        (Some(c), _) => (c, true, false),
+        (_, Some(c)) => (c, false, true),
+        _ => (core, true, !core.contains('.')),
+    };
+    let variant = if core.ends_with('a') {
+        ArchVariant::ArchSpecific
+    } else if core.ends_with('f') {
+        ArchVariant::FamilySpecific
+    } else {
+        ArchVariant::Generic
+    };
+    let cc: crate::arch::ComputeCapability = core.trim_end_matches(['a', 'f']).parse().ok()?;
+    let mut out = Vec::new();
+    if real {
+        out.push(ArchTarget::new(CodeKind::Sass, cc.sm(), variant));
+    }
+    if ptx || virt {
+        out.push(ArchTarget::new(CodeKind::Ptx, cc.sm(), variant));
+    }
+    Some(out)
+}
+
+/// An arch list with entries gpulint does not understand, whose understood entries miss a
+/// target GPU: whether the unknown entries cover it is unknown, which fails like a miss.
+fn unknown_entries_finding(
+    what: &str,
+    known: &[ArchTarget],
+    unknown: &[String],
+    cx: &RuleCtx,
+    at: Location,
+) -> Option<Finding> {
+    if unknown.is_empty() {
+        return None;
+    }
+    let missed: Vec<String> = cx
+        .targets
+        .iter()
+        .flat_map(|t| t.capabilities())
+        .filter(|cc| !known.iter().any(|a| a.runs_on(*cc)))
+        .map(|cc| cc.to_string())
+        .collect();
+    if missed.is_empty() {
+        return None;
+    }
+    Some(
+        META.finding(format!(
+            "`{what}`: whether it builds code for compute capability {} is unknown: gpulint does not know the architecture name(s) {}",
+            missed.join(", "),
+            unknown.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", ")
+        ))
+        .with_location(at)
+        .with_help("name the compute capabilities numerically (e.g. 8.7 for Orin, 11.0 for Thor)"),
+    )
 }
 
 /// `-gencode arch=compute_80,code=sm_80`, `-gencode=arch=…,code=[sm_80,compute_80]`, `-arch=sm_80`.
@@ -144,8 +200,15 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                     }
                 }
                 Some(v) if !e.unresolved => {
-                    if let Some(l) = parse_arch_list(v, cx.facts) {
-                        lists.push((format!("{}={v}", e.name), l, e.pos, e.pos));
+                    let what = format!("{}={v}", e.name);
+                    if let Some((l, u)) = parse_arch_list_parts(v, cx.facts) {
+                        match unknown_entries_finding(&what, &l, &u, cx, loc(&bf.file, e.pos)) {
+                            Some(f) => out.push(f),
+                            None if u.is_empty() && !l.is_empty() => {
+                                lists.push((what, l, e.pos, e.pos))
+                            }
+                            None => {}
+                        }
                     }
                 }
                 _ => {}
@@ -154,8 +217,15 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         for c in &st.cmds {
             for (k, v) in &c.assigns {
                 if k == "TORCH_CUDA_ARCH_LIST" {
-                    if let Some(l) = parse_arch_list(v, cx.facts) {
-                        lists.push((format!("{k}={v}"), l, c.pos, c.pos));
+                    let what = format!("{k}={v}");
+                    if let Some((l, u)) = parse_arch_list_parts(v, cx.facts) {
+                        match unknown_entries_finding(&what, &l, &u, cx, loc(&bf.file, c.pos)) {
+                            Some(f) => out.push(f),
+                            None if u.is_empty() && !l.is_empty() => {
+                                lists.push((what, l, c.pos, c.pos))
+                            }
+                            None => {}
+                        }
                     }
                 }
             }
@@ -294,6 +364,24 @@ mod tests {
         assert!(f[0].message.contains("9.0") && !f[0].message.contains("8.0 ("));
         let ptx = "FROM x\nENV TORCH_CUDA_ARCH_LIST=\"8.0 8.6+PTX\"\n";
         assert!(dockerfile(ptx, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
+    }
+
+    /// Named architectures gpulint has no row for are unknown, never dropped: a list whose
+    /// understood entries miss the target is "unknown" (failing), one that covers it is fine.
+    #[test]
+    fn unknown_named_arches_are_unknown_not_dropped() {
+        let f = SpecFacts::load().unwrap();
+        let (l, u) = parse_arch_list_parts("8.0;Ampere+Tegra;Blackwell+Tegra", &f).unwrap();
+        assert_eq!(u, ["Ampere+Tegra", "Blackwell+Tegra"]);
+        assert_eq!(l.len(), 1);
+        assert!(parse_arch_list("8.0;Ampere+Tegra", &f).is_none());
+        let t = "FROM x\nENV TORCH_CUDA_ARCH_LIST=\"8.0;Ampere+Tegra\"\n";
+        let out = dockerfile(t, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0].message.contains("unknown") && out[0].message.contains("Ampere+Tegra"));
+        assert_eq!(out[0].severity, Severity::Error);
+        // 8.0 SASS runs on 8.6: the unknown entry cannot matter there.
+        assert!(dockerfile(t, "GL107", vec![target("a10", &["8.6"], None)]).is_empty());
     }
 
     /// One stage per GPU generation against a mixed fleet: one finding per stage, naming
