@@ -16,7 +16,10 @@ pub(crate) static META: RuleMeta = RuleMeta {
             "Compares the version in /proc/driver/nvidia/version (the loaded kernel module) with \
             the user-space driver: libnvidia-ml.so.<version> / libcuda.so.<version> in the \
             library directories, and the version nvidia-smi reports; also looks for nvidia-smi's \
-            \"Driver/library version mismatch\".",
+            \"Driver/library version mismatch\" and for the kernel's own `NVRM: API mismatch: the \
+            client has the version X, but this kernel module has the version Y` in dmesg, which \
+            names a second user-space driver (bundled in a container image, a venv or a copied \
+            libcuda) even while nvidia-smi works.",
         why: "The kernel module and the user-space libraries talk through a private ABI that \
             changes with every release. After a driver upgrade without a reboot (or a partial \
             package upgrade), NVML fails with \"Failed to initialize NVML: Driver/library version \
@@ -123,6 +126,26 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .evidence(evidence)
             .fix("Reboot so the loaded kernel module matches the installed driver libraries (or unload and reload the nvidia modules).")];
     }
+    if let Some(m) = dmesg_api_mismatch(r) {
+        evidence.insert(0, format!("dmesg: {}", m.line));
+        return vec![CheckResult::problem(
+            &META,
+            format!(
+                "a user-space driver {} talked to kernel module {} (NVRM: API mismatch in dmesg): \
+                 a second driver library, e.g. a libcuda.so baked into a container image or a \
+                 Python environment, is loaded instead of the host's",
+                m.client, m.kernel
+            ),
+        )
+        .evidence(evidence)
+        .fix(format!(
+            "Find the libcuda.so.{0} / libnvidia-*.so.{0} that the failing program loads (`ldd`, \
+             `LD_DEBUG=libs`, or `gpulint image` on its container image: GL004) and remove it so \
+             the host's {1} libraries are used; in containers let the NVIDIA Container Toolkit \
+             mount the driver.",
+            m.client, m.kernel
+        ))];
+    }
     let Some(k) = kernel else {
         return vec![CheckResult::could_not(
             &META,
@@ -162,4 +185,74 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         format!("kernel module and user-space driver are both {k}"),
     )
     .evidence(evidence)]
+}
+
+/// The kernel's own report of a client (user-space driver) of another version.
+#[derive(Debug, PartialEq)]
+pub(crate) struct ApiMismatch {
+    pub client: String,
+    pub kernel: String,
+    pub line: String,
+}
+
+/// `NVRM: API mismatch: the client has the version X, but\nNVRM: this kernel module has the
+/// version Y.  Please ...` — the message spans several `NVRM:` lines, so they are joined first.
+pub(crate) fn parse_api_mismatch(dmesg: &str) -> Option<ApiMismatch> {
+    const CLIENT: &str = "API mismatch: the client has the version ";
+    const KERNEL: &str = "this kernel module has the version ";
+    let joined: String = dmesg
+        .lines()
+        .filter_map(|l| l.split_once("NVRM:").map(|(_, rest)| rest.trim()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    // The newest report counts: older ones may predate a fix.
+    let at = joined.rfind(CLIENT)?;
+    let rest = &joined[at + CLIENT.len()..];
+    let version = |s: &str| -> Option<String> {
+        let v: String = s
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let v = v.trim_end_matches('.').to_string();
+        v.parse::<DriverVersion>().ok().map(|_| v)
+    };
+    let client = version(rest)?;
+    let k_at = rest.find(KERNEL)?;
+    let kernel = version(&rest[k_at + KERNEL.len()..])?;
+    let end = rest[k_at..].find("  ").map_or(rest.len(), |e| k_at + e);
+    Some(ApiMismatch {
+        line: format!("NVRM: {CLIENT}{}", &rest[..end]),
+        client,
+        kernel,
+    })
+}
+
+fn dmesg_api_mismatch(r: &dyn HostReader) -> Option<ApiMismatch> {
+    parse_api_mismatch(&r.run(HostCommand::Dmesg).any_output()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_mismatch_is_read_across_nvrm_lines() {
+        let dmesg = "[   12.1] nvidia-uvm: Loaded the UVM driver, major device number 510.\n\
+[  301.7] NVRM: API mismatch: the client has the version 535.54.03, but\n\
+[  301.7] NVRM: this kernel module has the version 530.41.03.  Please\n\
+[  301.7] NVRM: make sure that this kernel module and all NVIDIA driver\n\
+[  301.7] NVRM: components have the same version.\n";
+        let m = parse_api_mismatch(dmesg).expect("mismatch found");
+        assert_eq!(m.client, "535.54.03");
+        assert_eq!(m.kernel, "530.41.03");
+        assert!(m.line.contains("530.41.03"), "{}", m.line);
+        assert_eq!(
+            parse_api_mismatch("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.159.04"),
+            None
+        );
+        assert_eq!(
+            parse_api_mismatch("NVRM: API mismatch: the client has the version garbage"),
+            None
+        );
+    }
 }

@@ -181,6 +181,37 @@ fn gl204_api_mismatch() {
     );
 }
 
+/// nvidia-smi works (host libraries match the module) but the kernel logged a client of another
+/// version: a second user-space driver, e.g. baked into a container image.
+#[test]
+fn gl204_api_mismatch_from_dmesg_while_nvidia_smi_works() {
+    let dir = super::testutil::tree(&["h200", "variants/complete"]);
+    let dmesg = dir.path().join(".gpulint-host/commands/dmesg.txt");
+    let mut text = std::fs::read_to_string(&dmesg).unwrap_or_default();
+    let healthy = {
+        let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+        let p = crate::host::detect_host(&reader).unwrap();
+        super::run_checks_with(&reader, &p, &opts())
+    };
+    expect(&healthy, "GL204", CheckStatus::Ok);
+    text.push_str("[ 4711.2] NVRM: API mismatch: the client has the version 550.54.15, but\n[ 4711.2] NVRM: this kernel module has the version 580.159.04.  Please\n[ 4711.2] NVRM: make sure that this kernel module and all NVIDIA driver\n[ 4711.2] NVRM: components have the same version.\n");
+    std::fs::write(&dmesg, text).unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL204", Problem);
+    assert!(
+        x.message.contains("550.54.15") && x.message.contains("580.159.04"),
+        "{}",
+        x.message
+    );
+    assert!(
+        x.evidence[0].starts_with("dmesg: NVRM: API mismatch"),
+        "{:?}",
+        x.evidence
+    );
+}
+
 #[test]
 fn gl205_open_module_refuses_gpu() {
     let r = runv(&["variants/open-refused"]);
