@@ -150,24 +150,44 @@ pub fn file_name(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
 
-/// Device-code targets of a binary that can run on `cc`: what the CUDA runtime registers
-/// plus the fatbins the library loads itself.
+/// The device code a binary's own kernels are judged by, deduplicated: `(sass, ptx)`.
+///
+/// An NVIDIA CUDA library (cuFFT, cuBLAS…) loads its kernels itself from fatbins outside
+/// `.nv_fatbin` (cuFFT's `.ldata`), so registered and self-loaded code together are its
+/// own. Any other binary (torch's `libtorch_cuda*.so`, an extension) that registers code is
+/// judged by what it registers: self-loaded fatbins there come from a statically linked
+/// NVIDIA library (cuFFT inside torch 1.13's `libtorch_cuda_cpp.so`) and do not run the
+/// binary's own kernels. A binary with only self-loaded code is judged by that.
+pub fn own_code(b: &Binary) -> (Vec<ArchTarget>, Vec<ArchTarget>) {
+    let registers = !(b.sass.is_empty() && b.ptx.is_empty());
+    let nvidia = crate::inventory::libs::is_cuda_runtime_lib(file_name(&b.path));
+    let (sass, ptx): (Vec<ArchTarget>, Vec<ArchTarget>) = if registers && !nvidia {
+        (b.sass.clone(), b.ptx.clone())
+    } else {
+        (
+            b.sass.iter().chain(&b.embedded_sass).copied().collect(),
+            b.ptx.iter().chain(&b.embedded_ptx).copied().collect(),
+        )
+    };
+    (dedup_targets(sass), dedup_targets(ptx))
+}
+
+/// Sorted, each target once (fatbins of one binary repeat targets).
+pub fn dedup_targets(mut v: Vec<ArchTarget>) -> Vec<ArchTarget> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Device-code targets of a binary's own kernels ([`own_code`]) that can run on `cc`.
 pub fn runnable_targets(b: &Binary, cc: ComputeCapability) -> (Vec<ArchTarget>, Vec<ArchTarget>) {
-    let sass: Vec<_> = b
-        .sass
-        .iter()
-        .chain(b.embedded_sass.iter())
-        .copied()
-        .filter(|t| t.runs_on(cc))
-        .collect();
-    let ptx: Vec<_> = b
-        .ptx
-        .iter()
-        .chain(b.embedded_ptx.iter())
-        .copied()
-        .filter(|t| t.kind == CodeKind::Ptx && t.runs_on(cc))
-        .collect();
-    (sass, ptx)
+    let (sass, ptx) = own_code(b);
+    (
+        sass.into_iter().filter(|t| t.runs_on(cc)).collect(),
+        ptx.into_iter()
+            .filter(|t| t.kind == CodeKind::Ptx && t.runs_on(cc))
+            .collect(),
+    )
 }
 
 /// PTX ISA version recorded for a PTX target of a binary ("8.8" → (8, 8)).

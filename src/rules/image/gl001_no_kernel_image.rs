@@ -1,6 +1,6 @@
 //! GL001 no-kernel-image: a CUDA binary has no code the target GPU can run.
 
-use super::context::{list, runnable_targets, ImageContext};
+use super::context::{dedup_targets, list, own_code, runnable_targets, ImageContext};
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -66,13 +66,26 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     }
                     None => {}
                 }
+                let (own_sass, own_ptx) = own_code(b);
+                // Self-loaded fatbins left out of the judgement (see `own_code`): say so.
+                let mut embedded = b.embedded_sass.clone();
+                embedded.extend(&b.embedded_ptx);
+                let embedded = dedup_targets(embedded);
+                let left_out = !embedded.is_empty()
+                    && own_sass == dedup_targets(b.sass.clone())
+                    && own_ptx == dedup_targets(b.ptx.clone());
+                let statically_linked = if left_out {
+                    format!(" (the self-loaded fatbins of a statically linked library, [{}], do not run its own kernels)", list(&embedded))
+                } else {
+                    String::new()
+                };
                 out.push(
                     META.finding(format!(
-                        "/{} has no kernel image for {} (compute capability {cc}): it has SASS [{}] and PTX [{}]; the GPU needs SASS sm_{}x with x <= {} or PTX compute_XY with XY <= {}",
+                        "/{} has no kernel image for {} (compute capability {cc}): it has SASS [{}] and PTX [{}]{statically_linked}; the GPU needs SASS sm_{}x with x <= {} or PTX compute_XY with XY <= {}",
                         b.path.trim_start_matches('/'),
                         gpu.name,
-                        list(&[b.sass.clone(), b.embedded_sass.clone()].concat()),
-                        list(&[b.ptx.clone(), b.embedded_ptx.clone()].concat()),
+                        list(&own_sass),
+                        list(&own_ptx),
                         cc.major,
                         cc.minor,
                         cc.sm(),

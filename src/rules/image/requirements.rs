@@ -1,7 +1,7 @@
 //! With no target: what the image needs — minimum driver (exact and under minor-version
 //! compatibility) and the compute capabilities each CUDA binary can run on.
 
-use super::context::{runnable_targets, ImageContext};
+use super::context::{own_code, runnable_targets, ImageContext};
 use crate::arch::ComputeCapability;
 use serde::Serialize;
 
@@ -137,10 +137,11 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
                 jit.push(cc.to_string());
             }
         }
+        let (own_sass, own_ptx) = own_code(b);
         binaries.push(BinaryRequirement {
             path: format!("/{}", b.path.trim_start_matches('/')),
-            sass: dedup_names(b.sass.iter().chain(b.embedded_sass.iter())),
-            ptx: dedup_names(b.ptx.iter().chain(b.embedded_ptx.iter())),
+            sass: dedup_names(own_sass.iter()),
+            ptx: dedup_names(own_ptx.iter()),
             native_on: native,
             jit_only_on: jit,
         });

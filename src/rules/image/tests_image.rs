@@ -292,3 +292,38 @@ fn nvidia_libraries_are_judged_by_their_release() {
     let f = check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]);
     assert_eq!(codes(&f), vec!["GL001"]);
 }
+
+#[test]
+fn a_statically_linked_librarys_kernels_do_not_cover_the_binarys_own() {
+    // torch 1.13's libtorch_cuda_cpp.so registers torch's kernels (up to sm_86) and carries
+    // a statically linked cuFFT's self-loaded fatbins (with sm_90): torch's own kernels have
+    // no code for an H100, whatever cuFFT ships.
+    let m = matrix();
+    let mut inv = Inventory::default();
+    let mut b = binary(
+        "opt/venv/lib/python3.10/site-packages/torch/lib/libtorch_cuda_cpp.so",
+        &["sm_80", "sm_86", "sm_80"],
+        &[],
+    );
+    b.embedded_sass = ["sm_80", "sm_90"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    inv.binaries.push(b);
+    let f = check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]);
+    let g: Vec<_> = f.iter().filter(|f| f.rule == "GL001").collect();
+    assert_eq!(g.len(), 1, "{f:?}");
+    assert!(
+        g[0].message.contains("SASS [sm_80, sm_86]"),
+        "targets once each: {}",
+        g[0].message
+    );
+    assert!(
+        g[0].message.contains("statically linked"),
+        "{}",
+        g[0].message
+    );
+    // On an A100 torch's own sm_80 runs: clean.
+    let f = check_image(&inv, &m, &[target(&m, "A100", "580.65.06")]);
+    assert!(!f.iter().any(|f| f.rule == "GL001"), "{f:?}");
+}
