@@ -414,16 +414,6 @@ fn ptx_isa_above_every_row_needs_a_cuda_newer_than_every_release() {
 const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     (
         CUDA_DRIVER,
-        "13.3",
-        "minimum driver not yet transcribed with an NVIDIA source",
-    ),
-    (
-        CUDA_DRIVER,
-        "13.4",
-        "minimum driver not yet transcribed with an NVIDIA source",
-    ),
-    (
-        CUDA_DRIVER,
         "13.5",
         "minimum driver not yet transcribed with an NVIDIA source",
     ),
