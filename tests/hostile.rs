@@ -317,3 +317,94 @@ fn control_characters_from_the_image_are_escaped_in_the_text_report() {
         "a forged ok line: {out}"
     );
 }
+
+/// A one-thread HTTP server on 127.0.0.1 that logs each request's first line and
+/// Authorization header, and answers with `respond(path_and_query, port)`.
+fn tiny_http(
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    name: &'static str,
+    respond: impl Fn(&str) -> String + Send + 'static,
+) -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut r = BufReader::new(conn.try_clone().unwrap());
+            let mut first = String::new();
+            if r.read_line(&mut first).is_err() {
+                continue;
+            }
+            let mut auth = String::from("none");
+            loop {
+                let mut h = String::new();
+                if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = h.split_once(':') {
+                    if k.eq_ignore_ascii_case("authorization") {
+                        auth = v.trim().to_string();
+                    }
+                }
+            }
+            let path = first.split(' ').nth(1).unwrap_or("").to_string();
+            log.lock()
+                .unwrap()
+                .push(format!("{name} {path} auth={auth}"));
+            let _ = conn.write_all(respond(&path).as_bytes());
+        }
+    });
+    port
+}
+
+#[test]
+fn registry_credentials_never_follow_a_redirect_to_another_hosts_challenge() {
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    // C: a token endpoint that collects whatever it is sent.
+    let c = tiny_http(log.clone(), "C", |_| {
+        "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into()
+    });
+    // B: the host A redirects to; it challenges with C as its realm.
+    let b = tiny_http(log.clone(), "B", move |_| {
+        format!(
+            "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"http://127.0.0.1:{c}/token\",service=\"evil\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+    });
+    // A: the registry the credentials belong to; it redirects everything to B.
+    let a = tiny_http(log.clone(), "A", move |path| {
+        if path == "/v2/" {
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".into()
+        } else {
+            format!(
+                "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:{b}{path}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
+        }
+    });
+    let d = tmp();
+    let authfile = join(&d, "auth.json");
+    std::fs::write(
+        &authfile,
+        format!(r#"{{"auths":{{"127.0.0.1:{a}":{{"auth":"dXNlcjpzZWNyZXQ="}}}}}}"#),
+    )
+    .unwrap();
+    let o = gpulint(
+        &[
+            "inventory",
+            "--no-cache",
+            "-q",
+            "--authfile",
+            authfile.to_str().unwrap(),
+            &format!("docker://127.0.0.1:{a}/foo:latest"),
+        ],
+        d.path(),
+    );
+    let log = log.lock().unwrap().join("\n");
+    assert_eq!(o.status.code(), Some(2), "{}\n{log}", text(&o));
+    assert!(!log.contains("Basic"), "credentials leaked:\n{log}");
+    assert!(
+        !log.contains("C "),
+        "the foreign realm was contacted:\n{log}"
+    );
+    assert!(text(&o).contains("redirected to"), "{}", text(&o));
+}

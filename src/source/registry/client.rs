@@ -3,7 +3,9 @@
 //! backoff on timeouts, resets, 429 and 5xx, and fail-fast on refused connections and DNS
 //! errors. HTTPS with verified certificates unless the host is loopback or listed with
 //! `--insecure-registry`. The Authorization header is never logged nor kept across
-//! redirects (blob storage often redirects to another host).
+//! redirects (blob storage often redirects to another host). Credentials go only to the
+//! registry host itself and to the token realm its own first challenge names: a 401 from a
+//! host a redirect led to is refused, never answered with the registry's credentials.
 
 use super::auth::{self, Challenge, Credentials, FoundCredentials};
 use super::reference::{is_loopback, RegistryRef};
@@ -27,6 +29,9 @@ pub(crate) struct Client {
     /// Why credentials could not be looked up, for the 401 message.
     creds_error: Option<String>,
     authorization: Mutex<Option<String>>,
+    /// The token realm the registry host named in its first bearer challenge: the only
+    /// other place its credentials are sent.
+    realm: Mutex<Option<String>>,
     downloads: Arc<Semaphore>,
 }
 
@@ -62,6 +67,7 @@ impl Client {
             creds,
             creds_error,
             authorization: Mutex::new(None),
+            realm: Mutex::new(None),
             downloads: Arc::new(Semaphore::new(opts.parallel_downloads())),
         }
     }
@@ -104,6 +110,17 @@ impl Client {
                 Ok(resp) => return Ok(resp),
                 Err(ureq::Error::Status(401, resp)) if !authed => {
                     authed = true;
+                    let from = url_authority(resp.get_url());
+                    if !same_authority(&from, url_authority(&self.base).as_str()) {
+                        return Err(err(
+                            LiveErrorKind::Auth,
+                            format!(
+                                "{}/{}: GET {path}: redirected to {from}, which asks for \
+                                 credentials; gpulint sends them only to {}",
+                                self.registry, self.repository, self.registry
+                            ),
+                        ));
+                    }
                     let challenge = resp.header("www-authenticate").map(str::to_string);
                     self.authenticate(challenge.as_deref())?;
                     continue;
@@ -243,6 +260,26 @@ impl Client {
                 format!("registry {} sent a plain-HTTP token realm ({host}); refusing to send credentials there", self.registry),
             ));
         }
+        // Pin the realm of the first challenge; a later one naming another realm gets no
+        // credentials.
+        if let Ok(mut pinned) = self.realm.lock() {
+            match pinned.as_deref() {
+                None => *pinned = Some(realm.clone()),
+                Some(p) if p == realm => {}
+                Some(p) => {
+                    return Err(err(
+                        LiveErrorKind::Auth,
+                        format!(
+                            "registry {} changed its token realm from {} to {}; refusing to \
+                             send credentials there",
+                            self.registry,
+                            url_authority(p),
+                            url_authority(realm)
+                        ),
+                    ))
+                }
+            }
+        }
         let scope = format!("repository:{}:pull", self.repository);
         let service = ch.params.get("service").cloned().unwrap_or_default();
         let result = match self.creds.as_ref().map(|c| &c.creds) {
@@ -312,6 +349,27 @@ impl Client {
                 )
             })
     }
+}
+
+/// `host[:port]` of an absolute URL, lowercased, without userinfo or a default port.
+fn url_authority(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let auth = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let auth = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+    let auth = auth.to_ascii_lowercase();
+    let default = match scheme.to_ascii_lowercase().as_str() {
+        "https" => ":443",
+        "http" => ":80",
+        _ => "",
+    };
+    match auth.strip_suffix(default) {
+        Some(h) if !default.is_empty() => h.to_string(),
+        _ => auth,
+    }
+}
+
+fn same_authority(a: &str, b: &str) -> bool {
+    !a.is_empty() && a == b
 }
 
 fn basic_header(user: &str, pass: &str) -> String {
@@ -392,5 +450,23 @@ impl Drop for Permit {
         let mut free = self.0.free.lock().unwrap_or_else(|p| p.into_inner());
         *free += 1;
         self.0.cond.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authority_of_urls() {
+        assert_eq!(url_authority("https://Reg.Example:443/v2/x"), "reg.example");
+        assert_eq!(url_authority("http://127.0.0.1:5000/v2/"), "127.0.0.1:5000");
+        assert_eq!(
+            url_authority("https://u:p@evil.example/t?x"),
+            "evil.example"
+        );
+        assert!(same_authority("127.0.0.1:5000", "127.0.0.1:5000"));
+        assert!(!same_authority("127.0.0.1:5001", "127.0.0.1:5000"));
+        assert!(!same_authority("", ""));
     }
 }
