@@ -408,3 +408,24 @@ fn registry_credentials_never_follow_a_redirect_to_another_hosts_challenge() {
     );
     assert!(text(&o).contains("redirected to"), "{}", text(&o));
 }
+
+#[test]
+fn an_empty_registry_auth_file_variable_means_unset() {
+    let d = tmp();
+    let img = TestImage {
+        layers: vec![(layer_tar(&[file("hello.txt", "hi")]), Comp::Gzip)],
+        cfg: Cfg::default(),
+    };
+    let dir = join(&d, "img");
+    write_oci_layout(&dir, &img, "v1");
+    let o = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["inventory", "--no-cache", "-q"])
+        .arg(format!("oci:{}:v1", dir.display()))
+        .current_dir(d.path())
+        .env("NO_COLOR", "1")
+        .env("REGISTRY_AUTH_FILE", "")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("--authfile"), "{}", text(&o));
+}

@@ -70,8 +70,10 @@ pub struct SourceArgs {
     /// Allow plain HTTP to this registry host[:port] (loopback registries need no flag).
     #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
     pub insecure_registry: Vec<String>,
-    /// Registry credentials file (docker config.json or containers auth.json format).
-    #[arg(long, value_name = "FILE", env = "REGISTRY_AUTH_FILE")]
+    /// Registry credentials file (docker config.json or containers auth.json format); default:
+    /// $REGISTRY_AUTH_FILE when set and not empty.
+    // Not clap's `env`: it rejects a set-but-empty variable; auth.rs reads it instead.
+    #[arg(long, value_name = "FILE")]
     pub authfile: Option<PathBuf>,
     /// Docker/podman API endpoint (unix:///path or tcp://host:port) instead of discovery.
     #[arg(long, value_name = "URL")]

@@ -65,13 +65,18 @@ struct AuthEntry {
     identitytoken: Option<String>,
 }
 
+/// `REGISTRY_AUTH_FILE`, when set and not empty (empty means unset, as in podman).
+fn env_authfile() -> Option<std::ffi::OsString> {
+    std::env::var_os("REGISTRY_AUTH_FILE").filter(|v| !v.is_empty())
+}
+
 /// The files consulted, in order.
 pub(crate) fn auth_files(opts: &SourceOptions) -> Vec<PathBuf> {
     let mut files = Vec::new();
     if let Some(f) = opts
         .authfile
         .clone()
-        .or_else(|| std::env::var_os("REGISTRY_AUTH_FILE").map(PathBuf::from))
+        .or_else(|| env_authfile().map(PathBuf::from))
     {
         files.push(f);
     }
@@ -91,7 +96,7 @@ pub(crate) fn lookup(
     repository: &str,
     opts: &SourceOptions,
 ) -> anyhow::Result<Option<FoundCredentials>> {
-    let explicit = opts.authfile.is_some() || std::env::var_os("REGISTRY_AUTH_FILE").is_some();
+    let explicit = opts.authfile.is_some() || env_authfile().is_some();
     for (i, file) in auth_files(opts).iter().enumerate() {
         let text = match std::fs::read_to_string(file) {
             Ok(t) => t,
