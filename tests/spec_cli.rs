@@ -151,17 +151,17 @@ fn matrices_overrides_reach_spec_rules() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(
         d.path().join("Dockerfile"),
-        "FROM nvcr.io/nvidia/pytorch:25.06-py3\nRUN pip install torch==2.3.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n",
+        "FROM nvcr.io/nvidia/pytorch:99.12-py3\nRUN pip install torch==2.3.0+cu118 --index-url https://download.pytorch.org/whl/cu118\n",
     )
     .unwrap();
-    // The built-in NGC matrix does not hold 25.06: base CUDA unknown, nothing to compare.
+    // The built-in NGC matrix does not hold 99.12 (no such release): base CUDA unknown, nothing to compare.
     let (_, v, _) = gpulint(d.path(), &["dockerfile"]);
     assert!(with_rule(&v, "GL101").is_empty(), "{v:#}");
     let m = d.path().join("m");
     std::fs::create_dir(&m).unwrap();
     std::fs::write(
         m.join("ngc_pytorch.toml"),
-        "[[container]]\ntag = \"25.06\"\ncuda = \"12.9.1\"\nsource = \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-25-06.html\"\n",
+        "[[container]]\ntag = \"99.12\"\ncuda = \"12.9.1\"\nsource = \"https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-25-06.html\"\n",
     )
     .unwrap();
     let (code, v, err) = gpulint(d.path(), &["dockerfile", "--matrices", "m"]);
@@ -172,5 +172,8 @@ fn matrices_overrides_reach_spec_rules() {
         "{:#}",
         f[0]
     );
-    assert_eq!(code, 1);
+    // An older torch CUDA major on a newer base runs (drivers are backward compatible):
+    // reported, but not an error.
+    assert_ne!(f[0]["severity"], "error", "{:#}", f[0]);
+    assert_eq!(code, 0);
 }

@@ -117,6 +117,7 @@ pub static RULES: &[Rule] = &[
     spec(&gl116_deprecated_nvidia_runtime::META, gl116_deprecated_nvidia_runtime::check),
     spec(&gl117_cuda_visible_devices_unavailable::META, gl117_cuda_visible_devices_unavailable::check),
     spec(&gl118_image_tag_unpinned::META, gl118_image_tag_unpinned::check),
+    spec(&gl119_torch_build_misses_target::META, gl119_torch_build_misses_target::check),
     Rule { meta: &gl199_unused_suppression::META, check: Check::Suppression },
     host(&gl201_gpu_not_visible::META, gl201_gpu_not_visible::check, false),
     host(&gl202_nouveau_loaded::META, gl202_nouveau_loaded::check, true),

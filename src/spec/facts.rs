@@ -35,6 +35,8 @@ pub trait Facts: Send + Sync {
     fn arch_name(&self, name: &str) -> Option<String>;
     /// Image repositories without a `latest` tag.
     fn has_no_latest_tag(&self, repo: &str) -> Option<Sourced<()>>;
+    /// PyTorch's release lines, their CUDA builds and the GPU code each build ships.
+    fn torch(&self) -> &crate::matrix::torch::TorchMatrix;
 }
 
 #[derive(Deserialize)]
@@ -110,6 +112,9 @@ impl SpecFacts {
 }
 
 impl Facts for SpecFacts {
+    fn torch(&self) -> &crate::matrix::torch::TorchMatrix {
+        self.matrix.torch()
+    }
     fn cuda_min_driver(&self, cuda: CudaVersion) -> Option<Sourced<DriverVersion>> {
         // The driver a CUDA release needs is its GA row's: patch versions found in tags
         // and images are component versions, not update numbers.

@@ -31,8 +31,32 @@ pub struct TorchInstall {
     pub pos: Pos,
     pub text: String,
     pub cuda: TorchCuda,
+    /// The torch release the install names (`==2.3.0`, `~=2.3.0`, a wheel file name, conda
+    /// `pytorch=2.3`); None when the resolver picks it at build time.
+    pub version: Option<String>,
     pub via_conda: bool,
     pub stage: usize,
+}
+
+/// The torch version a pip requirement fixes: an `==` pin, `~=X.Y.Z` (the minor is fixed),
+/// or the version in a wheel file name (`torch-2.3.0+cu121-cp310-…whl`).
+fn pip_torch_version(r: &Req) -> Option<String> {
+    if r.unresolved {
+        return None;
+    }
+    if let Some(v) = r.pinned.as_deref().filter(|v| !v.contains('$')) {
+        return Some(v.to_string());
+    }
+    if let Some(s) = r.spec.strip_prefix("~=") {
+        return Some(s.trim().to_string());
+    }
+    let url = r.url.as_deref()?;
+    let file = url.rsplit('/').next()?;
+    let file = file.replace("%2B", "+").replace("%2b", "+");
+    let rest = file.strip_prefix("torch-")?;
+    let v = rest.split('-').next()?;
+    v.starts_with(|c: char| c.is_ascii_digit())
+        .then(|| v.to_string())
 }
 
 fn cu_in_url(u: &str) -> Option<CudaVersion> {
@@ -141,6 +165,7 @@ pub fn stage_torch(st: &Stage, facts: &dyn Facts) -> Vec<TorchInstall> {
                         pos: r.pos,
                         text: format!("{}{}", r.name, r.spec),
                         cuda: pip_torch(p, r, facts),
+                        version: pip_torch_version(r),
                         via_conda: false,
                         stage: st.index,
                     });
@@ -186,6 +211,11 @@ pub fn stage_torch(st: &Stage, facts: &dyn Facts) -> Vec<TorchInstall> {
                             }
                         }
                     },
+                    version: Some(
+                        t.1.trim_start_matches(['=', '<', '>', '~', '!'])
+                            .to_string(),
+                    )
+                    .filter(|v| v.starts_with(|c: char| c.is_ascii_digit())),
                     via_conda: true,
                     stage: st.index,
                 });

@@ -17,7 +17,7 @@ pub static META: RuleMeta = RuleMeta {
             (nvidia/cuda:11.8.0-…, pytorch/pytorch:…-cuda11.8-…, NGC PyTorch YY.MM).",
         why: "The base image advertises its own CUDA in NVIDIA_REQUIRE_CUDA (cuda>=11.8), so the \
             container toolkit starts it on drivers that support 11.8 but not the CUDA 12 that \
-            torch needs (`CUDA driver version is insufficient`). In devel images, CUDA extensions \
+            torch needs (`CUDA driver version is insufficient`): an error. The other way round             (torch's CUDA 11.8 on a CUDA 12.4 base) runs, since a driver for 12.4 also runs             11.8: reported as info (warning in devel images). In devel images, CUDA extensions \
             compiled with the image's nvcc against a torch of another CUDA major fail torch's \
             version check; within one major they only warn, and the mix of two CUDA runtimes in \
             one image is a source of symbol and performance surprises.",
@@ -68,7 +68,33 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             .minor_compat_floor(tc.major)
             .map(|d| format!(" (driver >= {})", d.value))
             .unwrap_or_default();
-        let (sev, why) = if tc.major != bc.major {
+        let (sev, why) = if tc.major < bc.major {
+            // Drivers are backward compatible: any driver that passes the base's
+            // `cuda>=12.4` runs torch's CUDA 11.8. Only builds against the base's nvcc break.
+            if devel {
+                (
+                    Severity::Warning,
+                    format!(
+                        "CUDA extensions compiled with this image's nvcc {} fail torch's CUDA major check against torch's CUDA {} (runtime is fine: a driver for CUDA {} also runs CUDA {})",
+                        bc.major_minor(),
+                        tc.major_minor(),
+                        bc.major_minor(),
+                        tc.major_minor()
+                    ),
+                )
+            } else {
+                (
+                    Severity::Info,
+                    format!(
+                        "torch uses its bundled CUDA {} libraries; the image's CUDA {} stays unused by torch (a driver for CUDA {} also runs CUDA {})",
+                        tc.major_minor(),
+                        bc.major_minor(),
+                        bc.major_minor(),
+                        tc.major_minor()
+                    ),
+                )
+            }
+        } else if tc.major > bc.major {
             (
                 Severity::Error,
                 format!(
@@ -148,6 +174,26 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::spec::testutil::{dockerfile, target};
+
+    #[test]
+    fn older_torch_cuda_major_on_a_newer_base_runs() {
+        // cu118 torch on a CUDA 12.4 base: every driver that passes cuda>=12.4 runs CUDA 11.8.
+        let f = dockerfile(
+            "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu118\n",
+            "GL101",
+            vec![],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::finding::Severity::Info);
+        assert!(!f[0].message.contains("cannot run"), "{}", f[0].message);
+        let f = dockerfile(
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install torch==2.3.0+cu118\n",
+            "GL101",
+            vec![],
+        );
+        assert_eq!(f[0].severity, crate::finding::Severity::Warning);
+        assert!(f[0].message.contains("major check"), "{}", f[0].message);
+    }
 
     #[test]
     fn seed_cuda_11_8_base_with_cu121_torch() {

@@ -69,7 +69,11 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    let final_chain = super::final_chain(bf);
     for st in bf.built_stages() {
+        // The stub libcuda.so serves linking in a throw-away builder stage; only the
+        // stages the final image is built on ship their loader setup.
+        let builder = !final_chain.contains(&st.index);
         for i in &st.installs {
             if let Install::Os(o) = i {
                 for (n, _, pos) in &o.pkgs {
@@ -100,6 +104,10 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             if name == "ln" || name == "cp" {
                 if let Some(dst) = words.last() {
                     let b = dst.rsplit('/').next().unwrap_or(dst);
+                    let from_stub = words.iter().any(|w| w.contains("stubs"));
+                    if builder && from_stub {
+                        continue;
+                    }
                     if words.len() >= 3
                         && (b == "libcuda.so.1"
                             || dst.ends_with('/')
@@ -121,7 +129,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                         .map(|t| t.text.contains("ld.so.conf"))
                         .unwrap_or(false)
                 });
-                if to_ldconf && words.iter().any(|w| w.contains("/stubs")) {
+                if to_ldconf && !builder && words.iter().any(|w| w.contains("/stubs")) {
                     out.push(
                         META.finding("the CUDA stubs directory is added to the dynamic loader's search path (ld.so.conf): the stub libcuda.so can be loaded instead of the real driver")
                             .with_location(loc(&bf.file, c.pos))
@@ -147,6 +155,12 @@ mod tests {
             .map(|f| f.location.as_ref().unwrap().line.unwrap())
             .collect();
         assert_eq!(lines, vec![2, 2, 5, 3, 4], "{f:?}");
+        // The stub link in a throw-away builder stage only serves the build.
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS build\nRUN ln -s /usr/local/cuda/lib64/stubs/libcuda.so /usr/local/cuda/lib64/stubs/libcuda.so.1 && make\nFROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nCOPY --from=build /src/app /app\n";
+        assert!(dockerfile(t, "GL103", vec![]).is_empty());
+        // ...but in the final stage it ships.
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS build\nRUN make\nFROM build\nRUN ln -s /usr/local/cuda/lib64/stubs/libcuda.so /usr/local/cuda/lib64/stubs/libcuda.so.1\n";
+        assert_eq!(dockerfile(t, "GL103", vec![]).len(), 1);
         assert!(dockerfile(
             "FROM ubuntu\nRUN apt-get install -y nvidia-container-toolkit-base python3\n",
             "GL103",

@@ -46,6 +46,18 @@ fn pkg_cuda(n: &str) -> Option<CudaVersion> {
     format!("{major}.{minor}").parse().ok()
 }
 
+/// `cuda-12-4`: NVIDIA's metapackage for a whole release (toolkit and driver).
+fn is_cuda_meta(n: &str) -> bool {
+    n.strip_prefix("cuda-")
+        .and_then(|r| r.split_once('-'))
+        .is_some_and(|(a, b)| {
+            !a.is_empty()
+                && !b.is_empty()
+                && a.bytes().all(|c| c.is_ascii_digit())
+                && b.bytes().all(|c| c.is_ascii_digit())
+        })
+}
+
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let Subject::Dockerfile(bf) = s else {
         return Vec::new();
@@ -59,11 +71,13 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         let base_s = base
             .map(|b| b.major_minor())
             .unwrap_or_else(|| "its own".into());
+        let runtime_base = matches!(st.info.flavor.as_deref(), Some("runtime" | "base"));
         for i in &st.installs {
             match i {
                 Install::Os(o) => {
                     for (n, ver, pos) in &o.pkgs {
                         let n_l = n.to_ascii_lowercase();
+                        let mut info_msg: Option<String> = None;
                         let toolkit =
                             n_l == "nvidia-cuda-toolkit" || n_l == "cuda" || n_l == "cuda-toolkit";
                         let cuda_pkg = n_l.starts_with("cuda-")
@@ -82,6 +96,21 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                                         v.major_minor(),
                                         b.major_minor()
                                     ))
+                                }
+                                // The same release's toolkit on a runtime image: it works, but
+                                // the -devel image of that release already is exactly this.
+                                (Some(v), Some(_))
+                                    if runtime_base
+                                        && (n_l.starts_with("cuda-toolkit-")
+                                            || n_l.starts_with("cuda-nvcc-")
+                                            || n_l.starts_with("cuda-libraries-dev-")
+                                            || is_cuda_meta(&n_l)) =>
+                                {
+                                    info_msg = Some(format!(
+                                        "`{n}` installs the CUDA {} toolkit on a runtime image of the same release: the `-devel` image already ships it (smaller, cached, and its packages held at matching versions)",
+                                        v.major_minor()
+                                    ));
+                                    None
                                 }
                                 _ => None,
                             }
@@ -114,14 +143,35 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                                     .with_help("use a base image with the CUDA you need, or pin packages to the base's CUDA release"),
                             );
                         }
+                        if let Some(m) = info_msg.take() {
+                            out.push(
+                                META.finding(m)
+                                    .with_severity(Severity::Info)
+                                    .with_location(loc(&bf.file, *pos))
+                                    .with_help("start from the -devel variant of the base image instead of installing the toolkit"),
+                            );
+                        }
                     }
                 }
                 Install::Conda(c) => {
                     for (n, v, pos) in &c.pkgs {
-                        if matches!(
-                            n.as_str(),
-                            "cudatoolkit" | "cuda-toolkit" | "cuda" | "cuda-nvcc" | "cuda-runtime"
-                        ) {
+                        // The same release as the base's CUDA is no second CUDA.
+                        let same = v
+                            .trim_start_matches(['=', '>', '<', '~'])
+                            .parse::<CudaVersion>()
+                            .ok()
+                            .zip(base)
+                            .is_some_and(|(v, b)| (v.major, v.minor) == (b.major, b.minor));
+                        if !same
+                            && matches!(
+                                n.as_str(),
+                                "cudatoolkit"
+                                    | "cuda-toolkit"
+                                    | "cuda"
+                                    | "cuda-nvcc"
+                                    | "cuda-runtime"
+                            )
+                        {
                             out.push(
                                 META.finding(format!("conda `{n}{}` adds a second CUDA next to the image's CUDA {base_s}", if v.is_empty() { String::new() } else { format!("={v}") }))
                                     .with_location(loc(&bf.file, *pos))
@@ -148,6 +198,23 @@ mod tests {
         assert_eq!(f.len(), 4, "{f:?}");
         let ok = "FROM nvidia/cuda:12.8.1-devel-ubuntu22.04\nRUN apt-get install -y libnccl2=2.26.2-1+cuda12.8 cuda-nvcc-12-8\n";
         assert!(dockerfile(ok, "GL104", vec![]).is_empty());
+        // conda's cudatoolkit of the base's own release is no second CUDA.
+        let t =
+            "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\nRUN conda install -y cudatoolkit=11.8\n";
+        assert!(
+            dockerfile(t, "GL104", vec![]).is_empty(),
+            "{:?}",
+            dockerfile(t, "GL104", vec![])
+        );
+        let t =
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN conda install -y cudatoolkit=11.8\n";
+        assert_eq!(dockerfile(t, "GL104", vec![]).len(), 1);
+        // The same release's toolkit on a runtime base: use -devel (info).
+        let t = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN apt-get install -y cuda-toolkit-12-4\n";
+        let f = dockerfile(t, "GL104", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::finding::Severity::Info);
+        assert!(f[0].message.contains("-devel"), "{}", f[0].message);
         assert!(dockerfile(
             "FROM ubuntu:22.04\nRUN apt-get install -y cuda-toolkit-12-4\n",
             "GL104",

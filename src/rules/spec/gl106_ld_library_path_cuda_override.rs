@@ -98,11 +98,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             // Stages the final image is built on: their ENV reaches the running container.
             // Other stages are throw-away builders, where stubs on LD_LIBRARY_PATH only serve
             // the build (linking, import checks without a GPU).
-            let final_chain: Vec<usize> = bf
-                .built_stages()
-                .last()
-                .map(|f| bf.chain(f.index).iter().map(|s| s.index).collect())
-                .unwrap_or_default();
+            let final_chain = super::final_chain(bf);
             for st in bf.built_stages() {
                 let nvidia = st.info.kind == crate::spec::image::ImageKind::NvidiaCuda;
                 let builder = !final_chain.contains(&st.index);

@@ -33,6 +33,18 @@ pub fn is_host_cuda(p: &str) -> bool {
     p == "/usr/local/cuda" || p.starts_with("/usr/local/cuda/") || p.starts_with("/usr/local/cuda-")
 }
 
+/// A container path whose mount replaces the image's CUDA toolkit: `/usr/local/cuda*` itself
+/// or a directory above it (`-v /usr:/usr`, `-v /usr/local:/usr/local`).
+fn covers_image_cuda(container: &str) -> bool {
+    let c = container.trim_end_matches('/');
+    matches!(c, "/usr" | "/usr/local") || is_host_cuda(c)
+}
+
+/// A bind mount from a host path (not a named volume, which Docker seeds from the image).
+fn is_bind(host: &str) -> bool {
+    host.starts_with(['/', '~', '.', '$'])
+}
+
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let Subject::Runs(specs) = s else {
         return Vec::new();
@@ -40,7 +52,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in specs.iter().filter(|r| !r.infra) {
         for m in &r.mounts {
-            if is_host_cuda(&m.host) {
+            if is_host_cuda(&m.host) || is_bind(&m.host) && covers_image_cuda(&m.container) {
                 out.push(
                     META.finding(format!(
                         "host CUDA `{}` is mounted at `{}`{}: the container's CUDA now depends on the host's installation",
@@ -74,5 +86,38 @@ mod tests {
         let k = "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: x\n    volumeMounts:\n    - name: cuda\n      mountPath: /usr/local/cuda\n  volumes:\n  - name: cuda\n    hostPath:\n      path: /usr/local/cuda-12.4\n";
         let f = runs("k8s", k, "GL111", vec![]);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(12));
+    }
+
+    #[test]
+    fn parent_directories_and_toolkits_from_anywhere_over_the_images_cuda() {
+        for m in [
+            "-v /usr:/usr",
+            "-v /usr/local:/usr/local:ro",
+            "-v /home/u/cuda:/usr/local/cuda",
+            "-v $HOME/cuda-12.1:/usr/local/cuda-12.1",
+        ] {
+            let f = runs(
+                "sh",
+                &format!("docker run --gpus all {m} img\n"),
+                "GL111",
+                vec![],
+            );
+            assert_eq!(f.len(), 1, "{m}: {f:?}");
+        }
+        // A named volume is seeded from the image; a host /usr under another path is not
+        // the container's CUDA.
+        for m in [
+            "-v cudavol:/usr/local/cuda",
+            "-v /usr:/host/usr:ro",
+            "-v /data:/data",
+        ] {
+            let f = runs(
+                "sh",
+                &format!("docker run --gpus all {m} img\n"),
+                "GL111",
+                vec![],
+            );
+            assert!(f.is_empty(), "{m}: {f:?}");
+        }
     }
 }

@@ -23,10 +23,22 @@ pub mod gl115_visible_devices_all_bypasses_plugin;
 pub mod gl116_deprecated_nvidia_runtime;
 pub mod gl117_cuda_visible_devices_unavailable;
 pub mod gl118_image_tag_unpinned;
+pub mod gl119_torch_build_misses_target;
 pub mod gl199_unused_suppression;
 
 use crate::finding::Finding;
+use crate::spec::build::BuildFacts;
 use crate::spec::{RuleCtx, Subject};
+
+/// Indices of the stages the final image is built on (the last built stage and its
+/// parents): what they set reaches the running container. Other stages are throw-away
+/// builders whose files reach the image only through an explicit `COPY --from`.
+pub(crate) fn final_chain(bf: &BuildFacts) -> Vec<usize> {
+    bf.built_stages()
+        .last()
+        .map(|f| bf.chain(f.index).iter().map(|s| s.index).collect())
+        .unwrap_or_default()
+}
 
 /// A Dockerfile / run-configuration check: one subject (a build or the run specs of a file)
 /// in, findings out.

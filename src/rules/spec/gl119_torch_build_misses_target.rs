@@ -1,0 +1,438 @@
+//! GL119: the official torch build a Dockerfile installs ships no kernel for a target GPU.
+//!
+//! The build is the one pip resolves: the pinned version (or, unpinned, the newest release)
+//! and its CUDA variant (a `+cuXYZ` pin, a download.pytorch.org index, or PyPI's default).
+//! Its SASS/PTX come from `matrices/torch.toml`; where no row exists the answer is
+//! "unknown", never "ok".
+
+use crate::arch::{ArchTarget, ComputeCapability};
+use crate::finding::{Finding, Severity};
+use crate::matrix::torch::{TorchMatrix, TorchRelease, TorchVariant};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::spec::torch::{all_torch, TorchCuda, TorchInstall};
+use crate::spec::{loc, RuleCtx, Subject};
+use crate::target::Target;
+use crate::version::CudaVersion;
+
+pub static META: RuleMeta = RuleMeta {
+    code: Code::new("GL119"),
+    name: "torch-build-misses-target",
+    default_severity: Severity::Error,
+    summary: "The torch build the Dockerfile installs ships no kernel for a target GPU",
+    doc: RuleDoc {
+        what: "`pip install torch==X` (with its CUDA variant: a `+cuXYZ` pin, a \
+            download.pytorch.org/whl/cuXYZ index, or PyPI's default build) installs an official \
+            build whose SASS and PTX cover none of a target GPU's compute capability; or what \
+            that build ships is unknown.",
+        why: "Every official torch build is compiled for a fixed architecture list, and each \
+            release drops old GPUs: torch 2.11's CUDA 13.0 build has no sm_70 (V100), torch \
+            2.0's CUDA 11.7 build no sm_90 (H100). On such a GPU `torch.cuda.is_available()` \
+            is true, then the first kernel fails with `no kernel image is available for \
+            execution on the device` (torch warns `… with CUDA capability sm_70 is not \
+            compatible with the current PyTorch installation`). An unpinned `pip install torch` \
+            gets the newest release, so it inherits the newest release's list.",
+        example: "`RUN pip install torch==2.11.0` deployed on a V100 (compute capability 7.0).",
+        fix: "Install a build whose architecture list covers the GPU: an older CUDA variant \
+            that still ships it (`--index-url https://download.pytorch.org/whl/cu126` for \
+            sm_50–sm_90), a torch release that still supports it, or build torch from source \
+            with `TORCH_CUDA_ARCH_LIST` set.",
+        sources: &[
+            "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#pytorch-cuda-support-matrix",
+            "https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh",
+            "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list",
+        ],
+    },
+};
+
+/// What gpulint knows of the build an install resolves to.
+enum Build<'a> {
+    /// Exactly this build (`how` says why: pinned, or the last release with that variant).
+    Exact {
+        release: &'a TorchRelease,
+        variant: &'a TorchVariant,
+        how: String,
+    },
+    /// A release at least as new as the newest we know (pinned newer, or unpinned): judged by
+    /// the newest known release's matching build.
+    AtLeast {
+        newest: &'a TorchRelease,
+        variant: &'a TorchVariant,
+        how: String,
+    },
+    /// Not judgeable: the reason, for the message.
+    Unknown(String),
+}
+
+fn numeric(v: &str) -> Vec<u64> {
+    v.split(['.', '+'])
+        .take(2)
+        .map(|p| p.parse().unwrap_or(0))
+        .collect()
+}
+
+/// The variant of `release` that an install with `cuda` (None: PyPI's default) gets.
+fn variant_of(release: &TorchRelease, cuda: Option<CudaVersion>) -> Option<&TorchVariant> {
+    match cuda {
+        Some(c) => release.variant(&c.cu_tag()),
+        None => release.pypi_default_variant(),
+    }
+}
+
+fn resolve<'a>(tm: &'a TorchMatrix, t: &TorchInstall, cuda: Option<CudaVersion>) -> Build<'a> {
+    let Some(newest) = tm.releases().last() else {
+        return Build::Unknown("gpulint holds no torch release".into());
+    };
+    let build_name = |c: Option<CudaVersion>| match c {
+        Some(c) => format!("{} build", c.cu_tag()),
+        None => "PyPI default build".to_string(),
+    };
+    match t.version.as_deref() {
+        Some(v) => {
+            if let Some(release) = tm.release(v) {
+                return match variant_of(release, cuda) {
+                    Some(variant) => Build::Exact {
+                        release,
+                        variant,
+                        how: format!("torch {v}"),
+                    },
+                    None => Build::Unknown(format!(
+                        "gpulint knows no {} of torch {}",
+                        build_name(cuda),
+                        release.version
+                    )),
+                };
+            }
+            if numeric(v) > numeric(&newest.version) {
+                return match variant_of(newest, cuda) {
+                    Some(variant) => Build::AtLeast {
+                        newest,
+                        variant,
+                        how: format!(
+                            "torch {v} is newer than every release gpulint knows (newest {})",
+                            newest.version
+                        ),
+                    },
+                    None => Build::Unknown(format!(
+                        "torch {v} is newer than every release gpulint knows"
+                    )),
+                };
+            }
+            Build::Unknown(format!("gpulint knows no torch release {v}"))
+        }
+        None => match cuda {
+            // An index that pins the variant: the newest release that has it.
+            Some(c) => {
+                let tag = c.cu_tag();
+                match tm
+                    .releases()
+                    .iter()
+                    .rev()
+                    .find_map(|r| r.variant(&tag).map(|v| (r, v)))
+                {
+                    Some((r, variant)) if r.version == newest.version => Build::AtLeast {
+                        newest,
+                        variant,
+                        how: format!(
+                            "unpinned torch from the {tag} index gets the newest release (>= {})",
+                            newest.version
+                        ),
+                    },
+                    Some((release, variant)) => Build::Exact {
+                        release,
+                        variant,
+                        how: format!(
+                            "unpinned torch from the {tag} index gets torch {}, the last release with a {tag} build",
+                            release.version
+                        ),
+                    },
+                    None => Build::Unknown(format!("gpulint knows no torch release with a {tag} build")),
+                }
+            }
+            None => match newest.pypi_default_variant() {
+                Some(variant) => Build::AtLeast {
+                    newest,
+                    variant,
+                    how: format!(
+                        "unpinned torch from PyPI gets the newest release (>= {})",
+                        newest.version
+                    ),
+                },
+                None => Build::Unknown(format!(
+                    "gpulint does not know PyPI's default build of torch {}",
+                    newest.version
+                )),
+            },
+        },
+    }
+}
+
+fn list(v: &[ArchTarget]) -> String {
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The GPUs of `tg` with capability `cc`, for messages ("7.0 (V100)").
+fn gpu_names(tg: &Target, cc: ComputeCapability) -> String {
+    let mut names: Vec<&str> = tg
+        .gpus
+        .iter()
+        .filter(|g| g.cc == Some(cc))
+        .map(|g| g.name.as_str())
+        .collect();
+    names.dedup();
+    format!("{cc} ({})", names.join(", "))
+}
+
+/// What one build means for one capability.
+enum Verdict {
+    Runs,
+    /// No kernel image, with the reason (after "ships …").
+    Misses(String),
+    /// Unknown, with the reason.
+    Unknown(String),
+}
+
+fn covers(sass: &[ArchTarget], ptx: &[ArchTarget], cc: ComputeCapability) -> bool {
+    sass.iter().chain(ptx).any(|a| a.runs_on(cc))
+}
+
+fn judge(build: &Build, cc: ComputeCapability) -> Verdict {
+    match build {
+        Build::Exact {
+            release,
+            variant,
+            how,
+        } => match &variant.archs {
+            None => Verdict::Unknown(format!(
+                "gpulint has no architecture list for torch {}'s {} build",
+                release.version, variant.tag
+            )),
+            Some(a) if covers(&a.sass, &a.ptx, cc) => Verdict::Runs,
+            Some(a) => Verdict::Misses(format!(
+                "{how}, {} build, ships SASS [{}] and PTX [{}] (source: {})",
+                variant.tag,
+                list(&a.sass),
+                list(&a.ptx),
+                a.source
+            )),
+        },
+        Build::AtLeast {
+            newest,
+            variant,
+            how,
+        } => match &variant.archs {
+            None => Verdict::Unknown(format!(
+                "{how}, and gpulint has no architecture list for torch {}'s {} build",
+                newest.version, variant.tag
+            )),
+            Some(a) if covers(&a.sass, &a.ptx, cc) => Verdict::Runs,
+            Some(a) => {
+                // Releases drop old architectures and add new ones: a GPU older than
+                // everything the newest known build targets is not coming back.
+                let oldest = a.sass.iter().chain(&a.ptx).map(|t| t.cc()).min();
+                let shipped = format!(
+                    "{how}; torch {}'s {} build already ships only SASS [{}] and PTX [{}]",
+                    newest.version,
+                    variant.tag,
+                    list(&a.sass),
+                    list(&a.ptx)
+                );
+                if oldest.is_some_and(|o| cc < o) {
+                    Verdict::Misses(format!(
+                        "{shipped}, and PyTorch does not re-add architectures it dropped"
+                    ))
+                } else {
+                    Verdict::Unknown(format!("{shipped}; whether a newer release adds it"))
+                }
+            }
+        },
+        Build::Unknown(why) => Verdict::Unknown(why.clone()),
+    }
+}
+
+pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+    let Subject::Dockerfile(bf) = s else {
+        return Vec::new();
+    };
+    if cx.targets.is_empty() {
+        return Vec::new();
+    }
+    let tm = cx.facts.torch();
+    let mut out = Vec::new();
+    for t in all_torch(bf, cx.facts) {
+        // Conda's pytorch builds come from other build scripts: no rows to judge them by.
+        if t.via_conda {
+            continue;
+        }
+        let cuda = match &t.cuda {
+            TorchCuda::Pinned { cuda, .. } => Some(*cuda),
+            TorchCuda::PypiDefault { .. } => None,
+            TorchCuda::Cpu | TorchCuda::Other(_) => continue,
+        };
+        let build = resolve(tm, &t, cuda);
+        // One finding per install and kind of verdict, naming every GPU it concerns (the
+        // reason is the same for all of them).
+        let mut missed: Vec<(String, String)> = Vec::new(); // (gpu, reason)
+        let mut unknown: Vec<(String, String)> = Vec::new();
+        let mut targets: Vec<String> = Vec::new();
+        for tg in cx.targets {
+            for cc in tg.capabilities() {
+                let (bucket, why) = match judge(&build, cc) {
+                    Verdict::Runs => continue,
+                    Verdict::Misses(w) => (&mut missed, w),
+                    Verdict::Unknown(w) => (&mut unknown, w),
+                };
+                let g = gpu_names(tg, cc);
+                if !bucket.iter().any(|(x, _)| *x == g) {
+                    bucket.push((g, why));
+                }
+                if !targets.contains(&tg.name) {
+                    targets.push(tg.name.clone());
+                }
+            }
+        }
+        let at = loc(&bf.file, t.pos);
+        let one_target = (targets.len() == 1).then(|| targets[0].clone());
+        let gpus = |v: &[(String, String)]| {
+            v.iter()
+                .map(|(g, _)| g.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if let Some((_, why)) = missed.first() {
+            let mut f = META
+                .finding(format!(
+                    "`{}`: {why}: no kernel image for compute capability {}",
+                    t.text,
+                    gpus(&missed)
+                ))
+                .with_location(at.clone())
+                .with_help("install a torch build whose architecture list covers the GPU (an older CUDA variant, or an older torch), or build torch with TORCH_CUDA_ARCH_LIST set");
+            if let Some(n) = &one_target {
+                f = f.with_target(n.clone());
+            }
+            out.push(f);
+        }
+        if let Some((_, why)) = unknown.first() {
+            let mut f = META
+                .finding(format!(
+                    "`{}`: whether the torch build installed here ships code for compute capability {} is unknown: {why}",
+                    t.text,
+                    gpus(&unknown)
+                ))
+                .with_severity(Severity::Warning)
+                .with_location(at)
+                .with_help("pin a torch version and CUDA variant gpulint knows, or check `torch.cuda.get_arch_list()` of the build");
+            if let Some(n) = &one_target {
+                f = f.with_target(n.clone());
+            }
+            out.push(f);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::finding::Severity;
+    use crate::spec::testutil::{dockerfile, target};
+
+    fn on(df: &str, cc: &str) -> Vec<crate::finding::Finding> {
+        dockerfile(df, "GL119", vec![target("t", &[cc], Some("580.65.06"))])
+    }
+
+    #[test]
+    fn pypi_default_without_the_target_arch_is_an_error() {
+        // torch 2.11's PyPI build (CUDA 13.0) starts at sm_75: no V100.
+        let f = on("FROM python:3.12\nRUN pip install torch==2.11.0\n", "7.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message
+                .contains("no kernel image for compute capability 7.0"),
+            "{}",
+            f[0].message
+        );
+        assert!(f[0].message.contains("cu130"), "{}", f[0].message);
+        // ...and covers an H100.
+        assert!(on("FROM python:3.12\nRUN pip install torch==2.11.0\n", "9.0").is_empty());
+    }
+
+    #[test]
+    fn old_release_without_hopper_is_an_error() {
+        let f = on("FROM python:3.10\nRUN pip install torch==2.0.1\n", "9.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn an_older_variant_that_ships_the_arch_is_clean() {
+        // The cu126 build of 2.11 still ships sm_70.
+        let df = "FROM python:3.12\nRUN pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cu126\n";
+        assert!(on(df, "7.0").is_empty(), "{:?}", on(df, "7.0"));
+    }
+
+    #[test]
+    fn unpinned_torch_inherits_the_newest_release() {
+        // Today's PyPI torch has dropped sm_50 (Maxwell): an error, with the reasoning.
+        let f = on("FROM python:3.12\nRUN pip install torch\n", "5.2");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("does not re-add"), "{}", f[0].message);
+        assert!(on("FROM python:3.12\nRUN pip install torch\n", "9.0").is_empty());
+    }
+
+    #[test]
+    fn unknown_release_or_build_is_unknown_not_ok() {
+        let f = on("FROM python:3.12\nRUN pip install torch==1.4.0\n", "9.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("unknown"), "{}", f[0].message);
+        assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn newer_than_known_release_reasons_from_the_newest() {
+        let f = on("FROM python:3.12\nRUN pip install torch==9.9.0\n", "5.2");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("newer than every release"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn one_finding_per_install_names_every_gpu() {
+        let f = dockerfile(
+            "FROM python:3.12\nRUN pip install torch==2.11.0\n",
+            "GL119",
+            vec![target("fleet", &["6.0", "7.0", "9.0"], Some("580.65.06"))],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("6.0") && f[0].message.contains("7.0"),
+            "{}",
+            f[0].message
+        );
+        assert!(!f[0].message.contains("9.0 ("), "{}", f[0].message);
+    }
+
+    #[test]
+    fn cpu_builds_and_no_targets_are_not_judged() {
+        let df = "FROM python:3.12\nRUN pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cpu\n";
+        assert!(on(df, "7.0").is_empty());
+        assert!(dockerfile(
+            "FROM python:3.12\nRUN pip install torch==2.11.0\n",
+            "GL119",
+            vec![]
+        )
+        .is_empty());
+    }
+}
