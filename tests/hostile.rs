@@ -429,3 +429,56 @@ fn an_empty_registry_auth_file_variable_means_unset() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(!text(&o).contains("--authfile"), "{}", text(&o));
 }
+
+#[test]
+fn variable_expansion_bombs_are_bounded_findings_not_aborts() {
+    let d = tmp();
+    // Doubling ENV chain: 16 bytes << 17 = 2 MiB at V17 (line 19).
+    let mut chain = String::from("FROM ubuntu:22.04\nENV V0=aaaaaaaaaaaaaaaa\n");
+    for i in 1..19 {
+        chain.push_str(&format!("ENV V{i}=${{V{}}}${{V{}}}\n", i - 1, i - 1));
+    }
+    // Pattern replacement growing tenfold a line: past 1 MiB at line 8.
+    let mut repl = String::from("FROM ubuntu:22.04\nENV V=aaaaaaaaaa\n");
+    for _ in 0..7 {
+        repl.push_str("ENV V=${V//a/aaaaaaaaaa}\n");
+    }
+    // 20 000 nested defaults: a stack overflow when expanded recursively.
+    let nest = format!(
+        "FROM ubuntu:22.04\nENV X={}x{}\nRUN echo ok\n",
+        "${U:-".repeat(20_000),
+        "}".repeat(20_000)
+    );
+    for (name, body, want) in [
+        ("Dockerfile.chain", chain, "Dockerfile.chain:19:5"),
+        ("Dockerfile.repl", repl, "Dockerfile.repl:8:5"),
+        ("Dockerfile.nest", nest, "Dockerfile.nest:2:5"),
+    ] {
+        std::fs::write(join(&d, name), body).unwrap();
+        let t = std::time::Instant::now();
+        let o = gpulint(&["dockerfile", name], d.path());
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {out}");
+        assert!(
+            out.contains("GL100") && out.contains(want) && out.contains("left unexpanded"),
+            "{name}: {out}"
+        );
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "{name}");
+    }
+    // Compose interpolation nested past the limit: an error, not a crash.
+    std::fs::write(
+        join(&d, "compose.yaml"),
+        format!(
+            "services:\n  a:\n    image: \"x{}y{}\"\n",
+            "${U:-".repeat(5_000),
+            "}".repeat(5_000)
+        ),
+    )
+    .unwrap();
+    let o = gpulint(&["compose", "-f", "compose.yaml"], d.path());
+    let out = text(&o);
+    assert!(
+        out.contains("nested more than 64 deep") && out.contains("compose.yaml:3"),
+        "{out}"
+    );
+}

@@ -184,6 +184,27 @@ fn heredoc_map(first_line: u32, content: &str) -> PosMap {
     m
 }
 
+/// [`expand_word`]; past an expansion limit, the word as written (unresolved) and an error
+/// at `pos`.
+fn expand_checked(
+    word: &str,
+    vars: &Vars,
+    escape: char,
+    pos: Pos,
+    errors: &mut Vec<SpecError>,
+) -> (String, bool) {
+    match shell::try_expand_word(word, vars, escape) {
+        Ok(r) => r,
+        Err(l) => {
+            errors.push(SpecError {
+                pos,
+                message: l.to_string(),
+            });
+            (word.to_string(), true)
+        }
+    }
+}
+
 pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -> BuildFacts {
     let df = dockerfile::parse(text);
     let mut errors: Vec<SpecError> = df
@@ -230,7 +251,8 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                     });
                     continue;
                 };
-                let (image, unresolved) = expand_word(&img_w.text, &global, escape);
+                let (image, unresolved) =
+                    expand_checked(&img_w.text, &global, escape, ins.pos(), &mut errors);
                 let name = match (words.get(1), words.get(2)) {
                     (Some(a), Some(n)) if a.text.eq_ignore_ascii_case("as") => {
                         Some(n.text.to_ascii_lowercase())
@@ -292,7 +314,13 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                     let val = if let Some(v) = opts.build_args.get(&name) {
                         Some((v.clone(), false))
                     } else if let Some(d) = default {
-                        Some(expand_word(&d, scope, escape))
+                        Some(expand_checked(
+                            &d,
+                            scope,
+                            escape,
+                            ins.pos_in_rest(off),
+                            &mut errors,
+                        ))
                     } else if cur.is_some() {
                         // Re-declared global ARG: takes the global value.
                         match global.get(&name) {
@@ -333,7 +361,13 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                 let kvs = kv_words(ins, escape, true);
                 let before = stage_vars.clone();
                 for (name, value, off) in kvs {
-                    let (v, u) = expand_word(value.as_deref().unwrap_or(""), &before, escape);
+                    let (v, u) = expand_checked(
+                        value.as_deref().unwrap_or(""),
+                        &before,
+                        escape,
+                        ins.pos_in_rest(off),
+                        &mut errors,
+                    );
                     stage_vars.insert(
                         name.clone(),
                         if u { Var::Unknown } else { Var::Set(v.clone()) },
@@ -397,7 +431,13 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                 let read = |p: &str| read_context_file(ctx.as_deref(), &s.copies, p);
                 for (text, map, _expand) in scripts {
                     let mut vars = stage_vars.clone();
-                    let cmds = shell::parse_script(&text, &mut vars);
+                    let (cmds, limit) = shell::try_parse_script(&text, &mut vars);
+                    if let Some(l) = limit {
+                        errors.push(SpecError {
+                            pos: ins.pos(),
+                            message: format!("RUN: {l}"),
+                        });
+                    }
                     let mut vars2 = stage_vars.clone();
                     for c in &cmds {
                         let mut l = LCmd::from_shell(c, &vars2, &|o| map.pos(o));
@@ -425,7 +465,9 @@ pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -
                     Some(a) => a.clone(),
                     None => split_args(&ins.rest, escape)
                         .iter()
-                        .map(|w| expand_word(&w.text, &stage_vars, escape).0)
+                        .map(|w| {
+                            expand_checked(&w.text, &stage_vars, escape, ins.pos(), &mut errors).0
+                        })
                         .collect(),
                 };
                 if words.len() >= 2 {

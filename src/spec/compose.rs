@@ -63,17 +63,30 @@ fn load_vars(project_dir: &Path) -> Vars {
     v
 }
 
-fn interpolate(v: &mut Value, vars: &Vars) {
+/// Interpolate every string; past an expansion limit, the first offending string (as
+/// written) and the limit.
+fn interpolate(v: &mut Value, vars: &Vars) -> Result<(), (String, shell::ExpandLimit)> {
     match v {
         Value::String(s) if s.contains('$') => {
             let t = s.replace("$$", "\u{1}");
-            let (out, _) = shell::expand_plain(&t, vars);
-            *s = out.replace('\u{1}', "$");
+            match shell::try_expand_plain(&t, vars) {
+                Ok((out, _)) => *s = out.replace('\u{1}', "$"),
+                Err(l) => return Err((s.clone(), l)),
+            }
         }
-        Value::Sequence(seq) => seq.iter_mut().for_each(|x| interpolate(x, vars)),
-        Value::Mapping(m) => m.iter_mut().for_each(|(_, x)| interpolate(x, vars)),
+        Value::Sequence(seq) => {
+            for x in seq {
+                interpolate(x, vars)?;
+            }
+        }
+        Value::Mapping(m) => {
+            for (_, x) in m.iter_mut() {
+                interpolate(x, vars)?;
+            }
+        }
         _ => {}
     }
+    Ok(())
 }
 
 /// Docker's merge: mappings merge key by key, `environment` / `labels` lists become maps,
@@ -178,7 +191,18 @@ pub fn parse_file(
     for _ in 0..4 {
         let _ = value.apply_merge();
     }
-    interpolate(&mut value, vars);
+    interpolate(&mut value, vars).map_err(|(s, l)| {
+        // The line of the first one that begins like the offending string.
+        let head: String = s.lines().next().unwrap_or("").chars().take(40).collect();
+        let line = text
+            .lines()
+            .position(|l| !head.is_empty() && l.contains(&head))
+            .map_or(1, |i| i as u32 + 1);
+        SpecError {
+            pos: Pos { line, col: 1 },
+            message: format!("interpolation: {l}"),
+        }
+    })?;
     Ok(ComposeFile {
         path: path.to_path_buf(),
         display: display.to_string(),

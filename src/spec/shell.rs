@@ -6,6 +6,10 @@
 //!
 //! A variable whose value we cannot know (an ARG without a default, `$(…)`) stays as written
 //! and marks the word `unresolved`, so rules do not draw conclusions from a guess.
+//!
+//! Hostile input: a word expands to at most [`MAX_EXPANDED`] bytes and `${…}` nests at most
+//! [`MAX_NESTING`] deep (iteratively checked before recursing). Past either, the word stays
+//! as written, unresolved, and the `try_` functions say which limit was hit.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +24,45 @@ pub enum Var {
 
 /// Variables in scope. Names absent from the map are unset (expand to "").
 pub type Vars = BTreeMap<String, Var>;
+
+/// The most bytes one word may expand to.
+pub const MAX_EXPANDED: usize = 1 << 20;
+/// The deepest `${A:-${B:-…}}` nesting expanded.
+pub const MAX_NESTING: usize = 64;
+/// The longest value a glob trim (`${V#*x}`, `${V%%x*}`) is tried on: the trim is quadratic.
+const MAX_GLOB_TRIM: usize = 16 << 10;
+
+/// A bound of variable expansion that a word went past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpandLimit {
+    /// The expansion would exceed [`MAX_EXPANDED`] bytes.
+    Size,
+    /// `${…}` nested deeper than [`MAX_NESTING`].
+    Depth,
+    /// A glob pattern trim of a value longer than 16 KiB.
+    Trim,
+}
+
+impl std::fmt::Display for ExpandLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExpandLimit::Size => write!(
+                f,
+                "variable expansion exceeds {} MiB; left unexpanded",
+                MAX_EXPANDED >> 20
+            ),
+            ExpandLimit::Depth => write!(
+                f,
+                "variable expansions nested more than {MAX_NESTING} deep; left unexpanded"
+            ),
+            ExpandLimit::Trim => write!(
+                f,
+                "pattern trim of a variable longer than {} KiB; left unexpanded",
+                MAX_GLOB_TRIM >> 10
+            ),
+        }
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Word {
@@ -63,36 +106,62 @@ struct Lexer<'a> {
     src: &'a str,
     i: usize,
     escape: u8,
+    /// `${…}` nesting of this lexer's text.
+    depth: usize,
+    /// The first limit hit; from then on `$` is no longer expanded.
+    limit: Option<ExpandLimit>,
+}
+
+impl<'a> Lexer<'a> {
+    fn new(src: &'a str, escape: u8, depth: usize) -> Lexer<'a> {
+        Lexer {
+            s: src.as_bytes(),
+            src,
+            i: 0,
+            escape,
+            depth,
+            limit: None,
+        }
+    }
 }
 
 /// Expand one word the way BuildKit's ProcessWord does (quotes removed, `$` expanded).
+/// Past a limit, the word as written, unresolved.
 pub fn expand_word(word: &str, vars: &Vars, escape: char) -> (String, bool) {
-    let mut lx = Lexer {
-        s: word.as_bytes(),
-        src: word,
-        i: 0,
-        escape: escape as u8,
-    };
+    try_expand_word(word, vars, escape).unwrap_or_else(|_| (word.to_string(), true))
+}
+
+/// [`expand_word`], saying which limit was hit.
+pub fn try_expand_word(
+    word: &str,
+    vars: &Vars,
+    escape: char,
+) -> Result<(String, bool), ExpandLimit> {
+    let mut lx = Lexer::new(word, escape as u8, 0);
     let mut out = String::new();
     let mut unresolved = false;
     let mut quoted = false;
     lx.word_body(vars, &mut out, &mut unresolved, &mut quoted, false);
+    if let Some(l) = lx.limit {
+        return Err(l);
+    }
     // Anything left (whitespace in an unquoted ENV value) is taken literally.
     if lx.i < lx.s.len() {
         out.push_str(&word[lx.i..]);
     }
-    (out, unresolved)
+    Ok((out, unresolved))
 }
 
 /// Expand `$VAR` references in a string that has no shell quoting of its own (compose
 /// interpolation, heredoc bodies).
+/// Past a limit, the text as written, unresolved.
 pub fn expand_plain(text: &str, vars: &Vars) -> (String, bool) {
-    let mut lx = Lexer {
-        s: text.as_bytes(),
-        src: text,
-        i: 0,
-        escape: 0,
-    };
+    try_expand_plain(text, vars).unwrap_or_else(|_| (text.to_string(), true))
+}
+
+/// [`expand_plain`], saying which limit was hit.
+pub fn try_expand_plain(text: &str, vars: &Vars) -> Result<(String, bool), ExpandLimit> {
+    let mut lx = Lexer::new(text, 0, 0);
     let mut out = String::new();
     let mut unresolved = false;
     while lx.i < lx.s.len() {
@@ -102,8 +171,11 @@ pub fn expand_plain(text: &str, vars: &Vars) -> (String, bool) {
             let c = lx.next_char();
             out.push(c);
         }
+        if let Some(l) = lx.limit {
+            return Err(l);
+        }
     }
-    (out, unresolved)
+    Ok((out, unresolved))
 }
 
 impl<'a> Lexer<'a> {
@@ -284,7 +356,17 @@ impl<'a> Lexer<'a> {
                 if self.peek() == Some(b'}') {
                     self.i += 1;
                 }
-                match expand_braced(body, vars) {
+                if self.limit.is_some() {
+                    *unresolved = true;
+                    return;
+                }
+                if self.depth >= MAX_NESTING {
+                    self.limit = Some(ExpandLimit::Depth);
+                    *unresolved = true;
+                    return;
+                }
+                match expand_braced(body, vars, self.depth + 1, &mut self.limit) {
+                    _ if self.limit.is_some() => *unresolved = true,
                     Some((v, u)) => {
                         out.push_str(&v);
                         *unresolved |= u;
@@ -294,6 +376,7 @@ impl<'a> Lexer<'a> {
                         *unresolved = true;
                     }
                 }
+                self.check_size(out, unresolved);
             }
             Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
                 let ns = self.i;
@@ -305,8 +388,19 @@ impl<'a> Lexer<'a> {
                     }
                 }
                 let name = &self.src[ns..self.i];
+                if self.limit.is_some() {
+                    *unresolved = true;
+                    return;
+                }
                 match vars.get(name) {
-                    Some(Var::Set(v)) => out.push_str(v),
+                    Some(Var::Set(v)) => {
+                        if out.len() + v.len() > MAX_EXPANDED {
+                            self.limit = Some(ExpandLimit::Size);
+                            *unresolved = true;
+                        } else {
+                            out.push_str(v);
+                        }
+                    }
                     Some(Var::Unknown) => {
                         out.push_str(&self.src[start..self.i]);
                         *unresolved = true;
@@ -327,9 +421,50 @@ impl<'a> Lexer<'a> {
     }
 }
 
+impl Lexer<'_> {
+    /// Past [`MAX_EXPANDED`]: record the limit (the caller drops the output).
+    fn check_size(&mut self, out: &str, unresolved: &mut bool) {
+        if out.len() > MAX_EXPANDED {
+            self.limit.get_or_insert(ExpandLimit::Size);
+            *unresolved = true;
+        }
+    }
+}
+
+/// The text of a `${…}` operand word, expanded one level deeper.
+fn expand_sub(
+    w: &str,
+    vars: &Vars,
+    depth: usize,
+    limit: &mut Option<ExpandLimit>,
+) -> (String, bool) {
+    let mut l = Lexer::new(w, b'\\', depth);
+    let mut o = String::new();
+    let mut u = false;
+    let mut q = false;
+    while l.i < l.s.len() && l.limit.is_none() {
+        l.word_body(vars, &mut o, &mut u, &mut q, false);
+        if l.i < l.s.len() {
+            let c = l.next_char();
+            o.push(c);
+        }
+    }
+    if l.limit.is_some() {
+        *limit = l.limit;
+        return (String::new(), true);
+    }
+    (o, u)
+}
+
 /// `${…}` body: `NAME`, `NAME:-w`, `NAME-w`, `NAME:+w`, `NAME+w`, `NAME:?w`, `NAME#p`,
 /// `NAME##p`, `NAME%p`, `NAME%%p`, `NAME/p/r`, `NAME//p/r`, `#NAME`. None = not understood.
-fn expand_braced(body: &str, vars: &Vars) -> Option<(String, bool)> {
+/// Operand words are expanded at `depth`; a limit hit there is set in `limit`.
+fn expand_braced(
+    body: &str,
+    vars: &Vars,
+    depth: usize,
+    limit: &mut Option<ExpandLimit>,
+) -> Option<(String, bool)> {
     if let Some(name) = body.strip_prefix('#') {
         if is_name(name) {
             return match vars.get(name) {
@@ -349,25 +484,7 @@ fn expand_braced(body: &str, vars: &Vars) -> Option<(String, bool)> {
     let name = &body[..name_len];
     let op_and_word = &body[name_len..];
     let val = vars.get(name);
-    let sub = |w: &str| -> (String, bool) {
-        let mut l = Lexer {
-            s: w.as_bytes(),
-            src: w,
-            i: 0,
-            escape: b'\\',
-        };
-        let mut o = String::new();
-        let mut u = false;
-        let mut q = false;
-        while l.i < l.s.len() {
-            l.word_body(vars, &mut o, &mut u, &mut q, false);
-            if l.i < l.s.len() {
-                let c = l.next_char();
-                o.push(c);
-            }
-        }
-        (o, u)
-    };
+    let mut sub = |w: &str| -> (String, bool) { expand_sub(w, vars, depth, limit) };
     if op_and_word.is_empty() {
         return match val {
             Some(Var::Set(v)) => Some((v.clone(), false)),
@@ -399,6 +516,10 @@ fn expand_braced(body: &str, vars: &Vars) -> Option<(String, bool)> {
         "#" | "##" | "%" | "%%" => match val {
             Some(Var::Set(v)) => {
                 let (pat, u) = sub(word);
+                if v.len() > MAX_GLOB_TRIM && pat.contains(['*', '?']) {
+                    *limit = Some(ExpandLimit::Trim);
+                    return None;
+                }
                 Some((trim_pattern(v, &pat, op), u))
             }
             Some(Var::Unknown) => None,
@@ -414,6 +535,17 @@ fn expand_braced(body: &str, vars: &Vars) -> Option<(String, bool)> {
                 let (r, _) = sub(r);
                 if p.is_empty() {
                     return Some((v.clone(), false));
+                }
+                if r.len() > p.len() {
+                    let n = if op == "//" {
+                        v.matches(p.as_str()).count()
+                    } else {
+                        usize::from(v.contains(p.as_str()))
+                    };
+                    if v.len().saturating_add(n.saturating_mul(r.len() - p.len())) > MAX_EXPANDED {
+                        *limit = Some(ExpandLimit::Size);
+                        return None;
+                    }
                 }
                 Some((
                     if op == "//" {
@@ -466,6 +598,14 @@ pub fn glob_match(pat: &str, s: &str) -> bool {
 }
 
 fn trim_pattern(v: &str, pat: &str, op: &str) -> String {
+    if !pat.contains(['*', '?']) {
+        // A literal: one match at most, no need to try every split.
+        let t = match op {
+            "#" | "##" => v.strip_prefix(pat),
+            _ => v.strip_suffix(pat),
+        };
+        return t.unwrap_or(v).to_string();
+    }
     let idx: Vec<usize> = v
         .char_indices()
         .map(|(i, _)| i)
@@ -502,12 +642,14 @@ const KEYWORDS: &[&str] = &[
 /// Parse a shell script into simple commands, in order. Assignments (`X=1`, `export X=1`)
 /// update `vars` for the commands after them. Never fails: odd input gives odd words.
 pub fn parse_script(src: &str, vars: &mut Vars) -> Vec<Command> {
-    let mut lx = Lexer {
-        s: src.as_bytes(),
-        src,
-        i: 0,
-        escape: b'\\',
-    };
+    try_parse_script(src, vars).0
+}
+
+/// [`parse_script`], and the first expansion limit a word hit (that word stays as written,
+/// unresolved).
+pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<ExpandLimit>) {
+    let mut first_limit = None;
+    let mut lx = Lexer::new(src, b'\\', 0);
     let mut cmds = Vec::new();
     let mut cur = Command::default();
     let mut pending_redirect: Option<Redirect> = None;
@@ -629,6 +771,11 @@ pub fn parse_script(src: &str, vars: &mut Vars) -> Vec<Command> {
             continue;
         }
         let raw = src[start..lx.i].to_string();
+        if let Some(l) = lx.limit.take() {
+            first_limit.get_or_insert(l);
+            text = raw.clone();
+            unresolved = true;
+        }
         let word = Word {
             text,
             raw,
@@ -680,7 +827,7 @@ pub fn parse_script(src: &str, vars: &mut Vars) -> Vec<Command> {
         cur.redirects.push(r);
     }
     finish(&mut cur, &mut cmds, vars);
-    cmds
+    (cmds, first_limit)
 }
 
 #[cfg(test)]
@@ -755,6 +902,47 @@ mod tests {
         let argvs: Vec<Vec<&str>> = cmds.iter().map(|c| c.argv()).collect();
         assert!(argvs.contains(&vec!["pip", "install", "a"]), "{argvs:?}");
         assert!(argvs.iter().all(|a| a.first() != Some(&"then")));
+    }
+
+    #[test]
+    fn expansion_limits() {
+        let big = "a".repeat(MAX_EXPANDED / 2 + 1);
+        let v = vars(&[("B", &big), ("A", "aaaa")]);
+        assert_eq!(try_expand_word("$B$B", &v, '\\'), Err(ExpandLimit::Size));
+        assert_eq!(
+            try_expand_word("${B}${B}", &v, '\\'),
+            Err(ExpandLimit::Size)
+        );
+        assert_eq!(
+            try_expand_word("${B//a/aa}", &v, '\\'),
+            Err(ExpandLimit::Size)
+        );
+        assert_eq!(
+            try_expand_word("${B##*b}", &v, '\\'),
+            Err(ExpandLimit::Trim)
+        );
+        assert_eq!(
+            try_expand_word("${B#a}", &v, '\\').unwrap().0.len(),
+            big.len() - 1
+        );
+        let deep = |n: usize| format!("{}x{}", "${U:-".repeat(n), "}".repeat(n));
+        assert_eq!(
+            try_expand_word(&deep(MAX_NESTING), &v, '\\'),
+            Ok(("x".into(), false))
+        );
+        assert_eq!(
+            try_expand_word(&deep(MAX_NESTING + 1), &v, '\\'),
+            Err(ExpandLimit::Depth)
+        );
+        assert_eq!(try_expand_plain(&deep(100), &v), Err(ExpandLimit::Depth));
+        // Past a limit: the word as written, unresolved; the script goes on.
+        let (w, u) = expand_word("$B$B", &v, '\\');
+        assert_eq!((w.as_str(), u), ("$B$B", true));
+        let mut sv = v.clone();
+        let (cmds, l) = try_parse_script("echo $B$B; echo $A", &mut sv);
+        assert_eq!(l, Some(ExpandLimit::Size));
+        assert_eq!(cmds[0].argv(), vec!["echo", "$B$B"]);
+        assert_eq!(cmds[1].argv(), vec!["echo", "aaaa"]);
     }
 
     #[test]
