@@ -482,3 +482,87 @@ fn variable_expansion_bombs_are_bounded_findings_not_aborts() {
         "{out}"
     );
 }
+
+/// Run the CLI, killing it after `limit`: None when it had to be killed.
+fn gpulint_within(args: &[&str], cwd: &std::path::Path, limit: u64) -> Option<Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("REGISTRY_AUTH_FILE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while t.elapsed() < std::time::Duration::from_secs(limit) {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn a_small_layout_of_indexes_listing_one_another_cannot_fan_out() {
+    use sha2::{Digest, Sha256};
+    let d = tmp();
+    let root = join(&d, "nested");
+    std::fs::create_dir_all(root.join("blobs/sha256")).unwrap();
+    let put = |data: &[u8]| -> String {
+        let hex = format!("{:x}", Sha256::digest(data));
+        std::fs::write(root.join("blobs/sha256").join(&hex), data).unwrap();
+        format!("sha256:{hex}")
+    };
+    let idx = |children: Vec<String>| -> Vec<u8> {
+        format!(
+            r#"{{"schemaVersion":2,"manifests":[{}]}}"#,
+            children.join(",")
+        )
+        .into_bytes()
+    };
+    let desc = |mt: &str, digest: &str, extra: &str| {
+        format!(r#"{{"mediaType":"{mt}","digest":"{digest}","size":1{extra}}}"#)
+    };
+    const INDEX: &str = "application/vnd.oci.image.index.v1+json";
+    // The leaf index holds only an attestation: no candidate ever counts.
+    let leaf = put(&idx(vec![desc(
+        "application/vnd.oci.image.manifest.v1+json",
+        &format!("sha256:{}", "0".repeat(64)),
+        r#","platform":{"os":"unknown","architecture":"unknown"}"#,
+    )]));
+    let mut level = leaf;
+    for _ in 0..3 {
+        level = put(&idx(vec![desc(INDEX, &level, ""); 300]));
+    }
+    std::fs::write(
+        root.join("index.json"),
+        idx(vec![desc(
+            INDEX,
+            &level,
+            r#","annotations":{"org.opencontainers.image.ref.name":"v1"}"#,
+        )]),
+    )
+    .unwrap();
+    std::fs::write(root.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+    let o = gpulint_within(
+        &[
+            "inventory",
+            "--no-cache",
+            "-q",
+            &format!("oci:{}:v1", root.display()),
+        ],
+        d.path(),
+        20,
+    )
+    .expect("27 million index visits: killed after 20 s");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("nested too deep or too large"),
+        "{}",
+        text(&o)
+    );
+}

@@ -9,15 +9,19 @@ use super::{
     Selector, SourceError, MAX_JSON,
 };
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 
 const REF_NAME: &str = "org.opencontainers.image.ref.name";
 const CONTAINERD_NAME: &str = "io.containerd.image.name";
 const MAX_INDEX_DEPTH: usize = 4;
 const MAX_CANDIDATES: usize = 10_000;
+/// Indexes and manifests visited while expanding the top-level entries (each repeat counts):
+/// a small layout whose indexes list one another many times cannot fan out without bound.
+const MAX_VISITS: usize = 10_000;
 
 /// Where the layout's files live.
 trait Store {
@@ -272,8 +276,9 @@ fn open_layout(
 
     // Expand nested indexes into image manifests.
     let mut candidates = Vec::new();
+    let mut walk = Expander::new(store);
     for (i, d) in &chosen {
-        expand(store, d, &top_name(*i, d), 0, &mut candidates)?;
+        walk.expand(d, &top_name(*i, d), 0, &mut candidates)?;
     }
     if let Some(Selector::Digest(want)) = selector {
         // A digest names a manifest anywhere in the tree, or an index whose manifests count.
@@ -303,7 +308,7 @@ fn open_layout(
             }
             let mut again = Vec::new();
             for (i, d) in under {
-                expand(store, d, &top_name(i, d), 0, &mut again)?;
+                walk.expand(d, &top_name(i, d), 0, &mut again)?;
             }
             candidates = again;
         }
@@ -432,47 +437,82 @@ fn is_attestation(d: &Descriptor) -> bool {
             .is_some_and(|p| p.os == "unknown" && p.architecture == "unknown")
 }
 
-fn expand(
-    store: &dyn Store,
-    d: &Descriptor,
-    top: &str,
-    depth: usize,
-    out: &mut Vec<Candidate>,
-) -> Result<(), SourceError> {
-    let invalid = |reason: String| SourceError::Invalid {
-        path: store.location().to_path_buf(),
-        what: format!("descriptor {}", d.digest),
-        reason,
-    };
-    if is_attestation(d) {
-        return Ok(());
-    }
-    if out.len() >= MAX_CANDIDATES || depth > MAX_INDEX_DEPTH {
-        return Err(invalid("image indexes nested too deep or too large".into()));
-    }
-    let digest = Digest::parse(&d.digest).map_err(invalid)?;
-    let index = match is_index(d) {
-        Some(b) => b,
-        None => {
-            let doc: Document = serde_json::from_slice(&read_blob(store, &digest)?)
-                .map_err(|e| invalid(e.to_string()))?;
-            doc.manifests.is_some()
+/// Expands indexes into manifests, counting every descriptor visited against
+/// [`MAX_VISITS`] and parsing each blob once.
+struct Expander<'a> {
+    store: &'a dyn Store,
+    visits: usize,
+    docs: HashMap<String, Rc<Document>>,
+}
+
+impl<'a> Expander<'a> {
+    fn new(store: &'a dyn Store) -> Expander<'a> {
+        Expander {
+            store,
+            visits: 0,
+            docs: HashMap::new(),
         }
-    };
-    if index {
-        let doc: Document = serde_json::from_slice(&read_blob(store, &digest)?)
-            .map_err(|e| invalid(e.to_string()))?;
-        for child in doc.manifests.unwrap_or_default() {
-            expand(store, &child, top, depth + 1, out)?;
-        }
-    } else {
-        out.push(Candidate {
-            digest,
-            platform: d.platform.as_ref().map(RawPlatform::to_platform),
-            top: top.to_string(),
-        });
     }
-    Ok(())
+
+    fn document(&mut self, digest: &Digest) -> Result<Rc<Document>, SourceError> {
+        let key = digest.to_string();
+        if let Some(d) = self.docs.get(&key) {
+            return Ok(d.clone());
+        }
+        let doc: Document =
+            serde_json::from_slice(&read_blob(self.store, digest)?).map_err(|e| {
+                SourceError::Invalid {
+                    path: self.store.location().to_path_buf(),
+                    what: format!("descriptor {digest}"),
+                    reason: e.to_string(),
+                }
+            })?;
+        let doc = Rc::new(doc);
+        self.docs.insert(key, doc.clone());
+        Ok(doc)
+    }
+
+    fn expand(
+        &mut self,
+        d: &Descriptor,
+        top: &str,
+        depth: usize,
+        out: &mut Vec<Candidate>,
+    ) -> Result<(), SourceError> {
+        let invalid = |reason: String| SourceError::Invalid {
+            path: self.store.location().to_path_buf(),
+            what: format!("descriptor {}", d.digest),
+            reason,
+        };
+        self.visits += 1;
+        if out.len() >= MAX_CANDIDATES || depth > MAX_INDEX_DEPTH || self.visits > MAX_VISITS {
+            return Err(invalid(format!(
+                "image indexes nested too deep or too large (more than {MAX_VISITS} \
+                 descriptors, {MAX_INDEX_DEPTH} levels)"
+            )));
+        }
+        if is_attestation(d) {
+            return Ok(());
+        }
+        let digest = Digest::parse(&d.digest).map_err(invalid)?;
+        let index = match is_index(d) {
+            Some(b) => b,
+            None => self.document(&digest)?.manifests.is_some(),
+        };
+        if index {
+            let doc = self.document(&digest)?;
+            for child in doc.manifests.as_deref().unwrap_or_default() {
+                self.expand(child, top, depth + 1, out)?;
+            }
+        } else {
+            out.push(Candidate {
+                digest,
+                platform: d.platform.as_ref().map(RawPlatform::to_platform),
+                top: top.to_string(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// Read a small blob whole and check its digest.
