@@ -25,6 +25,7 @@ use crate::source::{Image, Layer};
 use crate::walk::LayerTree;
 use anyhow::Context;
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -99,6 +100,16 @@ pub fn layer_key(layer: &Layer) -> Option<String> {
     let digest = layer.digest.as_deref()?;
     let diff_id = layer.diff_id.as_deref()?;
     Some(format!("{digest}+{diff_id}"))
+}
+
+/// What makes two listings of a layer the same walk: its digest and the diff_id it is
+/// checked against. None (each listing walked) without a digest.
+fn repeat_key(layer: &Layer) -> Option<String> {
+    let digest = layer.digest.as_deref()?;
+    Some(format!(
+        "{digest}+{}",
+        layer.diff_id.as_deref().unwrap_or("")
+    ))
 }
 
 /// Whether a walked tree may be stored for `layer`: a layer named by a diff_id only when the
@@ -224,7 +235,21 @@ where
     let mut stats = ScanStats::default();
     progress.set_layers(n as u64);
     let mut todo = Vec::new();
+    // A digest listed again is walked once: (index, index of its first listing).
+    let mut first_of: HashMap<String, usize> = HashMap::new();
+    let mut repeats: Vec<(usize, usize)> = Vec::new();
     for (i, layer) in image.layers.iter().enumerate() {
+        if let Some(key) = repeat_key(layer) {
+            match first_of.entry(key) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    repeats.push((i, *e.get()));
+                    continue;
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(i);
+                }
+            }
+        }
         let hit = cache
             .zip(layer_key(layer))
             .and_then(|(c, k)| c.get(&k, analyzer, i))
@@ -273,6 +298,15 @@ where
     });
     for (i, tree) in walked {
         results[i] = Some(tree);
+    }
+    for (i, first) in repeats {
+        results[i] = results[first].clone().map(|mut t| {
+            for node in t.entries.values_mut() {
+                node.layer = i;
+            }
+            t
+        });
+        progress.layer_done(&image.layers[i].display_name(i));
     }
     let trees = results
         .into_iter()
@@ -331,6 +365,39 @@ mod tests {
         assert_eq!(cache_clean(d.path()).unwrap(), 1);
         assert!(c.get(K, "v1", 0).is_none());
         assert!(d.path().join(TAG_NAME).exists(), "clean leaves other files");
+    }
+
+    #[test]
+    fn a_layer_listed_many_times_is_walked_once() {
+        let layer = |digest: &str| Layer {
+            digest: Some(digest.to_string()),
+            diff_id: None,
+            media_type: None,
+            size: None,
+            content: crate::source::LayerContent::Dir(PathBuf::from("/nonexistent")),
+        };
+        let mut layers: Vec<Layer> = (0..50).map(|_| layer(K)).collect();
+        layers.insert(1, layer("sha256:other"));
+        let image = Image {
+            reference: "test".into(),
+            platform: crate::source::Platform::host(),
+            digest: None,
+            config: Default::default(),
+            layers,
+        };
+        let walks = AtomicUsize::new(0);
+        let (trees, stats) = scan_layers(&image, None, "v", 4, &Progress::hidden(), |_, i| {
+            walks.fetch_add(1, Ordering::SeqCst);
+            let mut t = tree();
+            t.entries.values_mut().for_each(|n| n.layer = i);
+            t
+        });
+        assert_eq!(walks.load(Ordering::SeqCst), 2, "once per digest");
+        assert_eq!(stats.walked, 2);
+        assert_eq!(trees.len(), 51);
+        for (i, t) in trees.iter().enumerate() {
+            assert_eq!(t.entries.values().next().unwrap().layer, i, "reindexed");
+        }
     }
 
     #[test]
