@@ -11,8 +11,9 @@ Each row cites the wheel file name and its sha256. Paste the rows into matrices/
 
     python3 ci/nvcc-arch-lists.py 11.7.99 13.1.80 13.2.51 13.3.33 13.4.59 13.5.37
 
-CUDA releases without an nvcc wheel (11.0-11.6), or whose wheel carries only ptxas (11.7),
-cannot be measured this way.
+CUDA releases without an nvcc wheel (11.0-11.6) cannot be measured this way. Where the wheel
+carries only ptxas (11.7), the script assembles a trivial kernel for every sm_XY instead: the
+SASS targets of a release are the ones its assembler accepts.
 """
 import hashlib
 import os
@@ -47,8 +48,12 @@ def measure(version, tmp):
         z.extractall(root)
     nvcc = next((p for p in root.rglob("nvcc") if p.parent.name == "bin"), None)
     if nvcc is None:
-        # nvidia-cuda-nvcc-cu11 11.7.99 ships only ptxas: nothing to ask.
-        return f"# {whl.name}: no nvcc in the wheel, release not measured\n"
+        # nvidia-cuda-nvcc-cu11 11.7.99 ships only ptxas, the release's SASS assembler:
+        # the targets it assembles are the targets that release can build SASS for.
+        ptxas = next((p for p in root.rglob("ptxas") if p.parent.name == "bin"), None)
+        if ptxas is None:
+            return f"# {whl.name}: neither nvcc nor ptxas in the wheel, release not measured\n"
+        return measure_ptxas(version, ptxas, whl, sha, dist, d)
     for p in nvcc.parent.rglob("*"):
         if p.is_file():
             p.chmod(p.stat().st_mode | stat.S_IXUSR)
@@ -75,6 +80,33 @@ def measure(version, tmp):
         f"family_specific = {family_specific}",
         f'note = "measured by ci/nvcc-arch-lists.py: nvcc --list-gpu-code of {whl.name} '
         f'(sha256 {sha})"',
+        f'source = "https://pypi.org/project/{dist}/{version}/#files"',
+        "",
+    ])
+
+
+def measure_ptxas(version, ptxas, whl, sha, dist, d):
+    """Assemble a trivial kernel for every sm_XY from 30 to 130 with the release's ptxas."""
+    ptxas.chmod(ptxas.stat().st_mode | stat.S_IXUSR)
+    major, minor = (int(x) for x in version.split(".")[:2])
+    isa = f"{major - 4}.{minor}"  # PTX ISA of CUDA X.Y is (X-4).Y for 11.x-13.x
+    ptx = d / "k.ptx"
+    sm = []
+    for t in range(30, 131):
+        ptx.write_text(f".version {isa}\n.target sm_{t}\n.address_size 64\n"
+                       ".visible .entry k() { ret; }\n")
+        r = subprocess.run([str(ptxas), f"-arch=sm_{t}", str(ptx), "-o", str(d / "k.cubin")],
+                           capture_output=True)
+        if r.returncode == 0:
+            sm.append(t)
+    return "\n".join([
+        "[[release]]",
+        f'cuda = "{major}.{minor}"',
+        f"sm = {sm}",
+        "arch_specific = []",
+        "family_specific = []",
+        f'note = "measured by ci/nvcc-arch-lists.py: the sm_XY targets ptxas of {whl.name} '
+        f'(sha256 {sha}) assembles a kernel for (PTX ISA {isa}); the wheel has no nvcc"',
         f'source = "https://pypi.org/project/{dist}/{version}/#files"',
         "",
     ])

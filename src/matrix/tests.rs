@@ -218,8 +218,10 @@ fn nvcc_targets_spot_checks() {
     assert!(m.nvcc_targets(&c("13.1")).unwrap().contains(&88));
     assert!(!m.nvcc_targets(&c("13.3")).unwrap().contains(&107));
     assert_eq!(m.nvcc_supports(&c("13.4"), &t("sm_107a")), Some(true));
-    // No nvcc of 11.2-11.7 could be measured: unknown.
+    // No nvcc of 11.2-11.6 could be measured: unknown. 11.7 from its ptxas: sm_87, no sm_90.
     assert_eq!(m.nvcc_targets(&c("11.5")), None);
+    assert!(m.nvcc_targets(&c("11.7")).unwrap().contains(&87));
+    assert!(!m.nvcc_targets(&c("11.7")).unwrap().contains(&90));
 }
 
 #[test]
@@ -442,7 +444,6 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
         "11.6",
         "no nvcc of this release on PyPI to measure",
     ),
-    (CUDA_ARCH, "11.7", "the 11.7 nvcc wheel carries only ptxas"),
 ];
 
 #[test]

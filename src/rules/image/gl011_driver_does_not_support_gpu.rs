@@ -131,10 +131,11 @@ mod tests {
     #[test]
     fn hopper_on_535_is_clean_and_on_515_is_not() {
         assert!(gl011("H100", "535.104.05").is_empty());
-        // sm_90 arrived with CUDA 11.8 (driver 520.61.05); an error, or "unknown" while the
-        // releases before 11.8 lack arch rows.
+        // sm_90 arrived with CUDA 11.8 (driver 520.61.05); the 11.7 row (measured from its
+        // ptxas) is known not to target it, so this is certain: an error.
         let f = gl011("H100", "515.65.01");
         assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].0, Severity::Error, "{}", f[0].1);
         assert!(f[0].1.contains("CUDA 11.8"), "{}", f[0].1);
     }
 }
