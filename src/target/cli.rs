@@ -213,8 +213,8 @@ mod tests {
         // sm_80 arrived with CUDA 11.0, which directly follows listed 10.2.
         assert_eq!(first(80), Some((11, 0)));
         assert_eq!(first(120), Some((12, 8)));
-        // sm_90 is first listed in 11.8, but 11.2-11.7 are not in cuda_arch.toml: unknown.
-        assert_eq!(first(90), None);
+        // sm_90 is first listed in 11.8, and the 11.7 row (measured) does not target it.
+        assert_eq!(first(90), Some((11, 8)));
         // sm_75 is already in the oldest listed release: its first release is older.
         assert_eq!(m.first_cuda_for_sm(75), None);
         assert_eq!(m.first_cuda_for_sm(999), None);
