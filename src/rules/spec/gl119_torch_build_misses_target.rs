@@ -9,6 +9,7 @@ use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::{Finding, Severity};
 use crate::matrix::torch::{TorchMatrix, TorchRelease, TorchVariant};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::rules::image::context::list;
 use crate::spec::torch::{all_torch, TorchCuda, TorchInstall};
 use crate::spec::{loc, RuleCtx, Subject};
 use crate::target::Target;
@@ -163,17 +164,6 @@ fn resolve<'a>(tm: &'a TorchMatrix, t: &TorchInstall, cuda: Option<CudaVersion>)
                 )),
             },
         },
-    }
-}
-
-fn list(v: &[ArchTarget]) -> String {
-    if v.is_empty() {
-        "none".into()
-    } else {
-        v.iter()
-            .map(|a| a.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
     }
 }
 
