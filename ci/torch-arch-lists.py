@@ -7,17 +7,18 @@ wheel (the PyPI default CUDA build; ~0.7-1 GB, no dependencies), and:
   * computes its sha256 and reads torch/version.py (`__version__`, `cuda = '12.8'` -> cu128);
   * extracts only torch/lib/libtorch_cuda*.so and torch/lib/libc10_cuda.so, streamed out of
     the zip one member at a time;
-  * runs gpulint's own fatbin reader over them (`gpulint inventory dir:DIR --format json`):
-    sass/ptx = union of the targets the CUDA runtime registers (`.nv_fatbin`, what
-    `cuobjdump --list-elf/--list-ptx` lists) over those libraries. Fatbins that statically
-    linked NVIDIA libraries (cuFFT, ...) keep in `.data`/`.ldata` and load themselves
-    (`embedded_sass`/`embedded_ptx`) are not torch's arch list and are only mentioned in the
-    note; so are arch-specific SASS (sm_90a, sm_100a: a few kernels built on top of the
-    generic list), which torch.toml's generic-only lists cannot hold;
+  * runs gpulint's own fatbin reader over them (`examples/fatbin_list --json`) and reads the
+    fatbins the CUDA runtime registers (`.nv_fatbin`, what `cuobjdump --list-elf/--list-ptx`
+    lists). sass/ptx = the generic targets carried by at least half of those fatbins (one
+    per translation unit) pooled over the libraries: the build's TORCH_CUDA_ARCH_LIST.
+    Targets that only a few kernels add (sm_89 FP8 kernels, arch-specific sm_90a/sm_100a
+    CUTLASS kernels; torch.toml's lists are generic-only) go to the note with their counts,
+    as does the per-library census. Fatbins that statically linked NVIDIA libraries (cuFFT,
+    ...) keep in `.data`/`.ldata` and load themselves are not torch's arch list: noted only;
   * deletes the wheel before the next one.
 Each row cites the wheel file name and its sha256. Paste the rows into matrices/torch.toml.
 
-    cargo build --release
+    cargo build --release --example fatbin_list
     python3 ci/torch-arch-lists.py                 # every X.Y.0 from 1.13.0
     python3 ci/torch-arch-lists.py 2.11.0 2.15.0
 
@@ -35,7 +36,8 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-GPULINT = Path(os.environ.get("GPULINT", REPO / "target" / "release" / "gpulint"))
+LISTER = Path(os.environ.get("FATBIN_LIST",
+                             REPO / "target" / "release" / "examples" / "fatbin_list"))
 PLATFORMS = ["manylinux1_x86_64", "manylinux2014_x86_64", "manylinux_2_17_x86_64",
              "manylinux_2_28_x86_64"]
 PYTHONS = ["3.10", "3.12", "3.13"]
@@ -98,6 +100,14 @@ def generic(t):
     return re.fullmatch(r"(?:sm|compute)_\d+", t) is not None
 
 
+def fatbin_facts(path):
+    """ElfFacts of one library, from `fatbin_list --json` (the JSON after the `file:` line)."""
+    out = subprocess.run([str(LISTER), "--json", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    facts, _ = json.JSONDecoder().raw_decode(out[out.index("{"):])
+    return facts, facts.get("warnings", [])
+
+
 def measure(version, tmp):
     d = Path(tmp) / version
     d.mkdir()
@@ -118,45 +128,60 @@ def measure(version, tmp):
         if not cuda:
             return f"# {whl.name}: torch/version.py names no CUDA (a CPU build), not measured\n"
         tag = cu_tag(cuda.group(1))
-        inv = json.loads(subprocess.run(
-            [str(GPULINT), "inventory", f"dir:{libs}", "--format", "json"],
-            capture_output=True, text=True, check=True).stdout)
-        per = {}
-        for b in inv["binaries"]:
-            per[Path(b["path"]).name] = b
-        sass, ptx, embedded, specific, isa, per_lib = set(), set(), set(), set(), set(), []
+        containers, per_lib, embedded, problems = [], [], set(), []
         for n in members:
             name = Path(n).name
-            b = per.get(name)
-            if b is None:
-                per_lib.append(f"{name}: no device code")
+            facts, warnings = fatbin_facts(libs / name)
+            problems += [f"{name}: {w}" for w in warnings]
+            sections = (facts.get("fatbin") or {}).get("sections", [])
+            load = [s for s in sections if s["name"] == ".nv_fatbin"] or \
+                [s for s in sections if s["name"] == "__nv_relfatbin"]
+            for s in sections:
+                if not any(s is l for l in load):
+                    embedded.update(e["target"] for c in s["containers"]
+                                    for e in c["entries"] if not e["target"].startswith("lto_"))
+            cs = [c for s in load for c in s["containers"]]
+            if not cs:
+                per_lib.append(f"{name}: no registered device code")
                 continue
-            s = [t for t in b.get("sass", [])]
-            p = [t for t in b.get("ptx", [])]
-            sass.update(t for t in s if generic(t))
-            ptx.update(t for t in p if generic(t))
-            specific.update(t for t in s + p if not generic(t))
-            embedded.update(b.get("embedded_sass", []) + b.get("embedded_ptx", []))
-            isa.update(f"{k} ISA {v}" for k, v in b.get("ptx_isa", {}).items())
-            per_lib.append(f"{name}: {' '.join(names(s)) or '-'}"
-                           + (f" + PTX {' '.join(names(p))}" if p else ""))
-            for w in b.get("warnings", []):
-                log(f"torch {version} {name}: warning: {w}")
-        if inv.get("partial"):
-            log(f"torch {version}: inventory partial: {inv.get('errors')}")
+            containers += cs
+            counts = {}
+            for c in cs:
+                for t in {e["target"] for e in c["entries"]}:
+                    counts[t] = counts.get(t, 0) + 1
+            per_lib.append(f"{name}: {len(cs)} fatbins, " + " ".join(
+                t if counts[t] == len(cs) else f"{t} ({counts[t]})"
+                for t in names(counts) if not t.startswith("lto_")))
+        for p in problems:
+            log(f"torch {version} {p}")
+        # The build's TORCH_CUDA_ARCH_LIST is what (nearly) every kernel fatbin carries; a
+        # few kernels add targets of their own (sm_89 FP8, sm_90a/sm_100a CUTLASS), which are
+        # no arch list a GPU could rely on: they go to the note.
+        counts, isa = {}, {}
+        for c in containers:
+            for e in c["entries"]:
+                if e["target"].startswith("compute_"):
+                    v = ".".join(map(str, e["code_version"]))
+                    isa[e["target"]] = min(isa.get(e["target"], v), v)
+            for t in {e["target"] for e in c["entries"]}:
+                counts[t] = counts.get(t, 0) + 1
+        listed = {t for t, k in counts.items() if 2 * k >= len(containers) and generic(t)}
+        sass = {t for t in listed if t.startswith("sm_")}
+        ptx = {t for t in listed if t.startswith("compute_")}
         extra = []
-        if specific:
-            extra.append(f"arch-specific targets beside the list (not in sass/ptx): "
-                         f"{' '.join(names(specific))}")
+        rest = [t for t in names(counts) if t not in listed and not t.startswith("lto_")]
+        if rest:
+            extra.append("targets of only some kernels, not in sass/ptx: " + " ".join(
+                f"{t} ({counts[t]}/{len(containers)})" for t in rest))
         if embedded:
-            extra.append(f"self-loaded fatbins of statically linked NVIDIA code outside "
-                         f".nv_fatbin (not counted): {' '.join(names(embedded))}")
+            extra.append(f"self-loaded fatbins outside .nv_fatbin (statically linked NVIDIA "
+                         f"code, not counted): {' '.join(names(embedded))}")
         if isa:
-            extra.append("; ".join(sorted(isa)))
+            extra.append("PTX ISA " + ", ".join(f"{t} {v}" for t, v in isa.items()))
         q = lambda v: "[" + ", ".join(f'"{t}"' for t in names(v)) + "]"
         mm = ".".join(version.split(".")[:2])
-        note = (f"measured by ci/torch-arch-lists.py: gpulint's fatbin reader (.nv_fatbin, "
-                f"what the runtime registers) on torch/lib of {whl.name} "
+        note = (f"measured by ci/torch-arch-lists.py: gpulint's fatbin reader (examples/"
+                f"fatbin_list, the registered .nv_fatbin) on torch/lib of {whl.name} "
                 f"(sha256 {digest}; __version__ {full.group(1) if full else '?'}); "
                 + "; ".join(per_lib) + "".join(f"; {e}" for e in extra))
         return "\n".join([
@@ -174,8 +199,9 @@ def measure(version, tmp):
 
 
 def main():
-    if not GPULINT.exists():
-        raise SystemExit(f"{GPULINT} missing: run `cargo build --release` first")
+    if not LISTER.exists():
+        raise SystemExit(f"{LISTER} missing: run "
+                         "`cargo build --release --example fatbin_list` first")
     versions = sys.argv[1:] or default_versions()
     with tempfile.TemporaryDirectory(prefix="torch-arch-", dir="/tmp") as tmp:
         for v in versions:

@@ -343,7 +343,7 @@ impl Config {
     }
 
     pub fn load(p: &Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(p)
+        let text = crate::io_util::read_regular_string(p, crate::io_util::MAX_CONFIG_FILE)
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
         let known = |c: &str| crate::rules::find(c).is_some();
         Ok(Self::parse(&p.to_string_lossy(), &text, &known)?)

@@ -566,3 +566,47 @@ fn a_small_layout_of_indexes_listing_one_another_cannot_fan_out() {
         text(&o)
     );
 }
+
+fn mkfifo(p: &std::path::Path) {
+    let st = Command::new("mkfifo").arg(p).status().unwrap();
+    assert!(st.success(), "mkfifo {}", p.display());
+}
+
+#[test]
+fn files_named_by_path_are_regular_files_opened_without_blocking() {
+    let d = tmp();
+    mkfifo(&join(&d, "fifo"));
+    std::fs::write(join(&d, "Dockerfile.ok"), "FROM ubuntu:22.04\n").unwrap();
+    // compose build.dockerfile naming a FIFO.
+    std::fs::write(
+        join(&d, "compose.yaml"),
+        "services:\n  a:\n    build:\n      context: .\n      dockerfile: fifo\n",
+    )
+    .unwrap();
+    let o = gpulint_within(&["compose", "-f", "compose.yaml"], d.path(), 20)
+        .expect("compose: blocked on build.dockerfile FIFO");
+    assert_ne!(o.status.code(), None, "{}", text(&o));
+    // --config and --fleet naming a FIFO: an input error, not a hang.
+    let o = gpulint_within(
+        &["dockerfile", "--config", "fifo", "Dockerfile.ok"],
+        d.path(),
+        20,
+    )
+    .expect("--config: blocked on a FIFO");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not a regular file"), "{}", text(&o));
+    let o = gpulint_within(&["image", "--fleet", "fifo", "oci:absent:v1"], d.path(), 20)
+        .expect("--fleet: blocked on a FIFO");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not a regular file"), "{}", text(&o));
+    // lint: a Dockerfile that is a FIFO, and one that links to /dev/zero, are skipped.
+    let repo = join(&d, "repo");
+    std::fs::create_dir_all(repo.join("a")).unwrap();
+    std::fs::create_dir_all(repo.join("b")).unwrap();
+    mkfifo(&repo.join("a/Dockerfile"));
+    std::os::unix::fs::symlink("/dev/zero", repo.join("b/Dockerfile")).unwrap();
+    std::fs::write(repo.join("Dockerfile"), "FROM ubuntu:22.04\n").unwrap();
+    let o =
+        gpulint_within(&["lint", "repo"], d.path(), 20).expect("lint: blocked or reading forever");
+    assert_ne!(o.status.code(), Some(2), "{}", text(&o));
+}

@@ -292,7 +292,8 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
 
 /// Whether the image a Dockerfile builds is meant for a GPU (CUDA base or CUDA torch).
 fn dockerfile_is_gpu(ctx: &CommandContext, context: &Path, df: &Path) -> Option<bool> {
-    let text = std::fs::read_to_string(df).ok()?;
+    // Named by an untrusted compose file: a regular file, bounded, opened without blocking.
+    let text = crate::io_util::read_regular_string(df, crate::io_util::MAX_CONFIG_FILE).ok()?;
     let bf = build::analyze(
         "",
         &text,
@@ -334,11 +335,13 @@ fn compose_findings(
     let texts = files
         .iter()
         .filter_map(|(d, p)| {
-            std::fs::read_to_string(p).ok().map(|text| FileText {
-                display: d.clone(),
-                text,
-                statements: None,
-            })
+            crate::io_util::read_regular_string(p, crate::io_util::MAX_CONFIG_FILE)
+                .ok()
+                .map(|text| FileText {
+                    display: d.clone(),
+                    text,
+                    statements: None,
+                })
         })
         .collect();
     (out, texts)
@@ -670,12 +673,11 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
             }
             continue;
         }
-        let Ok(bytes) = std::fs::read(&p) else {
+        // Regular files of at most 4 MiB only: checked on the opened handle before reading
+        // (a FIFO or a link to /dev/zero is skipped, not read).
+        let Ok(bytes) = crate::io_util::read_regular(&p, 4 << 20) else {
             continue;
         };
-        if bytes.len() > 4 << 20 {
-            continue;
-        }
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let Some(kind) = classify(&p, Some(&text)) else {
             continue;

@@ -130,7 +130,7 @@ enum GpuSpec {
 /// platform = "linux/amd64"
 /// ```
 pub fn fleet_from_file(matrix: &Matrix, path: &Path) -> anyhow::Result<Vec<Target>> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::io_util::read_regular_string(path, crate::io_util::MAX_CONFIG_FILE)
         .with_context(|| format!("reading fleet file {}", path.display()))?;
     fleet_from_str(matrix, &text).with_context(|| format!("in fleet file {}", path.display()))
 }
