@@ -13,3 +13,7 @@ fi
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 cargo test --all-targets 2>&1
+# Tests that need real services (dockerd, registries, podman) are #[ignore]d in a plain
+# `cargo test`; they are selected here, where the services are installed and started (by the
+# test itself, through ci/services.sh), so they can never be skipped silently.
+cargo test --test integration -- --ignored 2>&1

@@ -28,6 +28,7 @@ pub mod spec;
 pub mod suppress;
 pub mod target;
 pub mod version;
+pub mod vocab;
 pub mod walk;
 
 /// Parse arguments, run the command, and return the process exit code.

@@ -33,7 +33,7 @@ impl ScanOptions {
         Ok(ScanOptions {
             platform: a.platform.clone(),
             source: a.source_options(&progress),
-            cache: a.cache()?,
+            cache: LayerCache::from_flags(a.no_cache, a.cache_dir.as_deref())?,
             progress,
             walk: WalkOptions::default(),
             allow_partial: a.allow_partial,
@@ -54,35 +54,10 @@ pub fn analyzer_version() -> String {
 /// Whether a reference that is not a path could be an image name (`ubuntu`,
 /// `pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime`, `localhost:5000/x@sha256:…`).
 fn looks_like_image_name(r: &str) -> bool {
-    let first_ok = r.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
-    let chars_ok = r
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "._-/:@".contains(c));
     let archive_like = [".tar", ".tar.gz", ".tgz", ".tar.zst"]
         .iter()
         .any(|e| r.ends_with(e));
-    first_ok && chars_ok && !archive_like && colons_ok(r)
-}
-
-/// Colons where a reference grammar allows them: a numeric port in the first component
-/// (`localhost:5000/x`), a tag on the last (`x:1.0`), the digest after `@`. Anything else
-/// (`foo:/x`, `bogus:a/b`) is a transport prefix gpulint does not know, not a name.
-fn colons_ok(r: &str) -> bool {
-    let name = r.split('@').next().unwrap_or(r);
-    let mut comps: Vec<&str> = name.split('/').collect();
-    let last = comps.pop().unwrap_or("");
-    for (i, c) in comps.iter().enumerate() {
-        if let Some((host, port)) = c.split_once(':') {
-            let numeric = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
-            if i != 0 || host.is_empty() || !numeric {
-                return false;
-            }
-        }
-    }
-    match last.split_once(':') {
-        Some((n, tag)) => !n.is_empty() && !tag.is_empty() && !tag.contains(':'),
-        None => !last.is_empty(),
-    }
+    !archive_like && crate::vocab::Reference::parse(r).is_ok()
 }
 
 /// Open an image from any transport. Bare names that are not paths go to the local daemon
@@ -158,7 +133,7 @@ mod tests {
         for ok in [
             "ubuntu",
             "pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime",
-            "localhost:5000/x@sha256:0123abcd",
+            "localhost:5000/x@sha256:0123456789abcdef0123456789abcdef",
             "127.0.0.1:5000/live/oci:v1",
             "nvcr.io/nvidia/pytorch:24.01-py3",
         ] {

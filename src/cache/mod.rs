@@ -131,6 +131,19 @@ impl LayerCache {
         LayerCache { dir: dir.into() }
     }
 
+    /// The cache the command line asks for: None with `--no-cache`, else `--cache-dir` or
+    /// the default directory.
+    pub fn from_flags(no_cache: bool, cache_dir: Option<&Path>) -> anyhow::Result<Option<Self>> {
+        if no_cache {
+            return Ok(None);
+        }
+        let dir = match cache_dir {
+            Some(d) => d.to_path_buf(),
+            None => default_dir()?,
+        };
+        Ok(Some(LayerCache::new(dir)))
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -3,7 +3,7 @@
 //! be mapped to the package that installed them.
 
 use super::{glob_set, python_dist::is_shared_object, Detector, Fact};
-use crate::walk::ImagePath;
+use crate::vocab::ImagePath;
 use globset::GlobSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! not read.
 
 use super::{glob_set, text, Detector, Fact};
-use crate::walk::ImagePath;
+use crate::vocab::ImagePath;
 use globset::GlobSet;
 use serde::{Deserialize, Serialize};
 

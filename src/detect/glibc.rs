@@ -4,7 +4,7 @@
 //! content: the inventory reads the version from that file name.
 
 use super::{glob_set, Detector, Fact};
-use crate::walk::ImagePath;
+use crate::vocab::ImagePath;
 use globset::GlobSet;
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 //! sorted, relative patterns against the including file's directory).
 
 use super::{glob_set, text, Detector, Fact};
-use crate::walk::ImagePath;
+use crate::vocab::ImagePath;
 use globset::GlobSet;
 use serde::{Deserialize, Serialize};
 

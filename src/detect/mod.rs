@@ -18,7 +18,7 @@ pub mod python_dist;
 pub mod pyvenv;
 pub mod torch_version;
 
-use crate::walk::ImagePath;
+use crate::vocab::ImagePath;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 

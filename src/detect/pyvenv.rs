@@ -2,7 +2,7 @@
 //! `version_info = 3.12.3`).
 
 use super::{glob_set, text, Detector, Fact};
-use crate::walk::ImagePath;
+use crate::vocab::ImagePath;
 use globset::GlobSet;
 use serde::{Deserialize, Serialize};
 

@@ -6,7 +6,7 @@
 //! are read: nothing is evaluated, a computed value is simply absent.
 
 use super::{glob_set, text, Detector, Fact};
-use crate::walk::ImagePath;
+use crate::vocab::ImagePath;
 use globset::GlobSet;
 use serde::{Deserialize, Serialize};
 

@@ -186,7 +186,7 @@ pub fn render_text(inv: &Inventory) -> String {
                 s,
                 "  [{}] {}",
                 e.kind,
-                crate::report::escape::field(&e.to_string())
+                crate::vocab::escape::field(&e.to_string())
             );
         }
     }

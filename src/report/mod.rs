@@ -15,7 +15,7 @@
 
 pub mod checkstyle;
 pub mod concise;
-pub mod escape;
+pub use crate::vocab::escape;
 pub mod github;
 pub mod gitlab;
 pub mod json;

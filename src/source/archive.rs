@@ -9,7 +9,8 @@ use super::{
     LayerContent, Platform, Selector, SourceError, MAX_JSON,
 };
 use crate::io_util::read_up_to;
-use crate::walk::ImagePath;
+pub use crate::vocab::Compression;
+use crate::vocab::ImagePath;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fs::File;
@@ -20,25 +21,6 @@ use std::sync::Arc;
 /// More members than this is not an image archive (and would only cost memory).
 const MAX_MEMBERS: usize = 1_000_000;
 const MAX_LINK_HOPS: usize = 40;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    None,
-    Gzip,
-    Zstd,
-}
-
-impl Compression {
-    pub fn sniff(head: &[u8]) -> Compression {
-        if head.starts_with(&[0x1f, 0x8b]) {
-            Compression::Gzip
-        } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-            Compression::Zstd
-        } else {
-            Compression::None
-        }
-    }
-}
 
 #[derive(Debug, Clone)]
 enum MemberKind {
@@ -338,28 +320,18 @@ struct DockerManifestEntry {
     layers: Vec<String>,
 }
 
-/// `name[:tag]` in the fully qualified form docker uses, for comparing RepoTags.
+/// `name[:tag]` in the fully qualified form docker uses, for comparing RepoTags (the one
+/// reference grammar, [`crate::vocab::reference`]); a name it cannot cut stays as written.
 fn normalize_name(name: &str) -> String {
-    let (name, tag) = match name.rsplit_once(':') {
-        Some((n, t)) if !t.contains('/') => (n, t),
-        _ => (name, "latest"),
-    };
-    let mut parts: Vec<&str> = name.split('/').collect();
-    let has_domain = parts.len() > 1
-        && parts
-            .first()
-            .is_some_and(|d| d.contains('.') || d.contains(':') || *d == "localhost");
-    let mut out = String::new();
-    if !has_domain {
-        out.push_str("docker.io/");
-        if parts.len() == 1 {
-            out.push_str("library/");
-        }
-    } else if parts.first() == Some(&"index.docker.io") {
-        parts[0] = "docker.io";
+    match crate::vocab::Reference::split(name) {
+        Some(r) => format!(
+            "{}/{}:{}",
+            r.registry(),
+            r.api_repository(),
+            r.tag.as_deref().unwrap_or("latest")
+        ),
+        None => name.to_string(),
     }
-    out.push_str(&parts.join("/"));
-    format!("{out}:{tag}")
 }
 
 /// `docker-archive:`: follow manifest.json, never a fixed layout (docker's `<id>/layer.tar`,

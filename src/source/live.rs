@@ -103,18 +103,6 @@ impl SourceArgs {
             ..SourceOptions::default()
         }
     }
-
-    /// The cache to use, or None with `--no-cache`.
-    pub fn cache(&self) -> anyhow::Result<Option<crate::cache::LayerCache>> {
-        if self.no_cache {
-            return Ok(None);
-        }
-        let dir = match &self.cache_dir {
-            Some(d) => d.clone(),
-            None => crate::cache::default_dir()?,
-        };
-        Ok(Some(crate::cache::LayerCache::new(dir)))
-    }
 }
 
 /// What went wrong, coarsely, for callers that react differently (fall back from daemon to

@@ -5,6 +5,7 @@
 
 use super::facts::Facts;
 use crate::version::CudaVersion;
+use crate::vocab::Reference;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ImageRef {
@@ -17,42 +18,19 @@ pub struct ImageRef {
 }
 
 impl ImageRef {
+    /// Cut by the one reference grammar ([`Reference::split`]), without judging characters:
+    /// a Dockerfile's `FROM` may still hold `${VAR}`s, which the rules look at themselves.
     pub fn parse(s: &str) -> Option<ImageRef> {
         let s = s.trim();
-        if s.is_empty() || s.contains(char::is_whitespace) || s.starts_with('-') {
+        if s.contains(char::is_whitespace) || s.starts_with('-') {
             return None;
         }
-        let (name, digest) = match s.split_once('@') {
-            Some((n, d)) => (n, Some(d.to_string())),
-            None => (s, None),
-        };
-        let slash = name.rfind('/').map(|i| i + 1).unwrap_or(0);
-        let (path, tag) = match name[slash..].rfind(':') {
-            Some(i) => (&name[..slash + i], Some(name[slash + i + 1..].to_string())),
-            None => (name, None),
-        };
-        let mut parts: Vec<&str> = path.split('/').collect();
-        let registry = if parts.len() > 1
-            && (parts[0].contains('.') || parts[0].contains(':') || parts[0] == "localhost")
-        {
-            parts.remove(0).to_ascii_lowercase()
-        } else {
-            "docker.io".to_string()
-        };
-        let mut repo = parts.join("/");
-        if registry == "docker.io" {
-            if let Some(r) = repo.strip_prefix("library/") {
-                repo = r.to_string();
-            }
-        }
-        if repo.is_empty() {
-            return None;
-        }
+        let r = Reference::split(s)?;
         Some(ImageRef {
-            registry,
-            repo,
-            tag,
-            digest,
+            registry: r.registry(),
+            repo: r.short_repository(),
+            tag: r.tag,
+            digest: r.digest,
         })
     }
     /// `nvcr.io/nvidia/pytorch` or `nvidia/cuda` (Docker Hub without the registry).

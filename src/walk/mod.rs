@@ -10,11 +10,11 @@ mod content;
 mod fs;
 mod header_guard;
 pub mod issue;
-pub mod path;
+
 mod tar;
 
+pub use crate::vocab::ImagePath;
 pub use issue::{IssueKind, ScanIssue};
-pub use path::ImagePath;
 
 use crate::detect::{Detector, Fact};
 use crate::source::{Image, Layer, LayerContent};

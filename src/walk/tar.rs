@@ -6,8 +6,8 @@ use super::issue::{stream_error_kind, IssueKind, LimitExceeded, ScanIssue};
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
 use crate::io_util::read_up_to;
-use crate::source::archive::Compression;
 use crate::source::digest::Digest;
+use crate::vocab::Compression;
 use sha2::{Digest as _, Sha256};
 use std::io::{self, Read};
 

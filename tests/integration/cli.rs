@@ -4,6 +4,7 @@
 //! profiles and fleets as targets, colour rules, and that every transport of the same image
 //! gives the same inventory.
 
+use crate::common::require;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -589,13 +590,6 @@ fn docker_archive_to_oci(archive: &Path, out: &Path) {
     .unwrap();
 }
 
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn same_inventory_through_every_transport() {
     let d = tempfile::tempdir().unwrap();
@@ -616,10 +610,7 @@ fn same_inventory_through_every_transport() {
     let got = content_only(inventory(&format!("oci:{}:v1", layout.display())));
     assert_eq!(got, want, "OCI layout written by hand");
 
-    if !have("skopeo") {
-        eprintln!("SKIPPED (skopeo part): skopeo not installed (ci/install-tools.sh installs it)");
-        return;
-    }
+    require("skopeo");
     let sk = d.path().join("skopeo-layout");
     let oa = d.path().join("skopeo.oci.tar");
     for dest in [
@@ -659,10 +650,8 @@ fn same_inventory_through_every_transport() {
 #[test]
 fn example_image_is_reproducible() {
     // ci/make-example-image.sh rebuilds the committed archive byte for byte.
-    if !have("tar") || !have("sha256sum") {
-        eprintln!("SKIPPED: needs GNU tar and sha256sum");
-        return;
-    }
+    require("tar");
+    require("sha256sum");
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("example.tar");
     let r = Command::new("bash")
@@ -869,10 +858,7 @@ fn no_escape_codes_when_piped_or_no_color() {
     assert!(!has_escape(&r.stdout) && !has_escape(&r.stderr), "{r:?}");
 
     // On a terminal (util-linux `script` gives one): colour unless NO_COLOR is set.
-    if !have("script") {
-        eprintln!("SKIPPED (TTY part): util-linux `script` not installed");
-        return;
-    }
+    require("script");
     let on_tty = |no_color: bool| {
         let home = tempfile::tempdir().unwrap();
         let line = format!(

@@ -5,8 +5,9 @@
 //! `ci/services.sh start DIR` (which installs the packages when missing, as root on Debian)
 //! and `ci/services.sh stop DIR` when done, even on failure. With `GPULINT_SERVICES_ENV`
 //! pointing at the `env` file of services already started, it uses those and leaves them
-//! running. When the services cannot be installed or started it prints a loud SKIPPED
-//! banner and passes. The fixture images are built here, offline: an OCI layout written by
+//! running. It is `#[ignore]`d in a plain `cargo test` (no daemon is assumed there) and
+//! selected by `ci/test.sh` with `--ignored`; once selected, services that cannot be
+//! installed or started fail the test: nothing is skipped silently. The fixture images are built here, offline: an OCI layout written by
 //! this file, turned into the other forms with skopeo, docker and podman.
 //!
 //! What it shows: the same image read through the Docker daemon, the podman socket, the
@@ -76,29 +77,25 @@ fn read_env(path: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn skip(why: &str) {
-    eprintln!(
-        "\n{}\nSKIPPED live source tests: {why}\n{}\n",
-        "!".repeat(72),
-        "!".repeat(72)
-    );
+fn cannot_start(why: &str) -> ! {
+    panic!("live source tests selected, but their services cannot start: {why}")
 }
 
-fn start_services() -> Option<Services> {
+fn start_services() -> Services {
     if let Ok(p) = std::env::var("GPULINT_SERVICES_ENV") {
         let p = PathBuf::from(p);
-        return Some(Services {
+        return Services {
             dir: p.parent().map(Path::to_path_buf).unwrap_or_default(),
             env: read_env(&p),
             owned: false,
             _tmp: None,
-        });
+        };
     }
     // Short path: unix sockets live in it.
     let tmp = tempfile::Builder::new()
         .prefix("gl-")
         .tempdir_in("/tmp")
-        .ok()?;
+        .unwrap_or_else(|e| cannot_start(&format!("no temporary directory in /tmp: {e}")));
     let dir = tmp.path().to_path_buf();
     let out = Command::new("bash")
         .arg(repo_root().join("ci/services.sh"))
@@ -112,24 +109,18 @@ fn start_services() -> Option<Services> {
         _tmp: Some(tmp),
     };
     match out {
-        Ok(o) if o.status.success() => Some(svc),
-        Ok(o) => {
-            skip(&format!(
-                "ci/services.sh start failed ({}): {}",
-                o.status,
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .rev()
-                    .take(8)
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
-            None
-        }
-        Err(e) => {
-            skip(&format!("cannot run bash ci/services.sh: {e}"));
-            None
-        }
+        Ok(o) if o.status.success() => svc,
+        Ok(o) => cannot_start(&format!(
+            "ci/services.sh start failed ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .rev()
+                .take(8)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )),
+        Err(e) => cannot_start(&format!("cannot run bash ci/services.sh: {e}")),
     }
 }
 
@@ -415,8 +406,9 @@ fn expect_kind(r: anyhow::Result<Image>, kind: LiveErrorKind) -> String {
 }
 
 #[test]
+#[ignore = "needs dockerd, a registry and podman: ci/test.sh starts them and runs this with --ignored"]
 fn live_sources() {
-    let Some(svc) = start_services() else { return };
+    let svc = start_services();
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let docker_cli = svc.get("DOCKER_CLI").to_string();

@@ -1,4 +1,15 @@
-//! The integration-test binary (one binary, modules per area).
+//! The integration-test binary: one binary, one module per area (as cargo-deny and just keep
+//! theirs), so the suite links once.
+//!
+//! `live` needs real services (dockerd, a registry, podman): it is `#[ignore]`d in a plain
+//! `cargo test` and run by `ci/test.sh`, which starts them first (`ci/services.sh`).
 
 mod cli;
+mod common;
+mod hostile;
+mod image;
 mod live;
+mod rule_snapshots;
+mod spec_cli;
+mod spec_realworld;
+mod verdicts;

@@ -66,25 +66,11 @@ fn plausible(image: &str) -> Option<ImageRef> {
     {
         return None;
     }
+    // Docker's grammar (`FROM base-${TARGETARCH}` expands to `base-` here, a stage name, not
+    // an image).
+    crate::vocab::Reference::parse(image).ok()?;
     let r = ImageRef::parse(image)?;
-    // Docker's grammar: lowercase path components that start and end with a letter or digit
-    // (`FROM base-${TARGETARCH}` expands to `base-` here, a stage name, not an image).
-    let ok_repo = r.repo.split('/').all(|comp| {
-        comp.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && comp.ends_with(|c: char| c.is_ascii_alphanumeric())
-            && comp.chars().all(|c| {
-                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-')
-            })
-    });
-    let ok_tag = match r.tag.as_deref() {
-        None => true,
-        Some(t) => {
-            !t.is_empty()
-                && t.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        }
-    };
-    (ok_repo && ok_tag && r.repo != "scratch").then_some(r)
+    (r.repo != "scratch").then_some(r)
 }
 
 struct Use<'a> {

@@ -1,12 +1,13 @@
-//! `REGISTRY/REPO[:TAG|@DIGEST]` with Docker Hub's normalisation, as the distribution
-//! project's reference package does: the first component is a registry only when it has a
-//! `.` or `:` or is `localhost`; otherwise the name is on `docker.io`, and a one-component
-//! Docker Hub name is under `library/`.
+//! `REGISTRY/REPO[:TAG|@DIGEST]` for the registry API: the one reference grammar
+//! ([`crate::vocab::reference`]) with Docker Hub's normalisation (no domain → `docker.io`, a
+//! one-component name under `library/`), `:latest` when neither tag nor digest is given, and
+//! sha256 digests only (every blob is verified by it).
 
 use crate::source::live::{LiveError, LiveErrorKind};
+use crate::vocab::Reference;
 use std::fmt;
 
-pub const DOCKER_HUB: &str = "docker.io";
+pub use crate::vocab::reference::DOCKER_HUB;
 /// Where Docker Hub's API actually lives.
 pub const DOCKER_HUB_API: &str = "registry-1.docker.io";
 
@@ -34,14 +35,9 @@ impl RegistryRef {
     pub fn parse(input: &str) -> Result<RegistryRef, LiveError> {
         let s = input.strip_prefix("docker://").unwrap_or(input);
         let s = s.strip_prefix("//").unwrap_or(s);
-        if s.is_empty() {
-            return Err(bad(input, "empty"));
-        }
-        let (name_tag, digest) = match s.split_once('@') {
-            Some((n, d)) => (n, Some(d.to_string())),
-            None => (s, None),
-        };
-        if let Some(d) = &digest {
+        let r = Reference::parse(s).map_err(|e| bad(input, &e.to_string()))?;
+        // Blobs and manifests are verified by their sha256 digest: other algorithms are refused.
+        if let Some(d) = &r.digest {
             let ok = d.strip_prefix("sha256:").is_some_and(|h| {
                 h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
             });
@@ -49,66 +45,16 @@ impl RegistryRef {
                 return Err(bad(input, "digest must be sha256:<64 lowercase hex>"));
             }
         }
-        let last_slash = name_tag.rfind('/').map(|i| i + 1).unwrap_or(0);
-        let (name, tag) = match name_tag[last_slash..].rfind(':') {
-            Some(i) => (
-                &name_tag[..last_slash + i],
-                Some(name_tag[last_slash + i + 1..].to_string()),
-            ),
-            None => (name_tag, None),
-        };
-        if let Some(t) = &tag {
-            let ok = !t.is_empty()
-                && t.len() <= 128
-                && !t.starts_with(['.', '-'])
-                && t.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
-            if !ok {
-                return Err(bad(input, "bad tag"));
-            }
-        }
-        let (registry, mut repository) = match name.split_once('/') {
-            Some((first, rest))
-                if first.contains('.') || first.contains(':') || first == "localhost" =>
-            {
-                (first.to_string(), rest.to_string())
-            }
-            _ => (DOCKER_HUB.to_string(), name.to_string()),
-        };
-        let registry = if registry == "index.docker.io" || registry == DOCKER_HUB_API {
-            DOCKER_HUB.to_string()
-        } else {
-            registry
-        };
-        if registry == DOCKER_HUB && !repository.contains('/') {
-            repository = format!("library/{repository}");
-        }
-        let repo_ok = !repository.is_empty()
-            && repository.split('/').all(|c| {
-                !c.is_empty()
-                    && c.bytes().all(|b| {
-                        b.is_ascii_lowercase()
-                            || b.is_ascii_digit()
-                            || matches!(b, b'.' | b'_' | b'-')
-                    })
-                    && c.as_bytes()[0].is_ascii_alphanumeric()
-            });
-        if !repo_ok {
-            return Err(bad(
-                input,
-                "repository must be lowercase [a-z0-9._-] components separated by /",
-            ));
-        }
-        let tag = if tag.is_none() && digest.is_none() {
+        let tag = if r.tag.is_none() && r.digest.is_none() {
             Some("latest".to_string())
         } else {
-            tag
+            r.tag.clone()
         };
         Ok(RegistryRef {
-            registry,
-            repository,
+            registry: r.registry(),
+            repository: r.api_repository(),
             tag,
-            digest,
+            digest: r.digest,
         })
     }
 
@@ -210,7 +156,9 @@ mod tests {
     fn rejects_bad_references() {
         for s in [
             "",
-            "UPPER/case",
+            // An upper-case first component is a registry host (distribution's rule); in
+            // the path it is invalid.
+            "x/UPPER",
             "a//b",
             "x:",
             "x@sha256:abc",

@@ -3,10 +3,7 @@
 //! an A100 (from `--gpu`, or from a `nvidia.com/gpu.product` nodeSelector) and report GL001.
 //! `--matrices`: overrides reach the spec rules.
 
-#[path = "image/common.rs"]
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 

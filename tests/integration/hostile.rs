@@ -1,10 +1,7 @@
 //! Hostile and broken inputs (issue 11): each case asserts the exact error class, and the
 //! gate never answers "ok" for input it could not read.
 
-#[path = "image/common.rs"]
-mod common;
-
-use common::*;
+use crate::common::*;
 use gpulint::cache::LayerCache;
 use gpulint::scan::{scan, ScanOptions};
 use gpulint::walk::IssueKind;

@@ -338,6 +338,15 @@ pub fn have(tool: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// A test that needs an external tool fails without it, saying how to get it: a missing
+/// tool must not turn into a silent pass.
+pub fn require(tool: &str) {
+    assert!(
+        have(tool),
+        "this test needs `{tool}` on PATH: ci/install-tools.sh installs it (ci/test.sh runs it)"
+    );
+}
+
 /// Run a tool, panicking with its stderr on failure.
 pub fn run(cmd: &mut Command) {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));

@@ -1,9 +1,7 @@
 //! Image sources and the layer walker, on images built by `common` (and, where installed, by
 //! the real skopeo / umoci / tar).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use gpulint::detect::{elf, Detector, Fact};
 use gpulint::source::{open_image, Platform, SourceError};
 use gpulint::walk::{
@@ -727,10 +725,7 @@ fn unusable_input_is_a_named_exit_2_error() {
 
 #[test]
 fn skopeo_docker_archive_and_oci_archive() {
-    if !have("skopeo") {
-        eprintln!("SKIPPED: skopeo not installed (ci/install-tools.sh installs it)");
-        return;
-    }
+    require("skopeo");
     let d = tmp();
     // (skopeo cannot put zstd layers into a docker-archive.)
     let img = standard_image(Comp::Gzip, Comp::Plain);
@@ -790,10 +785,7 @@ fn skopeo_docker_archive_and_oci_archive() {
 
 #[test]
 fn umoci_built_layout() {
-    if !have("umoci") {
-        eprintln!("SKIPPED: umoci not installed (ci/install-tools.sh installs it)");
-        return;
-    }
+    require("umoci");
     let d = tmp();
     let layout = path_str(&join(&d, "layout"));
     let bundle = join(&d, "bundle");

@@ -1,0 +1,2 @@
+FROM
+RUN echo hi
