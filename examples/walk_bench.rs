@@ -8,8 +8,8 @@
 //!
 //! Each timed command prints `seconds=<float>` as its last line.
 
+use gpulint::scan::{walk_image, ScanOptions};
 use gpulint::source::{open_image, LayerContent};
-use gpulint::walk::{walk_image, WalkOptions};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Instant;
@@ -83,7 +83,7 @@ fn decompress(reference: &str) -> Result<(), String> {
 fn walk(reference: &str) -> Result<(), String> {
     let image = open_image(reference, None).map_err(|e| e.to_string())?;
     let start = Instant::now();
-    let r = walk_image(&image, &[], &WalkOptions::default());
+    let r = walk_image(&image, &[], &ScanOptions::default());
     let secs = start.elapsed().as_secs_f64();
     let elf = r.tree.files().filter(|(_, n)| !n.facts.is_empty()).count();
     println!(

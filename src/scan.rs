@@ -2,12 +2,13 @@
 //! (each layer from the cache when seen before) → inventory.
 
 use crate::cache::{scan_layers, LayerCache};
+use crate::detect::Detector;
 use crate::inventory::{build, ImageMeta, Inventory};
 use crate::progress::Progress;
 use crate::source::live::{open_bare_name, SourceArgs, SourceOptions};
 use crate::source::reference::{parse_reference, Transport};
 use crate::source::{open_transport, Image, Platform, SourceError};
-use crate::walk::{walk_layer, FileTree, WalkOptions};
+use crate::walk::{walk_layer, FileTree, LayerTree, ScanIssue, WalkOptions};
 
 /// Bumped whenever what a layer walk records changes in a way detector versions don't show;
 /// part of the cache key.
@@ -44,8 +45,12 @@ impl ScanOptions {
 /// The analyzer version that keys the layer cache: crate version, revision and every
 /// detector's name and version.
 pub fn analyzer_version() -> String {
+    analyzer_version_of(&crate::detect::detectors())
+}
+
+fn analyzer_version_of(detectors: &[Box<dyn Detector>]) -> String {
     let mut s = format!("gpulint-{}-r{ANALYZER_REVISION}", env!("CARGO_PKG_VERSION"));
-    for d in crate::detect::detectors() {
+    for d in detectors {
         s.push_str(&format!("-{}{}", d.name(), d.version()));
     }
     s
@@ -84,29 +89,74 @@ pub fn open(reference: &str, opts: &ScanOptions) -> anyhow::Result<Image> {
     }
 }
 
-/// Open, walk and inventory an image. Errors are unusable input (exit 2); problems inside
-/// the image are recorded in `Inventory::errors` and the result marked partial.
-pub fn scan(reference: &str, opts: &ScanOptions) -> anyhow::Result<Inventory> {
-    let image = open(reference, opts)?;
-    let detectors = crate::detect::detectors();
+/// Every layer's tree (in layer order) and the squashed filesystem.
+#[derive(Debug, Clone, Default)]
+pub struct WalkResult {
+    pub layers: Vec<LayerTree>,
+    pub tree: FileTree,
+    /// All layers' errors, in layer order.
+    pub errors: Vec<ScanIssue>,
+    /// Some layer could not be read whole, or some entry or file could not be used.
+    pub partial: bool,
+}
+
+/// Walks every layer of an opened image with `detectors`, in layer order: each layer from
+/// the cache when it holds the layer, the others in parallel. The one orchestration the CLI,
+/// the tests and the benchmarks all run.
+fn walk_layers(
+    image: &Image,
+    detectors: &[Box<dyn Detector>],
+    opts: &ScanOptions,
+) -> Vec<LayerTree> {
     let jobs = opts
         .walk
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
     let (layers, _stats) = scan_layers(
-        &image,
+        image,
         opts.cache.as_ref(),
-        &analyzer_version(),
+        &analyzer_version_of(detectors),
         jobs,
         &opts.progress,
-        |layer, i| walk_layer(layer, i, &detectors, &opts.walk),
+        |layer, i| walk_layer(layer, i, detectors, &opts.walk),
     );
     opts.progress.finish();
-    let errors: Vec<crate::walk::ScanIssue> = layers
+    layers
+}
+
+fn issues_of(layers: &[LayerTree]) -> (Vec<ScanIssue>, bool) {
+    let errors: Vec<ScanIssue> = layers
         .iter()
         .flat_map(|l| l.errors.iter().cloned())
         .collect();
     let partial = layers.iter().any(|l| l.partial) || !errors.is_empty();
+    (errors, partial)
+}
+
+/// [`scan`]'s walk, keeping every layer's tree beside the squashed one (for tests and
+/// benchmarks that look at layers).
+pub fn walk_image(
+    image: &Image,
+    detectors: &[Box<dyn Detector>],
+    opts: &ScanOptions,
+) -> WalkResult {
+    let layers = walk_layers(image, detectors, opts);
+    let (errors, partial) = issues_of(&layers);
+    let tree = FileTree::squash_refs(&layers);
+    WalkResult {
+        layers,
+        tree,
+        errors,
+        partial,
+    }
+}
+
+/// Open, walk and inventory an image. Errors are unusable input (exit 2); problems inside
+/// the image are recorded in `Inventory::errors` and the result marked partial.
+pub fn scan(reference: &str, opts: &ScanOptions) -> anyhow::Result<Inventory> {
+    let image = open(reference, opts)?;
+    let layers = walk_layers(&image, &crate::detect::detectors(), opts);
+    let (errors, partial) = issues_of(&layers);
     let tree = FileTree::squash(layers);
     let mut inv = build(&ImageMeta::from(&image), &tree, errors);
     inv.partial |= partial;

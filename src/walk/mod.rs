@@ -17,11 +17,9 @@ pub use crate::vocab::ImagePath;
 pub use issue::{IssueKind, ScanIssue};
 
 use crate::detect::{Detector, Fact};
-use crate::source::{Image, Layer, LayerContent};
+use crate::source::{Layer, LayerContent};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -97,73 +95,6 @@ impl Default for WalkOptions {
             threads: None,
         }
     }
-}
-
-/// Every layer's tree (in layer order) and the squashed filesystem.
-#[derive(Debug, Clone, Default)]
-pub struct WalkResult {
-    pub layers: Vec<LayerTree>,
-    pub tree: FileTree,
-    /// All layers' errors, in layer order.
-    pub errors: Vec<ScanIssue>,
-    /// Some layer could not be read whole, or some entry or file could not be used.
-    pub partial: bool,
-}
-
-/// Walk every layer (in parallel, results in layer order) and squash them.
-pub fn walk_image(
-    image: &Image,
-    detectors: &[Box<dyn Detector>],
-    opts: &WalkOptions,
-) -> WalkResult {
-    let layers = walk_layers(&image.layers, detectors, opts);
-    let errors: Vec<ScanIssue> = layers
-        .iter()
-        .flat_map(|l| l.errors.iter().cloned())
-        .collect();
-    let partial = layers.iter().any(|l| l.partial) || !errors.is_empty();
-    let tree = FileTree::squash_refs(&layers);
-    WalkResult {
-        layers,
-        tree,
-        errors,
-        partial,
-    }
-}
-
-/// Walk `layers` with up to `opts.threads` threads; the result is in layer order. Biggest
-/// layers start first, so one huge layer does not end up last on a busy pool.
-pub fn walk_layers(
-    layers: &[Layer],
-    detectors: &[Box<dyn Detector>],
-    opts: &WalkOptions,
-) -> Vec<LayerTree> {
-    let n = layers.len();
-    let threads = opts
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
-        .clamp(1, n.max(1));
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(layers[i].size.unwrap_or(0)));
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<LayerTree>>> = Mutex::new(vec![None; n]);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&i) = order.get(k) else { break };
-                let tree = walk_layer(&layers[i], i, detectors, opts);
-                let mut r = results.lock().unwrap_or_else(|e| e.into_inner());
-                r[i] = Some(tree);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(Option::unwrap_or_default)
-        .collect()
 }
 
 /// One streaming pass over one layer. Never fails: problems are in the tree's `errors`.

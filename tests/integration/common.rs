@@ -368,3 +368,20 @@ pub fn path_str(p: &Path) -> String {
 pub fn join(dir: &tempfile::TempDir, name: &str) -> PathBuf {
     dir.path().join(name)
 }
+
+/// The CLI's walk (`gpulint::scan::walk_image`: cache-aware layer scheduling, then squash)
+/// with these walk options, no cache and no progress bars.
+pub fn walk_image(
+    image: &gpulint::source::Image,
+    detectors: &[Box<dyn gpulint::detect::Detector>],
+    walk: &gpulint::walk::WalkOptions,
+) -> gpulint::scan::WalkResult {
+    gpulint::scan::walk_image(
+        image,
+        detectors,
+        &gpulint::scan::ScanOptions {
+            walk: walk.clone(),
+            ..Default::default()
+        },
+    )
+}

@@ -3,10 +3,9 @@
 
 use crate::common::*;
 use gpulint::detect::{elf, Detector, Fact};
+use gpulint::scan::WalkResult;
 use gpulint::source::{open_image, Platform, SourceError};
-use gpulint::walk::{
-    walk_image, FileTree, ImagePath, IssueKind, NodeKind, WalkOptions, WalkResult,
-};
+use gpulint::walk::{FileTree, ImagePath, IssueKind, NodeKind, WalkOptions};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
