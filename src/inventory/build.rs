@@ -671,42 +671,6 @@ impl<'a> CondaIndex<'a> {
     }
 }
 
-/// dpkg packages that carry CUDA/NVIDIA user-space software.
-fn is_gpu_os_package(name: &str) -> bool {
-    const PREFIXES: &[&str] = &[
-        "cuda-",
-        "libcuda",
-        "libcudnn",
-        "libnccl",
-        "libnvidia-",
-        "nvidia-",
-        "libcublas",
-        "libcufft",
-        "libcurand",
-        "libcusparse",
-        "libcusolver",
-        "libnpp",
-        "libnvjpeg",
-        "tensorrt",
-        "libnvinfer",
-        "libnvonnxparser",
-        "libnvparsers",
-        "libcutensor",
-        "libcufile",
-        "libnvjitlink",
-        "libnvrtc",
-        "libcupti",
-        "libnvtoolsext",
-        "libnvtx",
-        "libnvvm",
-        "libnvblas",
-        "libnvshmem",
-        "libcudss",
-        "datacenter-gpu-manager",
-    ];
-    PREFIXES.iter().any(|p| name.starts_with(p))
-}
-
 fn os_packages(tree: &FileTree) -> Vec<OsPackage> {
     let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     for (_, _, s) in facts(tree, |f| match f {
@@ -714,7 +678,7 @@ fn os_packages(tree: &FileTree) -> Vec<OsPackage> {
         _ => None,
     }) {
         for DpkgPackage { name, version, .. } in &s.packages {
-            if is_gpu_os_package(name) {
+            if super::names::is_gpu_os_package(name) {
                 seen.insert((name.clone(), version.clone()));
             }
         }

@@ -13,6 +13,7 @@
 
 mod build;
 pub mod libs;
+pub mod names;
 mod text;
 
 pub(crate) use build::binary_from_elf;

@@ -1,6 +1,7 @@
 //! GL103: NVIDIA driver packages or libcuda baked into the image.
 
 use crate::finding::{Finding, Severity};
+use crate::inventory::names::{is_driver_library_file, is_driver_package};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::pkg::Install;
 use crate::spec::{loc, RuleCtx, Subject};
@@ -31,39 +32,6 @@ pub static META: RuleMeta = RuleMeta {
     },
 };
 
-/// Package names of the NVIDIA user-space driver on Debian/Ubuntu/RHEL.
-fn is_driver_pkg(n: &str) -> bool {
-    let n = n.to_ascii_lowercase();
-    let prefixes = [
-        "nvidia-driver",
-        "libnvidia-compute-",
-        "libnvidia-gl-",
-        "libnvidia-encode-",
-        "libnvidia-decode-",
-        "libnvidia-extra-",
-        "nvidia-utils-",
-        "nvidia-dkms-",
-        "nvidia-kernel-",
-        "nvidia-headless-",
-        "cuda-drivers",
-        "xserver-xorg-video-nvidia",
-        "libcuda1",
-        "nvidia-compute-utils-",
-        "kmod-nvidia",
-    ];
-    prefixes.iter().any(|p| n.starts_with(p))
-        || n.strip_prefix("nvidia-")
-            .map(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit()))
-            .unwrap_or(false)
-}
-
-fn is_driver_lib(s: &str) -> bool {
-    let b = s.rsplit('/').next().unwrap_or(s);
-    b.starts_with("libcuda.so")
-        || b.starts_with("libnvidia-ml.so")
-        || b.starts_with("libnvidia-ptxjitcompiler.so")
-}
-
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let Subject::Dockerfile(bf) = s else {
         return Vec::new();
@@ -77,7 +45,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         for i in &st.installs {
             if let Install::Os(o) = i {
                 for (n, _, pos) in &o.pkgs {
-                    if is_driver_pkg(n) {
+                    if is_driver_package(n) {
                         out.push(
                             META.finding(format!("`{n}` installs the NVIDIA user-space driver into the image; it must come from the host at run time"))
                                 .with_location(loc(&bf.file, *pos))
@@ -89,7 +57,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         }
         for c in &st.copies {
             if c.from.is_none() {
-                if let Some(src) = c.srcs.iter().find(|s| is_driver_lib(s)) {
+                if let Some(src) = c.srcs.iter().find(|s| is_driver_library_file(s)) {
                     out.push(
                         META.finding(format!("{} copies driver library `{src}` into the image", c.cmd))
                             .with_location(loc(&bf.file, c.pos))

@@ -1,6 +1,7 @@
 //! GL112: host library directories or driver libraries mounted into the container.
 
 use crate::finding::{Finding, Severity};
+use crate::inventory::names::{is_cuda_runtime_library_file, is_driver_library_file};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -52,10 +53,8 @@ fn classify(host: &str) -> Option<&'static str> {
     {
         return Some("host NVIDIA driver files");
     }
-    if base.starts_with("libcuda.so")
-        || base.starts_with("libnvidia-")
-        || base.starts_with("libcudnn")
-        || base.starts_with("libnvcuvid")
+    if is_driver_library_file(base)
+        || is_cuda_runtime_library_file(base)
         || base == "nvidia-smi"
         || base.starts_with("nvidia-") && h.starts_with("/usr/bin")
     {
