@@ -12,4 +12,5 @@ mod live;
 mod rule_snapshots;
 mod spec_cli;
 mod spec_realworld;
+mod tasks;
 mod verdicts;

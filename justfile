@@ -1,0 +1,74 @@
+# The project's tasks (https://github.com/casey/just). Each recipe is a thin wrapper over a
+# script in ci/ or a cargo command, so the scripts stay the single source and run without just.
+
+# The whole test suite as CI runs it (installs skopeo/umoci; starts dockerd, registries and
+# podman for the live-source tests).
+test:
+    bash ci/test.sh
+
+# Unit and integration tests that need no services.
+test-quick:
+    cargo test --all-targets
+
+# Format and lint as CI does.
+lint:
+    cargo fmt --check
+    cargo clippy --all-targets -- -D warnings
+
+# The module graph of src/ and its cycles (fails when there is one).
+modgraph:
+    python3 ci/modgraph.py --edges
+
+# Review and accept changed rule snapshots (tests/integration/snapshots/).
+snapshots:
+    cargo insta review
+
+# Regenerate docs/rules/ from the rules' own metadata.
+docs:
+    UPDATE_DOCS=1 cargo test --lib rules::docs
+
+# The rules on ../shared/realworld (or CORPUS=DIR) vs the expert labels.
+corpus:
+    bash ci/corpus.sh
+
+# Benchmarks: ratios against a baseline measured in the same run.
+bench-inventory mib="2048":
+    bash ci/bench-inventory.sh {{mib}}
+
+bench-registry gb="2":
+    bash ci/bench-registry.sh {{gb}}
+
+# The fatbin reader against NVIDIA's cuobjdump on real PyPI wheels.
+fatbin-oracle:
+    bash ci/fatbin-oracle.sh
+
+# What NVIDIA / PyPI published beyond our matrix rows.
+freshness:
+    python3 ci/freshness.py
+
+# Matrix rows measured from real artifacts (wheels downloaded from PyPI).
+measure-torch-arch *versions:
+    cargo build --release --example fatbin_list
+    python3 ci/torch-arch-lists.py {{versions}}
+
+measure-nvcc:
+    python3 ci/nvcc-arch-lists.py
+    python3 ci/nvcc-ptx-isa.py
+
+measure-cuda-components:
+    python3 ci/cuda-components.py
+
+# Real-GPU checks (run on a GPU machine).
+device-verdicts:
+    bash ci/device-verdicts.sh
+
+device-host-check:
+    bash ci/device-host-check.sh
+
+# The example image in testdata/images/ (reproducible).
+example-image:
+    bash ci/make-example-image.sh
+
+# A real torch install judged end to end (downloads torch from PyPI).
+torch-wheel-verdict:
+    bash ci/torch-wheel-verdict.sh

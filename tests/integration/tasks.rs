@@ -1,0 +1,45 @@
+//! The justfile lists the project's tasks; every script a recipe runs must exist, and every
+//! entry point in ci/ must be reachable from a recipe (or be a helper another script calls).
+
+use std::path::Path;
+
+#[test]
+fn justfile_recipes_name_real_scripts_and_cover_ci() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("justfile")).unwrap();
+    let mut named = Vec::new();
+    // Recipe lines only (indented), not the comments.
+    let recipes = text.lines().filter(|l| l.starts_with("    "));
+    for word in recipes.flat_map(str::split_whitespace) {
+        if word.starts_with("ci/") {
+            assert!(
+                root.join(word).is_file(),
+                "justfile runs {word}, which does not exist"
+            );
+            named.push(word.to_string());
+        }
+    }
+    assert!(
+        named.len() >= 10,
+        "only {} scripts in the justfile",
+        named.len()
+    );
+    // Scripts that other scripts call, not tasks of their own.
+    let helpers = [
+        "ci/install-tools.sh",
+        "ci/services.sh",
+        "ci/corpus_labels.py",
+        "ci/buildkit_conformance.py",
+        "ci/fatbin-oracle-results.txt",
+    ];
+    for e in std::fs::read_dir(root.join("ci")).unwrap() {
+        let p = format!("ci/{}", e.unwrap().file_name().to_string_lossy());
+        if p.ends_with(".pyc") || p.contains("__pycache__") {
+            continue;
+        }
+        assert!(
+            named.contains(&p) || helpers.contains(&p.as_str()),
+            "{p} is neither a justfile task nor a known helper"
+        );
+    }
+}
