@@ -13,3 +13,12 @@ fi
 cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 cargo test --all-targets 2>&1
+# .pre-commit-hooks.yaml under the real pre-commit, with the binary the tests just built.
+# Exit 3 = pre-commit could not be installed: a loud SKIPPED, like the other tool-backed tests.
+rc=0
+bash ci/pre-commit-test.sh target/debug/gpulint || rc=$?
+if [ "$rc" -eq 3 ]; then
+  echo "!!!!!!!! SKIPPED ci/pre-commit-test.sh: pre-commit is not installed !!!!!!!!"
+elif [ "$rc" -ne 0 ]; then
+  exit "$rc"
+fi
