@@ -249,6 +249,15 @@ fn gitlab_code_quality_matches_gitlabs_format() {
         let n = fps.len();
         fps.dedup();
         assert_eq!(fps.len(), n, "fingerprints repeat: {v:#}");
+        if kind == "image" {
+            // The local archive, relative to the repository, not an absolute CI path.
+            for i in issues {
+                assert_eq!(
+                    i["location"]["path"], "testdata/images/example.tar",
+                    "{i:#}"
+                );
+            }
+        }
         if kind == "file" {
             for i in issues {
                 let p = i["location"]["path"].as_str().unwrap();
