@@ -10,6 +10,11 @@ test:
 test-quick:
     cargo test --all-targets
 
+# .pre-commit-hooks.yaml under the real pre-commit, on a sample repository.
+pre-commit-test:
+    cargo build
+    bash ci/pre-commit-test.sh target/debug/gpulint
+
 # Format and lint as CI does.
 lint:
     cargo fmt --check

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Tools the image tests use to build images the way users do: skopeo (docker-archive /
 # oci-archive conversions) and umoci (OCI layouts built from a directory). Without them those
-# tests print SKIPPED; CI calls this first so they run. Idempotent and quiet when present.
+# tests print SKIPPED; CI calls this first so they run. Also pre-commit (PyPI), which
+# ci/pre-commit-test.sh runs on a sample repository. Idempotent and quiet when present.
 set -euo pipefail
+if ! command -v pre-commit >/dev/null 2>&1; then
+  python3 -m pip install --quiet --disable-pip-version-check pre-commit \
+    && echo "install-tools: installed pre-commit"
+fi
 need=()
 command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
 command -v umoci >/dev/null 2>&1 || need+=(umoci)

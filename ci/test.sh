@@ -15,5 +15,8 @@ cargo clippy --all-targets --quiet -- -D warnings
 cargo test --all-targets 2>&1
 # Tests that need real services (dockerd, registries, podman) are #[ignore]d in a plain
 # `cargo test`; they are selected here, where the services are installed and started (by the
-# test itself, through ci/services.sh), so they can never be skipped silently.
+# tests themselves, through ci/services.sh), so they can never be skipped silently.
 cargo test --test integration -- --ignored 2>&1
+# .pre-commit-hooks.yaml under the real pre-commit (ci/install-tools.sh installs it), with the
+# binary the tests just built.
+bash ci/pre-commit-test.sh target/debug/gpulint

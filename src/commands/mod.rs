@@ -91,7 +91,7 @@ impl LintInputs for crate::spec::RunArgs {
 }
 impl LintInputs for crate::spec::LintArgs {
     fn inputs(&self) -> Vec<PathBuf> {
-        self.dir.iter().cloned().collect()
+        self.paths.clone()
     }
 }
 
@@ -499,6 +499,7 @@ fn spec<A: clap::Args + LintInputs>(
         .filter(|code| config.rule_enabled(code))
         .collect();
     let mut ctx = crate::spec::CommandContext::new(targets, config, matrix)?;
+    ctx.quiet = c.source.quiet;
     if c.scan_images {
         ctx.scan_images = Some(crate::spec::scan_images::ImageScan::new(
             crate::scan::ScanOptions::from_args(&c.source)?,

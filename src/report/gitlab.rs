@@ -1,7 +1,9 @@
 //! GitLab Code Quality report (`artifacts:reports:codequality`): a JSON array of issues with
 //! `description`, `check_name`, `fingerprint`, `severity` (`info`, `minor`, `major`,
 //! `critical`, `blocker`) and `location.path` / `location.lines.begin`, the fields GitLab reads.
-//! GitLab needs a line; image findings (no lines) use line 1 of the image reference.
+//! GitLab needs a line; image findings (no lines) use line 1 of the image reference, and a
+//! path relative to the repository: a local archive or layout below the working directory is
+//! named by that relative path, without its transport prefix.
 
 use super::{escape, Place, Report};
 use crate::finding::Severity;
@@ -12,6 +14,28 @@ pub fn severity(s: Severity) -> &'static str {
         Severity::Error => "critical",
         Severity::Warning => "major",
         Severity::Info => "info",
+    }
+}
+
+/// `docker-archive:/repo/build/app.tar` run in `/repo` → `build/app.tar`; a reference that is
+/// no local path below the working directory stays as it is.
+fn repo_relative(artifact: &str) -> String {
+    let local = ["docker-archive:", "oci-archive:", "oci:", "dir:"]
+        .iter()
+        .find_map(|t| artifact.strip_prefix(t))
+        .unwrap_or(artifact);
+    let p = std::path::Path::new(local);
+    let rel = std::env::current_dir()
+        .ok()
+        .filter(|_| p.is_absolute() && p.exists())
+        .and_then(|cwd| {
+            p.strip_prefix(cwd)
+                .ok()
+                .map(|r| r.to_string_lossy().into_owned())
+        });
+    match rel {
+        Some(r) if !r.is_empty() => r,
+        _ => artifact.to_string(),
     }
 }
 
@@ -29,7 +53,10 @@ pub fn render(report: &Report) -> String {
                 description.push_str(&format!("[{t}] "));
             }
             description.push_str(&f.message);
-            let path = place.file_name().to_string();
+            let path = match place {
+                Place::File { path, .. } => path.to_string(),
+                _ => repo_relative(place.file_name()),
+            };
             let line = match place {
                 Place::File { line, .. } => line.unwrap_or(1).max(1),
                 _ => 1,

@@ -1,7 +1,9 @@
 //! JSON report: the serde form of [`Report`]; one schema for every command (`image`, the
 //! configuration linters, `host --check`): `schema_version`, `tool`, `subject`, `targets`,
 //! `details` (command-specific extras), `findings[]` with `rule`, `name`, `severity`,
-//! `message`, `target`, `location`, `help`, and `summary` counts.
+//! `message`, `target`, `location`, `help`, and `summary` counts. `details` is always an
+//! object (`{}` for the configuration linters). The JSON Schema is
+//! `docs/schema/report.schema.json`; the tests validate every command's output against it.
 
 use super::{escape, Report};
 use serde_json::json;
@@ -16,7 +18,11 @@ pub fn render(report: &Report) -> String {
         "tool": {"name": "gpulint", "version": env!("CARGO_PKG_VERSION")},
         "subject": report.subject,
         "targets": report.targets,
-        "details": report.details,
+        "details": if report.details.is_null() {
+            json!({})
+        } else {
+            report.details.clone()
+        },
         "findings": report.findings,
         "summary": {
             "error": report.count(crate::finding::Severity::Error),

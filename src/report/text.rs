@@ -42,8 +42,9 @@ pub fn render(report: &Report, style: Style) -> String {
             .iter()
             .filter(|f| f.target.as_deref() == g)
             .collect();
+        // `-q`: no headings or "ok" lines; each finding names its target itself.
         match g {
-            Some(_) if fs.is_empty() && style.quiet => continue,
+            _ if style.quiet => {}
             Some(t) if fs.is_empty() => {
                 let _ = writeln!(
                     out,
@@ -73,9 +74,14 @@ pub fn render(report: &Report, style: Style) -> String {
                 Severity::Warning => ("warning", "33"),
                 Severity::Info => ("info", "36"),
             };
+            let target = match (&f.target, style.quiet) {
+                (Some(t), true) => format!("[{}] ", escape::field(t)),
+                _ => String::new(),
+            };
             let _ = write!(
                 out,
-                "  {}[{} {}]: {}",
+                "{}{}[{} {}]: {target}{}",
+                if style.quiet { "" } else { "  " },
                 paint(label, code, color),
                 escape::field(&f.rule),
                 escape::field(&f.name),
@@ -129,6 +135,10 @@ mod tests {
             },
         );
         assert!(quiet.contains("GL101"));
+        // Only the finding, its location and help: no heading, blank line or summary.
+        assert_eq!(quiet.lines().count(), 3, "{quiet}");
+        assert!(quiet.starts_with("error[GL101 "), "{quiet}");
+        assert!(!quiet.contains("target T4"), "{quiet}");
         assert!(!quiet.contains("error(s)") && !quiet.contains("ok: no findings"));
         assert!(!quiet.contains("Dockerfile\\x1b[2J\n"), "{quiet}");
     }

@@ -78,7 +78,8 @@ pub struct SourceArgs {
     /// Docker/podman API endpoint (unix:///path or tcp://host:port) instead of discovery.
     #[arg(long, value_name = "URL")]
     pub docker_host: Option<String>,
-    /// No progress bars.
+    /// Quiet: only the findings (no progress bars, notes, headings or "ok" lines); errors
+    /// still go to stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// Best effort: report on what could be read when part of the image cannot be (a truncated

@@ -49,6 +49,8 @@ pub struct CommandContext {
     pub scan_images: Option<scan_images::ImageScan>,
     /// Inputs that could not be read; the others are still linted and the command exits 2.
     pub input_errors: std::cell::RefCell<Vec<String>>,
+    /// `-q`: no notes on stderr, only findings (and errors).
+    pub quiet: bool,
 }
 
 impl CommandContext {
@@ -66,6 +68,7 @@ impl CommandContext {
             cwd: std::env::current_dir().unwrap_or_default(),
             scan_images: None,
             input_errors: Default::default(),
+            quiet: false,
         })
     }
     /// The compatibility matrix behind the facts.
@@ -122,8 +125,9 @@ pub struct RunArgs {
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LintArgs {
-    /// Repository directory (default: the current directory).
-    pub dir: Option<PathBuf>,
+    /// Repository directories or single files (default: the current directory). A path that
+    /// does not exist is an error for that path; the others are still linted (exit 2).
+    pub paths: Vec<PathBuf>,
 }
 
 /// Input for the GL1xx checks.
@@ -242,7 +246,10 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
         // BuildKit refuses both: "the Dockerfile cannot be empty", "target stage … could not
         // be found". Linting on would judge a build that cannot happen.
         if parsed.instructions.is_empty() {
-            anyhow::bail!("{file}: the Dockerfile is empty (no instructions); a build refuses it");
+            ctx.input_errors.borrow_mut().push(format!(
+                "{file}: the Dockerfile is empty (no instructions); a build refuses it"
+            ));
+            continue;
         }
         if let Some(t) = &args.target {
             let wanted = t.to_ascii_lowercase();
@@ -252,14 +259,15 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
                 .any(|s| s.name.as_deref() == Some(wanted.as_str()))
             {
                 let names: Vec<&str> = stages.iter().filter_map(|s| s.name.as_deref()).collect();
-                anyhow::bail!(
+                ctx.input_errors.borrow_mut().push(format!(
                     "{file}: --target {t:?}: no such build stage (named stages: {})",
                     if names.is_empty() {
                         "none".to_string()
                     } else {
                         names.join(", ")
                     }
-                );
+                ));
+                continue;
             }
         }
         let opts = BuildOptions {
@@ -433,7 +441,13 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         all.extend(runs_checks(&specs, ctx));
     }
     for p in &args.files {
-        let text = read(p)?;
+        let text = match read(p) {
+            Ok(t) => t,
+            Err(e) => {
+                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
+                continue;
+            }
+        };
         let file = ctx.display(p);
         all.extend(script_findings(&file, &text, ctx));
         let text = if is_markdown_name(&file) {
@@ -655,88 +669,121 @@ pub fn markdown_code_only(text: &str) -> String {
 }
 
 pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
-    let dir = args.dir.clone().unwrap_or_else(|| ctx.cwd.clone());
-    if !dir.is_dir() {
-        anyhow::bail!("{} is not a directory", dir.display());
-    }
+    let roots = if args.paths.is_empty() {
+        vec![ctx.cwd.clone()]
+    } else {
+        args.paths.clone()
+    };
     let mut all = Vec::new();
     let mut texts = Vec::new();
-    let mut compose_dirs: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let mut helm_charts: std::collections::BTreeSet<PathBuf> = Default::default();
-    for p in discover(&dir, &ctx.config) {
-        if let Some(chart) = helm_chart_of(&p) {
-            if helm_charts.insert(chart.clone()) {
-                let c = ctx.display(&chart);
-                eprintln!(
-                    "note: {c}: Helm chart templates skipped (not YAML before rendering); check them with `helm template {c} | gpulint k8s -`"
-                );
-            }
-            continue;
-        }
-        // Regular files of at most 4 MiB only: checked on the opened handle before reading
-        // (a FIFO or a link to /dev/zero is skipped, not read).
-        let Ok(bytes) = crate::io_util::read_regular(&p, 4 << 20) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let Some(kind) = classify(&p, Some(&text)) else {
-            continue;
-        };
-        let file = ctx.display(&p);
-        match kind {
-            FileKind::Dockerfile => {
-                let opts = BuildOptions {
-                    context: p.parent().map(Path::to_path_buf),
-                    ..Default::default()
-                };
-                all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
-                let ranges = dockerfile::parse(&text)
-                    .instructions
-                    .iter()
-                    .map(|i| (i.start_line, i.end_line))
-                    .collect();
-                texts.push(FileText {
-                    display: file,
-                    text,
-                    statements: Some(ranges),
-                });
-                continue;
-            }
-            FileKind::Compose => {
-                // Base file plus its override merge; other compose files stand alone.
-                let n = p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().to_string())
-                    .unwrap_or_default();
-                if n.contains(".override.") {
-                    let parent = p.parent().map(Path::to_path_buf).unwrap_or_default();
-                    compose_dirs.entry(parent).or_default().push(p.clone());
-                    continue;
+    for root in &roots {
+        let files = if root.is_dir() {
+            discover(root, &ctx.config)
+        } else if root.is_file() {
+            // A file named on the command line (pre-commit passes the changed files).
+            if classify(root, None).is_none() && !ctx.quiet {
+                let text = crate::io_util::read_regular(root, 4 << 20).unwrap_or_default();
+                if classify(root, Some(&String::from_utf8_lossy(&text))).is_none() {
+                    eprintln!(
+                        "note: {}: not a Dockerfile, compose file, Kubernetes manifest, script or Markdown file; skipped",
+                        crate::report::escape::field(&ctx.display(root))
+                    );
                 }
-                let (f, _) = compose_findings(&[(file.clone(), p.clone())], ctx);
-                all.extend(f);
             }
-            FileKind::K8s => all.extend(k8s_findings(&file, &text, ctx)),
-            FileKind::Script => all.extend(script_findings(&file, &text, ctx)),
-            FileKind::Markdown => {
-                all.extend(script_findings(&file, &text, ctx));
-                all.extend(markdown_yaml_findings(&file, &text, ctx));
-                texts.push(FileText {
-                    text: markdown_code_only(&text),
-                    display: file,
-                    statements: None,
-                });
-                continue;
-            }
+            vec![root.clone()]
+        } else {
+            // Missing: an error for this input; the others are still linted (exit 2).
+            ctx.input_errors.borrow_mut().push(format!(
+                "cannot read {}: no such file or directory",
+                root.display()
+            ));
+            continue;
+        };
+        for p in files {
+            lint_discovered(&p, ctx, &mut all, &mut texts, &mut helm_charts);
         }
-        texts.push(FileText {
-            display: file,
-            text,
-            statements: None,
-        });
     }
-    let _ = compose_dirs;
     Ok(finish(all, &texts, ctx))
+}
+
+/// Lint one file `lint` found (or was given), by its kind; files of no known kind, unreadable
+/// files and Helm templates are skipped.
+fn lint_discovered(
+    p: &Path,
+    ctx: &CommandContext,
+    all: &mut Vec<Finding>,
+    texts: &mut Vec<FileText>,
+    helm_charts: &mut std::collections::BTreeSet<PathBuf>,
+) {
+    if let Some(chart) = helm_chart_of(p) {
+        if helm_charts.insert(chart.clone()) && !ctx.quiet {
+            let c = ctx.display(&chart);
+            eprintln!(
+                "note: {c}: Helm chart templates skipped (not YAML before rendering); check them with `helm template {c} | gpulint k8s -`"
+            );
+        }
+        return;
+    }
+    // Regular files of at most 4 MiB only: checked on the opened handle before reading
+    // (a FIFO or a link to /dev/zero is skipped, not read).
+    let Ok(bytes) = crate::io_util::read_regular(p, 4 << 20) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let Some(kind) = classify(p, Some(&text)) else {
+        return;
+    };
+    let file = ctx.display(p);
+    match kind {
+        FileKind::Dockerfile => {
+            let opts = BuildOptions {
+                context: p.parent().map(Path::to_path_buf),
+                ..Default::default()
+            };
+            all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
+            let ranges = dockerfile::parse(&text)
+                .instructions
+                .iter()
+                .map(|i| (i.start_line, i.end_line))
+                .collect();
+            texts.push(FileText {
+                display: file,
+                text,
+                statements: Some(ranges),
+            });
+            return;
+        }
+        FileKind::Compose => {
+            // A base file stands alone; its `.override.` files are not merged in.
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            if n.contains(".override.") {
+                return;
+            }
+            let (f, _) = compose_findings(&[(file.clone(), p.to_path_buf())], ctx);
+            all.extend(f);
+        }
+        FileKind::K8s => all.extend(k8s_findings(&file, &text, ctx)),
+        FileKind::Script => all.extend(script_findings(&file, &text, ctx)),
+        FileKind::Markdown => {
+            all.extend(script_findings(&file, &text, ctx));
+            all.extend(markdown_yaml_findings(&file, &text, ctx));
+            texts.push(FileText {
+                text: markdown_code_only(&text),
+                display: file,
+                statements: None,
+            });
+            return;
+        }
+    }
+    texts.push(FileText {
+        display: file,
+        text,
+        statements: None,
+    });
 }
 
 /// Check one file as `kind` (what `lint` does per file), without config or suppressions.
@@ -988,7 +1035,7 @@ mod tests {
         let c = testutil::ctx(vec![]);
         let f = cmd_lint(
             &LintArgs {
-                dir: Some(d.path().to_path_buf()),
+                paths: vec![d.path().to_path_buf()],
             },
             &c,
         )
@@ -1009,7 +1056,7 @@ mod tests {
         let c = testutil::ctx(vec![]);
         let f = cmd_lint(
             &LintArgs {
-                dir: Some(d.path().to_path_buf()),
+                paths: vec![d.path().to_path_buf()],
             },
             &c,
         )

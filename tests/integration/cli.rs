@@ -248,6 +248,7 @@ fn json_report_schema() {
     ]);
     expect(&r, 1);
     let v = r.json();
+    crate::formats::assert_valid_report(&v);
     let findings = v["findings"].as_array().expect("findings[]");
     assert!(!findings.is_empty());
     for f in findings {
@@ -326,6 +327,7 @@ fn sarif_report_has_every_rule_and_located_results() {
         a.extend(["--format", "sarif"]);
         let r = gl(&a);
         let v = r.json();
+        crate::formats::assert_valid_sarif(&v);
         assert_eq!(v["version"], "2.1.0", "{v:#}");
         assert!(
             v["$schema"].as_str().unwrap().contains("sarif-2.1.0"),
@@ -707,6 +709,7 @@ fn host_check_follows_the_configuration() {
     expect(&flag, 0);
 
     let sarif = with("[rules]\nGL204 = \"off\"\n", &["--format", "sarif"]);
+    crate::formats::assert_valid_sarif(&sarif.json());
     let results = sarif.json()["runs"][0]["results"].clone();
     assert!(
         results

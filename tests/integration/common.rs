@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use sha2::{Digest as _, Sha256};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -384,4 +385,92 @@ pub fn walk_image(
             ..Default::default()
         },
     )
+}
+
+/// The real services of `ci/services.sh` (dockerd, registries, podman), started for one
+/// test and stopped when dropped; or, with `GPULINT_SERVICES_ENV`, ones already running.
+pub struct Services {
+    pub dir: PathBuf,
+    pub env: BTreeMap<String, String>,
+    owned: bool,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl Drop for Services {
+    fn drop(&mut self) {
+        if self.owned {
+            let _ = Command::new("bash")
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/services.sh"))
+                .arg("stop")
+                .arg(&self.dir)
+                .status();
+        }
+    }
+}
+
+impl Services {
+    pub fn get(&self, k: &str) -> &str {
+        self.env
+            .get(k)
+            .map(|s| s.as_str())
+            .unwrap_or_else(|| panic!("{k} missing from services env"))
+    }
+}
+
+fn read_env(path: &Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn cannot_start(why: &str) -> ! {
+    panic!("a test needing real services was selected, but they cannot start: {why}")
+}
+
+/// Starts the services, or fails the test: a test that needs them is `#[ignore]`d in a plain
+/// `cargo test` and selected by `ci/test.sh`, so a missing engine is never a silent pass.
+pub fn start_services() -> Services {
+    if let Ok(p) = std::env::var("GPULINT_SERVICES_ENV") {
+        let p = PathBuf::from(p);
+        return Services {
+            dir: p.parent().map(Path::to_path_buf).unwrap_or_default(),
+            env: read_env(&p),
+            owned: false,
+            _tmp: None,
+        };
+    }
+    // Short path: unix sockets live in it.
+    let tmp = tempfile::Builder::new()
+        .prefix("gl-")
+        .tempdir_in("/tmp")
+        .unwrap_or_else(|e| cannot_start(&format!("no temporary directory in /tmp: {e}")));
+    let dir = tmp.path().to_path_buf();
+    let out = Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/services.sh"))
+        .arg("start")
+        .arg(&dir)
+        .output();
+    let svc = Services {
+        dir: dir.clone(),
+        env: read_env(&dir.join("env")),
+        owned: true,
+        _tmp: Some(tmp),
+    };
+    match out {
+        Ok(o) if o.status.success() => svc,
+        Ok(o) => cannot_start(&format!(
+            "ci/services.sh start failed ({}): {}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .rev()
+                .take(8)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )),
+        Err(e) => cannot_start(&format!("cannot run bash ci/services.sh: {e}")),
+    }
 }

@@ -6,9 +6,13 @@
 
 mod cli;
 mod common;
+mod controls;
+mod formats;
 mod hostile;
 mod image;
 mod live;
+mod packaging;
+mod policy;
 mod rule_snapshots;
 mod spec_cli;
 mod spec_realworld;

@@ -171,7 +171,7 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
 impl Requirements {
     /// Text lines for the report preamble.
     pub fn lines(&self) -> Vec<String> {
-        let mut v = vec!["\nrequirements".to_string()];
+        let mut v = vec![String::new(), "requirements".to_string()];
         if self.cuda_runtimes.is_empty() {
             v.push("  CUDA runtime: none found".into());
         }
