@@ -28,7 +28,6 @@ use gpulint::source::{
 };
 use gpulint::walk::{walk_layer, FileTree, LayerTree, WalkOptions};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -324,7 +323,7 @@ fn expect_kind(r: anyhow::Result<Image>, kind: LiveErrorKind) -> String {
 #[test]
 #[ignore = "needs dockerd, a registry and podman: ci/test.sh starts them and runs this with --ignored"]
 fn live_sources() {
-    let svc = start_services();
+    let svc = crate::common::start_services();
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     let docker_cli = svc.get("DOCKER_CLI").to_string();
