@@ -5,7 +5,9 @@
 //! - `spec_dump lint [--cc 7.5,8.0,…] KIND:FILE…`: findings as JSON lines, KIND one of
 //!   dockerfile, compose, k8s, script, markdown (or `auto`).
 
-use gpulint::spec::{self, CommandContext, FileKind};
+use gpulint::commands::lint::{self, FileKind};
+use gpulint::commands::spec::CommandContext;
+use gpulint::spec;
 use std::path::Path;
 
 fn main() -> anyhow::Result<()> {
@@ -60,10 +62,10 @@ fn main() -> anyhow::Result<()> {
                     "k8s" => Some(FileKind::K8s),
                     "script" => Some(FileKind::Script),
                     "markdown" => Some(FileKind::Markdown),
-                    _ => spec::classify(p, std::fs::read_to_string(p).ok().as_deref()),
+                    _ => lint::classify(p, std::fs::read_to_string(p).ok().as_deref()),
                 };
                 let Some(kind) = kind else { continue };
-                for f in spec::lint_file(p, file, kind, &ctx)? {
+                for f in lint::lint_file(p, file, kind, &ctx)? {
                     println!("{}", serde_json::to_string(&f)?);
                 }
             }

@@ -40,15 +40,15 @@ pub enum Command {
     /// with --check.
     Host(HostCmdArgs),
     /// Lint Dockerfiles (default ./Dockerfile).
-    Dockerfile(SpecCmd<crate::spec::DockerfileArgs>),
+    Dockerfile(SpecCmd<DockerfileArgs>),
     /// Lint compose files (default: compose.yaml / docker-compose.yml lookup, as Docker does).
-    Compose(SpecCmd<crate::spec::ComposeArgs>),
+    Compose(SpecCmd<ComposeArgs>),
     /// Lint Kubernetes manifests (multi-document YAML, Helm-rendered output).
-    K8s(SpecCmd<crate::spec::K8sArgs>),
+    K8s(SpecCmd<K8sArgs>),
     /// Lint `docker run` / `podman run` lines: `gpulint run -- docker run ...` or `--file script.sh`.
-    Run(SpecCmd<crate::spec::RunArgs>),
+    Run(SpecCmd<RunArgs>),
     /// Find and lint every Dockerfile, compose file, manifest and script in a repository.
-    Lint(SpecCmd<crate::spec::LintArgs>),
+    Lint(SpecCmd<LintArgs>),
     /// List every GPU gpulint knows: compute capability, architecture, and the first CUDA
     /// release and driver that support it.
     Gpus(GpusArgs),
@@ -68,7 +68,7 @@ pub struct GpusArgs {
 #[derive(Debug, Args)]
 pub struct HostCmdArgs {
     #[command(flatten)]
-    pub host: crate::host::HostArgs,
+    pub host: HostArgs,
     /// With --check: exit 1 when a check finds a problem of at least this severity (error,
     /// warning, info, or none; default: the config's, else error).
     #[arg(long, value_parser = parse_fail_on)]
@@ -233,4 +233,80 @@ pub struct ExplainArgs {
 pub struct RulesArgs {
     #[arg(long, value_enum, default_value_t = InventoryFormat::Text)]
     pub format: InventoryFormat,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DockerfileArgs {
+    /// Dockerfiles to check (default: ./Dockerfile).
+    pub paths: Vec<PathBuf>,
+    /// Build argument, as for `docker build` (repeatable).
+    #[arg(long = "build-arg", value_name = "KEY=VALUE")]
+    pub build_args: Vec<String>,
+    /// Check only the stages this target stage needs.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Build context for files the Dockerfile reads (requirements); default: its directory.
+    #[arg(long)]
+    pub context: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ComposeArgs {
+    /// Compose files, merged in order (default: compose.yaml / docker-compose.yml lookup).
+    #[arg(short = 'f', long = "file")]
+    pub files: Vec<PathBuf>,
+    /// Positional compose files (same as -f).
+    pub paths: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct K8sArgs {
+    /// Manifests (multi-document YAML, Helm-rendered output, `-` for stdin).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunArgs {
+    /// Shell scripts or Markdown files to search for docker/podman run lines.
+    #[arg(long = "file")]
+    pub files: Vec<PathBuf>,
+    /// A command line: `gpulint run -- docker run --gpus all IMAGE`.
+    #[arg(last = true)]
+    pub argv: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LintArgs {
+    /// Repository directories or single files (default: the current directory). A path that
+    /// does not exist is an error for that path; the others are still linted (exit 2).
+    pub paths: Vec<PathBuf>,
+}
+
+/// `gpulint host [--check] [--root DIR] [--python PATH]... [--format text|json|sarif]`
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HostArgs {
+    /// Run the GL2xx diagnosis checks instead of only printing the host profile.
+    #[arg(long)]
+    pub check: bool,
+    /// Read a captured host tree instead of the live machine (layout: testdata/host/README.md).
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Python interpreter(s) whose torch to check (default: python3/python on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub python: Vec<String>,
+    /// Output format: without --check text or json (the host profile); with --check any
+    /// report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+impl HostArgs {
+    /// The reader these arguments select.
+    pub fn reader(&self) -> anyhow::Result<Box<dyn crate::host::HostReader>> {
+        Ok(match &self.root {
+            Some(dir) => Box::new(crate::host::CapturedReader::new(dir)?),
+            None => Box::new(crate::host::LiveReader::new()),
+        })
+    }
 }

@@ -1,6 +1,10 @@
 //! Command handlers: each takes validated arguments, calls the library, prints through a
 //! reporter and returns the exit code.
 
+pub mod lint;
+pub(crate) mod scan_images;
+pub mod spec;
+
 use crate::cli::{
     CacheAction, CacheArgs, Cli, Command, ExplainArgs, GpusArgs, HostCmdArgs, ImageArgs,
     InventoryArgs, InventoryFormat, OutputArgs, RulesArgs, SpecCmd, TargetArgs,
@@ -24,11 +28,11 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Explain(a) => explain(a),
         Command::Rules(a) => list_rules(a),
         Command::Host(a) => host(a, color),
-        Command::Dockerfile(c) => spec(&c, "Dockerfile", crate::spec::cmd_dockerfile, color),
-        Command::Compose(c) => spec(&c, "compose", crate::spec::cmd_compose, color),
-        Command::K8s(c) => spec(&c, "Kubernetes manifests", crate::spec::cmd_k8s, color),
-        Command::Run(c) => spec(&c, "run lines", crate::spec::cmd_run, color),
-        Command::Lint(c) => spec(&c, "repository", crate::spec::cmd_lint, color),
+        Command::Dockerfile(c) => spec(&c, "Dockerfile", spec::cmd_dockerfile, color),
+        Command::Compose(c) => spec(&c, "compose", spec::cmd_compose, color),
+        Command::K8s(c) => spec(&c, "Kubernetes manifests", spec::cmd_k8s, color),
+        Command::Run(c) => spec(&c, "run lines", spec::cmd_run, color),
+        Command::Lint(c) => spec(&c, "repository", lint::cmd_lint, color),
         Command::Gpus(a) => gpus(a),
         Command::Cache(a) => cache(a),
     }
@@ -69,27 +73,27 @@ pub trait LintInputs {
     fn inputs(&self) -> Vec<PathBuf>;
 }
 
-impl LintInputs for crate::spec::DockerfileArgs {
+impl LintInputs for crate::cli::DockerfileArgs {
     fn inputs(&self) -> Vec<PathBuf> {
         self.paths.clone()
     }
 }
-impl LintInputs for crate::spec::ComposeArgs {
+impl LintInputs for crate::cli::ComposeArgs {
     fn inputs(&self) -> Vec<PathBuf> {
         self.files.iter().chain(&self.paths).cloned().collect()
     }
 }
-impl LintInputs for crate::spec::K8sArgs {
+impl LintInputs for crate::cli::K8sArgs {
     fn inputs(&self) -> Vec<PathBuf> {
         self.files.clone()
     }
 }
-impl LintInputs for crate::spec::RunArgs {
+impl LintInputs for crate::cli::RunArgs {
     fn inputs(&self) -> Vec<PathBuf> {
         self.files.clone()
     }
 }
-impl LintInputs for crate::spec::LintArgs {
+impl LintInputs for crate::cli::LintArgs {
     fn inputs(&self) -> Vec<PathBuf> {
         self.paths.clone()
     }
@@ -428,7 +432,7 @@ fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         return Ok(exit::OK);
     }
     let scanner = crate::host::ElfArchScanner;
-    let opts = crate::host::CheckOptions {
+    let opts = rules::host::CheckOptions {
         knowledge: &matrix,
         pythons: a.host.python.clone(),
         scanner: Some(&scanner),
@@ -444,10 +448,10 @@ fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         .or(config.fail_on)
         .unwrap_or(FailOn::At(Severity::Error));
     let results = rules::host::apply_config(
-        crate::host::run_checks_with(reader.as_ref(), &profile, &opts),
+        rules::host::run_checks_with(reader.as_ref(), &profile, &opts),
         &config,
     );
-    let findings = crate::host::check_findings(&results);
+    let findings = rules::host::check_findings(&results);
     let fails = rules::host::fails(&results, fail_on);
     let mut r = Report::new("host");
     r.targets = vec!["host".into()];
@@ -458,7 +462,7 @@ fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     r.findings = findings;
     r.normalize();
     if a.host.format == Format::Text && !a.quiet {
-        let text = report::escape::block(&crate::host::render_checks_text(&results)).into_owned();
+        let text = report::escape::block(&rules::host::render_checks_text(&results)).into_owned();
         match &a.output_file {
             Some(p) => {
                 std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?
@@ -475,7 +479,7 @@ fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     Ok(if fails { exit::FINDINGS } else { exit::OK })
 }
 
-type SpecFn<A> = fn(&A, &crate::spec::CommandContext) -> anyhow::Result<Vec<Finding>>;
+type SpecFn<A> = fn(&A, &spec::CommandContext) -> anyhow::Result<Vec<Finding>>;
 
 fn spec<A: clap::Args + LintInputs>(
     c: &SpecCmd<A>,
@@ -498,10 +502,10 @@ fn spec<A: clap::Args + LintInputs>(
         .map(|(meta, _)| meta.code.to_string())
         .filter(|code| config.rule_enabled(code))
         .collect();
-    let mut ctx = crate::spec::CommandContext::new(targets, config, matrix)?;
+    let mut ctx = spec::CommandContext::new(targets, config, matrix)?;
     ctx.quiet = c.source.quiet;
     if c.scan_images {
-        ctx.scan_images = Some(crate::spec::scan_images::ImageScan::new(
+        ctx.scan_images = Some(scan_images::ImageScan::new(
             crate::scan::ScanOptions::from_args(&c.source)?,
         ));
     }

@@ -1,7 +1,9 @@
 //! Robustness: every file of ../shared/realworld/ goes through the spec parsers and rules
 //! without a panic (the corpus is read in place, never copied).
 
-use gpulint::spec::{self, CommandContext, FileKind};
+use gpulint::cli::{DockerfileArgs, RunArgs};
+use gpulint::commands::lint::{self, FileKind};
+use gpulint::commands::spec::{self, CommandContext};
 use std::path::Path;
 
 #[test]
@@ -36,7 +38,7 @@ fn realworld_corpus_never_panics() {
             FileKind::Markdown,
         ] {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                spec::lint_file(p, &name, kind, &ctx)
+                lint::lint_file(p, &name, kind, &ctx)
             }));
             assert!(r.is_ok(), "panic on {name} as {kind:?}");
         }
@@ -55,7 +57,7 @@ fn seed_fixtures_through_the_commands() {
     )
     .unwrap();
     let f = spec::cmd_dockerfile(
-        &spec::DockerfileArgs {
+        &DockerfileArgs {
             paths: vec![dir.join("seed.Dockerfile")],
             ..Default::default()
         },
@@ -75,7 +77,7 @@ fn seed_fixtures_through_the_commands() {
         assert!(rules.contains(&want), "{want:?} not in {rules:?}");
     }
     let f = spec::cmd_run(
-        &spec::RunArgs {
+        &RunArgs {
             files: vec![dir.join("seed-run.sh")],
             argv: vec![],
         },
@@ -88,7 +90,7 @@ fn seed_fixtures_through_the_commands() {
     }
     // `gpulint run -- docker run …`
     let f = spec::cmd_run(
-        &spec::RunArgs {
+        &RunArgs {
             files: vec![],
             argv: "docker run -v /usr/local/cuda:/usr/local/cuda --gpus all img:1.0"
                 .split(' ')

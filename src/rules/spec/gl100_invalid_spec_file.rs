@@ -27,8 +27,8 @@ pub static META: RuleMeta = RuleMeta {
 
 #[cfg(test)]
 mod tests {
+    use crate::commands::spec::{analyze_dockerfile, CommandContext};
     use crate::spec::build::BuildOptions;
-    use crate::spec::{analyze_dockerfile, CommandContext};
 
     #[test]
     fn located_parse_errors() {

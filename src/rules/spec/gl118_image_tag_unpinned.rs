@@ -323,17 +323,17 @@ mod tests {
         )
         .unwrap();
         let c = crate::spec::testutil::ctx(vec![]);
-        let args = crate::spec::DockerfileArgs {
+        let args = crate::cli::DockerfileArgs {
             paths: vec![p.clone()],
             ..Default::default()
         };
-        let f = crate::spec::cmd_dockerfile(&args, &c).unwrap();
+        let f = crate::commands::spec::cmd_dockerfile(&args, &c).unwrap();
         assert!(
             !f.iter().any(|x| x.rule == "GL118" || x.rule == "GL199"),
             "{f:?}"
         );
         std::fs::write(&p, "FROM pytorch/pytorch:latest\n").unwrap();
-        let f = crate::spec::cmd_dockerfile(&args, &c).unwrap();
+        let f = crate::commands::spec::cmd_dockerfile(&args, &c).unwrap();
         assert!(f.iter().any(|x| x.rule == "GL118"), "{f:?}");
     }
 

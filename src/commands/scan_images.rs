@@ -10,11 +10,12 @@
 //! Kubernetes `nodeSelector` `nvidia.com/gpu.product` resolved through the GPU matrix. With
 //! neither, only the target-independent image checks run.
 
-use super::runspec::RunSpec;
-use super::{loc, CommandContext};
+use super::spec::CommandContext;
 use crate::finding::{Finding, Location, Severity};
 use crate::inventory::Inventory;
 use crate::scan::ScanOptions;
+use crate::spec::loc;
+use crate::spec::runspec::RunSpec;
 use crate::target::Target;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

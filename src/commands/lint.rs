@@ -1,0 +1,509 @@
+//! `gpulint lint`: which files of a repository are Dockerfiles, compose files, Kubernetes
+//! manifests, scripts or Markdown with run lines (hadolint/Trivy naming, `git ls-files` where
+//! there is a work tree, vendored trees and Helm templates skipped), each linted as its kind.
+
+use super::spec::*;
+use crate::cli::LintArgs;
+use crate::config::Config;
+use crate::finding::Finding;
+use crate::spec::build::BuildOptions;
+use crate::spec::{compose, dockerfile, k8s, shell, Subject};
+use crate::suppress::FileText;
+use std::path::{Path, PathBuf};
+
+/// What kind of file `lint` treats a path as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Dockerfile,
+    Compose,
+    K8s,
+    Script,
+    Markdown,
+}
+
+/// Classify by name, then by content for YAML and Markdown.
+pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    if is_dockerfile_name(&name) {
+        return Some(FileKind::Dockerfile);
+    }
+    if name.ends_with(".sh")
+        || name.ends_with(".bash")
+        || name.ends_with(".bat")
+        || name.ends_with(".cmd")
+    {
+        return Some(FileKind::Script);
+    }
+    if name.ends_with(".md") || name.ends_with(".mdx") || name.ends_with(".markdown") {
+        return Some(FileKind::Markdown);
+    }
+    if name.ends_with(".yaml") || name.ends_with(".yml") {
+        if compose::DEFAULT_FILES.contains(&name.as_str())
+            || name.starts_with("docker-compose")
+            || name.starts_with("compose.")
+        {
+            return Some(FileKind::Compose);
+        }
+        let t = text?;
+        if t.lines().any(|l| l.starts_with("services:")) {
+            return Some(FileKind::Compose);
+        }
+        if t.lines()
+            .any(|l| l.starts_with("kind:") || l.starts_with("apiVersion:"))
+        {
+            return Some(FileKind::K8s);
+        }
+    }
+    None
+}
+
+/// Extensions that mark a `Dockerfile.<ext>` name as source code, data or documentation about
+/// Dockerfiles (`dockerfile.rs`, `dockerfile.py`, `Dockerfile.md`), not as a Dockerfile variant.
+const NON_DOCKERFILE_EXTENSIONS: &[&str] = &[
+    "rs", "py", "go", "js", "ts", "jsx", "tsx", "java", "kt", "c", "h", "cc", "cpp", "hpp", "rb",
+    "php", "cs", "swift", "scala", "lua", "pl", "md", "mdx", "rst", "txt", "html", "json", "toml",
+    "lock", "snap", "sh", "bash", "yaml", "yml", "xml", "j2", "tmpl", "tpl", "erb", "orig", "rej",
+    "bak", "swp",
+];
+
+/// hadolint/Trivy naming: `Dockerfile`, `Containerfile`, `Dockerfile.*` / `Dockerfile-*`,
+/// `*.Dockerfile`; a `Dockerfile.<ext>` whose extension names a source/doc/template format is
+/// not one (name is lower-cased by the caller).
+pub(crate) fn is_dockerfile_name(name: &str) -> bool {
+    if name == "dockerfile" || name == "containerfile" || name.ends_with(".dockerfile") {
+        return true;
+    }
+    let suffix = [
+        "dockerfile.",
+        "dockerfile-",
+        "dockerfile_",
+        "containerfile.",
+    ]
+    .iter()
+    .find_map(|p| name.strip_prefix(p));
+    match suffix {
+        Some(rest) => {
+            let ext = rest.rsplit('.').next().unwrap_or(rest);
+            !NON_DOCKERFILE_EXTENSIONS.contains(&ext)
+        }
+        None => false,
+    }
+}
+
+/// Files under `dir` that `lint` reads: `git ls-files` when `dir` is in a git work tree
+/// (so .gitignore is respected exactly), else a walk that skips hidden and vendored dirs.
+pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let git = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .output();
+    match git {
+        Ok(o) if o.status.success() => {
+            for f in o.stdout.split(|b| *b == 0) {
+                if !f.is_empty() {
+                    files.push(dir.join(String::from_utf8_lossy(f).as_ref()));
+                }
+            }
+        }
+        _ => {
+            for e in walkdir::WalkDir::new(dir)
+                .into_iter()
+                .filter_entry(|e| {
+                    let n = e.file_name().to_string_lossy();
+                    e.depth() == 0
+                        || !(n.starts_with('.')
+                            || n == "node_modules"
+                            || n == "target"
+                            || n == "vendor")
+                })
+                .flatten()
+            {
+                if e.file_type().is_file() {
+                    files.push(e.into_path());
+                }
+            }
+        }
+    }
+    files.retain(|p| {
+        let rel = p.strip_prefix(dir).unwrap_or(p);
+        !in_vendored_tree(rel) && !config.path_ignored(&rel.to_string_lossy())
+    });
+    files.sort();
+    files
+}
+
+/// Directories that hold other projects' files or build output, never this repository's own
+/// run configurations (hadolint/Trivy/ripgrep skip them too): `node_modules`, `vendor`,
+/// `third_party`/`third-party`, `target`, `.git`. Committed or not, they are skipped.
+const VENDORED_DIRS: &[&str] = &[
+    "node_modules",
+    "vendor",
+    "third_party",
+    "third-party",
+    "thirdparty",
+    "target",
+    ".git",
+];
+
+pub(crate) fn in_vendored_tree(rel: &Path) -> bool {
+    let comps: Vec<_> = rel.components().collect();
+    // The file's own name does not count, only the directories above it.
+    comps.iter().take(comps.len().saturating_sub(1)).any(|c| {
+        let n = c.as_os_str().to_string_lossy();
+        VENDORED_DIRS.contains(&n.as_ref())
+    })
+}
+
+/// The Helm chart directory a file is a template of: `CHART/templates/**.yaml` next to
+/// `CHART/Chart.yaml`. Templates are Go text/template, not YAML, until `helm template` renders
+/// them.
+pub(crate) fn helm_chart_of(p: &Path) -> Option<PathBuf> {
+    let mut dir = p.parent();
+    while let Some(d) = dir {
+        if d.file_name().is_some_and(|n| n == "templates") {
+            let chart = d.parent()?;
+            if chart.join("Chart.yaml").is_file() || chart.join("Chart.yml").is_file() {
+                return Some(chart.to_path_buf());
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Only the fenced code blocks of a Markdown file, prose blanked (lines kept): what the
+/// suppression pass reads, so a pragma quoted in prose as an example is not a suppression.
+pub fn markdown_code_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut fence: Option<&str> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let nl = &line[body.len()..];
+        let t = body.trim_start();
+        match fence {
+            None if t.starts_with("```") || t.starts_with("~~~") => {
+                fence = Some(if t.starts_with("```") { "```" } else { "~~~" });
+            }
+            Some(f) if t.starts_with(f) => fence = None,
+            Some(_) => out.push_str(body),
+            None => {}
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
+pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let roots = if args.paths.is_empty() {
+        vec![ctx.cwd.clone()]
+    } else {
+        args.paths.clone()
+    };
+    let mut all = Vec::new();
+    let mut texts = Vec::new();
+    let mut helm_charts: std::collections::BTreeSet<PathBuf> = Default::default();
+    for root in &roots {
+        let files = if root.is_dir() {
+            discover(root, &ctx.config)
+        } else if root.is_file() {
+            // A file named on the command line (pre-commit passes the changed files).
+            if classify(root, None).is_none() && !ctx.quiet {
+                let text = crate::io_util::read_regular(root, 4 << 20).unwrap_or_default();
+                if classify(root, Some(&String::from_utf8_lossy(&text))).is_none() {
+                    eprintln!(
+                        "note: {}: not a Dockerfile, compose file, Kubernetes manifest, script or Markdown file; skipped",
+                        crate::report::escape::field(&ctx.display(root))
+                    );
+                }
+            }
+            vec![root.clone()]
+        } else {
+            // Missing: an error for this input; the others are still linted (exit 2).
+            ctx.input_errors.borrow_mut().push(format!(
+                "cannot read {}: no such file or directory",
+                root.display()
+            ));
+            continue;
+        };
+        for p in files {
+            lint_discovered(&p, ctx, &mut all, &mut texts, &mut helm_charts);
+        }
+    }
+    Ok(finish(all, &texts, ctx))
+}
+
+/// Lint one file `lint` found (or was given), by its kind; files of no known kind, unreadable
+/// files and Helm templates are skipped.
+pub(crate) fn lint_discovered(
+    p: &Path,
+    ctx: &CommandContext,
+    all: &mut Vec<Finding>,
+    texts: &mut Vec<FileText>,
+    helm_charts: &mut std::collections::BTreeSet<PathBuf>,
+) {
+    if let Some(chart) = helm_chart_of(p) {
+        if helm_charts.insert(chart.clone()) && !ctx.quiet {
+            let c = ctx.display(&chart);
+            eprintln!(
+                "note: {c}: Helm chart templates skipped (not YAML before rendering); check them with `helm template {c} | gpulint k8s -`"
+            );
+        }
+        return;
+    }
+    // Regular files of at most 4 MiB only: checked on the opened handle before reading
+    // (a FIFO or a link to /dev/zero is skipped, not read).
+    let Ok(bytes) = crate::io_util::read_regular(p, 4 << 20) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let Some(kind) = classify(p, Some(&text)) else {
+        return;
+    };
+    let file = ctx.display(p);
+    match kind {
+        FileKind::Dockerfile => {
+            let opts = BuildOptions {
+                context: p.parent().map(Path::to_path_buf),
+                ..Default::default()
+            };
+            all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
+            let ranges = dockerfile::parse(&text)
+                .instructions
+                .iter()
+                .map(|i| (i.start_line, i.end_line))
+                .collect();
+            texts.push(FileText {
+                display: file,
+                text,
+                statements: Some(ranges),
+            });
+            return;
+        }
+        FileKind::Compose => {
+            // A base file stands alone; its `.override.` files are not merged in.
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            if n.contains(".override.") {
+                return;
+            }
+            let (f, _) = compose_findings(&[(file.clone(), p.to_path_buf())], ctx);
+            all.extend(f);
+        }
+        FileKind::K8s => all.extend(k8s_findings(&file, &text, ctx)),
+        FileKind::Script => all.extend(script_findings(&file, &text, ctx)),
+        FileKind::Markdown => {
+            all.extend(script_findings(&file, &text, ctx));
+            all.extend(markdown_yaml_findings(&file, &text, ctx));
+            texts.push(FileText {
+                text: markdown_code_only(&text),
+                display: file,
+                statements: None,
+            });
+            return;
+        }
+    }
+    texts.push(FileText {
+        display: file,
+        text,
+        statements: None,
+    });
+}
+
+/// Check one file as `kind` (what `lint` does per file), without config or suppressions.
+/// `display` is the path shown in findings.
+pub fn lint_file(
+    path: &Path,
+    display: &str,
+    kind: FileKind,
+    ctx: &CommandContext,
+) -> anyhow::Result<Vec<Finding>> {
+    let text = read(path)?;
+    Ok(match kind {
+        FileKind::Dockerfile => {
+            let opts = BuildOptions {
+                context: path.parent().map(Path::to_path_buf),
+                ..Default::default()
+            };
+            analyze_dockerfile(display, &text, &opts, ctx)
+        }
+        FileKind::Compose => compose_findings(&[(display.to_string(), path.to_path_buf())], ctx).0,
+        FileKind::K8s => k8s_findings(display, &text, ctx),
+        FileKind::Script => script_findings(display, &text, ctx),
+        FileKind::Markdown => {
+            let mut v = script_findings(display, &text, ctx);
+            v.extend(markdown_yaml_findings(display, &text, ctx));
+            v
+        }
+    })
+}
+
+/// YAML code blocks in Markdown: Kubernetes manifests or compose files, by content. Like
+/// `docker run` lines in Markdown, their images are not scanned. Fences tagged `yaml`/`yml`,
+/// and untagged fences whose content is a compose file (`services:`) or a manifest
+/// (`apiVersion:` and `kind:`); prose is never read.
+pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
+    let mut out = Vec::new();
+    // (first body line, body, tagged as YAML)
+    let mut block: Option<(u32, String, bool)> = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        match &mut block {
+            None => {
+                if t.starts_with("```") {
+                    let lang = t.trim_start_matches('`').trim().to_ascii_lowercase();
+                    if lang.starts_with("yaml") || lang.starts_with("yml") || lang.is_empty() {
+                        block = Some((i as u32 + 2, String::new(), !lang.is_empty()));
+                    }
+                }
+            }
+            Some((start, body, tagged)) => {
+                if t.starts_with("```") {
+                    let start = *start;
+                    let manifest = body.contains("kind:")
+                        && (*tagged || body.lines().any(|l| l.starts_with("apiVersion:")));
+                    // Pad so that lines match the Markdown file.
+                    let padded = format!("{}{}", "\n".repeat(start as usize - 1), body);
+                    if body.lines().any(|l| l.starts_with("services:")) {
+                        // Compose: parse from the padded text.
+                        let vars = shell::Vars::new();
+                        if let Ok(cf) = compose::parse_file(file, Path::new(file), &padded, &vars) {
+                            let specs =
+                                compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None);
+                            out.extend(run_checks(&Subject::Runs(&specs), ctx));
+                        }
+                    } else if manifest {
+                        let (specs, _) = k8s::parse(file, &padded);
+                        out.extend(run_checks(&Subject::Runs(&specs), ctx));
+                    }
+                    block = None;
+                } else {
+                    body.push_str(line);
+                    body.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::testutil;
+
+    #[test]
+    fn discovery_names_follow_hadolint_not_source_files() {
+        for df in [
+            "Dockerfile",
+            "Containerfile",
+            "Dockerfile.cuda12",
+            "Dockerfile-gpu",
+            "Dockerfile.cuda12.4",
+            "train.Dockerfile",
+        ] {
+            assert_eq!(
+                classify(Path::new(df), None),
+                Some(FileKind::Dockerfile),
+                "{df}"
+            );
+        }
+        for not_df in [
+            "dockerfile.rs",
+            "src/spec/dockerfile.py",
+            "Dockerfile.md",
+            "Dockerfile.j2",
+        ] {
+            assert_ne!(
+                classify(Path::new(not_df), None),
+                Some(FileKind::Dockerfile),
+                "{not_df}"
+            );
+        }
+    }
+
+    #[test]
+    fn lint_skips_vendored_trees_and_helm_templates() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |rel: &str, t: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        };
+        let bad =
+            "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu121\n";
+        w("node_modules/x/Dockerfile", bad);
+        w("vendor/y/Dockerfile", bad);
+        w("third_party/z/Dockerfile", bad);
+        w("chart/Chart.yaml", "apiVersion: v2\nname: c\n");
+        w(
+            "chart/templates/deploy.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n{{- if .Values.gpu }}\n",
+        );
+        w("app/Dockerfile", bad);
+        let files = discover(d.path(), &Config::default());
+        let rel: Vec<String> = files
+            .iter()
+            .map(|p| {
+                p.strip_prefix(d.path())
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
+            .collect();
+        assert!(rel.contains(&"app/Dockerfile".to_string()), "{rel:?}");
+        assert!(
+            !rel.iter().any(|r| r.starts_with("node_modules")
+                || r.starts_with("vendor")
+                || r.starts_with("third_party")),
+            "{rel:?}"
+        );
+        assert_eq!(
+            helm_chart_of(&d.path().join("chart/templates/deploy.yaml")),
+            Some(d.path().join("chart"))
+        );
+        assert_eq!(helm_chart_of(&d.path().join("app/templates/x.yaml")), None);
+        let c = testutil::ctx(vec![]);
+        let f = cmd_lint(
+            &LintArgs {
+                paths: vec![d.path().to_path_buf()],
+            },
+            &c,
+        )
+        .unwrap();
+        assert!(f.iter().all(|f| f.rule != "GL100"), "{f:?}");
+        assert!(f.iter().any(|f| f.rule == "GL101"), "{f:?}");
+    }
+
+    #[test]
+    fn markdown_prose_pragmas_are_not_suppressions_and_untagged_compose_fences_are_read() {
+        let md = "Write `# gpulint ignore=GL110` above a service to silence it.\n\n```\nservices:\n  app:\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    runtime: nvidia\n```\n";
+        let code = markdown_code_only(md);
+        assert_eq!(code.lines().count(), md.lines().count());
+        assert!(!code.contains("gpulint ignore"));
+        assert!(code.contains("runtime: nvidia"));
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("README.md"), md).unwrap();
+        let c = testutil::ctx(vec![]);
+        let f = cmd_lint(
+            &LintArgs {
+                paths: vec![d.path().to_path_buf()],
+            },
+            &c,
+        )
+        .unwrap();
+        // The untagged fence is a compose file: its legacy runtime is reported, and the prose
+        // "pragma" neither suppresses anything nor is reported unused.
+        assert!(f.iter().any(|f| f.rule == "GL116"), "{f:?}");
+        assert!(f.iter().all(|f| f.rule != "GL199"), "{f:?}");
+    }
+}

@@ -1,0 +1,402 @@
+//! The Dockerfile, compose, Kubernetes and `docker run` commands: read each input, parse it
+//! into spec facts (`crate::spec`), run the GL1xx rules over it (and, with `--scan-images`, the
+//! image rules over the images it names), then the one post-pass (configuration, severity
+//! overrides, suppressions). Unreadable input is recorded as an input error (exit 2, the other
+//! inputs are still linted); input that is read but does not parse is a GL100 finding at its
+//! file:line:col.
+
+use super::lint::markdown_code_only;
+use super::scan_images;
+use crate::cli::{ComposeArgs, DockerfileArgs, K8sArgs, RunArgs};
+use crate::config::Config;
+use crate::finding::Finding;
+use crate::spec::build::{self, BuildOptions, SpecError};
+use crate::spec::runspec::{self, RunSpec};
+use crate::spec::{compose, dockerfile, facts, k8s, loc, pkg, RuleCtx, Subject};
+use crate::suppress::FileText;
+use crate::target::Target;
+use anyhow::Context as _;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What every spec command needs besides its own arguments.
+pub struct CommandContext {
+    /// Targets from `--gpu/--driver/--host/--fleet` or the config; empty = target-independent.
+    pub targets: Vec<Target>,
+    pub config: Config,
+    /// Compatibility facts over the command's matrix.
+    pub facts: facts::SpecFacts,
+    /// Paths in findings are shown relative to this directory.
+    pub cwd: PathBuf,
+    /// `--scan-images`: run the image checks on images run configurations name.
+    pub scan_images: Option<scan_images::ImageScan>,
+    /// Inputs that could not be read; the others are still linted and the command exits 2.
+    pub input_errors: std::cell::RefCell<Vec<String>>,
+    /// `-q`: no notes on stderr, only findings (and errors).
+    pub quiet: bool,
+}
+
+impl CommandContext {
+    /// A context over `matrix` (the command's, with `--matrices` overrides), the given
+    /// targets and config.
+    pub fn new(
+        targets: Vec<Target>,
+        config: Config,
+        matrix: crate::matrix::Matrix,
+    ) -> anyhow::Result<CommandContext> {
+        Ok(CommandContext {
+            targets,
+            config,
+            facts: facts::SpecFacts::new(matrix)?,
+            cwd: std::env::current_dir().unwrap_or_default(),
+            scan_images: None,
+            input_errors: Default::default(),
+            quiet: false,
+        })
+    }
+    /// The compatibility matrix behind the facts.
+    pub fn matrix(&self) -> &crate::matrix::Matrix {
+        self.facts.matrix()
+    }
+    pub(crate) fn display(&self, p: &Path) -> String {
+        let s = p.strip_prefix(&self.cwd).unwrap_or(p);
+        let s = s.strip_prefix("./").unwrap_or(s);
+        s.to_string_lossy().replace('\\', "/")
+    }
+}
+
+pub(crate) fn error_finding(file: &str, e: &SpecError) -> Finding {
+    crate::rules::spec::gl100_invalid_spec_file::META
+        .finding(e.message.clone())
+        .with_location(loc(file, e.pos))
+}
+
+pub(crate) fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding> {
+    let rc = RuleCtx {
+        targets: &ctx.targets,
+        facts: &ctx.facts,
+    };
+    let mut out = Vec::new();
+    for (meta, check) in crate::rules::spec_checks() {
+        if !ctx.config.rule_enabled(&meta.code) {
+            continue;
+        }
+        out.extend(check(subject, &rc));
+    }
+    out
+}
+
+/// The GL1xx checks on run specs, plus the image checks on the images they name when
+/// `--scan-images` is on.
+pub(crate) fn runs_checks(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
+    let mut out = run_checks(&Subject::Runs(specs), ctx);
+    out.extend(scan_images::findings(specs, ctx));
+    out
+}
+
+/// Parse `KEY=VALUE` build args; `KEY` alone takes the value from the environment.
+pub(crate) fn build_args(list: &[String]) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for a in list {
+        match a.split_once('=') {
+            Some((k, v)) => {
+                m.insert(k.to_string(), v.to_string());
+            }
+            None => {
+                if let Ok(v) = std::env::var(a) {
+                    m.insert(a.clone(), v);
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Analyze one Dockerfile's text (no config, no suppressions): for tests and `lint`.
+pub fn analyze_dockerfile(
+    file: &str,
+    text: &str,
+    opts: &BuildOptions,
+    ctx: &CommandContext,
+) -> Vec<Finding> {
+    let bf = build::analyze(file, text, opts, &ctx.facts);
+    let mut out: Vec<Finding> = bf.errors.iter().map(|e| error_finding(file, e)).collect();
+    out.extend(run_checks(&Subject::Dockerfile(&bf), ctx));
+    out
+}
+
+pub(crate) fn read(p: &Path) -> anyhow::Result<String> {
+    if p == Path::new("-") {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
+        return Ok(s);
+    }
+    let bytes = crate::io_util::read_regular(p, crate::io_util::MAX_CONFIG_FILE)
+        .with_context(|| format!("cannot read {}", p.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Finish a command: config (enable/severity), suppressions, deterministic order.
+pub(crate) fn finish(
+    findings: Vec<Finding>,
+    texts: &[FileText],
+    ctx: &CommandContext,
+) -> Vec<Finding> {
+    let mut f = crate::suppress::apply(findings, texts, &ctx.config);
+    f.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    f.dedup();
+    f
+}
+
+pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("Dockerfile")]
+    } else {
+        args.paths.clone()
+    };
+    let mut all = Vec::new();
+    let mut texts = Vec::new();
+    for p in &paths {
+        let text = match read(p) {
+            Ok(t) => t,
+            Err(e) => {
+                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
+                continue;
+            }
+        };
+        let file = ctx.display(p);
+        let parsed = dockerfile::parse(&text);
+        // BuildKit refuses both: "the Dockerfile cannot be empty", "target stage … could not
+        // be found". Linting on would judge a build that cannot happen.
+        if parsed.instructions.is_empty() {
+            ctx.input_errors.borrow_mut().push(format!(
+                "{file}: the Dockerfile is empty (no instructions); a build refuses it"
+            ));
+            continue;
+        }
+        if let Some(t) = &args.target {
+            let wanted = t.to_ascii_lowercase();
+            let stages = build::analyze("", &text, &BuildOptions::default(), &ctx.facts).stages;
+            if !stages
+                .iter()
+                .any(|s| s.name.as_deref() == Some(wanted.as_str()))
+            {
+                let names: Vec<&str> = stages.iter().filter_map(|s| s.name.as_deref()).collect();
+                ctx.input_errors.borrow_mut().push(format!(
+                    "{file}: --target {t:?}: no such build stage (named stages: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ));
+                continue;
+            }
+        }
+        let opts = BuildOptions {
+            build_args: build_args(&args.build_args),
+            target: args.target.clone(),
+            context: args.context.clone().or_else(|| {
+                p.parent().map(|d| {
+                    if d.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        d.to_path_buf()
+                    }
+                })
+            }),
+        };
+        all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
+        let ranges = parsed
+            .instructions
+            .iter()
+            .map(|i| (i.start_line, i.end_line))
+            .collect();
+        texts.push(FileText {
+            display: file,
+            text,
+            statements: Some(ranges),
+        });
+    }
+    Ok(finish(all, &texts, ctx))
+}
+
+/// Whether the image a Dockerfile builds is meant for a GPU (CUDA base or CUDA torch).
+pub(crate) fn dockerfile_is_gpu(ctx: &CommandContext, context: &Path, df: &Path) -> Option<bool> {
+    // Named by an untrusted compose file: a regular file, bounded, opened without blocking.
+    let text = crate::io_util::read_regular_string(df, crate::io_util::MAX_CONFIG_FILE).ok()?;
+    let bf = build::analyze(
+        "",
+        &text,
+        &BuildOptions {
+            context: Some(context.to_path_buf()),
+            ..Default::default()
+        },
+        &ctx.facts,
+    );
+    let last = bf.stages.last()?;
+    if last.info.is_gpu() {
+        return Some(true);
+    }
+    let torch = bf.chain(last.index).iter().any(|s| {
+        s.installs.iter().any(|i| match i {
+            pkg::Install::Pip(p) => {
+                p.reqs
+                    .iter()
+                    .any(|r| r.name == "torch" && r.local.as_deref() != Some("cpu"))
+                    && !p.index_url.as_deref().unwrap_or("").contains("/cpu")
+            }
+            pkg::Install::Conda(c) => c
+                .pkgs
+                .iter()
+                .any(|p| p.0 == "pytorch-cuda" || p.0 == "cudatoolkit"),
+            _ => false,
+        })
+    });
+    Some(torch)
+}
+
+pub(crate) fn compose_findings(
+    files: &[(String, PathBuf)],
+    ctx: &CommandContext,
+) -> (Vec<Finding>, Vec<FileText>) {
+    let (specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
+    let mut out: Vec<Finding> = errors.iter().map(|(f, e)| error_finding(f, e)).collect();
+    out.extend(runs_checks(&specs, ctx));
+    let texts = files
+        .iter()
+        .filter_map(|(d, p)| {
+            crate::io_util::read_regular_string(p, crate::io_util::MAX_CONFIG_FILE)
+                .ok()
+                .map(|text| FileText {
+                    display: d.clone(),
+                    text,
+                    statements: None,
+                })
+        })
+        .collect();
+    (out, texts)
+}
+
+pub fn cmd_compose(args: &ComposeArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let mut files: Vec<PathBuf> = args.files.iter().chain(&args.paths).cloned().collect();
+    if files.is_empty() {
+        files = compose::default_files(&ctx.cwd);
+        if files.is_empty() {
+            anyhow::bail!(
+                "no compose file found in {} (looked for {})",
+                ctx.cwd.display(),
+                compose::DEFAULT_FILES.join(", ")
+            );
+        }
+    }
+    for f in &files {
+        if !f.is_file() {
+            anyhow::bail!("cannot read {}", f.display());
+        }
+    }
+    let named: Vec<(String, PathBuf)> = files.iter().map(|p| (ctx.display(p), p.clone())).collect();
+    let (out, texts) = compose_findings(&named, ctx);
+    Ok(finish(out, &texts, ctx))
+}
+
+pub(crate) fn k8s_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
+    let (specs, errors) = k8s::parse(file, text);
+    let mut out: Vec<Finding> = errors.iter().map(|e| error_finding(file, e)).collect();
+    out.extend(runs_checks(&specs, ctx));
+    out
+}
+
+pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let mut all = Vec::new();
+    let mut texts = Vec::new();
+    for p in &args.files {
+        let text = match read(p) {
+            Ok(t) => t,
+            Err(e) => {
+                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
+                continue;
+            }
+        };
+        let file = if p == Path::new("-") {
+            "<stdin>".to_string()
+        } else {
+            ctx.display(p)
+        };
+        all.extend(k8s_findings(&file, &text, ctx));
+        texts.push(FileText {
+            display: file,
+            text,
+            statements: None,
+        });
+    }
+    Ok(finish(all, &texts, ctx))
+}
+
+pub(crate) fn is_markdown_name(file: &str) -> bool {
+    file.ends_with(".md") || file.ends_with(".mdx") || file.ends_with(".markdown")
+}
+
+pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
+    let md = is_markdown_name(file);
+    let specs = runspec::scan_script(file, text, md);
+    if md {
+        // Documentation examples (placeholders, registry pulls): no image scans.
+        return run_checks(&Subject::Runs(&specs), ctx);
+    }
+    runs_checks(&specs, ctx)
+}
+
+pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
+    let mut all = Vec::new();
+    let mut texts = Vec::new();
+    if !args.argv.is_empty() {
+        let line = args
+            .argv
+            .iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let specs = runspec::scan_script("<command line>", &line, false);
+        if specs.is_empty() {
+            anyhow::bail!("not a container start: expected `docker run …`, `podman run …` or `nvidia-docker run …`");
+        }
+        all.extend(runs_checks(&specs, ctx));
+    }
+    for p in &args.files {
+        let text = match read(p) {
+            Ok(t) => t,
+            Err(e) => {
+                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
+                continue;
+            }
+        };
+        let file = ctx.display(p);
+        all.extend(script_findings(&file, &text, ctx));
+        let text = if is_markdown_name(&file) {
+            markdown_code_only(&text)
+        } else {
+            text
+        };
+        texts.push(FileText {
+            display: file,
+            text,
+            statements: None,
+        });
+    }
+    if args.argv.is_empty() && args.files.is_empty() {
+        anyhow::bail!("nothing to check: give `--file SCRIPT` or `-- docker run …`");
+    }
+    Ok(finish(all, &texts, ctx))
+}
+
+pub(crate) fn shell_quote(a: &str) -> String {
+    if !a.is_empty()
+        && a.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_=/.:,@%+".contains(&b))
+    {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
