@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compare gpulint's findings on ../shared/realworld with the expert labels (labels.tsv):
+"""Compare gpulint's findings on a corpus (../shared/realworld, testdata/spec/corpus2) with the expert labels (labels.tsv):
 per-class recall, false positives on files labelled `none`, and findings no label explains.
 
 A label is recalled when a finding of a rule mapped to its class is in the same file within
@@ -53,7 +53,8 @@ def main():
             x = json.loads(line)
             loc = x.get("location") or {}
             f = loc.get("file", "")
-            f = f.split("realworld/", 1)[-1]
+            prefix = root.rstrip("/") + "/"
+            f = f[len(prefix):] if f.startswith(prefix) else f.split("realworld/", 1)[-1]
             findings.append((f, loc.get("line") or 0, x["rule"], x["severity"], x["message"]))
 
     def near(f, ln, lf, lln):
