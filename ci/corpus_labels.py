@@ -18,7 +18,7 @@ RULE_CLASSES = {
     "GL102": {"torch-index-cuda-unpinned"},
     "GL103": {"driver-lib-in-image"},
     "GL104": {"apt-cuda-toolkit-in-prebuilt-image"},
-    "GL105": {"conda-cuda-with-pip-torch"},
+    "GL105": {"conda-cuda-with-pip-torch", "conda-cudatoolkit-vs-pip-torch"},
     "GL106": {"ld-library-path-override"},
     "GL107": {"arch-list-missing"},
     "GL108": {"unquoted-version-specifier"},
