@@ -2,9 +2,7 @@
 //! (they are small); of the `files` list only shared objects are kept, so library files can
 //! be mapped to the package that installed them.
 
-use super::{glob_set, python_dist::is_shared_object, Detector, Fact};
-use crate::vocab::ImagePath;
-use globset::GlobSet;
+use super::{python_dist::is_shared_object, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -57,43 +55,16 @@ pub fn parse_conda_meta(data: &[u8]) -> Result<CondaMeta, String> {
     })
 }
 
-pub struct CondaDetector {
-    globs: GlobSet,
-}
-
-impl CondaDetector {
-    pub fn new() -> Self {
-        CondaDetector {
-            globs: glob_set(&["**/conda-meta/*.json"]),
-        }
-    }
-}
-
-impl Default for CondaDetector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Detector for CondaDetector {
-    fn name(&self) -> &'static str {
-        "conda-meta"
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        self.globs.is_match(path.as_str())
-    }
-    fn max_bytes(&self) -> u64 {
-        // `paths_data` of big packages (pytorch, cuda-toolkit) runs to several MB; a truncated
-        // JSON would not parse.
-        64 << 20
-    }
-    fn detect(&self, _path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
-        Ok(vec![Fact::CondaMeta(parse_conda_meta(data)?)])
-    }
-}
+pub const DETECTOR: DetectorSpec = DetectorSpec {
+    name: "conda-meta",
+    version: 1,
+    globs: &["**/conda-meta/*.json"],
+    // `paths_data` of big packages (pytorch, cuda-toolkit) runs to several MB; a truncated
+    // JSON would not parse.
+    max_bytes: 64 << 20,
+    accept: None,
+    parse: |_, data| Ok(vec![Fact::CondaMeta(parse_conda_meta(data)?)]),
+};
 
 #[cfg(test)]
 mod tests {
@@ -140,7 +111,7 @@ mod tests {
     #[test]
     fn glob_paths() {
         assert_wants(
-            &CondaDetector::new(),
+            &crate::detect::TableDetector::new(&DETECTOR),
             &[
                 "opt/conda/conda-meta/pytorch-2.1.0-py3.11_cuda12.1_cudnn8.9.2_0.json",
                 "opt/conda/envs/x/conda-meta/cuda-version-12.1-h1d6eff3_3.json",

@@ -3,9 +3,7 @@
 //! (`CUDA Version 10.2.89`). Toolkit directories without either are found by the inventory
 //! from the tree itself.
 
-use super::{glob_set, text, Detector, Fact};
-use crate::vocab::ImagePath;
-use globset::GlobSet;
+use super::{text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -63,51 +61,26 @@ pub fn parse_version_txt(data: &[u8]) -> Result<ToolkitVersion, String> {
     })
 }
 
-pub struct ToolkitDetector {
-    globs: GlobSet,
-}
-
-impl ToolkitDetector {
-    pub fn new() -> Self {
-        ToolkitDetector {
-            globs: glob_set(&[
-                "usr/local/cuda*/version.json",
-                "usr/local/cuda*/version.txt",
-                "usr/lib/cuda/version.json",
-                "usr/lib/cuda/version.txt",
-            ]),
-        }
-    }
-}
-
-impl Default for ToolkitDetector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Detector for ToolkitDetector {
-    fn name(&self) -> &'static str {
-        "cuda-toolkit"
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        self.globs.is_match(path.as_str())
-    }
-    fn max_bytes(&self) -> u64 {
-        1 << 20
-    }
-    fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
+pub const DETECTOR: DetectorSpec = DetectorSpec {
+    name: "cuda-toolkit",
+    version: 1,
+    globs: &[
+        "usr/local/cuda*/version.json",
+        "usr/local/cuda*/version.txt",
+        "usr/lib/cuda/version.json",
+        "usr/lib/cuda/version.txt",
+    ],
+    max_bytes: 1 << 20,
+    accept: None,
+    parse: |path, data| {
         let v = if path.file_name() == "version.json" {
             parse_version_json(data)?
         } else {
             parse_version_txt(data)?
         };
         Ok(vec![Fact::CudaToolkitVersion(v)])
-    }
-}
+    },
+};
 
 #[cfg(test)]
 mod tests {
@@ -151,7 +124,7 @@ mod tests {
     #[test]
     fn glob_paths() {
         assert_wants(
-            &ToolkitDetector::new(),
+            &crate::detect::TableDetector::new(&DETECTOR),
             &[
                 "usr/local/cuda-12.1/version.json",
                 "usr/local/cuda/version.txt",

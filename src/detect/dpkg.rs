@@ -3,9 +3,7 @@
 //! the inventory picks the CUDA/NVIDIA ones. rpm databases (`rpmdb.sqlite`, Berkeley DB) are
 //! not read.
 
-use super::{glob_set, text, Detector, Fact};
-use crate::vocab::ImagePath;
-use globset::GlobSet;
+use super::{text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,41 +61,14 @@ pub fn parse_status(data: &[u8]) -> DpkgStatus {
     DpkgStatus { packages }
 }
 
-pub struct DpkgDetector {
-    globs: GlobSet,
-}
-
-impl DpkgDetector {
-    pub fn new() -> Self {
-        DpkgDetector {
-            globs: glob_set(&["var/lib/dpkg/status", "var/lib/dpkg/status.d/*"]),
-        }
-    }
-}
-
-impl Default for DpkgDetector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Detector for DpkgDetector {
-    fn name(&self) -> &'static str {
-        "dpkg"
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        self.globs.is_match(path.as_str()) && !path.file_name().ends_with(".md5sums")
-    }
-    fn max_bytes(&self) -> u64 {
-        32 << 20
-    }
-    fn detect(&self, _path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
-        Ok(vec![Fact::DpkgStatus(parse_status(data))])
-    }
-}
+pub const DETECTOR: DetectorSpec = DetectorSpec {
+    name: "dpkg",
+    version: 1,
+    globs: &["var/lib/dpkg/status", "var/lib/dpkg/status.d/*"],
+    max_bytes: 32 << 20,
+    accept: Some(|path| !path.file_name().ends_with(".md5sums")),
+    parse: |_, data| Ok(vec![Fact::DpkgStatus(parse_status(data))]),
+};
 
 #[cfg(test)]
 mod tests {
@@ -149,7 +120,7 @@ Version: 2.17.1-1+cuda12.1\n";
     #[test]
     fn glob_paths() {
         assert_wants(
-            &DpkgDetector::new(),
+            &crate::detect::TableDetector::new(&DETECTOR),
             &["var/lib/dpkg/status", "var/lib/dpkg/status.d/libc6"],
             &[
                 "var/lib/dpkg/status-old",

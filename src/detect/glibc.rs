@@ -3,9 +3,7 @@
 //! version it defines. Old images whose `libc.so.6` is a link to `libc-2.31.so` need no
 //! content: the inventory reads the version from that file name.
 
-use super::{glob_set, Detector, Fact};
-use crate::vocab::ImagePath;
-use globset::GlobSet;
+use super::{DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,49 +77,22 @@ pub fn version_from_file_name(name: &str) -> Option<String> {
     version_prefix(v.as_bytes()).filter(|p| p.len() == v.len())
 }
 
-pub struct GlibcDetector {
-    globs: GlobSet,
-}
-
-impl GlibcDetector {
-    pub fn new() -> Self {
-        GlibcDetector {
-            globs: glob_set(&[
-                "lib/libc.so.6",
-                "lib64/libc.so.6",
-                "lib/*/libc.so.6",
-                "usr/lib/libc.so.6",
-                "usr/lib64/libc.so.6",
-                "usr/lib/*/libc.so.6",
-            ]),
-        }
-    }
-}
-
-impl Default for GlibcDetector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Detector for GlibcDetector {
-    fn name(&self) -> &'static str {
-        "glibc"
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        self.globs.is_match(path.as_str())
-    }
-    fn max_bytes(&self) -> u64 {
-        // libc.so.6 is ~2 MB; the banner sits in .rodata.
-        4 << 20
-    }
-    fn detect(&self, _path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
-        Ok(parse_libc(data).map(Fact::Glibc).into_iter().collect())
-    }
-}
+pub const DETECTOR: DetectorSpec = DetectorSpec {
+    name: "glibc",
+    version: 1,
+    globs: &[
+        "lib/libc.so.6",
+        "lib64/libc.so.6",
+        "lib/*/libc.so.6",
+        "usr/lib/libc.so.6",
+        "usr/lib64/libc.so.6",
+        "usr/lib/*/libc.so.6",
+    ],
+    // libc.so.6 is ~2 MB; the banner sits in .rodata.
+    max_bytes: 4 << 20,
+    accept: None,
+    parse: |_, data| Ok(parse_libc(data).map(Fact::Glibc).into_iter().collect()),
+};
 
 #[cfg(test)]
 mod tests {
@@ -174,7 +145,7 @@ mod tests {
     #[test]
     fn glob_paths() {
         assert_wants(
-            &GlibcDetector::new(),
+            &crate::detect::TableDetector::new(&DETECTOR),
             &[
                 "usr/lib/x86_64-linux-gnu/libc.so.6",
                 "lib/x86_64-linux-gnu/libc.so.6",

@@ -3,9 +3,7 @@
 //! in order; the inventory expands includes against the image the way ldconfig does (glob,
 //! sorted, relative patterns against the including file's directory).
 
-use super::{glob_set, text, Detector, Fact};
-use crate::vocab::ImagePath;
-use globset::GlobSet;
+use super::{text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,41 +49,14 @@ pub fn parse_ld_so_conf(data: &[u8]) -> LdSoConf {
     LdSoConf { entries }
 }
 
-pub struct LdSoConfDetector {
-    globs: GlobSet,
-}
-
-impl LdSoConfDetector {
-    pub fn new() -> Self {
-        LdSoConfDetector {
-            globs: glob_set(&["etc/ld.so.conf", "etc/ld.so.conf.d/*"]),
-        }
-    }
-}
-
-impl Default for LdSoConfDetector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Detector for LdSoConfDetector {
-    fn name(&self) -> &'static str {
-        "ld-so-conf"
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        self.globs.is_match(path.as_str())
-    }
-    fn max_bytes(&self) -> u64 {
-        256 << 10
-    }
-    fn detect(&self, _path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
-        Ok(vec![Fact::LdSoConf(parse_ld_so_conf(data))])
-    }
-}
+pub const DETECTOR: DetectorSpec = DetectorSpec {
+    name: "ld-so-conf",
+    version: 1,
+    globs: &["etc/ld.so.conf", "etc/ld.so.conf.d/*"],
+    max_bytes: 256 << 10,
+    accept: None,
+    parse: |_, data| Ok(vec![Fact::LdSoConf(parse_ld_so_conf(data))]),
+};
 
 #[cfg(test)]
 mod tests {
@@ -116,7 +87,7 @@ mod tests {
     #[test]
     fn glob_paths() {
         assert_wants(
-            &LdSoConfDetector::new(),
+            &crate::detect::TableDetector::new(&DETECTOR),
             &[
                 "etc/ld.so.conf",
                 "etc/ld.so.conf.d/000_cuda.conf",

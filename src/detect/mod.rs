@@ -64,19 +64,76 @@ pub trait Detector: Send + Sync {
     fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String>;
 }
 
+/// A path-selected detector as data (syft's `WithParserByGlobs`, Trivy's analyzers): the paths
+/// it reads, how much of each, and the glue into its pure parser. Each detector module
+/// declares one `DETECTOR`; [`TABLE`] lists them.
+pub struct DetectorSpec {
+    pub name: &'static str,
+    /// Bumped when the detector's output changes, so cached layer results are recomputed.
+    pub version: u32,
+    /// In-image paths it reads (`*` never crosses a `/`, `**/` is any number of leading
+    /// directories).
+    pub globs: &'static [&'static str],
+    /// At most this many bytes are read; larger files get the first `max_bytes` and a warning.
+    pub max_bytes: u64,
+    /// A further test on a path the globs matched; None: the globs decide.
+    pub accept: Option<fn(&ImagePath) -> bool>,
+    /// Bytes of one file → facts.
+    pub parse: fn(&ImagePath, &[u8]) -> Result<Vec<Fact>, String>,
+}
+
 /// Every path-selected detector, in a fixed order. ELF/fatbin files are not selected by path:
 /// the walker sniffs content and calls `detect::elf` (walk/content.rs).
+pub const TABLE: &[&DetectorSpec] = &[
+    &python_dist::DETECTOR,
+    &torch_version::DETECTOR,
+    &conda::DETECTOR,
+    &dpkg::DETECTOR,
+    &cuda_toolkit::DETECTOR,
+    &glibc::DETECTOR,
+    &pyvenv::DETECTOR,
+    &ld_so_conf::DETECTOR,
+];
+
+/// A [`DetectorSpec`] with its globs compiled.
+pub struct TableDetector {
+    spec: &'static DetectorSpec,
+    globs: GlobSet,
+}
+
+impl TableDetector {
+    pub fn new(spec: &'static DetectorSpec) -> TableDetector {
+        TableDetector {
+            spec,
+            globs: glob_set(spec.globs),
+        }
+    }
+}
+
+impl Detector for TableDetector {
+    fn name(&self) -> &'static str {
+        self.spec.name
+    }
+    fn version(&self) -> u32 {
+        self.spec.version
+    }
+    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
+        self.globs.is_match(path.as_str()) && self.spec.accept.is_none_or(|ok| ok(path))
+    }
+    fn max_bytes(&self) -> u64 {
+        self.spec.max_bytes
+    }
+    fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
+        (self.spec.parse)(path, data)
+    }
+}
+
+/// Every path-selected detector of [`TABLE`], ready to run.
 pub fn detectors() -> Vec<Box<dyn Detector>> {
-    vec![
-        Box::new(python_dist::PythonDistDetector::new()),
-        Box::new(torch_version::ModuleVersionDetector::new()),
-        Box::new(conda::CondaDetector::new()),
-        Box::new(dpkg::DpkgDetector::new()),
-        Box::new(cuda_toolkit::ToolkitDetector::new()),
-        Box::new(glibc::GlibcDetector::new()),
-        Box::new(pyvenv::PyvenvDetector::new()),
-        Box::new(ld_so_conf::LdSoConfDetector::new()),
-    ]
+    TABLE
+        .iter()
+        .map(|s| Box::new(TableDetector::new(s)) as Box<dyn Detector>)
+        .collect()
 }
 
 /// Build a glob set over in-image paths (relative, `/`-separated). `*` never crosses a `/`;

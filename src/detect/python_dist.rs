@@ -3,9 +3,7 @@
 //! mapped to the wheel that installed it, e.g. `nvidia/cu13/lib/libcudart.so.13` →
 //! `nvidia-cuda-runtime 13.0.96`).
 
-use super::{glob_set, text, Detector, Fact};
-use crate::vocab::ImagePath;
-use globset::GlobSet;
+use super::{text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
 
 /// The core metadata of one installed distribution.
@@ -197,74 +195,42 @@ pub fn dist_dir_name(dir: &str) -> Option<String> {
     (!name.is_empty()).then(|| normalize_name(name))
 }
 
-const PATTERNS: &[&str] = &[
-    "**/site-packages/*.dist-info/METADATA",
-    "**/dist-packages/*.dist-info/METADATA",
-    "**/site-packages/*.dist-info/WHEEL",
-    "**/dist-packages/*.dist-info/WHEEL",
-    "**/site-packages/*.egg-info/PKG-INFO",
-    "**/dist-packages/*.egg-info/PKG-INFO",
-    "**/site-packages/*.egg-info",
-    "**/dist-packages/*.egg-info",
-];
-const RECORD_PATTERNS: &[&str] = &[
-    "**/site-packages/*.dist-info/RECORD",
-    "**/dist-packages/*.dist-info/RECORD",
-];
-
-pub struct PythonDistDetector {
-    globs: GlobSet,
-    records: GlobSet,
-}
-
-impl PythonDistDetector {
-    pub fn new() -> Self {
-        PythonDistDetector {
-            globs: glob_set(PATTERNS),
-            records: glob_set(RECORD_PATTERNS),
-        }
-    }
-}
-
-impl Default for PythonDistDetector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Detector for PythonDistDetector {
-    fn name(&self) -> &'static str {
-        "python-dist"
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        if self.globs.is_match(path.as_str()) {
+pub const DETECTOR: DetectorSpec = DetectorSpec {
+    name: "python-dist",
+    version: 1,
+    globs: &[
+        "**/site-packages/*.dist-info/METADATA",
+        "**/dist-packages/*.dist-info/METADATA",
+        "**/site-packages/*.dist-info/WHEEL",
+        "**/dist-packages/*.dist-info/WHEEL",
+        "**/site-packages/*.egg-info/PKG-INFO",
+        "**/dist-packages/*.egg-info/PKG-INFO",
+        "**/site-packages/*.egg-info",
+        "**/dist-packages/*.egg-info",
+        "**/site-packages/*.dist-info/RECORD",
+        "**/dist-packages/*.dist-info/RECORD",
+    ],
+    // RECORD of torch is ~2 MB; METADATA with a long description a few hundred KB.
+    max_bytes: 16 << 20,
+    // A RECORD only of a GPU-relevant dist (the files it installed are joined with libraries).
+    accept: Some(|path| {
+        if path.file_name() != "RECORD" {
             return true;
         }
-        if self.records.is_match(path.as_str()) {
-            let dir = path.parent().map(|d| d.file_name().to_string());
-            return dir
-                .as_deref()
-                .and_then(dist_dir_name)
-                .is_some_and(|n| is_gpu_dist(&n));
-        }
-        false
-    }
-    fn max_bytes(&self) -> u64 {
-        // RECORD of torch is ~2 MB; METADATA with a long description a few hundred KB.
-        16 << 20
-    }
-    fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
+        let dir = path.parent().map(|d| d.file_name().to_string());
+        dir.as_deref()
+            .and_then(dist_dir_name)
+            .is_some_and(|n| is_gpu_dist(&n))
+    }),
+    parse: |path, data| {
         let fact = match path.file_name() {
             "WHEEL" => Fact::WheelTags(parse_wheel(data)),
             "RECORD" => Fact::DistRecord(parse_record(data)),
             _ => Fact::PythonDist(parse_metadata(data)?),
         };
         Ok(vec![fact])
-    }
-}
+    },
+};
 
 #[cfg(test)]
 mod tests {
@@ -354,7 +320,7 @@ mod tests {
 
     #[test]
     fn glob_paths() {
-        let d = PythonDistDetector::new();
+        let d = crate::detect::TableDetector::new(&DETECTOR);
         assert_wants(
             &d,
             &[

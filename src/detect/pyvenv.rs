@@ -1,9 +1,7 @@
 //! Virtual environments: `pyvenv.cfg` (`home = /usr/bin`, `version = 3.12.3`; uv writes
 //! `version_info = 3.12.3`).
 
-use super::{glob_set, text, Detector, Fact};
-use crate::vocab::ImagePath;
-use globset::GlobSet;
+use super::{text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,41 +36,14 @@ pub fn parse_pyvenv_cfg(data: &[u8]) -> PyvenvCfg {
     c
 }
 
-pub struct PyvenvDetector {
-    globs: GlobSet,
-}
-
-impl PyvenvDetector {
-    pub fn new() -> Self {
-        PyvenvDetector {
-            globs: glob_set(&["**/pyvenv.cfg"]),
-        }
-    }
-}
-
-impl Default for PyvenvDetector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Detector for PyvenvDetector {
-    fn name(&self) -> &'static str {
-        "pyvenv"
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        self.globs.is_match(path.as_str())
-    }
-    fn max_bytes(&self) -> u64 {
-        64 << 10
-    }
-    fn detect(&self, _path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
-        Ok(vec![Fact::Pyvenv(parse_pyvenv_cfg(data))])
-    }
-}
+pub const DETECTOR: DetectorSpec = DetectorSpec {
+    name: "pyvenv",
+    version: 1,
+    globs: &["**/pyvenv.cfg"],
+    max_bytes: 64 << 10,
+    accept: None,
+    parse: |_, data| Ok(vec![Fact::Pyvenv(parse_pyvenv_cfg(data))]),
+};
 
 #[cfg(test)]
 mod tests {
@@ -94,7 +65,7 @@ mod tests {
     #[test]
     fn glob_paths() {
         assert_wants(
-            &PyvenvDetector::new(),
+            &crate::detect::TableDetector::new(&DETECTOR),
             &["opt/torch/.venv/pyvenv.cfg", "pyvenv.cfg"],
             &["opt/torch/.venv/pyvenv.cfg.bak"],
         );

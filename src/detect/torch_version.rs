@@ -5,9 +5,7 @@
 //! `python/platform/build_info.py` (`'cuda_version': '12.3'` in a dict). Only literal strings
 //! are read: nothing is evaluated, a computed value is simply absent.
 
-use super::{glob_set, text, Detector, Fact};
-use crate::vocab::ImagePath;
-use globset::GlobSet;
+use super::{glob_set, text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,48 +119,35 @@ const MODULES: &[(&str, &str)] = &[
     ("**/tensorflow/python/platform/build_info.py", "tensorflow"),
 ];
 
-pub struct ModuleVersionDetector {
-    globs: GlobSet,
-}
-
-impl ModuleVersionDetector {
-    pub fn new() -> Self {
-        let pats: Vec<&str> = MODULES.iter().map(|(p, _)| *p).collect();
-        ModuleVersionDetector {
-            globs: glob_set(&pats),
-        }
-    }
-}
-
-impl Default for ModuleVersionDetector {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Detector for ModuleVersionDetector {
-    fn name(&self) -> &'static str {
-        "module-version"
-    }
-    fn version(&self) -> u32 {
-        1
-    }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        self.globs.is_match(path.as_str())
-    }
-    fn max_bytes(&self) -> u64 {
-        256 << 10
-    }
-    fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
-        let idx = self.globs.matches(path.as_str());
-        let Some(module) = idx.first().and_then(|i| MODULES.get(*i)).map(|(_, m)| *m) else {
+pub const DETECTOR: DetectorSpec = DetectorSpec {
+    name: "module-version",
+    version: 1,
+    globs: &[
+        "**/torch/version.py",
+        "**/torchvision/version.py",
+        "**/torchaudio/version.py",
+        "**/jaxlib/version.py",
+        "**/cupy/_version.py",
+        "**/xformers/version.py",
+        "**/vllm/_version.py",
+        "**/onnxruntime/capi/build_and_package_info.py",
+        "**/tensorflow/python/platform/build_info.py",
+    ],
+    max_bytes: 256 << 10,
+    accept: None,
+    parse: |path, data| {
+        // The module a path belongs to: the one whose pattern it matches (MODULES order).
+        static SETS: std::sync::OnceLock<Vec<globset::GlobSet>> = std::sync::OnceLock::new();
+        let sets = SETS.get_or_init(|| MODULES.iter().map(|(p, _)| glob_set(&[p])).collect());
+        let Some(i) = sets.iter().position(|s| s.is_match(path.as_str())) else {
             return Ok(vec![]);
         };
         Ok(vec![Fact::ModuleVersion(parse_module_version(
-            module, data,
+            MODULES[i].1,
+            data,
         ))])
-    }
-}
+    },
+};
 
 #[cfg(test)]
 mod tests {
@@ -222,7 +207,7 @@ mod tests {
 
     #[test]
     fn glob_paths() {
-        let d = ModuleVersionDetector::new();
+        let d = crate::detect::TableDetector::new(&DETECTOR);
         assert_wants(
             &d,
             &[
