@@ -8,7 +8,8 @@ Run before a gpulint release (needs PyPI; stdlib only, Python >= 3.11):
 It asks `pip index versions` for
   * torch                                   -> release lines missing from torch.toml, and
                                                lines without a measured [[arch]] row for
-                                               their PyPI default build (ci/torch-arch-lists.py);
+                                               their PyPI default build (a row whose note
+                                               says ci/torch-arch-lists.py measured it);
   * cuda-toolkit (NVIDIA's metapackage)     -> toolkit releases missing from
                                                cuda_components.toml (ci/cuda-components.py),
                                                and CUDA minors missing from cuda_driver.toml
@@ -50,7 +51,10 @@ def main():
     missing = []
     torch = load("torch.toml")
     lines = {r["torch"] for r in torch.get("release", [])}
-    arch = {(r["torch"], r["tag"]) for r in torch.get("arch", [])}
+    # Only rows measured from the wheel count (transcribed ones say what a build script or
+    # RELEASE.md promised, which the shipped 2.12/2.13 wheels did not keep).
+    arch = {(r["torch"], r["tag"]) for r in torch.get("arch", [])
+            if r.get("note", "").startswith("measured by ci/torch-arch-lists.py")}
     defaults = {r["torch"]: r.get("pypi_default") for r in torch.get("release", [])}
     for v in sorted({mm(v) for v in pypi_versions("torch") if re.fullmatch(r"\d+\.\d+\.\d+", v)},
                     key=key):
@@ -59,7 +63,7 @@ def main():
         if v not in lines:
             missing.append(f"torch.toml: release {v} (PyPI default build, Python wheels)")
         elif defaults.get(v) and (v, defaults[v]) not in arch:
-            missing.append(f"torch.toml: arch row for {v} {defaults[v]} "
+            missing.append(f"torch.toml: measured arch row for {v} {defaults[v]} "
                            f"(python3 ci/torch-arch-lists.py {v}.0)")
 
     comps = {r["toolkit"] for r in load("cuda_components.toml").get("release", [])}

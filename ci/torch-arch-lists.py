@@ -21,6 +21,7 @@ Each row cites the wheel file name and its sha256. Paste the rows into matrices/
     cargo build --release --example fatbin_list
     python3 ci/torch-arch-lists.py                 # every X.Y.0 from 1.13.0
     python3 ci/torch-arch-lists.py 2.11.0 2.15.0
+    TORCH_WHEELS=/tmp/wheels python3 ci/torch-arch-lists.py 2.11.0   # /tmp/wheels/2.11.0/*.whl
 
 Only PyPI is read: the other +cuNNN builds live on download.pytorch.org.
 """
@@ -62,6 +63,12 @@ def default_versions():
 
 
 def download(version, d):
+    # TORCH_WHEELS=DIR: a wheel fetched before (DIR/<version>/torch-*.whl) is used instead.
+    pre = os.environ.get("TORCH_WHEELS")
+    if pre:
+        whl = next((Path(pre) / version).glob("torch-*.whl"), None)
+        if whl is not None:
+            return whl
     plats = [a for p in PLATFORMS for a in ("--platform", p)]
     for py in PYTHONS:
         r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",

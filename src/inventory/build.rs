@@ -814,10 +814,17 @@ fn libraries(
                 owner_version = Some(m.version.clone());
             }
         }
+        // A runtime's file name names only its soname (`libcudart-<hash>.so.11.0` bundled by
+        // torch is CUDA 11.7): its code says which release it is.
+        let code_version = elf_of(f.node)
+            .and_then(|e| e.cudart_version)
+            .map(crate::detect::elf::format_cudart_version);
         let version = if libs::has_full_version(&so) {
             so.suffix.clone()
         } else {
-            owner_version.or_else(|| libs::file_name_version(&so))
+            owner_version
+                .or(code_version)
+                .or_else(|| libs::file_name_version(&so))
         };
         let soname = elf_of(f.node)
             .and_then(|e| e.soname.clone())

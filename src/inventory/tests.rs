@@ -426,6 +426,7 @@ fn binaries_with_device_code_or_cuda_links() {
     };
     let elf = |needed: &[&str], fatbin: Option<FatbinSummary>| {
         Fact::Elf(ElfFacts {
+            cudart_version: None,
             class: 64,
             elf_type: "dyn".into(),
             soname: None,
@@ -556,4 +557,46 @@ fn text_and_json_render() {
     }
     // Deterministic: two builds serialize identically.
     assert_eq!(json, serde_json::to_value(inventory()).unwrap());
+}
+
+/// torch bundles its CUDA runtime renamed `libcudart-<hash>.so.11.0` (the soname of every
+/// CUDA 11 runtime): its release comes from the code (torch 1.13.1's is CUDA 11.7), not the
+/// file name; a runtime whose code says nothing keeps the file name's version.
+#[test]
+fn bundled_runtime_version_from_its_code() {
+    let skel = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/cudart/torch-1.13.1-libcudart-e409450e.so.11.0.skel.gz");
+    let mut data = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(skel).unwrap())
+        .read_to_end(&mut data)
+        .unwrap();
+    let facts = crate::detect::elf::scan_elf_bytes(&data).unwrap();
+    assert_eq!(facts.cudart_version, Some(11070));
+    let mut silent = facts.clone();
+    silent.cudart_version = None;
+    let sp = "opt/v/lib/python3.10/site-packages/torch/lib";
+    let mut tree = FileTree::default();
+    for (name, f) in [
+        ("libcudart-e409450e.so.11.0", facts),
+        ("libcudart-0123abcd.so.11.0", silent),
+    ] {
+        tree.nodes.insert(
+            ImagePath::new(&format!("{sp}/{name}")).unwrap(),
+            Node {
+                kind: NodeKind::File {
+                    size: data.len() as u64,
+                    mode: 0o755,
+                },
+                layer: 0,
+                facts: vec![Fact::Elf(f)],
+            },
+        );
+    }
+    let inv = build(&ImageMeta::default(), &tree, vec![]);
+    let rt = lib(&inv, &format!("/{sp}/libcudart-e409450e.so.11.0"));
+    assert_eq!(rt.name, "cudart");
+    assert_eq!(rt.version.as_deref(), Some("11.7"));
+    assert_eq!(rt.provider, LibraryProvider::Bundled);
+    let other = lib(&inv, &format!("/{sp}/libcudart-0123abcd.so.11.0"));
+    assert_eq!(other.version.as_deref(), Some("11.0"));
 }

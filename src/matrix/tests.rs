@@ -494,3 +494,57 @@ fn every_cuda_release_is_in_every_table_a_verdict_needs() {
         "tables disagree on CUDA releases (left: missing now, right: KNOWN_GAPS)"
     );
 }
+
+/// Every torch line from 1.13 on has its PyPI default build's GPU code measured from the
+/// wheel (ci/torch-arch-lists.py: wheel file name and sha256 in the note, the PyPI files page
+/// as source). A release added to torch.toml without its measured row fails here, and so
+/// does a measured row replaced by a transcription.
+#[test]
+fn every_pypi_default_build_is_measured_from_its_wheel() {
+    let text = FILES.iter().find(|(n, _)| *n == TORCH).unwrap().1;
+    let v: toml::Value = toml::from_str(text).unwrap();
+    let rows = |k: &str| {
+        v.get(k)
+            .and_then(|a| a.as_array())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let s = |t: &toml::Value, k: &str| t.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let key = |t: &str| -> Vec<u32> { t.split('.').map(|x| x.parse().unwrap()).collect() };
+    let mut checked = 0;
+    for r in rows("release") {
+        let line = s(&r, "torch").unwrap();
+        if key(&line) < vec![1, 13] {
+            continue;
+        }
+        let Some(tag) = s(&r, "pypi_default") else {
+            continue;
+        };
+        let arch = rows("arch")
+            .into_iter()
+            .find(|a| {
+                s(a, "torch").as_deref() == Some(&line) && s(a, "tag").as_deref() == Some(&tag)
+            })
+            .unwrap_or_else(|| panic!("torch {line}: no [[arch]] row for its PyPI default {tag}"));
+        let note = s(&arch, "note").unwrap_or_default();
+        assert!(
+            note.starts_with("measured by ci/torch-arch-lists.py"),
+            "torch {line} {tag}: not measured: {note:?}"
+        );
+        assert!(
+            note.contains(&format!("torch-{line}.0")) && note.contains(".whl (sha256 "),
+            "torch {line} {tag}: the note names no wheel and digest: {note:?}"
+        );
+        let suffix = tag.trim_start_matches("cu");
+        assert!(
+            note.contains(&format!("+cu{suffix}")),
+            "torch {line}: the wheel's __version__ is not the {tag} build: {note:?}"
+        );
+        assert_eq!(
+            s(&arch, "source").unwrap(),
+            format!("https://pypi.org/project/torch/{line}.0/#files")
+        );
+        checked += 1;
+    }
+    assert!(checked >= 17, "{checked} lines checked");
+}

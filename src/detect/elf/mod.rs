@@ -4,10 +4,12 @@
 //! Format reference: `shared/notes/fatbin-format.md` (fatbin container/entry layout) and the
 //! System V gABI (ELF). Only little-endian ELF is supported (every CUDA host is).
 
+mod cudart;
 pub mod deep;
 pub mod fatbin;
 mod stream;
 
+pub use cudart::format_version as format_cudart_version;
 pub use deep::deep_check;
 pub use fatbin::{
     is_fatbin_section_name, scan_fatbin_bytes, scan_fatbin_bytes_detailed, FatbinContainer,
@@ -33,6 +35,10 @@ pub struct ElfFacts {
     pub rpath: Vec<String>,
     /// DT_RUNPATH split on ':'.
     pub runpath: Vec<String>,
+    /// For a CUDA runtime (`libcudart*`): the value its `cudaRuntimeGetVersion` reports
+    /// (11070 = CUDA 11.7), read from its code; None when not a runtime or not readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudart_version: Option<u32>,
     /// None if the file has no device code.
     pub fatbin: Option<FatbinSummary>,
     /// Malformed or unreadable parts.

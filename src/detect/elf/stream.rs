@@ -1,6 +1,7 @@
 //! The forward-only ELF scan: keeps the head of the file, captures the ranges it learns
 //! about before the stream reaches them, and feeds every byte to the fatbin scanner.
 
+use super::cudart;
 use super::fatbin::{is_fatbin_section_name, resolve_section, FatbinScanner};
 use super::{
     machine_name, type_name, ElfError, ElfFacts, FatbinSection, FatbinSummary, ScanOptions,
@@ -14,10 +15,19 @@ const MAX_DYNAMIC_BYTES: u64 = 1 << 20;
 const MAX_SHSTRTAB_BYTES: u64 = 1 << 20;
 const MAX_STRING: u64 = 4096;
 const MAX_DYN_STRINGS: usize = 1024;
+/// A dynamic string table captured whole when the section headers name it before the
+/// stream reaches it (cuSPARSELt: section headers, then .dynstr, then .dynamic at the end).
+const MAX_DYNSTR_BYTES: u64 = 8 << 20;
 
 const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
+const SHT_STRTAB: u32 = 3;
+const SHT_DYNAMIC: u32 = 6;
 const SHT_NOBITS: u32 = 8;
+const SHT_DYNSYM: u32 = 11;
+/// A CUDA runtime's dynamic symbol table is searched for `cudaRuntimeGetVersion` when it is
+/// at most this big (cudart 13.0's is 28 KiB).
+const MAX_DYNSYM_BYTES: u64 = 4 << 20;
 const DT_NULL: u64 = 0;
 const DT_NEEDED: u64 = 1;
 const DT_STRTAB: u64 = 5;
@@ -78,7 +88,13 @@ impl Retained {
         if end <= self.head_max {
             return true;
         }
-        if self.get(off, len).is_some() {
+        // Already kept, or inside a range being captured (registered before the stream
+        // reached it, so it fills completely).
+        if self
+            .caps
+            .iter()
+            .any(|c| c.off <= off && end <= c.off.saturating_add(c.len))
+        {
             return true;
         }
         if off < self.pos {
@@ -136,6 +152,7 @@ struct Shdr {
     sh_type: u32,
     offset: u64,
     size: u64,
+    link: u32,
 }
 
 #[derive(Default)]
@@ -310,6 +327,22 @@ impl Scan {
                 let dynamic = self.phdrs.iter().find(|p| p.p_type == PT_DYNAMIC);
                 if let Some(d) = dynamic {
                     let (o, l) = (d.offset, d.filesz.min(MAX_DYNAMIC_BYTES));
+                    // A relocated .dynstr sits right before .dynamic in the same segment
+                    // (patchelf, cuSPARSELt): keep up to `tail_max` bytes in front of it,
+                    // never before its segment, so the strings are still there once
+                    // .dynamic says where they are.
+                    let seg_start = self
+                        .phdrs
+                        .iter()
+                        .filter(|p| p.p_type == PT_LOAD)
+                        .find(|p| p.offset <= o && o < p.offset.saturating_add(p.filesz))
+                        .map(|p| p.offset);
+                    if let Some(seg) = seg_start {
+                        let from = seg.max(o.saturating_sub(self.tail_max));
+                        if from < o {
+                            self.ret.request(from, o - from);
+                        }
+                    }
                     if self.ret.request(o, l) {
                         self.dyn_want = Some((o, l));
                     } else {
@@ -356,6 +389,7 @@ impl Scan {
                             }
                             _ => self.warn(format!("invalid section name table index {shstrndx}")),
                         }
+                        self.request_dynstr_section(&v);
                         self.shdrs = Some(v);
                     }
                     None => self.warn(format!(
@@ -366,6 +400,27 @@ impl Scan {
             if !progress {
                 break;
             }
+        }
+    }
+
+    /// The string table the SHT_DYNAMIC section links to, captured whole when the stream
+    /// has not reached it yet: section headers read before .dynstr and .dynamic (both far
+    /// beyond the head) are the only early word on where the strings are.
+    fn request_dynstr_section(&mut self, shdrs: &[Shdr]) {
+        if self.dynamic.is_some() {
+            return;
+        }
+        let Some(strtab) = shdrs
+            .iter()
+            .find(|s| s.sh_type == SHT_DYNAMIC)
+            .and_then(|d| shdrs.get(d.link as usize))
+            .filter(|s| s.sh_type == SHT_STRTAB && s.size > 0)
+        else {
+            return;
+        };
+        if strtab.offset >= self.ret.pos {
+            self.ret
+                .request(strtab.offset, strtab.size.min(MAX_DYNSTR_BYTES));
         }
     }
 
@@ -451,6 +506,7 @@ fn parse_shdr(s: &[u8], is64: bool) -> Shdr {
             sh_type: rd(s, 4, 4) as u32,
             offset: rd(s, 24, 8),
             size: rd(s, 32, 8),
+            link: rd(s, 40, 4) as u32,
         }
     } else {
         Shdr {
@@ -458,6 +514,7 @@ fn parse_shdr(s: &[u8], is64: bool) -> Shdr {
             sh_type: rd(s, 4, 4) as u32,
             offset: rd(s, 16, 4),
             size: rd(s, 20, 4),
+            link: rd(s, 24, 4) as u32,
         }
     }
 }
@@ -583,6 +640,7 @@ impl Scan {
                 needed: Vec::new(),
                 rpath: Vec::new(),
                 runpath: Vec::new(),
+                cudart_version: None,
                 fatbin: None,
                 warnings: self.warnings,
             };
@@ -625,6 +683,14 @@ impl Scan {
                 }
             }
         }
+
+        // A CUDA runtime's version, from its code (the soname only names the major).
+        let cudart_version = match (&soname, &self.shdrs) {
+            (Some(so), Some(shdrs)) if so.starts_with("libcudart") && h.is64 => {
+                self.cudart_version(h.machine, shdrs)
+            }
+            _ => None,
+        };
 
         // Sections and fatbins.
         let mut warnings = std::mem::take(&mut self.fat.warnings);
@@ -697,6 +763,7 @@ impl Scan {
             needed,
             rpath,
             runpath,
+            cudart_version,
             fatbin: if sections.is_empty() {
                 None
             } else {
@@ -704,6 +771,40 @@ impl Scan {
             },
             warnings: self.warnings,
         }
+    }
+
+    /// What `cudaRuntimeGetVersion` reports (see [`cudart`]), from the dynamic symbol table
+    /// and the code it points at, when both were kept (a runtime is far smaller than the head).
+    fn cudart_version(&self, machine: u16, shdrs: &[Shdr]) -> Option<u32> {
+        let dynsym = shdrs.iter().find(|s| s.sh_type == SHT_DYNSYM)?;
+        let strtab = shdrs.get(dynsym.link as usize)?;
+        if dynsym.size > MAX_DYNSYM_BYTES || strtab.size > MAX_DYNSTR_BYTES {
+            return None;
+        }
+        let syms = self.ret.get(dynsym.offset, dynsym.size)?;
+        let strs = self.ret.get(strtab.offset, strtab.size)?;
+        let (value, size) = syms.chunks_exact(24).find_map(|e| {
+            let name = strs.get(rd(e, 0, 4) as usize..)?;
+            let shndx = rd(e, 6, 2);
+            (name.starts_with(b"cudaRuntimeGetVersion\0") && shndx != 0)
+                .then(|| (rd(e, 8, 8), rd(e, 16, 8)))
+        })?;
+        cudart::runtime_version(machine, value, size, |vaddr, len| {
+            let off = self.vaddr_offset(vaddr, len as u64)?;
+            self.ret.get(off, len as u64)
+        })
+    }
+
+    /// The file offset of `[vaddr, vaddr+len)` when one PT_LOAD segment maps all of it.
+    fn vaddr_offset(&self, vaddr: u64, len: u64) -> Option<u64> {
+        self.phdrs
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD)
+            .find(|p| {
+                let (end, seg_end) = (vaddr.checked_add(len), p.vaddr.checked_add(p.filesz));
+                p.vaddr <= vaddr && matches!((end, seg_end), (Some(e), Some(s)) if e <= s)
+            })
+            .map(|p| p.offset + (vaddr - p.vaddr))
     }
 
     fn fat_candidate_in(&self, off: u64, size: u64) -> bool {

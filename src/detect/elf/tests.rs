@@ -402,34 +402,63 @@ fn sec(name: &'static str, data: Vec<u8>, align: u64) -> Sec {
 
 /// A relocatable little-endian ELF with the given sections (+ .shstrtab + section headers).
 fn build_elf(is64: bool, secs: &[Sec]) -> Vec<u8> {
+    build_elf_split(is64, secs, secs.len())
+}
+
+/// [`build_elf`] with the sections from index `before_shdrs` on placed after the section
+/// header table (where cuSPARSELt keeps .dynstr and .dynamic). .dynamic links to .dynstr.
+fn build_elf_split(is64: bool, secs: &[Sec], before_shdrs: usize) -> Vec<u8> {
     let ehsize = if is64 { 64 } else { 52 };
     // With a .dynamic section (64-bit only): PT_LOAD (identity-mapped) + PT_DYNAMIC after
     // the ELF header, and DT_STRTAB patched to point at .dynstr.
     let with_dyn = is64 && secs.iter().any(|s| s.name == ".dynamic");
     let mut out = vec![0u8; ehsize + if with_dyn { 2 * 56 } else { 0 }];
     let mut names = vec![0u8];
-    let mut placed = Vec::new();
+    // .shstrtab: every section's name, in order, then its own.
+    let mut name_offs = Vec::new();
     for s in secs {
-        while !(out.len() as u64).is_multiple_of(s.align.max(1)) {
-            out.push(0);
-        }
-        let name_off = names.len();
+        name_offs.push(names.len());
         names.extend_from_slice(s.name.as_bytes());
         names.push(0);
-        placed.push((name_off, s.sh_type, out.len(), s.data.len(), s.align));
-        out.extend_from_slice(&s.data);
     }
     let shstr_name = names.len();
     names.extend_from_slice(b".shstrtab\0");
-    placed.push((shstr_name, 3, out.len(), names.len(), 1));
+    // (name, type, offset, size, align) per section, in section order.
+    let mut placed = Vec::new();
+    let place = |out: &mut Vec<u8>, i: usize, s: &Sec| {
+        while !(out.len() as u64).is_multiple_of(s.align.max(1)) {
+            out.push(0);
+        }
+        let at = out.len();
+        out.extend_from_slice(&s.data);
+        (name_offs[i], s.sh_type, at, s.data.len(), s.align)
+    };
+    for (i, s) in secs[..before_shdrs].iter().enumerate() {
+        placed.push(place(&mut out, i, s));
+    }
+    let shstr_off = out.len();
     out.extend_from_slice(&names);
     while !out.len().is_multiple_of(8) {
         out.push(0);
     }
     let shoff = out.len();
     let shentsize = if is64 { 64 } else { 40 };
-    out.extend(std::iter::repeat_n(0u8, shentsize)); // null section
-    for &(n, t, off, size, align) in &placed {
+    let shnum = secs.len() + 2;
+    out.extend(std::iter::repeat_n(0u8, shnum * shentsize));
+    for (i, s) in secs.iter().enumerate().skip(before_shdrs) {
+        placed.push(place(&mut out, i, s));
+    }
+    placed.push((shstr_name, 3, shstr_off, names.len(), 1));
+    let link_of = |i: usize| -> u32 {
+        if secs.get(i).is_some_and(|s| s.name == ".dynamic") {
+            secs.iter()
+                .position(|s| s.name == ".dynstr")
+                .map_or(0, |j| j as u32 + 1)
+        } else {
+            0
+        }
+    };
+    for (i, &(n, t, off, size, align)) in placed.iter().enumerate() {
         let mut h = Vec::new();
         h.extend_from_slice(&(n as u32).to_le_bytes());
         h.extend_from_slice(&t.to_le_bytes());
@@ -438,7 +467,8 @@ fn build_elf(is64: bool, secs: &[Sec]) -> Vec<u8> {
             h.extend_from_slice(&0u64.to_le_bytes()); // addr
             h.extend_from_slice(&(off as u64).to_le_bytes());
             h.extend_from_slice(&(size as u64).to_le_bytes());
-            h.extend_from_slice(&[0u8; 8]); // link, info
+            h.extend_from_slice(&link_of(i).to_le_bytes());
+            h.extend_from_slice(&[0u8; 4]); // info
             h.extend_from_slice(&align.to_le_bytes());
             h.extend_from_slice(&0u64.to_le_bytes());
         } else {
@@ -446,13 +476,14 @@ fn build_elf(is64: bool, secs: &[Sec]) -> Vec<u8> {
             h.extend_from_slice(&0u32.to_le_bytes());
             h.extend_from_slice(&(off as u32).to_le_bytes());
             h.extend_from_slice(&(size as u32).to_le_bytes());
-            h.extend_from_slice(&[0u8; 8]);
+            h.extend_from_slice(&link_of(i).to_le_bytes());
+            h.extend_from_slice(&[0u8; 4]);
             h.extend_from_slice(&(align as u32).to_le_bytes());
             h.extend_from_slice(&0u32.to_le_bytes());
         }
-        out.extend_from_slice(&h);
+        let at = shoff + (i + 1) * shentsize;
+        out[at..at + shentsize].copy_from_slice(&h);
     }
-    let shnum = placed.len() + 1;
     if with_dyn {
         let find = |n: &str| {
             let i = secs.iter().position(|s| s.name == n).unwrap();
@@ -813,6 +844,122 @@ fn dynamic_before_dynstr_late_in_file() {
     }
 }
 
+/// .dynamic and .dynstr sections of a library needing libcudart.so.13 and libfoo.so, with
+/// a RUNPATH and a SONAME (DT_STRTAB is patched by `build_elf_split`).
+fn dyn_sections() -> (Sec, Sec) {
+    let strs = b"\0libcudart.so.13\0libfoo.so\0$ORIGIN/../lib:/x\0libme.so.1\0".to_vec();
+    let mut dynamic = Vec::new();
+    for (tag, val) in [
+        (1u64, 1u64),
+        (1, 17),
+        (29, 27),
+        (14, 45),
+        (5, 0),
+        (10, strs.len() as u64),
+        (0, 0),
+    ] {
+        dynamic.extend_from_slice(&tag.to_le_bytes());
+        dynamic.extend_from_slice(&val.to_le_bytes());
+    }
+    (
+        Sec {
+            name: ".dynamic",
+            sh_type: 6,
+            data: dynamic,
+            align: 8,
+        },
+        Sec {
+            name: ".dynstr",
+            sh_type: 3,
+            data: strs,
+            align: 1,
+        },
+    )
+}
+
+fn assert_dyn_strings(elf: &[u8], opts: &ScanOptions) {
+    for n in [7, 4093, 1 << 20] {
+        let f = scan_elf_with(Trickle { data: elf, n }, elf.len() as u64, opts).unwrap();
+        assert!(f.warnings.is_empty(), "chunk {n}: {:?}", f.warnings);
+        assert_eq!(f.needed, ["libcudart.so.13", "libfoo.so"], "chunk {n}");
+        assert_eq!(f.runpath, ["$ORIGIN/../lib", "/x"]);
+        assert_eq!(f.soname.as_deref(), Some("libme.so.1"));
+        assert_eq!(f.sass().len(), 5);
+    }
+}
+
+const SMALL_HEAD: ScanOptions = ScanOptions {
+    head_max: 4096,
+    tail_max: 4096,
+};
+
+/// cuSPARSELt's layout (libcusparseLt.so.0 0.8.1: section headers at 0x14538cf8, then a
+/// segment holding .dynstr at 0x1453a198 and .dynamic at 0x1453b4b0, 320 MiB past the
+/// head): the section headers, read first, say where .dynstr is, so it is captured as it
+/// passes even with a gap to .dynamic wider than anything kept in front of it.
+#[test]
+fn dynstr_beyond_head_named_by_section_headers() {
+    let (dynamic, dynstr) = dyn_sections();
+    let elf = build_elf_split(
+        true,
+        &[
+            sec(".text", vec![0x90; 300_000], 16),
+            sec(".nv_fatbin", fixture_fatbin("fx_variants.fatbin"), 8),
+            dynstr,
+            sec(".gap", vec![b'g'; 20_000], 1),
+            dynamic,
+        ],
+        2,
+    );
+    assert_dyn_strings(&elf, &SMALL_HEAD);
+    assert_dyn_strings(&elf, &ScanOptions::default());
+}
+
+/// .dynstr right before .dynamic, both past the head and far from the section headers (a
+/// segment patchelf appended): the bytes in front of PT_DYNAMIC are kept as they pass.
+#[test]
+fn dynstr_just_before_dynamic_beyond_head() {
+    let (dynamic, dynstr) = dyn_sections();
+    let elf = build_elf(
+        true,
+        &[
+            sec(".text", vec![0x90; 300_000], 16),
+            sec(".nv_fatbin", fixture_fatbin("fx_variants.fatbin"), 8),
+            dynstr,
+            dynamic,
+            sec(".comment", vec![b'x'; 20_000], 1),
+        ],
+    );
+    assert_dyn_strings(&elf, &SMALL_HEAD);
+}
+
+/// Where nothing read before .dynamic locates .dynstr (past the head, far from both
+/// .dynamic and the section headers), the strings are reported missing, never invented.
+#[test]
+fn dynstr_out_of_reach_is_a_warning() {
+    let (dynamic, dynstr) = dyn_sections();
+    let elf = build_elf(
+        true,
+        &[
+            sec(".text", vec![0x90; 300_000], 16),
+            sec(".nv_fatbin", fixture_fatbin("fx_variants.fatbin"), 8),
+            dynstr,
+            sec(".gap", vec![b'g'; 20_000], 1),
+            dynamic,
+            sec(".comment", vec![b'x'; 20_000], 1),
+        ],
+    );
+    let f = scan_elf_with(&elf[..], elf.len() as u64, &SMALL_HEAD).unwrap();
+    assert!(f.needed.is_empty(), "{:?}", f.needed);
+    assert!(
+        f.warnings.iter().any(|w| w.contains("was not retained")),
+        "{:?}",
+        f.warnings
+    );
+    // With the default head it is all there.
+    assert_dyn_strings(&elf[..], &ScanOptions::default());
+}
+
 #[test]
 fn patchelf_fixture_dynamic_strings() {
     // fx_default.so after `patchelf --set-rpath '$ORIGIN/../lib:/opt/cuda/lib64'
@@ -907,4 +1054,68 @@ fn deep_check_agrees_on_fixtures_and_catches_lies() {
         assert_eq!(problems.len(), 1, "{name}: {problems:?}");
         assert!(problems[0].contains("90"), "{problems:?}");
     }
+}
+
+fn gunzip(p: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(p).unwrap())
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+/// The CUDA runtime's version is read from its code: torch 1.13.1's bundled
+/// `libcudart-e409450e.so.11.0` (soname libcudart.so.11.0) is CUDA 11.7; NVIDIA's aarch64
+/// 12.8.90 and x86_64 13.0.96 runtimes report 12.8 and 13.0 (testdata/cudart/README.md).
+#[test]
+fn cudart_version_from_real_runtimes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/cudart");
+    for (file, soname, want) in [
+        (
+            "torch-1.13.1-libcudart-e409450e.so.11.0.skel.gz",
+            "libcudart.so.11.0",
+            11070,
+        ),
+        (
+            "nvidia-cuda-runtime-cu12-12.8.90-aarch64-libcudart.so.12.skel.gz",
+            "libcudart.so.12",
+            12080,
+        ),
+        (
+            "nvidia-cuda-runtime-13.0.96-x86_64-libcudart.so.13.skel.gz",
+            "libcudart.so.13",
+            13000,
+        ),
+    ] {
+        let data = gunzip(&dir.join(file));
+        for n in [4093, 1 << 20] {
+            let f = scan_elf_with(
+                Trickle { data: &data, n },
+                data.len() as u64,
+                &ScanOptions::default(),
+            )
+            .unwrap();
+            assert_eq!(f.soname.as_deref(), Some(soname), "{file}");
+            assert_eq!(f.cudart_version, Some(want), "{file}");
+        }
+        // The same file under another soname is not taken for a runtime.
+        let f = scan_elf_bytes(&data).unwrap();
+        let mut renamed = data.clone();
+        let so = soname.as_bytes();
+        let at = renamed
+            .windows(so.len() + 1)
+            .position(|w| w[..so.len()] == *so && w[so.len()] == 0)
+            .unwrap();
+        renamed[at..at + 9].copy_from_slice(b"libcudaXX");
+        assert_eq!(f.cudart_version, Some(want));
+        assert_eq!(scan_elf_bytes(&renamed).unwrap().cudart_version, None);
+    }
+    // Code that is not a runtime's: the x86 helper's constant altered to a non-version.
+    let mut data = gunzip(&dir.join("torch-1.13.1-libcudart-e409450e.so.11.0.skel.gz"));
+    let at = data
+        .windows(6)
+        .position(|w| w == [0xc7, 0x07, 0x3e, 0x2b, 0, 0])
+        .unwrap();
+    data[at + 2] = 0x3f; // 11071
+    assert_eq!(scan_elf_bytes(&data).unwrap().cudart_version, None);
 }
