@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Regenerates testdata/host/variants/* : hand-made overlays on the real h200 capture.
-# Each overlay holds only the files it changes plus an optional .gpulint-remove list.
-# Run from the repository root: testdata/host/make-variants.sh
+# The single source of testdata/host/variants/*: hand-made overlays on the real h200 capture.
+# Each overlay holds only the files it changes plus an optional .gpulint-remove list (paths
+# deleted from the layers below). Every variant is rebuilt from scratch here; nothing else is
+# deleted, and a test (`variants_are_generated_by_the_script` in src/rules/host/tests.rs)
+# regenerates all of them into a temporary directory and compares with the checked-in trees.
+#
+#   testdata/host/make-variants.sh [OUT]     (OUT defaults to testdata/host/variants)
 set -euo pipefail
-cd "$(dirname "$0")"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+OUT="${1:-$HERE/variants}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+cd "$HERE"
 H=h200/.gpulint-host/commands
-V=variants
-rm -rf "$V"; mkdir -p "$V"
+V="$OUT"
+# Real nvcc-built ELF fixtures (see testdata/fatbin/README.md).
+FB=../fatbin
+SITE=opt/torch/.venv/lib/python3.12/site-packages/torch
 
 mk() { mkdir -p "$(dirname "$1")"; cat > "$1"; }
+# variant NAME: start NAME afresh (only this one is deleted) and print its directory.
+variant() { rm -rf "${V:?}/$1"; mkdir -p "$V/$1"; printf '%s' "$V/$1"; }
 
 # --- complete: what the capture lacks, hand-made and consistent with it (synthetic) ---
-C=$V/complete
+C=$(variant complete)
 mk $C/proc/modules <<'E'
 nvidia_uvm 2076672 0 - Live 0x0000000000000000 (OE)
 nvidia_drm 135168 0 - Live 0x0000000000000000 (OE)
@@ -91,7 +103,7 @@ printf '/usr/local/cuda-13.0/targets/x86_64-linux/lib\n' | mk $C/etc/ld.so.conf.
 printf '/usr/local/nvidia/lib\n/usr/local/nvidia/lib64\n' | mk $C/etc/ld.so.conf.d/nvidia.conf
 
 # --- api-mismatch: libraries upgraded to 580.105.08, kernel module still 580.159.04 ---
-A=$V/api-mismatch
+A=$(variant api-mismatch)
 mkdir -p $A/usr/local/nvidia/lib64
 cat > $A/.gpulint-remove <<'E'
 usr/local/nvidia/lib64/libnvidia-ml.so.580.159.04
@@ -107,7 +119,7 @@ for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-
 done
 
 # --- nouveau-loaded: nouveau bound the GPU, nvidia never loaded ---
-N=$V/nouveau-loaded
+N=$(variant nouveau-loaded)
 mk $N/proc/modules <<'E'
 nouveau 3096576 0 - Live 0x0000000000000000
 drm_ttm_helper 16384 1 nouveau, Live 0x0000000000000000
@@ -125,7 +137,7 @@ done
 : > $N/.gpulint-host/dev-nvidia.txt
 
 # --- no-uvm: nvidia loaded, nvidia_uvm not; no /dev/nvidia-uvm* ---
-U=$V/no-uvm
+U=$(variant no-uvm)
 mk $U/proc/modules <<'E'
 nvidia_drm 135168 0 - Live 0x0000000000000000 (OE)
 nvidia_modeset 1638400 1 nvidia_drm, Live 0x0000000000000000 (OE)
@@ -134,16 +146,16 @@ E
 grep -v uvm h200/.gpulint-host/dev-nvidia.txt | mk $U/.gpulint-host/dev-nvidia.txt
 
 # --- mig-on: MIG enabled, no instances created ---
-M=$V/mig-on
+M=$(variant mig-on)
 sed 's/Disabled, Enabled$/Enabled, Enabled/' $H/nvidia-smi--query-gpu.csv | mk $M/.gpulint-host/commands/nvidia-smi--query-gpu.csv
 sed 's|<current_mig>Disabled</current_mig>|<current_mig>Enabled</current_mig>|; s|<pending_mig>Disabled</pending_mig>|<pending_mig>Enabled</pending_mig>|' $H/nvidia-smi-q.xml | mk $M/.gpulint-host/commands/nvidia-smi-q.xml
 
 # --- mig-instances: MIG enabled with two instances (on top of mig-on) ---
-MI=$V/mig-instances
+MI=$(variant mig-instances)
 { cat $H/nvidia-smi-L.txt; printf '  MIG 3g.71gb     Device  0: (UUID: MIG-5c89e0a2-1111-5b0e-8d1c-000000000001)\n  MIG 3g.71gb     Device  1: (UUID: MIG-5c89e0a2-2222-5b0e-8d1c-000000000002)\n'; } | mk $MI/.gpulint-host/commands/nvidia-smi-L.txt
 
 # --- old-driver: driver 535.104.05 (CUDA 12.2) with the CUDA 13.0 toolkit and torch cu130 ---
-O=$V/old-driver
+O=$(variant old-driver)
 for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi.txt; do
   sed 's/580\.159\.04/535.104.05/g; s|<cuda_version>13.0</cuda_version>|<cuda_version>12.2</cuda_version>|; s/CUDA Version: 13.0/CUDA Version: 12.2/; s/^CUDA Version\( *\): 13.0/CUDA Version\1: 12.2/' $H/$f | mk $O/.gpulint-host/commands/$f
 done
@@ -158,7 +170,7 @@ E
 : > $O/usr/local/nvidia/lib64/libcuda.so.535.104.05
 
 # --- other-kernel: booted 6.8.0-90, the module only built for 6.8.0-85 ---
-K=$V/other-kernel
+K=$(variant other-kernel)
 printf '6.8.0-90-generic\n' | mk $K/.gpulint-host/commands/uname-r.txt
 printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $K/lib/modules/6.8.0-90-generic/modules.dep
 printf 'ext4 1081344 1 - Live 0x0000000000000000\n' | mk $K/proc/modules
@@ -171,23 +183,23 @@ for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-
 done
 
 # --- newer-kernel: running 6.8.0-85 fine, 6.8.0-90 installed without the module ---
-NK=$V/newer-kernel
+NK=$(variant newer-kernel)
 printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $NK/lib/modules/6.8.0-90-generic/modules.dep
 
 # --- dev-perm: nodes 0660 root:video, user not in video ---
-D=$V/dev-perm
+D=$(variant dev-perm)
 sed 's/^crw-rw-rw- 1 root root/crw-rw---- 1 root video/' h200/.gpulint-host/dev-nvidia.txt | mk $D/.gpulint-host/dev-nvidia.txt
 printf 'uid=1000(alice) gid=1000(alice) groups=1000(alice),27(sudo)\n' | mk $D/.gpulint-host/commands/id.txt
 
 # --- nvml-cgroup: systemd cgroups, legacy runtime, no /dev/char links, no-cgroups = true ---
-G=$V/nvml-cgroup
+G=$(variant nvml-cgroup)
 mkdir -p $G/dev/char
 printf 'dev/char\n' > $G/.gpulint-remove
 : > $G/dev/char/.keep
 sed 's/^#no-cgroups = false/no-cgroups = true/; s/^mode = "auto"/mode = "legacy"/' $C/etc/nvidia-container-runtime/config.toml | mk $G/etc/nvidia-container-runtime/config.toml
 
 # --- no-ctk: Docker installed, NVIDIA Container Toolkit not ---
-T=$V/no-ctk
+T=$(variant no-ctk)
 mkdir -p $T
 cat > $T/.gpulint-remove <<'E'
 usr/bin/nvidia-ctk
@@ -199,40 +211,49 @@ usr/bin/nvidia-container-runtime-hook
 E
 
 # --- gpu-err: ERR! in nvidia-smi, Xid 79 in the kernel log, pending row remap ---
-E=$V/gpu-err
+E=$(variant gpu-err)
 sed 's/|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                    0 |/|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                 ERR! |/' $H/nvidia-smi.txt | mk $E/.gpulint-host/commands/nvidia-smi.txt
 sed 's|<remapped_row_pending>No</remapped_row_pending>|<remapped_row_pending>Yes</remapped_row_pending>|' $H/nvidia-smi-q.xml | mk $E/.gpulint-host/commands/nvidia-smi-q.xml
 { cat $C/.gpulint-host/commands/dmesg.txt; printf '[81234.567] NVRM: Xid (PCI:0000:00:06.0): 79, pid=0, name=, GPU has fallen off the bus.\n'; } | mk $E/.gpulint-host/commands/dmesg.txt
 
 # --- persistence-off ---
-P=$V/persistence-off
+P=$(variant persistence-off)
 sed 's/143771 MiB, Enabled,/143771 MiB, Disabled,/' $H/nvidia-smi--query-gpu.csv | mk $P/.gpulint-host/commands/nvidia-smi--query-gpu.csv
 printf 'systemd\ndockerd\nbash\n' | mk $P/.gpulint-host/commands/ps-comm.txt
 
 # --- ld-conflict: a CUDA 12.4 toolkit whose ld.so.conf.d entry sorts first ---
-L=$V/ld-conflict
+L=$(variant ld-conflict)
 printf '/usr/local/cuda-12.4/targets/x86_64-linux/lib\n' | mk $L/etc/ld.so.conf.d/000_cuda-12-4.conf
 printf '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "12.4.1"\n   }\n}\n' | mk $L/usr/local/cuda-12.4/version.json
 
 # --- pci-extra: two NVIDIA GPUs on the bus, the driver sees one ---
-X=$V/pci-extra
+X=$(variant pci-extra)
 printf '0x10de\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/vendor
 printf '0x030200\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/class
 printf '0x2335\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/device
 
 # --- open-refused: the open module refuses a pre-Turing GPU (kernel log) ---
-R=$V/open-refused
+R=$(variant open-refused)
 { cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.500] NVRM: The NVIDIA GPU 0000:00:07.0 (PCI ID: 10de:1db4)\n[    5.500] NVRM: installed in this system is not supported by open nvidia.ko because it does not include the required GPU System Processor (GSP).\n'; } | mk $R/.gpulint-host/commands/dmesg.txt
 
-# --- torch-cpu / torch-old-arch: other torch builds in the venv ---
-TC=$V/torch-cpu
-sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.11.0+cpu'/; s/cuda: Optional\[str\] = '13.0'/cuda: Optional[str] = None/" h200/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py | mk $TC/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py
-TA=$V/torch-old-arch
-sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.11.0+cu130'/" h200/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py | mk $TA/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py
-printf '    444 sm_75\n    444 sm_80\n    444 sm_86\n' | mk $TA/opt/torch/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so
+# --- torch-cpu: a CPU-only torch in the venv ---
+TC=$(variant torch-cpu)
+sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.11.0+cpu'/; s/cuda: Optional\[str\] = '13.0'/cuda: Optional[str] = None/" h200/$SITE/version.py | mk $TC/$SITE/version.py
 
-# --- proc-only / xml-only: what detection does with fewer nvidia-smi outputs ---
-printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n.gpulint-host/commands/nvidia-smi.txt\n' | mk $V/proc-only/.gpulint-remove
-printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk $V/xml-only/.gpulint-remove
-printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk $V/text-only/.gpulint-remove
+# --- torch-old-arch / torch-ptx-jit / torch-ptx-too-new: torch cu130 whose libtorch_cuda.so
+# is a real nvcc-built ELF with other device code (the kernel of testdata/fatbin/):
+#   old-arch:    SASS sm_75 only                 -> no kernel image for the H200 (sm_90);
+#                run.txt: "209 no kernel image is available" on the H200
+#   ptx-jit:     PTX compute_75 only (nvcc 13.0, PTX ISA 9.0) -> the 13.0 driver JIT-compiles it;
+#                run.txt: "ok" on the H200
+#   ptx-too-new: PTX compute_90 only (nvcc 13.5, PTX ISA 9.5) -> the 13.0 driver cannot JIT it
+torch_with() { mkdir -p "$2/$SITE/lib"; cp h200/$SITE/version.py "$2/$SITE/version.py"; cp "$1" "$2/$SITE/lib/libtorch_cuda.so"; }
+torch_with $FB/cuda-binaries/v02_sm75_only/libv02_sm75_only.so "$(variant torch-old-arch)"
+torch_with $FB/cuda-binaries/v03_ptx75_only/libv03_ptx75_only.so "$(variant torch-ptx-jit)"
+torch_with $FB/nvcc-13.5/libv20_ptx90_nvcc135.so "$(variant torch-ptx-too-new)"
+
+# --- proc-only / xml-only / text-only: what detection does with fewer nvidia-smi outputs ---
+printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n.gpulint-host/commands/nvidia-smi.txt\n' | mk "$(variant proc-only)/.gpulint-remove"
+printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk "$(variant xml-only)/.gpulint-remove"
+printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk "$(variant text-only)/.gpulint-remove"
 echo done

@@ -4,32 +4,30 @@
 use super::testutil::{expect, run};
 
 use super::{CheckOptions, CheckStatus};
-use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
+use crate::arch::{ArchTarget, CodeKind};
 use crate::finding::{FailOn, Severity};
-use crate::host::knowledge::Knowledge;
 use crate::host::python::{ArchScanner, BinaryArchs};
-use crate::version::CudaVersion;
 use std::path::Path;
 use CheckStatus::{CouldNotCheck, Problem};
 
-/// Test scanner: the libtorch_cuda.so placeholders in testdata hold the real capture's
-/// `cuobjdump --list-elf` summary ("  444 sm_90" lines) instead of a binary.
-struct SummaryScanner;
-impl ArchScanner for SummaryScanner {
+/// The fatbin reader the CLI uses, on the real nvcc-built ELFs of the torch variants; the
+/// h200 capture's libtorch_cuda.so is a documented text stand-in (the real one is 456 MB) that
+/// holds the capture's `cuobjdump --list-elf` summary ("  444 sm_90" lines), read as such.
+struct FixtureScanner;
+impl ArchScanner for FixtureScanner {
     fn scan(&self, p: &Path) -> Result<Option<BinaryArchs>, String> {
-        let t = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
+        let bytes = std::fs::read(p).map_err(|e| e.to_string())?;
+        if bytes.starts_with(b"\x7fELF") {
+            return crate::host::ElfArchScanner.scan(p);
+        }
+        let t = String::from_utf8(bytes).map_err(|e| e.to_string())?;
         let mut a = BinaryArchs::default();
         for l in t.lines() {
-            // "  444 sm_90", or "  1 compute_80 isa=8.8" for PTX with its ISA version.
-            let mut toks = l.split_whitespace().skip(1);
-            let Some(Ok(x)) = toks.next().map(|t| t.parse::<ArchTarget>()) else {
+            let Some(Ok(x)) = l.split_whitespace().nth(1).map(|t| t.parse::<ArchTarget>()) else {
                 continue;
             };
             if x.kind == CodeKind::Ptx {
                 a.ptx.push(x);
-                if let Some(isa) = toks.next().and_then(|t| t.strip_prefix("isa=")) {
-                    a.ptx_isa.insert(x.to_string(), isa.to_string());
-                }
             } else {
                 a.sass.push(x);
             }
@@ -38,26 +36,17 @@ impl ArchScanner for SummaryScanner {
     }
 }
 
-/// Test knowledge: just the facts these fixtures need.
-struct TestKnowledge;
-impl Knowledge for TestKnowledge {
-    fn gpu_cc(&self, name: &str) -> Option<ComputeCapability> {
-        (name == "NVIDIA H200").then(|| ComputeCapability::new(9, 0))
-    }
-    fn ptx_isa_min_cuda(&self, isa: (u16, u16)) -> Option<CudaVersion> {
-        match isa {
-            (8, 8) => Some(CudaVersion::new(12, 9)),
-            (9, 1) => Some(CudaVersion::new(13, 1)),
-            _ => None,
-        }
-    }
+/// The matrices gpulint ships (GPU compute capabilities, PTX ISA releases).
+fn matrix() -> &'static crate::matrix::Matrix {
+    static M: std::sync::OnceLock<crate::matrix::Matrix> = std::sync::OnceLock::new();
+    M.get_or_init(|| crate::matrix::Matrix::embedded().unwrap())
 }
 
 fn opts() -> CheckOptions<'static> {
     CheckOptions {
-        knowledge: &TestKnowledge,
+        knowledge: matrix(),
         pythons: Vec::new(),
-        scanner: Some(&SummaryScanner),
+        scanner: Some(&FixtureScanner),
     }
 }
 
@@ -333,8 +322,9 @@ fn gl215_torch_builds() {
     let r = runv(&["variants/torch-old-arch"]);
     let x = expect(&r, "GL215", Problem);
     assert!(x.message.contains("no kernel image"), "{}", x.message);
-    // Only PTX for the H200 (compute_80): JIT works when the driver (CUDA 13.0) knows the PTX
-    // ISA (8.8 = CUDA 12.9), and fails when the ISA is newer (9.1 = CUDA 13.1), as GL003.
+    // Only PTX for the H200: JIT works when the driver (CUDA 13.0) knows the PTX ISA (compute_75
+    // by nvcc 13.0: ISA 9.0 = CUDA 13.0), and fails when the ISA is newer (compute_90 by nvcc
+    // 13.5: ISA 9.5 = CUDA 13.5), as GL003.
     let r = runv(&["variants/torch-ptx-jit"]);
     let x = expect(&r, "GL215", Problem);
     assert_eq!(x.severity, Severity::Warning);
@@ -343,7 +333,7 @@ fn gl215_torch_builds() {
     let x = expect(&r, "GL215", Problem);
     assert_eq!(x.severity, Severity::Error);
     assert!(
-        x.message.contains("cannot JIT") && x.message.contains("PTX ISA 9.1 (CUDA 13.1)"),
+        x.message.contains("cannot JIT") && x.message.contains("PTX ISA 9.5 (CUDA 13.5)"),
         "{}",
         x.message
     );
@@ -351,7 +341,7 @@ fn gl215_torch_builds() {
     let r = run(
         &["h200"],
         &CheckOptions {
-            knowledge: &TestKnowledge,
+            knowledge: matrix(),
             pythons: vec!["/opt/torch/.venv/bin/python".into()],
             scanner: None,
         },
@@ -403,4 +393,72 @@ fn config_and_fail_on_apply_to_host_checks() {
     assert!(!super::fails(&clean, FailOn::At(Severity::Info)));
     // `--fail-on none` never fails, even on a problem.
     assert!(!super::fails(&results, FailOn::Never));
+}
+
+/// Every file, symlink and `.gpulint-remove` under a tree, by relative path: a file's bytes, a
+/// symlink's target (directories are implied: git keeps no empty ones).
+fn tree_listing(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    for e in walkdir::WalkDir::new(root).min_depth(1) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        let ft = e.file_type();
+        if ft.is_symlink() {
+            let t = std::fs::read_link(e.path()).unwrap();
+            out.insert(rel, format!("-> {}", t.display()).into_bytes());
+        } else if ft.is_file() {
+            out.insert(rel, std::fs::read(e.path()).unwrap());
+        }
+    }
+    out
+}
+
+/// `make-variants.sh` is the single source of every variant: regenerated into a temporary
+/// directory, it yields exactly the checked-in trees (no variant it cannot recreate, no stale
+/// file, same bytes and symlinks).
+#[test]
+fn variants_are_generated_by_the_script() {
+    let out = tempfile::tempdir().unwrap();
+    let script = super::testutil::testdata("make-variants.sh");
+    let st = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}: {}",
+        script.display(),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let made = tree_listing(out.path());
+    let checked_in = tree_listing(&super::testutil::testdata("variants"));
+    let only = |a: &std::collections::BTreeMap<String, Vec<u8>>,
+                b: &std::collections::BTreeMap<String, Vec<u8>>| {
+        a.keys().filter(|k| !b.contains_key(*k)).cloned().collect::<Vec<_>>()
+    };
+    assert!(
+        only(&checked_in, &made).is_empty(),
+        "checked in but not made by the script: {:?}",
+        only(&checked_in, &made)
+    );
+    assert!(
+        only(&made, &checked_in).is_empty(),
+        "made by the script but not checked in (rerun it): {:?}",
+        only(&made, &checked_in)
+    );
+    let differ: Vec<&String> = made
+        .iter()
+        .filter(|(k, v)| checked_in.get(*k) != Some(*v))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(differ.is_empty(), "differ from the script's output (rerun it): {differ:?}");
+    // Rerunnable: a second run over the first output changes nothing.
+    let again = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(tree_listing(out.path()), made);
 }
