@@ -234,6 +234,32 @@ printf '0x10de\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/vendor
 printf '0x030200\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/class
 printf '0x2335\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/device
 
+# --- why the driver does not see the second GPU (0000:00:07.0, on top of pci-extra's bus) ---
+# Each is pci-extra's second GPU plus what the kernel log / sysfs / modprobe.d state.
+pci_second() { printf '0x10de\n' | mk $1/sys/bus/pci/devices/0000:00:07.0/vendor; printf '0x030200\n' | mk $1/sys/bus/pci/devices/0000:00:07.0/class; printf "$2\n" | mk $1/sys/bus/pci/devices/0000:00:07.0/device; }
+# gpu-unsupported: the 580.159.04 release does not know the device (message of osinit.c).
+GU=$(variant gpu-unsupported)
+pci_second $GU 0x3182
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf "[    5.480] NVRM: The NVIDIA GPU 0000:00:07.0 (PCI ID: 10de:3182)\n[    5.480] NVRM: installed in this system is not supported by the\n[    5.480] NVRM: NVIDIA 580.159.04 driver release.\n[    5.480] NVRM: Please see 'Appendix A - Supported NVIDIA GPU Products'\n[    5.480] NVRM: in this release's README, available on the operating system\n[    5.480] NVRM: specific graphics driver download page at www.nvidia.com.\n[    5.481] nvidia 0000:00:07.0: probe with driver nvidia failed with error -1\n"; } | mk $GU/.gpulint-host/commands/dmesg.txt
+# rm-init-failed: RmInitAdapter failed for the second GPU.
+RI=$(variant rm-init-failed)
+pci_second $RI 0x2335
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[    9.112] NVRM: GPU 0000:00:07.0: RmInitAdapter failed! (0x22:0x56:884)\n[    9.113] NVRM: GPU 0000:00:07.0: rm_init_adapter failed, device minor number 1\n'; } | mk $RI/.gpulint-host/commands/dmesg.txt
+# bar-unassigned: the firmware left no MMIO window for its 256 GB BAR1.
+BA=$(variant bar-unassigned)
+pci_second $BA 0x2335
+{ printf '[    0.912] pci 0000:00:07.0: BAR 1: no space for [mem size 0x4000000000 64bit pref]\n[    0.912] pci 0000:00:07.0: BAR 1: failed to assign [mem size 0x4000000000 64bit pref]\n'; cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.470] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n[    5.470] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:00:07.0)\n'; } | mk $BA/.gpulint-host/commands/dmesg.txt
+# gpu-excluded: excluded on purpose by NVreg_ExcludedGpus (listed in /proc, not usable).
+GX=$(variant gpu-excluded)
+pci_second $GX 0x2335
+sed 's/00:06.0/00:07.0/; s/^GPU Excluded:.*/GPU Excluded:\t Yes/; s/GPU-1e22f56e-bc1a-5762-a390-38b2e823715b/GPU-7a41e0c2-55d1-4c3e-9b1f-0a2b3c4d5e6f/; s/^Device Minor:.*/Device Minor: \t 1/' h200/proc/driver/nvidia/gpus/0000:00:06.0/information | mk $GX/proc/driver/nvidia/gpus/0000:00:07.0/information
+printf 'options nvidia NVreg_ExcludedGpus=GPU-7a41e0c2-55d1-4c3e-9b1f-0a2b3c4d5e6f\n' | mk $GX/etc/modprobe.d/nvidia-exclude.conf
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.490] nvidia 0000:00:07.0: NVRM: Excluded GPU GPU-7a41e0c2-55d1-4c3e-9b1f-0a2b3c4d5e6f successfully\n'; } | mk $GX/.gpulint-host/commands/dmesg.txt
+# vfio-bound: the second GPU is bound to vfio-pci (reserved for passthrough).
+VB=$(variant vfio-bound)
+pci_second $VB 0x2335
+ln -s ../../../bus/pci/drivers/vfio-pci $VB/sys/bus/pci/devices/0000:00:07.0/driver
+
 # --- open-refused: the open module refuses a pre-Turing GPU (kernel log) ---
 R=$(variant open-refused)
 { cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.500] NVRM: The NVIDIA GPU 0000:00:07.0 (PCI ID: 10de:1db4)\n[    5.500] NVRM: installed in this system is not supported by open nvidia.ko because it does not include the required GPU System Processor (GSP).\n'; } | mk $R/.gpulint-host/commands/dmesg.txt

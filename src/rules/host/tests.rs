@@ -509,6 +509,15 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("torch-ptx-jit", "GL215", &["JIT-compiles"]),
     ("torch-ptx-too-new", "GL215", &["cannot JIT"]),
     ("container-no-gpus", "GL216", &["started without GPUs"]),
+    (
+        "gpu-unsupported",
+        "GL201",
+        &["580.159.04 driver release does not support", "10de:3182"],
+    ),
+    ("rm-init-failed", "GL201", &["RmInitAdapter failed"]),
+    ("bar-unassigned", "GL201", &["BAR"]),
+    ("gpu-excluded", "GL201", &["excluded", "NVreg_ExcludedGpus"]),
+    ("vfio-bound", "GL201", &["vfio-pci"]),
     ("gpu-hot", "GL217", &["thermal slowdown"]),
     ("power-brake", "GL217", &["power-brake slowdown"]),
 ];
@@ -735,4 +744,34 @@ fn gl217_thermal_and_power_slowdown() {
     assert!(crate::host::parse::smi::parse_q_text(&text).gpus[0]
         .throttle
         .is_empty());
+}
+
+/// "The driver sees no GPU": the cause the kernel log or sysfs states, with its own fix.
+#[test]
+fn gl201_names_the_cause_and_its_fix() {
+    for (variant, fix) in [
+        ("gpu-unsupported", "lists PCI ID 10de:3182"),
+        ("rm-init-failed", "cold boot"),
+        ("bar-unassigned", "Above 4G Decoding"),
+        ("gpu-excluded", "/etc/modprobe.d/nvidia-exclude.conf"),
+        ("vfio-bound", "vfio-pci `ids=`"),
+    ] {
+        let r = runv(&[&format!("variants/{variant}")]);
+        let x = expect(&r, "GL201", Problem);
+        assert!(
+            x.message.contains("0000:00:07.0"),
+            "{variant}: {}",
+            x.message
+        );
+        let f = x.fix.as_deref().unwrap_or_default();
+        assert!(f.contains(fix), "{variant}: {f}");
+        assert!(!f.contains("dmesg | grep"), "{variant}: a generic fix: {f}");
+        // The excluded GPU is configuration (a warning), not a health problem.
+        if variant == "gpu-excluded" {
+            assert_eq!(x.severity, Severity::Warning);
+            expect(&r, "GL210", CheckStatus::Ok);
+        } else {
+            assert_eq!(x.severity, Severity::Error, "{variant}");
+        }
+    }
 }
