@@ -175,6 +175,7 @@ pub static RULES: &[Rule] = &[
     host(&gl216_container_without_gpus::META, gl216_container_without_gpus::check, RunsOn::ANYWHERE)
         .explains(&[c("GL203"), c("GL204"), c("GL207"), c("GL209"), c("GL210"), c("GL212"), c("GL215")]),
     host(&gl217_gpu_throttled::META, gl217_gpu_throttled::check, RunsOn::GPU),
+    host(&gl218_visible_devices_invalid::META, gl218_visible_devices_invalid::check, RunsOn::GPU),
 ];
 
 /// The image rules, in code order.

@@ -287,6 +287,22 @@ sed 's|<clocks_event_reason_hw_slowdown>Not Active<|<clocks_event_reason_hw_slow
 PB=$(variant power-brake)
 sed 's|<clocks_event_reason_hw_slowdown>Not Active<|<clocks_event_reason_hw_slowdown>Active<|; s|<clocks_event_reason_hw_power_brake_slowdown>Not Active<|<clocks_event_reason_hw_power_brake_slowdown>Active<|' $H/nvidia-smi-q.xml | mk $PB/.gpulint-host/commands/nvidia-smi-q.xml
 
+# --- cvd-missing / cvd-empty / cvd-order: CUDA_VISIBLE_DEVICES in the invoking environment ---
+with_env() { { cat h200/.gpulint-host/env.txt; printf '%s\n' "$2"; } | mk $1/.gpulint-host/env.txt; }
+with_env "$(variant cvd-missing)" 'CUDA_VISIBLE_DEVICES=1'
+with_env "$(variant cvd-empty)" 'CUDA_VISIBLE_DEVICES='
+# cvd-order: an L40S at 00:05.0 (nvidia-smi GPU 0, PCI order) next to the H200 (GPU 1); CUDA's
+# default FASTEST_FIRST order may put the H200 first, so index 1 is ambiguous.
+CO=$(variant cvd-order)
+with_env $CO 'CUDA_VISIBLE_DEVICES=1'
+{ head -1 $H/nvidia-smi--query-gpu.csv; printf '0, NVIDIA L40S, GPU-0b5e3c1d-9a7f-4e2b-8c6d-112233445566, 00000000:00:05.0, 580.159.04, 8.9, 46068 MiB, Enabled, [N/A], Enabled\n'; tail -n +2 $H/nvidia-smi--query-gpu.csv | sed 's/^0, /1, /'; } | mk $CO/.gpulint-host/commands/nvidia-smi--query-gpu.csv
+{ printf 'GPU 0: NVIDIA L40S (UUID: GPU-0b5e3c1d-9a7f-4e2b-8c6d-112233445566)\n'; sed 's/^GPU 0:/GPU 1:/' $H/nvidia-smi-L.txt; } | mk $CO/.gpulint-host/commands/nvidia-smi-L.txt
+{ printf 'crw-rw-rw- 1 root root 195,   1 Nov 30 14:41 /dev/nvidia1\n'; cat h200/.gpulint-host/dev-nvidia.txt; } | mk $CO/.gpulint-host/dev-nvidia.txt
+printf '0x10de\n' | mk $CO/sys/bus/pci/devices/0000:00:05.0/vendor
+printf '0x030200\n' | mk $CO/sys/bus/pci/devices/0000:00:05.0/class
+printf '0x26b9\n' | mk $CO/sys/bus/pci/devices/0000:00:05.0/device
+printf '.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n' > $CO/.gpulint-remove
+
 # --- gpu-container: inside a docker container started with `--gpus all` (healthy) ---
 # What a container sees: the host's /proc and /sys, no /lib/modules, no engine configuration,
 # root, a kernel log it may not read, and the devices and driver libraries the toolkit mounted.

@@ -21,6 +21,7 @@ pub mod gl214_nvml_unknown_error_risk;
 pub mod gl215_torch_mismatch;
 pub mod gl216_container_without_gpus;
 pub mod gl217_gpu_throttled;
+pub mod gl218_visible_devices_invalid;
 
 use crate::finding::{Finding, Location, Severity};
 use crate::host::env::{detect_env, HostEnv};

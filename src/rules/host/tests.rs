@@ -518,6 +518,13 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("bar-unassigned", "GL201", &["BAR"]),
     ("gpu-excluded", "GL201", &["excluded", "NVreg_ExcludedGpus"]),
     ("vfio-bound", "GL201", &["vfio-pci"]),
+    (
+        "cvd-missing",
+        "GL218",
+        &["names GPU 1, which does not exist", "CUDA sees no GPU"],
+    ),
+    ("cvd-empty", "GL218", &["set but empty"]),
+    ("cvd-order", "GL218", &["CUDA_DEVICE_ORDER=PCI_BUS_ID"]),
     ("gpu-hot", "GL217", &["thermal slowdown"]),
     ("power-brake", "GL217", &["power-brake slowdown"]),
 ];
@@ -774,4 +781,37 @@ fn gl201_names_the_cause_and_its_fix() {
             assert_eq!(x.severity, Severity::Error, "{variant}");
         }
     }
+}
+
+/// CUDA_VISIBLE_DEVICES naming a GPU that does not exist, set empty, or indices on a mixed host;
+/// CUDA_DEVICE_ORDER=PCI_BUS_ID or UUIDs settle the order.
+#[test]
+fn gl218_visible_devices() {
+    let r = runv(&["variants/cvd-missing"]);
+    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Error);
+    let r = runv(&["variants/cvd-empty"]);
+    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Error);
+    let r = runv(&["variants/cvd-order"]);
+    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Warning);
+    expect(&r, "GL201", CheckStatus::Ok);
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/cvd-order"]);
+    let env = dir.path().join(".gpulint-host/env.txt");
+    let base = std::fs::read_to_string(&env).unwrap();
+    for (extra, ok) in [
+        ("CUDA_DEVICE_ORDER=PCI_BUS_ID\n", true),
+        ("CUDA_VISIBLE_DEVICES=GPU-1e22f56e\n", true),
+        ("CUDA_VISIBLE_DEVICES=0,7,1\n", false),
+    ] {
+        std::fs::write(&env, format!("{base}{extra}")).unwrap();
+        let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+        let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+        let r = super::run_checks_with(&reader, &p, &opts());
+        let x = super::testutil::of(&r, "GL218");
+        assert_eq!(x[0].status == CheckStatus::Ok, ok, "{extra}: {x:#?}");
+        if extra.contains("0,7,1") {
+            assert!(x[0].message.contains("sees only 0"), "{}", x[0].message);
+        }
+    }
+    // Unset: every GPU.
+    expect(&runv(&[]), "GL218", CheckStatus::Ok);
 }
