@@ -176,6 +176,8 @@ pub static RULES: &[Rule] = &[
         .explains(&[c("GL203"), c("GL204"), c("GL207"), c("GL209"), c("GL210"), c("GL212"), c("GL215")]),
     host(&gl217_gpu_throttled::META, gl217_gpu_throttled::check, RunsOn::GPU),
     host(&gl218_visible_devices_invalid::META, gl218_visible_devices_invalid::check, RunsOn::GPU),
+    host(&gl219_cuda_libs_shadow_torch::META, gl219_cuda_libs_shadow_torch::check, RunsOn::ANYWHERE)
+        .explains(&[c("GL211")]),
 ];
 
 /// The image rules, in code order.

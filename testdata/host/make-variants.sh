@@ -371,6 +371,38 @@ printf '5.15.167.4-microsoft-standard-WSL2\n' | mk $W/.gpulint-host/commands/una
 printf '[    0.000000] Linux version 5.15.167.4-microsoft-standard-WSL2\n[    0.412000] hv_vmbus: registering driver dxgkrnl\n' | mk $W/.gpulint-host/commands/dmesg.txt
 : > $W/.gpulint-host/dev-nvidia.txt
 
+# --- torch-cu124-ldpath / torch-conda-ldpath: torch 2.6.0+cu124 from pip (its CUDA libraries
+# in site-packages/nvidia/*/lib, empty stand-ins named as the wheels name them) with an older
+# CUDA 12.1 libnvJitLink/libcusparse first on LD_LIBRARY_PATH: a toolkit's lib64, or a conda
+# environment's lib (pytorch/pytorch#111469) ---
+cu124() {  # cu124 SITE-DIR
+  sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.6.0+cu124'/; s/cuda: Optional\[str\] = '13.0'/cuda: Optional[str] = '12.4'/" h200/$SITE/version.py | mk $1/torch/version.py
+  mkdir -p $1/torch/lib $1/nvidia/nvjitlink/lib $1/nvidia/cusparse/lib $1/nvidia/cublas/lib
+  cp h200/$SITE/lib/libtorch_cuda.so $1/torch/lib/libtorch_cuda.so
+  : > $1/nvidia/nvjitlink/lib/libnvJitLink.so.12
+  : > $1/nvidia/cusparse/lib/libcusparse.so.12
+  : > $1/nvidia/cublas/lib/libcublas.so.12
+}
+cuda121_libs() {  # cuda121_libs DIR
+  mkdir -p $1
+  : > $1/libnvJitLink.so.12.1.105; ln -s libnvJitLink.so.12.1.105 $1/libnvJitLink.so.12
+  : > $1/libcusparse.so.12.1.0.106; ln -s libcusparse.so.12.1.0.106 $1/libcusparse.so.12
+}
+TL=$(variant torch-cu124-ldpath)
+cu124 $TL/opt/torch/.venv/lib/python3.12/site-packages
+cuda121_libs $TL/usr/local/cuda-12.1/targets/x86_64-linux/lib
+ln -s targets/x86_64-linux/lib $TL/usr/local/cuda-12.1/lib64
+printf '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "12.1.1"\n   }\n}\n' | mk $TL/usr/local/cuda-12.1/version.json
+{ grep -v '^LD_LIBRARY_PATH=' h200/.gpulint-host/env.txt; printf 'LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64:/usr/local/nvidia/lib64\n'; } | mk $TL/.gpulint-host/env.txt
+TCO=$(variant torch-conda-ldpath)
+CE=$TCO/opt/conda/envs/ml
+cu124 $CE/lib/python3.12/site-packages
+cuda121_libs $CE/lib
+mkdir -p $CE/bin $CE/conda-meta
+: > $CE/bin/python3
+printf '{"name": "cuda-nvjitlink", "version": "12.1.105"}\n' | mk $CE/conda-meta/cuda-nvjitlink-12.1.105-0.json
+{ grep -v '^LD_LIBRARY_PATH=\|^PATH=' h200/.gpulint-host/env.txt; printf 'PATH=/opt/conda/envs/ml/bin:/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nCONDA_PREFIX=/opt/conda/envs/ml\nCONDA_DEFAULT_ENV=ml\nLD_LIBRARY_PATH=/opt/conda/envs/ml/lib:/usr/local/nvidia/lib64\n'; } | mk $TCO/.gpulint-host/env.txt
+
 # --- proc-only / xml-only / text-only: what detection does with fewer nvidia-smi outputs ---
 printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n.gpulint-host/commands/nvidia-smi.txt\n' | mk "$(variant proc-only)/.gpulint-remove"
 printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk "$(variant xml-only)/.gpulint-remove"

@@ -525,6 +525,16 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ),
     ("cvd-empty", "GL218", &["set but empty"]),
     ("cvd-order", "GL218", &["CUDA_DEVICE_ORDER=PCI_BUS_ID"]),
+    (
+        "torch-cu124-ldpath",
+        "GL219",
+        &["/usr/local/cuda-12.1/lib64", "__nvJitLinkAddData_12_4"],
+    ),
+    (
+        "torch-conda-ldpath",
+        "GL219",
+        &["conda environment", "libnvJitLink.so.12 is CUDA 12.1"],
+    ),
     ("gpu-hot", "GL217", &["thermal slowdown"]),
     ("power-brake", "GL217", &["power-brake slowdown"]),
 ];
@@ -814,4 +824,42 @@ fn gl218_visible_devices() {
     }
     // Unset: every GPU.
     expect(&runv(&[]), "GL218", CheckStatus::Ok);
+}
+
+/// torch cu124's wheels vs an older CUDA 12.1 on LD_LIBRARY_PATH (toolkit or conda env): the
+/// loader takes LD_LIBRARY_PATH first. Without LD_LIBRARY_PATH, or with a toolkit at least as
+/// new, nothing is reported.
+#[test]
+fn gl219_ld_library_path_shadows_torch_wheels() {
+    let r = runv(&["variants/torch-cu124-ldpath"]);
+    let x = expect(&r, "GL219", Problem);
+    assert!(
+        x.message.contains("libcusparse.so.12 is CUDA 12.1"),
+        "{}",
+        x.message
+    );
+    assert!(x
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("Remove /usr/local/cuda-12.1/lib64"));
+    // GL211's "LD_LIBRARY_PATH puts cuda-12.1 first" is the same cause.
+    expect(&r, "GL211", CheckStatus::Explained);
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/torch-cu124-ldpath"]);
+    let env = dir.path().join(".gpulint-host/env.txt");
+    let base = std::fs::read_to_string(&env).unwrap();
+    std::fs::write(
+        &env,
+        base.replace(
+            "LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64:",
+            "LD_LIBRARY_PATH=",
+        ),
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    expect(&r, "GL219", CheckStatus::Ok);
+    // The healthy tree (torch cu130 without nvidia/ wheels listed) is fine too.
+    expect(&runv(&[]), "GL219", CheckStatus::Ok);
 }
