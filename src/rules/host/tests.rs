@@ -863,3 +863,36 @@ fn gl219_ld_library_path_shadows_torch_wheels() {
     // The healthy tree (torch cu130 without nvidia/ wheels listed) is fine too.
     expect(&runv(&[]), "GL219", CheckStatus::Ok);
 }
+
+/// Both READMEs list every captured tree with the check that covers it.
+#[test]
+fn readmes_list_every_host_scenario() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for readme in ["README.md", "testdata/host/README.md"] {
+        let text = std::fs::read_to_string(root.join(readme)).unwrap();
+        let row = |variant: &str| {
+            text.lines()
+                .find(|l| {
+                    l.trim_start().starts_with('|') && l.contains(&format!("| `{variant}` |"))
+                })
+                .map(str::to_string)
+        };
+        for (variant, code, _) in SCENARIOS {
+            let line = row(variant).unwrap_or_else(|| panic!("{readme} has no row for {variant}"));
+            assert!(
+                line.contains(code),
+                "{readme}: {variant} row does not name {code}: {line}"
+            );
+        }
+        for e in std::fs::read_dir(super::testutil::testdata("variants")).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            if ["proc-only", "xml-only", "text-only"].contains(&name.as_str()) {
+                continue;
+            }
+            assert!(
+                row(&name).is_some(),
+                "{readme} has no row for variants/{name}"
+            );
+        }
+    }
+}
