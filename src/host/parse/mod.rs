@@ -323,28 +323,6 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
     )
 }
 
-/// Directories from an ld.so.conf file, with `include` patterns returned separately.
-pub fn parse_ld_so_conf(text: &str) -> (Vec<String>, Vec<String>) {
-    let mut dirs = Vec::new();
-    let mut includes = Vec::new();
-    for line in text.lines() {
-        let t = line.split('#').next().unwrap_or_default().trim();
-        if t.is_empty() {
-            continue;
-        }
-        if let Some(p) = t.strip_prefix("include") {
-            includes.push(p.trim().to_string());
-        } else {
-            dirs.extend(
-                t.split([' ', ',', ':', '\t'])
-                    .filter(|x| !x.is_empty())
-                    .map(String::from),
-            );
-        }
-    }
-    (dirs, includes)
-}
-
 /// The CUDA toolkit version a library directory belongs to, from its path
 /// (`/usr/local/cuda-12.1/lib64` → "12.1"); "default" for `/usr/local/cuda/...`.
 pub fn cuda_dir_version(dir: &str) -> Option<String> {
@@ -472,10 +450,6 @@ mod tests {
             parse_nvcc_version("Cuda compilation tools, release 13.0, V13.0.88\n").as_deref(),
             Some("13.0.88")
         );
-        let (d, inc) =
-            parse_ld_so_conf("include /etc/ld.so.conf.d/*.conf\n/usr/local/cuda-12.1/lib64 # c\n");
-        assert_eq!(d, vec!["/usr/local/cuda-12.1/lib64"]);
-        assert_eq!(inc, vec!["/etc/ld.so.conf.d/*.conf"]);
         assert_eq!(
             cuda_dir_version("/usr/local/cuda-12.1/lib64").as_deref(),
             Some("12.1")

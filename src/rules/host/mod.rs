@@ -490,43 +490,49 @@ pub(crate) fn identity(r: &dyn HostReader) -> Option<crate::host::reader::Identi
     parse::parse_id(r.run(HostCommand::Id).ok_stdout()?)
 }
 
-/// Directories the dynamic loader searches, from /etc/ld.so.conf (+ includes), in order,
-/// each with the file that named it.
-pub(crate) fn ld_so_conf_dirs(r: &dyn HostReader) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    fn visit(r: &dyn HostReader, file: &str, out: &mut Vec<(String, String)>, depth: u32) {
-        if depth > 4 {
-            return;
-        }
-        let Some(t) = r.read_string(file) else {
-            return;
-        };
-        let (dirs, includes) = parse::parse_ld_so_conf(&t);
-        for inc in includes {
-            // Only `dir/*.conf`-style globs, which is what distributions use.
-            let (dir, pat) = match inc.rsplit_once('/') {
-                Some((d, p)) => (d.to_string(), p.to_string()),
-                None => ("/etc".to_string(), inc.clone()),
-            };
-            let suffix = pat.trim_start_matches('*').to_string();
-            for (name, _) in r.list_dir(&dir).unwrap_or_default() {
-                if (pat.contains('*') && name.ends_with(&suffix)) || name == pat {
-                    visit(r, &format!("{dir}/{name}"), out, depth + 1);
-                }
-            }
-        }
-        for d in dirs {
-            out.push((d, file.to_string()));
-        }
+/// A host (live or captured) as the loader configuration sees it.
+struct HostConf<'a>(&'a dyn HostReader);
+
+impl crate::detect::ld_so_conf::ConfFiles for HostConf<'_> {
+    fn conf(&self, path: &str) -> Option<(String, crate::detect::ld_so_conf::LdSoConf)> {
+        let bytes = self.0.read(path)?;
+        let real = crate::host::reader::resolve_link(self.0, path);
+        Some((real, crate::detect::ld_so_conf::parse_ld_so_conf(&bytes)))
     }
-    visit(r, "/etc/ld.so.conf", &mut out, 0);
-    if out.is_empty() {
-        // Some systems have only the .d directory.
-        for (name, _) in r.list_dir("/etc/ld.so.conf.d").unwrap_or_default() {
-            if name.ends_with(".conf") {
-                visit(r, &format!("/etc/ld.so.conf.d/{name}"), &mut out, 1);
-            }
-        }
+    fn glob(&self, pattern: &str) -> Vec<String> {
+        // The directory part is literal (`/etc/ld.so.conf.d/*.conf`, as distributions write
+        // it); the file name part is a glob.
+        let (dir, pat) = pattern.rsplit_once('/').unwrap_or(("", pattern));
+        let Ok(g) = globset::Glob::new(pat) else {
+            return Vec::new();
+        };
+        let m = g.compile_matcher();
+        let mut v: Vec<String> = self
+            .0
+            .list_dir(dir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(n, _)| m.is_match(n))
+            .map(|(n, _)| format!("{dir}/{n}"))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// Directories the dynamic loader searches, from /etc/ld.so.conf (+ includes), in order,
+/// each with the file that named it: the image rules' implementation
+/// ([`crate::detect::ld_so_conf::search_dirs`]) over the host reader.
+pub(crate) fn ld_so_conf_dirs(r: &dyn HostReader) -> Vec<(String, String)> {
+    use crate::detect::ld_so_conf::{search_dirs, ConfFiles};
+    let out = search_dirs(&HostConf(r), "/etc/ld.so.conf");
+    if !out.is_empty() || r.read("/etc/ld.so.conf").is_some() {
+        return out;
+    }
+    // Some systems have only the .d directory.
+    let mut out = Vec::new();
+    for f in HostConf(r).glob("/etc/ld.so.conf.d/*.conf") {
+        out.extend(search_dirs(&HostConf(r), &f));
     }
     out
 }
