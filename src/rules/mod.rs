@@ -156,7 +156,7 @@ pub static RULES: &[Rule] = &[
         .explains(&[c("GL201"), c("GL203"), c("GL206"), c("GL207")]),
     host(&gl203_nvidia_module_not_loaded::META, gl203_nvidia_module_not_loaded::check, RunsOn::GPU_LINUX_DRIVER)
         .explains(&[c("GL201"), c("GL207")]),
-    host(&gl204_driver_version_mismatch::META, gl204_driver_version_mismatch::check, RunsOn::GPU_LINUX_DRIVER),
+    host(&gl204_driver_version_mismatch::META, gl204_driver_version_mismatch::check, RunsOn::GPU),
     host(&gl205_kernel_module_flavor_unsupported::META, gl205_kernel_module_flavor_unsupported::check, RunsOn::GPU_HOST_KERNEL)
         .explains(&[c("GL201")]),
     host(&gl206_module_not_built_for_kernel::META, gl206_module_not_built_for_kernel::check, RunsOn::GPU_HOST_KERNEL)

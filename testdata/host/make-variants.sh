@@ -403,6 +403,14 @@ mkdir -p $CE/bin $CE/conda-meta
 printf '{"name": "cuda-nvjitlink", "version": "12.1.105"}\n' | mk $CE/conda-meta/cuda-nvjitlink-12.1.105-0.json
 { grep -v '^LD_LIBRARY_PATH=\|^PATH=' h200/.gpulint-host/env.txt; printf 'PATH=/opt/conda/envs/ml/bin:/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nCONDA_PREFIX=/opt/conda/envs/ml\nCONDA_DEFAULT_ENV=ml\nLD_LIBRARY_PATH=/opt/conda/envs/ml/lib:/usr/local/nvidia/lib64\n'; } | mk $TCO/.gpulint-host/env.txt
 
+# --- wsl2-linux-driver: the same WSL2 with a Linux driver installed inside it (the CUDA on WSL
+# guide says never to) ---
+WL=$(variant wsl2-linux-driver)
+cp -a $W/. $WL/
+mkdir -p $WL/usr/lib/x86_64-linux-gnu
+: > $WL/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15
+: > $WL/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15
+
 # --- proc-only / xml-only / text-only: what detection does with fewer nvidia-smi outputs ---
 printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n.gpulint-host/commands/nvidia-smi.txt\n' | mk "$(variant proc-only)/.gpulint-remove"
 printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk "$(variant xml-only)/.gpulint-remove"

@@ -153,9 +153,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             evidence.extend(c.evidence.iter().cloned());
         }
         // Excluded on request (NVreg_ExcludedGpus) is configuration, not breakage: a warning.
-        let deliberate = causes
-            .iter()
-            .all(|c| c.what.contains("excluded") || c.what.contains("excludes"));
+        let deliberate = causes.iter().all(|c| c.deliberate);
         return vec![CheckResult::problem(
             &META,
             format!(
@@ -197,6 +195,8 @@ pub(crate) struct Cause {
     pub what: String,
     pub fix: String,
     pub evidence: Vec<String>,
+    /// Configuration, not breakage (a GPU excluded on request).
+    pub deliberate: bool,
 }
 
 /// The causes stated for the `missing` bus ids (`0000:00:07.0`): the kernel log (`NVRM:` and
@@ -222,6 +222,7 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
                     what: format!("{bus} is bound to the {drv} driver, not nvidia"),
                     fix,
                     evidence: vec![format!("{base}/driver: -> {t}")],
+                    deliberate: false,
                 });
             }
         }
@@ -232,7 +233,7 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
         .filter(|(_, i)| i.excluded == Some(true))
         .map(|(p, i)| (p, i.bus_location.unwrap_or_default()))
         .collect();
-    if !excluded.is_empty() || out.iter().any(|c| c.what.contains("excluded")) {
+    if !excluded.is_empty() || out.iter().any(|c| c.deliberate) {
         let mut ev: Vec<String> = excluded
             .iter()
             .map(|(p, _)| format!("{p}: GPU Excluded: Yes"))
@@ -261,7 +262,7 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
             }
         }
         let buses: Vec<&str> = excluded.iter().map(|(_, b)| b.as_str()).collect();
-        if let Some(c) = out.iter_mut().find(|c| c.what.contains("excluded")) {
+        if let Some(c) = out.iter_mut().find(|c| c.deliberate) {
             c.evidence.extend(ev);
         } else {
             out.push(Cause {
@@ -271,6 +272,7 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
                 ),
                 fix: String::new(),
                 evidence: ev,
+                deliberate: true,
             });
         }
         let where_ = if files.is_empty() {
@@ -278,10 +280,7 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
         } else {
             files.join(", ")
         };
-        if let Some(c) = out
-            .iter_mut()
-            .find(|c| c.what.contains("excluded") || c.what.contains("excludes"))
-        {
+        if let Some(c) = out.iter_mut().find(|c| c.deliberate) {
             c.fix = format!("If the GPU should be used, remove its UUID from NVreg_ExcludedGpus (or NVreg_ExcludeAllGpus) in {where_} and reload the nvidia module or reboot.");
         }
     }
@@ -364,26 +363,31 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
             ),
             fix: format!("Install a driver branch whose README (Appendix A, supported chips) lists PCI ID {pci_id}: a newer branch for a GPU newer than the driver, the legacy branch NVIDIA names for an old one."),
             evidence: msg.iter().take(3).map(|m| format!("dmesg: {m}")).collect(),
+            deliberate: false,
         });
     }
-    let rules: &[(&[&str], &str, &str)] = &[
+    // (kernel log needles, cause, fix, deliberate)
+    let rules: &[(&[&str], &str, &str, bool)] = &[
         (
             &["RmInitAdapter failed", "rm_init_adapter failed"],
             "the driver failed to initialize it (RmInitAdapter failed)",
             "Power-cycle the machine (a cold boot, not a reboot); if it persists, update the driver and the system/GPU firmware and check the GPU's power connectors and seating; the NVRM lines before the failure name the failing step.",
+            false,
         ),
         (
             &["failed to assign", "no space for", "not enough MMIO", "BAR1 is 0M", "PCI I/O region assigned to your NVIDIA device is invalid"],
             "its PCI BAR (MMIO window) could not be assigned",
             "Enable \"Above 4G Decoding\" (and Resizable BAR where offered) in the system firmware; for a VM, give it a 64-bit MMIO window larger than the GPUs' BARs (e.g. QEMU `-global q35-pcihost.pci-hole64-size=2048G`, VMware `pciPassthru.64bitMMIOSizeGB`); or boot with `pci=realloc`.",
+            false,
         ),
         (
             &["Excluded GPU", "Excluding all GPUs"],
             "the driver excluded it on request (NVreg_ExcludedGpus)",
             "",
+            true,
         ),
     ];
-    for (needles, what, fix) in rules {
+    for (needles, what, fix, deliberate) in rules {
         let hits: Vec<String> = lines
             .iter()
             .filter(|l| needles.iter().any(|n| l.contains(n)))
@@ -411,6 +415,7 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
             what: format!("{who}: {what}"),
             fix: fix.to_string(),
             evidence: hits.into_iter().take(4).collect(),
+            deliberate: *deliberate,
         });
     }
     out

@@ -535,6 +535,11 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
         "GL219",
         &["conda environment", "libnvJitLink.so.12 is CUDA 12.1"],
     ),
+    (
+        "wsl2-linux-driver",
+        "GL204",
+        &["Linux NVIDIA driver (550.54.15)", "inside WSL2"],
+    ),
     ("gpu-hot", "GL217", &["thermal slowdown"]),
     ("power-brake", "GL217", &["power-brake slowdown"]),
 ];
@@ -646,7 +651,7 @@ fn wsl2_is_a_working_gpu_host() {
     let r = runv(&["variants/wsl2"]);
     assert!(problems(&r).is_empty(), "{}", super::render_checks_text(&r));
     for code in [
-        "GL201", "GL202", "GL203", "GL204", "GL205", "GL206", "GL207", "GL208",
+        "GL201", "GL202", "GL203", "GL205", "GL206", "GL207", "GL208",
     ] {
         let x = expect(&r, code, CheckStatus::Ok);
         assert!(
@@ -655,6 +660,10 @@ fn wsl2_is_a_working_gpu_host() {
             x.message
         );
     }
+    // The driver libraries are the Windows driver's.
+    assert!(expect(&r, "GL204", CheckStatus::Ok)
+        .message
+        .contains("/usr/lib/wsl/lib"));
     // The checks that apply there still judge: driver and torch from nvidia-smi.
     assert!(expect(&r, "GL215", CheckStatus::Ok)
         .message
