@@ -10,6 +10,7 @@
 //! [`Knowledge`] the integrator implements over the matrices; torch's architectures come from
 //! an [`ArchScanner`] wired to the fatbin reader.
 
+pub mod env;
 pub mod knowledge;
 pub mod parse;
 pub mod profile;

@@ -345,6 +345,15 @@ pub fn detect_host_with(
         add_source(&mut p, "/proc/driver/nvidia/gpus");
     }
     for (_, info) in procs {
+        if info.excluded == Some(true) {
+            // Listed by the driver but excluded from use (NVreg_ExcludedGpus): not a GPU of
+            // this host's target.
+            p.notes.push(format!(
+                "GPU {} is excluded by the driver (GPU Excluded: Yes)",
+                info.bus_location.as_deref().unwrap_or("?")
+            ));
+            continue;
+        }
         let idx = info.device_minor;
         if let Some(g) = find_gpu(
             &mut p.gpus,

@@ -10,7 +10,7 @@ use super::*;
 use crate::detect::conda::CondaMeta;
 use crate::detect::dpkg::DpkgPackage;
 use crate::detect::elf::ElfFacts;
-use crate::detect::ld_so_conf::LdConfEntry;
+use crate::detect::ld_so_conf::{search_dirs, ConfFiles, LdSoConf};
 use crate::detect::python_dist::{normalize_name, DistMetadata, DistRecord};
 use crate::detect::torch_version::ModuleVersion;
 use crate::detect::Fact;
@@ -1023,59 +1023,31 @@ fn binaries(tree: &FileTree) -> Vec<Binary> {
 // ---------------------------------------------------------------------------------------
 // loader
 
-const MAX_INCLUDE_DEPTH: usize = 8;
+/// An image's file tree as the loader configuration sees it.
+struct TreeConf<'a>(&'a FileTree);
 
-/// The directories of `etc/ld.so.conf`, includes expanded in ldconfig's order (each include
-/// pattern's matches sorted), duplicates dropped after their first appearance.
-fn ld_so_conf(tree: &FileTree) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut seen_files = BTreeSet::new();
-    if let Ok(root) = ImagePath::new("etc/ld.so.conf") {
-        read_conf(tree, &root, 0, &mut seen_files, &mut out);
+impl ConfFiles for TreeConf<'_> {
+    fn conf(&self, path: &str) -> Option<(String, LdSoConf)> {
+        let file = ImagePath::new(path.trim_start_matches('/')).ok()?;
+        let (real, node) = self.0.resolve(&file)?;
+        let conf = node.facts.iter().find_map(|f| match f {
+            Fact::LdSoConf(c) => Some(c.clone()),
+            _ => None,
+        })?;
+        Some((display(&real), conf))
     }
-    let mut seen = BTreeSet::new();
-    out.retain(|d| seen.insert(d.clone()));
-    out
+    fn glob(&self, pattern: &str) -> Vec<String> {
+        glob_in_tree(self.0, pattern).iter().map(display).collect()
+    }
 }
 
-fn read_conf(
-    tree: &FileTree,
-    file: &ImagePath,
-    depth: usize,
-    seen_files: &mut BTreeSet<ImagePath>,
-    out: &mut Vec<String>,
-) {
-    if depth > MAX_INCLUDE_DEPTH {
-        return;
-    }
-    let Some((real, node)) = tree.resolve(file) else {
-        return;
-    };
-    if !seen_files.insert(real.clone()) {
-        return;
-    }
-    let Some(conf) = node.facts.iter().find_map(|f| match f {
-        Fact::LdSoConf(c) => Some(c),
-        _ => None,
-    }) else {
-        return;
-    };
-    let dir = file.parent().unwrap_or_else(ImagePath::root);
-    for e in &conf.entries {
-        match e {
-            LdConfEntry::Dir(d) => out.push(d.clone()),
-            LdConfEntry::Include(pat) => {
-                let full = if pat.starts_with('/') {
-                    pat.clone()
-                } else {
-                    format!("{}/{}", display(&dir), pat)
-                };
-                for m in glob_in_tree(tree, &full) {
-                    read_conf(tree, &m, depth + 1, seen_files, out);
-                }
-            }
-        }
-    }
+/// The directories of `etc/ld.so.conf`, includes expanded in ldconfig's order
+/// ([`crate::detect::ld_so_conf::search_dirs`]).
+fn ld_so_conf(tree: &FileTree) -> Vec<String> {
+    search_dirs(&TreeConf(tree), "/etc/ld.so.conf")
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect()
 }
 
 /// Paths in the tree matching an absolute glob, sorted (as glob(3) returns them).

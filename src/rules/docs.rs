@@ -13,7 +13,20 @@ const GENERATED: &str = "<!-- Generated from the rule's META in src/rules/ by \
 `UPDATE_DOCS=1 cargo test --lib rules::docs`; edit the rule, not this file. -->";
 
 /// Which command runs a rule, as a reader of the docs needs it.
-fn family(check: &Check) -> &'static str {
+fn family(check: &Check) -> String {
+    if let Check::Host {
+        runs_on, explains, ..
+    } = check
+    {
+        let mut s = format!("host: `gpulint host --check` ({})", runs_on.describe());
+        if !explains.is_empty() {
+            s.push_str(&format!(
+                "; its problem explains {} (reported as evidence under it, not as errors of their own)",
+                explains.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        return s;
+    }
     match check {
         Check::Input => "input: reported when part of the input cannot be read",
         Check::Suppression => "suppressions: reported by `gpulint lint` after the spec rules",
@@ -21,11 +34,9 @@ fn family(check: &Check) -> &'static str {
         Check::Spec(_) => {
             "spec: `gpulint lint` (Dockerfiles, compose files, Kubernetes manifests, run lines)"
         }
-        Check::Host {
-            needs_gpu: true, ..
-        } => "host: `gpulint host --check` (not applicable on a host without an NVIDIA GPU)",
-        Check::Host { .. } => "host: `gpulint host --check`",
+        Check::Host { .. } => unreachable!("handled above"),
     }
+    .to_string()
 }
 
 fn paragraphs(text: &str) -> String {

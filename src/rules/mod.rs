@@ -24,7 +24,7 @@ use crate::finding::Finding;
 use crate::inventory::Inventory;
 use crate::matrix::Matrix;
 use crate::target::Target;
-use host::HostCheck;
+use host::{HostCheck, RunsOn};
 use image::ImageContext;
 
 /// What runs a rule.
@@ -39,9 +39,14 @@ pub enum Check {
     Image(ImageCheck, Scope),
     /// A Dockerfile / run-configuration check.
     Spec(SpecCheck),
-    /// A host check; `needs_gpu` checks report "not applicable" on a host without an NVIDIA
-    /// device or driver.
-    Host { check: HostCheck, needs_gpu: bool },
+    /// A host check: where it applies (the others get "not applicable") and which checks'
+    /// symptoms its problem explains (those are folded under it as evidence; see
+    /// [`host::fold_consequences`]).
+    Host {
+        check: HostCheck,
+        runs_on: RunsOn,
+        explains: &'static [Code],
+    },
 }
 
 /// One row of the rule table.
@@ -64,11 +69,38 @@ const fn spec(meta: &'static RuleMeta, check: SpecCheck) -> Rule {
     }
 }
 
-const fn host(meta: &'static RuleMeta, check: HostCheck, needs_gpu: bool) -> Rule {
+const fn host(meta: &'static RuleMeta, check: HostCheck, runs_on: RunsOn) -> Rule {
     Rule {
         meta,
-        check: Check::Host { check, needs_gpu },
+        check: Check::Host {
+            check,
+            runs_on,
+            explains: &[],
+        },
     }
+}
+
+impl Rule {
+    /// A host check whose problem is the cause of these checks' problems (one root cause, one
+    /// error): `host(..).explains(&[GL203, GL207])`.
+    const fn explains(self, codes: &'static [Code]) -> Rule {
+        match self.check {
+            Check::Host { check, runs_on, .. } => Rule {
+                meta: self.meta,
+                check: Check::Host {
+                    check,
+                    runs_on,
+                    explains: codes,
+                },
+            },
+            _ => panic!("only host checks explain other checks"),
+        }
+    }
+}
+
+/// Codes for the `explains` lists of the host rows.
+const fn c(code: &'static str) -> Code {
+    Code::new(code)
 }
 
 const fn input(meta: &'static RuleMeta) -> Rule {
@@ -119,21 +151,33 @@ pub static RULES: &[Rule] = &[
     spec(&gl118_image_tag_unpinned::META, gl118_image_tag_unpinned::check),
     spec(&gl119_torch_build_misses_target::META, gl119_torch_build_misses_target::check),
     Rule { meta: &gl199_unused_suppression::META, check: Check::Suppression },
-    host(&gl201_gpu_not_visible::META, gl201_gpu_not_visible::check, false),
-    host(&gl202_nouveau_loaded::META, gl202_nouveau_loaded::check, true),
-    host(&gl203_nvidia_module_not_loaded::META, gl203_nvidia_module_not_loaded::check, true),
-    host(&gl204_driver_version_mismatch::META, gl204_driver_version_mismatch::check, true),
-    host(&gl205_kernel_module_flavor_unsupported::META, gl205_kernel_module_flavor_unsupported::check, true),
-    host(&gl206_module_not_built_for_kernel::META, gl206_module_not_built_for_kernel::check, true),
-    host(&gl207_device_nodes_unusable::META, gl207_device_nodes_unusable::check, true),
-    host(&gl208_persistence_mode_off::META, gl208_persistence_mode_off::check, true),
-    host(&gl209_mig_misconfigured::META, gl209_mig_misconfigured::check, true),
-    host(&gl210_gpu_unhealthy::META, gl210_gpu_unhealthy::check, true),
-    host(&gl211_cuda_toolkit_conflict::META, gl211_cuda_toolkit_conflict::check, false),
-    host(&gl212_driver_older_than_toolkit::META, gl212_driver_older_than_toolkit::check, false),
-    host(&gl213_container_toolkit_missing::META, gl213_container_toolkit_missing::check, true),
-    host(&gl214_nvml_unknown_error_risk::META, gl214_nvml_unknown_error_risk::check, true),
-    host(&gl215_torch_mismatch::META, gl215_torch_mismatch::check, false),
+    host(&gl201_gpu_not_visible::META, gl201_gpu_not_visible::check, RunsOn::BARE_METAL_OR_VM),
+    host(&gl202_nouveau_loaded::META, gl202_nouveau_loaded::check, RunsOn::GPU_HOST_KERNEL)
+        .explains(&[c("GL201"), c("GL203"), c("GL206"), c("GL207")]),
+    host(&gl203_nvidia_module_not_loaded::META, gl203_nvidia_module_not_loaded::check, RunsOn::GPU_LINUX_DRIVER)
+        .explains(&[c("GL201"), c("GL207")]),
+    host(&gl204_driver_version_mismatch::META, gl204_driver_version_mismatch::check, RunsOn::GPU),
+    host(&gl205_kernel_module_flavor_unsupported::META, gl205_kernel_module_flavor_unsupported::check, RunsOn::GPU_HOST_KERNEL)
+        .explains(&[c("GL201")]),
+    host(&gl206_module_not_built_for_kernel::META, gl206_module_not_built_for_kernel::check, RunsOn::GPU_HOST_KERNEL)
+        .explains(&[c("GL201"), c("GL203"), c("GL207")]),
+    host(&gl207_device_nodes_unusable::META, gl207_device_nodes_unusable::check, RunsOn::GPU_LINUX_DRIVER),
+    host(&gl208_persistence_mode_off::META, gl208_persistence_mode_off::check, RunsOn::GPU_HOST_KERNEL),
+    host(&gl209_mig_misconfigured::META, gl209_mig_misconfigured::check, RunsOn::GPU),
+    host(&gl210_gpu_unhealthy::META, gl210_gpu_unhealthy::check, RunsOn::GPU)
+        .explains(&[c("GL201")]),
+    host(&gl211_cuda_toolkit_conflict::META, gl211_cuda_toolkit_conflict::check, RunsOn::ANYWHERE),
+    host(&gl212_driver_older_than_toolkit::META, gl212_driver_older_than_toolkit::check, RunsOn::ANYWHERE)
+        .explains(&[c("GL215")]),
+    host(&gl213_container_toolkit_missing::META, gl213_container_toolkit_missing::check, RunsOn::GPU_NOT_IN_CONTAINER),
+    host(&gl214_nvml_unknown_error_risk::META, gl214_nvml_unknown_error_risk::check, RunsOn::GPU_NOT_IN_CONTAINER),
+    host(&gl215_torch_mismatch::META, gl215_torch_mismatch::check, RunsOn::ANYWHERE),
+    host(&gl216_container_without_gpus::META, gl216_container_without_gpus::check, RunsOn::ANYWHERE)
+        .explains(&[c("GL203"), c("GL204"), c("GL207"), c("GL209"), c("GL210"), c("GL212"), c("GL215")]),
+    host(&gl217_gpu_throttled::META, gl217_gpu_throttled::check, RunsOn::GPU),
+    host(&gl218_visible_devices_invalid::META, gl218_visible_devices_invalid::check, RunsOn::GPU),
+    host(&gl219_cuda_libs_shadow_torch::META, gl219_cuda_libs_shadow_torch::check, RunsOn::ANYWHERE)
+        .explains(&[c("GL211")]),
 ];
 
 /// The image rules, in code order.
@@ -152,12 +196,24 @@ pub fn spec_checks() -> impl Iterator<Item = (&'static RuleMeta, SpecCheck)> {
     })
 }
 
-/// The host checks with whether each needs an NVIDIA GPU, in code order.
-pub fn host_checks() -> impl Iterator<Item = (&'static RuleMeta, HostCheck, bool)> {
+/// The host checks with where each applies and what it explains, in code order.
+pub fn host_checks() -> impl Iterator<Item = (&'static RuleMeta, HostCheck, RunsOn)> {
     RULES.iter().filter_map(|r| match r.check {
-        Check::Host { check, needs_gpu } => Some((r.meta, check, needs_gpu)),
+        Check::Host { check, runs_on, .. } => Some((r.meta, check, runs_on)),
         _ => None,
     })
+}
+
+/// The codes whose symptoms a host check's problem explains (empty for other rules).
+pub fn host_explains(code: Code) -> &'static [Code] {
+    RULES
+        .iter()
+        .find(|r| r.meta.code == code)
+        .map(|r| match r.check {
+            Check::Host { explains, .. } => explains,
+            _ => &[],
+        })
+        .unwrap_or(&[])
 }
 
 /// Run every image rule: per-target rules once per target, image rules once (seeing the

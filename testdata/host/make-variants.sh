@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Regenerates testdata/host/variants/* : hand-made overlays on the real h200 capture.
-# Each overlay holds only the files it changes plus an optional .gpulint-remove list.
-# Run from the repository root: testdata/host/make-variants.sh
+# The single source of testdata/host/variants/*: hand-made overlays on the real h200 capture.
+# Each overlay holds only the files it changes plus an optional .gpulint-remove list (paths
+# deleted from the layers below). Every variant is rebuilt from scratch here; nothing else is
+# deleted, and a test (`variants_are_generated_by_the_script` in src/rules/host/tests.rs)
+# regenerates all of them into a temporary directory and compares with the checked-in trees.
+#
+#   testdata/host/make-variants.sh [OUT]     (OUT defaults to testdata/host/variants)
 set -euo pipefail
-cd "$(dirname "$0")"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+OUT="${1:-$HERE/variants}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+cd "$HERE"
 H=h200/.gpulint-host/commands
-V=variants
-rm -rf "$V"; mkdir -p "$V"
+V="$OUT"
+# Real nvcc-built ELF fixtures (see testdata/fatbin/README.md).
+FB=../fatbin
+SITE=opt/torch/.venv/lib/python3.12/site-packages/torch
 
 mk() { mkdir -p "$(dirname "$1")"; cat > "$1"; }
+# variant NAME: start NAME afresh (only this one is deleted) and print its directory.
+variant() { rm -rf "${V:?}/$1"; mkdir -p "$V/$1"; printf '%s' "$V/$1"; }
 
 # --- complete: what the capture lacks, hand-made and consistent with it (synthetic) ---
-C=$V/complete
+C=$(variant complete)
 mk $C/proc/modules <<'E'
 nvidia_uvm 2076672 0 - Live 0x0000000000000000 (OE)
 nvidia_drm 135168 0 - Live 0x0000000000000000 (OE)
@@ -91,7 +103,7 @@ printf '/usr/local/cuda-13.0/targets/x86_64-linux/lib\n' | mk $C/etc/ld.so.conf.
 printf '/usr/local/nvidia/lib\n/usr/local/nvidia/lib64\n' | mk $C/etc/ld.so.conf.d/nvidia.conf
 
 # --- api-mismatch: libraries upgraded to 580.105.08, kernel module still 580.159.04 ---
-A=$V/api-mismatch
+A=$(variant api-mismatch)
 mkdir -p $A/usr/local/nvidia/lib64
 cat > $A/.gpulint-remove <<'E'
 usr/local/nvidia/lib64/libnvidia-ml.so.580.159.04
@@ -107,7 +119,7 @@ for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-
 done
 
 # --- nouveau-loaded: nouveau bound the GPU, nvidia never loaded ---
-N=$V/nouveau-loaded
+N=$(variant nouveau-loaded)
 mk $N/proc/modules <<'E'
 nouveau 3096576 0 - Live 0x0000000000000000
 drm_ttm_helper 16384 1 nouveau, Live 0x0000000000000000
@@ -125,7 +137,7 @@ done
 : > $N/.gpulint-host/dev-nvidia.txt
 
 # --- no-uvm: nvidia loaded, nvidia_uvm not; no /dev/nvidia-uvm* ---
-U=$V/no-uvm
+U=$(variant no-uvm)
 mk $U/proc/modules <<'E'
 nvidia_drm 135168 0 - Live 0x0000000000000000 (OE)
 nvidia_modeset 1638400 1 nvidia_drm, Live 0x0000000000000000 (OE)
@@ -134,16 +146,16 @@ E
 grep -v uvm h200/.gpulint-host/dev-nvidia.txt | mk $U/.gpulint-host/dev-nvidia.txt
 
 # --- mig-on: MIG enabled, no instances created ---
-M=$V/mig-on
+M=$(variant mig-on)
 sed 's/Disabled, Enabled$/Enabled, Enabled/' $H/nvidia-smi--query-gpu.csv | mk $M/.gpulint-host/commands/nvidia-smi--query-gpu.csv
 sed 's|<current_mig>Disabled</current_mig>|<current_mig>Enabled</current_mig>|; s|<pending_mig>Disabled</pending_mig>|<pending_mig>Enabled</pending_mig>|' $H/nvidia-smi-q.xml | mk $M/.gpulint-host/commands/nvidia-smi-q.xml
 
 # --- mig-instances: MIG enabled with two instances (on top of mig-on) ---
-MI=$V/mig-instances
+MI=$(variant mig-instances)
 { cat $H/nvidia-smi-L.txt; printf '  MIG 3g.71gb     Device  0: (UUID: MIG-5c89e0a2-1111-5b0e-8d1c-000000000001)\n  MIG 3g.71gb     Device  1: (UUID: MIG-5c89e0a2-2222-5b0e-8d1c-000000000002)\n'; } | mk $MI/.gpulint-host/commands/nvidia-smi-L.txt
 
 # --- old-driver: driver 535.104.05 (CUDA 12.2) with the CUDA 13.0 toolkit and torch cu130 ---
-O=$V/old-driver
+O=$(variant old-driver)
 for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi.txt; do
   sed 's/580\.159\.04/535.104.05/g; s|<cuda_version>13.0</cuda_version>|<cuda_version>12.2</cuda_version>|; s/CUDA Version: 13.0/CUDA Version: 12.2/; s/^CUDA Version\( *\): 13.0/CUDA Version\1: 12.2/' $H/$f | mk $O/.gpulint-host/commands/$f
 done
@@ -158,10 +170,12 @@ E
 : > $O/usr/local/nvidia/lib64/libcuda.so.535.104.05
 
 # --- other-kernel: booted 6.8.0-90, the module only built for 6.8.0-85 ---
-K=$V/other-kernel
+K=$(variant other-kernel)
 printf '6.8.0-90-generic\n' | mk $K/.gpulint-host/commands/uname-r.txt
 printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $K/lib/modules/6.8.0-90-generic/modules.dep
 printf 'ext4 1081344 1 - Live 0x0000000000000000\n' | mk $K/proc/modules
+# Rebooted without the module: nothing created /dev/nvidia* (dev is a fresh tmpfs).
+: > $K/.gpulint-host/dev-nvidia.txt
 cat > $K/.gpulint-remove <<'E'
 proc/driver/nvidia
 E
@@ -171,23 +185,23 @@ for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-
 done
 
 # --- newer-kernel: running 6.8.0-85 fine, 6.8.0-90 installed without the module ---
-NK=$V/newer-kernel
+NK=$(variant newer-kernel)
 printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $NK/lib/modules/6.8.0-90-generic/modules.dep
 
 # --- dev-perm: nodes 0660 root:video, user not in video ---
-D=$V/dev-perm
+D=$(variant dev-perm)
 sed 's/^crw-rw-rw- 1 root root/crw-rw---- 1 root video/' h200/.gpulint-host/dev-nvidia.txt | mk $D/.gpulint-host/dev-nvidia.txt
 printf 'uid=1000(alice) gid=1000(alice) groups=1000(alice),27(sudo)\n' | mk $D/.gpulint-host/commands/id.txt
 
 # --- nvml-cgroup: systemd cgroups, legacy runtime, no /dev/char links, no-cgroups = true ---
-G=$V/nvml-cgroup
+G=$(variant nvml-cgroup)
 mkdir -p $G/dev/char
 printf 'dev/char\n' > $G/.gpulint-remove
 : > $G/dev/char/.keep
 sed 's/^#no-cgroups = false/no-cgroups = true/; s/^mode = "auto"/mode = "legacy"/' $C/etc/nvidia-container-runtime/config.toml | mk $G/etc/nvidia-container-runtime/config.toml
 
 # --- no-ctk: Docker installed, NVIDIA Container Toolkit not ---
-T=$V/no-ctk
+T=$(variant no-ctk)
 mkdir -p $T
 cat > $T/.gpulint-remove <<'E'
 usr/bin/nvidia-ctk
@@ -199,40 +213,206 @@ usr/bin/nvidia-container-runtime-hook
 E
 
 # --- gpu-err: ERR! in nvidia-smi, Xid 79 in the kernel log, pending row remap ---
-E=$V/gpu-err
+E=$(variant gpu-err)
 sed 's/|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                    0 |/|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                 ERR! |/' $H/nvidia-smi.txt | mk $E/.gpulint-host/commands/nvidia-smi.txt
 sed 's|<remapped_row_pending>No</remapped_row_pending>|<remapped_row_pending>Yes</remapped_row_pending>|' $H/nvidia-smi-q.xml | mk $E/.gpulint-host/commands/nvidia-smi-q.xml
 { cat $C/.gpulint-host/commands/dmesg.txt; printf '[81234.567] NVRM: Xid (PCI:0000:00:06.0): 79, pid=0, name=, GPU has fallen off the bus.\n'; } | mk $E/.gpulint-host/commands/dmesg.txt
 
 # --- persistence-off ---
-P=$V/persistence-off
+P=$(variant persistence-off)
 sed 's/143771 MiB, Enabled,/143771 MiB, Disabled,/' $H/nvidia-smi--query-gpu.csv | mk $P/.gpulint-host/commands/nvidia-smi--query-gpu.csv
 printf 'systemd\ndockerd\nbash\n' | mk $P/.gpulint-host/commands/ps-comm.txt
 
 # --- ld-conflict: a CUDA 12.4 toolkit whose ld.so.conf.d entry sorts first ---
-L=$V/ld-conflict
+L=$(variant ld-conflict)
 printf '/usr/local/cuda-12.4/targets/x86_64-linux/lib\n' | mk $L/etc/ld.so.conf.d/000_cuda-12-4.conf
 printf '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "12.4.1"\n   }\n}\n' | mk $L/usr/local/cuda-12.4/version.json
 
 # --- pci-extra: two NVIDIA GPUs on the bus, the driver sees one ---
-X=$V/pci-extra
+X=$(variant pci-extra)
 printf '0x10de\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/vendor
 printf '0x030200\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/class
 printf '0x2335\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/device
 
+# --- why the driver does not see the second GPU (0000:00:07.0, on top of pci-extra's bus) ---
+# Each is pci-extra's second GPU plus what the kernel log / sysfs / modprobe.d state.
+pci_second() { printf '0x10de\n' | mk $1/sys/bus/pci/devices/0000:00:07.0/vendor; printf '0x030200\n' | mk $1/sys/bus/pci/devices/0000:00:07.0/class; printf "$2\n" | mk $1/sys/bus/pci/devices/0000:00:07.0/device; }
+# gpu-unsupported: the 580.159.04 release does not know the device (message of osinit.c).
+GU=$(variant gpu-unsupported)
+pci_second $GU 0x3182
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf "[    5.480] NVRM: The NVIDIA GPU 0000:00:07.0 (PCI ID: 10de:3182)\n[    5.480] NVRM: installed in this system is not supported by the\n[    5.480] NVRM: NVIDIA 580.159.04 driver release.\n[    5.480] NVRM: Please see 'Appendix A - Supported NVIDIA GPU Products'\n[    5.480] NVRM: in this release's README, available on the operating system\n[    5.480] NVRM: specific graphics driver download page at www.nvidia.com.\n[    5.481] nvidia 0000:00:07.0: probe with driver nvidia failed with error -1\n"; } | mk $GU/.gpulint-host/commands/dmesg.txt
+# rm-init-failed: RmInitAdapter failed for the second GPU.
+RI=$(variant rm-init-failed)
+pci_second $RI 0x2335
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[    9.112] NVRM: GPU 0000:00:07.0: RmInitAdapter failed! (0x22:0x56:884)\n[    9.113] NVRM: GPU 0000:00:07.0: rm_init_adapter failed, device minor number 1\n'; } | mk $RI/.gpulint-host/commands/dmesg.txt
+# bar-unassigned: the firmware left no MMIO window for its 256 GB BAR1.
+BA=$(variant bar-unassigned)
+pci_second $BA 0x2335
+{ printf '[    0.912] pci 0000:00:07.0: BAR 1: no space for [mem size 0x4000000000 64bit pref]\n[    0.912] pci 0000:00:07.0: BAR 1: failed to assign [mem size 0x4000000000 64bit pref]\n'; cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.470] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n[    5.470] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:00:07.0)\n'; } | mk $BA/.gpulint-host/commands/dmesg.txt
+# gpu-excluded: excluded on purpose by NVreg_ExcludedGpus (listed in /proc, not usable).
+GX=$(variant gpu-excluded)
+pci_second $GX 0x2335
+sed 's/00:06.0/00:07.0/; s/^GPU Excluded:.*/GPU Excluded:\t Yes/; s/GPU-1e22f56e-bc1a-5762-a390-38b2e823715b/GPU-7a41e0c2-55d1-4c3e-9b1f-0a2b3c4d5e6f/; s/^Device Minor:.*/Device Minor: \t 1/' h200/proc/driver/nvidia/gpus/0000:00:06.0/information | mk $GX/proc/driver/nvidia/gpus/0000:00:07.0/information
+printf 'options nvidia NVreg_ExcludedGpus=GPU-7a41e0c2-55d1-4c3e-9b1f-0a2b3c4d5e6f\n' | mk $GX/etc/modprobe.d/nvidia-exclude.conf
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.490] nvidia 0000:00:07.0: NVRM: Excluded GPU GPU-7a41e0c2-55d1-4c3e-9b1f-0a2b3c4d5e6f successfully\n'; } | mk $GX/.gpulint-host/commands/dmesg.txt
+# vfio-bound: the second GPU is bound to vfio-pci (reserved for passthrough).
+VB=$(variant vfio-bound)
+pci_second $VB 0x2335
+ln -s ../../../bus/pci/drivers/vfio-pci $VB/sys/bus/pci/devices/0000:00:07.0/driver
+
 # --- open-refused: the open module refuses a pre-Turing GPU (kernel log) ---
-R=$V/open-refused
+R=$(variant open-refused)
 { cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.500] NVRM: The NVIDIA GPU 0000:00:07.0 (PCI ID: 10de:1db4)\n[    5.500] NVRM: installed in this system is not supported by open nvidia.ko because it does not include the required GPU System Processor (GSP).\n'; } | mk $R/.gpulint-host/commands/dmesg.txt
 
-# --- torch-cpu / torch-old-arch: other torch builds in the venv ---
-TC=$V/torch-cpu
-sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.11.0+cpu'/; s/cuda: Optional\[str\] = '13.0'/cuda: Optional[str] = None/" h200/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py | mk $TC/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py
-TA=$V/torch-old-arch
-sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.11.0+cu130'/" h200/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py | mk $TA/opt/torch/.venv/lib/python3.12/site-packages/torch/version.py
-printf '    444 sm_75\n    444 sm_80\n    444 sm_86\n' | mk $TA/opt/torch/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so
+# --- torch-cpu: a CPU-only torch in the venv ---
+TC=$(variant torch-cpu)
+sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.11.0+cpu'/; s/cuda: Optional\[str\] = '13.0'/cuda: Optional[str] = None/" h200/$SITE/version.py | mk $TC/$SITE/version.py
 
-# --- proc-only / xml-only: what detection does with fewer nvidia-smi outputs ---
-printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n.gpulint-host/commands/nvidia-smi.txt\n' | mk $V/proc-only/.gpulint-remove
-printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk $V/xml-only/.gpulint-remove
-printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk $V/text-only/.gpulint-remove
+# --- torch-old-arch / torch-ptx-jit / torch-ptx-too-new: torch cu130 whose libtorch_cuda.so
+# is a real nvcc-built ELF with other device code (the kernel of testdata/fatbin/):
+#   old-arch:    SASS sm_75 only                 -> no kernel image for the H200 (sm_90);
+#                run.txt: "209 no kernel image is available" on the H200
+#   ptx-jit:     PTX compute_75 only (nvcc 13.0, PTX ISA 9.0) -> the 13.0 driver JIT-compiles it;
+#                run.txt: "ok" on the H200
+#   ptx-too-new: PTX compute_90 only (nvcc 13.5, PTX ISA 9.5) -> the 13.0 driver cannot JIT it
+torch_with() { mkdir -p "$2/$SITE/lib"; cp h200/$SITE/version.py "$2/$SITE/version.py"; cp "$1" "$2/$SITE/lib/libtorch_cuda.so"; }
+torch_with $FB/cuda-binaries/v02_sm75_only/libv02_sm75_only.so "$(variant torch-old-arch)"
+torch_with $FB/cuda-binaries/v03_ptx75_only/libv03_ptx75_only.so "$(variant torch-ptx-jit)"
+torch_with $FB/nvcc-13.5/libv20_ptx90_nvcc135.so "$(variant torch-ptx-too-new)"
+
+# --- gpu-hot / power-brake: the real XML report with a slowdown active (nvidia-smi -q -x and
+# -q text of the same state) ---
+HT=$(variant gpu-hot)
+sed 's|<clocks_event_reason_hw_slowdown>Not Active<|<clocks_event_reason_hw_slowdown>Active<|; s|<clocks_event_reason_hw_thermal_slowdown>Not Active<|<clocks_event_reason_hw_thermal_slowdown>Active<|; s|<gpu_temp>40 C</gpu_temp>|<gpu_temp>91 C</gpu_temp>|; s|<gpu_temp_tlimit>47 C</gpu_temp_tlimit>|<gpu_temp_tlimit>-4 C</gpu_temp_tlimit>|' $H/nvidia-smi-q.xml | mk $HT/.gpulint-host/commands/nvidia-smi-q.xml
+PB=$(variant power-brake)
+sed 's|<clocks_event_reason_hw_slowdown>Not Active<|<clocks_event_reason_hw_slowdown>Active<|; s|<clocks_event_reason_hw_power_brake_slowdown>Not Active<|<clocks_event_reason_hw_power_brake_slowdown>Active<|' $H/nvidia-smi-q.xml | mk $PB/.gpulint-host/commands/nvidia-smi-q.xml
+
+# --- cvd-missing / cvd-empty / cvd-order: CUDA_VISIBLE_DEVICES in the invoking environment ---
+with_env() { { cat h200/.gpulint-host/env.txt; printf '%s\n' "$2"; } | mk $1/.gpulint-host/env.txt; }
+with_env "$(variant cvd-missing)" 'CUDA_VISIBLE_DEVICES=1'
+with_env "$(variant cvd-empty)" 'CUDA_VISIBLE_DEVICES='
+# cvd-order: an L40S at 00:05.0 (nvidia-smi GPU 0, PCI order) next to the H200 (GPU 1); CUDA's
+# default FASTEST_FIRST order may put the H200 first, so index 1 is ambiguous.
+CO=$(variant cvd-order)
+with_env $CO 'CUDA_VISIBLE_DEVICES=1'
+{ head -1 $H/nvidia-smi--query-gpu.csv; printf '0, NVIDIA L40S, GPU-0b5e3c1d-9a7f-4e2b-8c6d-112233445566, 00000000:00:05.0, 580.159.04, 8.9, 46068 MiB, Enabled, [N/A], Enabled\n'; tail -n +2 $H/nvidia-smi--query-gpu.csv | sed 's/^0, /1, /'; } | mk $CO/.gpulint-host/commands/nvidia-smi--query-gpu.csv
+{ printf 'GPU 0: NVIDIA L40S (UUID: GPU-0b5e3c1d-9a7f-4e2b-8c6d-112233445566)\n'; sed 's/^GPU 0:/GPU 1:/' $H/nvidia-smi-L.txt; } | mk $CO/.gpulint-host/commands/nvidia-smi-L.txt
+{ printf 'crw-rw-rw- 1 root root 195,   1 Nov 30 14:41 /dev/nvidia1\n'; cat h200/.gpulint-host/dev-nvidia.txt; } | mk $CO/.gpulint-host/dev-nvidia.txt
+printf '0x10de\n' | mk $CO/sys/bus/pci/devices/0000:00:05.0/vendor
+printf '0x030200\n' | mk $CO/sys/bus/pci/devices/0000:00:05.0/class
+printf '0x26b9\n' | mk $CO/sys/bus/pci/devices/0000:00:05.0/device
+printf '.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n' > $CO/.gpulint-remove
+
+# --- gpu-container: inside a docker container started with `--gpus all` (healthy) ---
+# What a container sees: the host's /proc and /sys, no /lib/modules, no engine configuration,
+# root, a kernel log it may not read, and the devices and driver libraries the toolkit mounted.
+GC=$(variant gpu-container)
+: > $GC/.dockerenv
+printf '0::/\n' | mk $GC/proc/1/cgroup
+cat > $GC/.gpulint-remove <<'E'
+lib/modules
+var/lib/dkms
+etc/docker
+etc/nvidia-container-runtime
+etc/modprobe.d
+usr/bin/docker
+usr/bin/dockerd
+usr/bin/containerd
+usr/bin/nvidia-ctk
+usr/bin/nvidia-container-cli
+usr/bin/nvidia-container-runtime
+usr/bin/nvidia-container-runtime-hook
+.gpulint-host/commands/nvidia-ctk-version.txt
+.gpulint-host/commands/nvidia-container-cli-version.txt
+.gpulint-host/commands/ps-comm.txt
+E
+printf 'uid=0(root) gid=0(root) groups=0(root)\n' | mk $GC/.gpulint-host/commands/id.txt
+printf 'dmesg: read kernel buffer failed: Operation not permitted\n' | mk $GC/.gpulint-host/commands/dmesg.txt.stderr
+: > $GC/.gpulint-host/commands/dmesg.txt
+echo 1 > $GC/.gpulint-host/commands/dmesg.txt.rc
+{ cat h200/.gpulint-host/env.txt 2>/dev/null || true; printf 'NVIDIA_VISIBLE_DEVICES=all\nNVIDIA_DRIVER_CAPABILITIES=compute,utility\n'; } | mk $GC/.gpulint-host/env.txt
+
+# --- container-no-gpus: the same container started without `--gpus` ---
+CN=$(variant container-no-gpus)
+cp -a $GC/. $CN/
+grep -v '^NVIDIA_VISIBLE_DEVICES=\|^NVIDIA_DRIVER_CAPABILITIES=' $GC/.gpulint-host/env.txt | mk $CN/.gpulint-host/env.txt
+cat >> $CN/.gpulint-remove <<'E'
+usr/local/nvidia
+.gpulint-host/commands/nvidia-smi--query-gpu.csv
+.gpulint-host/commands/nvidia-smi-q.xml
+.gpulint-host/commands/nvidia-smi-q.txt
+.gpulint-host/commands/nvidia-smi-L.txt
+.gpulint-host/commands/nvidia-smi.txt
+E
+: > $CN/.gpulint-host/dev-nvidia.txt
+
+# --- wsl2: a working WSL2 GPU host: the Windows driver (580.159.04's CUDA 13.0) served through
+# /dev/dxg and /usr/lib/wsl/lib, no Linux nvidia module, no /proc/driver/nvidia, no /dev/nvidia*,
+# no NVIDIA device in the VM's PCI view. (Layout of the CUDA on WSL user guide.)
+W=$(variant wsl2)
+cat > $W/.gpulint-remove <<'E'
+proc/driver/nvidia
+proc/modules
+lib/modules
+var/lib/dkms
+usr/local/nvidia
+sys/bus/pci/devices/0000:00:06.0
+etc/ld.so.conf.d/nvidia.conf
+dev/char
+E
+mkdir -p $W/dev $W/usr/lib/wsl/lib
+: > $W/dev/dxg
+for f in libcuda.so libcuda.so.1 libcuda.so.1.1 libcudadebugger.so.1 libnvidia-ml.so.1 libnvidia-ptxjitcompiler.so.1 libdxcore.so libd3d12.so nvidia-smi; do
+  : > $W/usr/lib/wsl/lib/$f
+done
+printf '# This file was automatically generated by WSL.\n/usr/lib/wsl/lib\n' | mk $W/etc/ld.so.conf.d/ld.wsl.conf
+printf 'Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc (GCC) 11.2.0, GNU ld (GNU Binutils) 2.37) #1 SMP Tue Nov 5 00:21:55 UTC 2024\n' | mk $W/proc/version
+printf '5.15.167.4-microsoft-standard-WSL2\n' | mk $W/.gpulint-host/commands/uname-r.txt
+printf '[    0.000000] Linux version 5.15.167.4-microsoft-standard-WSL2\n[    0.412000] hv_vmbus: registering driver dxgkrnl\n' | mk $W/.gpulint-host/commands/dmesg.txt
+: > $W/.gpulint-host/dev-nvidia.txt
+
+# --- torch-cu124-ldpath / torch-conda-ldpath: torch 2.6.0+cu124 from pip (its CUDA libraries
+# in site-packages/nvidia/*/lib, empty stand-ins named as the wheels name them) with an older
+# CUDA 12.1 libnvJitLink/libcusparse first on LD_LIBRARY_PATH: a toolkit's lib64, or a conda
+# environment's lib (pytorch/pytorch#111469) ---
+cu124() {  # cu124 SITE-DIR
+  sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.6.0+cu124'/; s/cuda: Optional\[str\] = '13.0'/cuda: Optional[str] = '12.4'/" h200/$SITE/version.py | mk $1/torch/version.py
+  mkdir -p $1/torch/lib $1/nvidia/nvjitlink/lib $1/nvidia/cusparse/lib $1/nvidia/cublas/lib
+  cp h200/$SITE/lib/libtorch_cuda.so $1/torch/lib/libtorch_cuda.so
+  : > $1/nvidia/nvjitlink/lib/libnvJitLink.so.12
+  : > $1/nvidia/cusparse/lib/libcusparse.so.12
+  : > $1/nvidia/cublas/lib/libcublas.so.12
+}
+cuda121_libs() {  # cuda121_libs DIR
+  mkdir -p $1
+  : > $1/libnvJitLink.so.12.1.105; ln -s libnvJitLink.so.12.1.105 $1/libnvJitLink.so.12
+  : > $1/libcusparse.so.12.1.0.106; ln -s libcusparse.so.12.1.0.106 $1/libcusparse.so.12
+}
+TL=$(variant torch-cu124-ldpath)
+cu124 $TL/opt/torch/.venv/lib/python3.12/site-packages
+cuda121_libs $TL/usr/local/cuda-12.1/targets/x86_64-linux/lib
+ln -s targets/x86_64-linux/lib $TL/usr/local/cuda-12.1/lib64
+printf '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "12.1.1"\n   }\n}\n' | mk $TL/usr/local/cuda-12.1/version.json
+{ grep -v '^LD_LIBRARY_PATH=' h200/.gpulint-host/env.txt; printf 'LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64:/usr/local/nvidia/lib64\n'; } | mk $TL/.gpulint-host/env.txt
+TCO=$(variant torch-conda-ldpath)
+CE=$TCO/opt/conda/envs/ml
+cu124 $CE/lib/python3.12/site-packages
+cuda121_libs $CE/lib
+mkdir -p $CE/bin $CE/conda-meta
+: > $CE/bin/python3
+printf '{"name": "cuda-nvjitlink", "version": "12.1.105"}\n' | mk $CE/conda-meta/cuda-nvjitlink-12.1.105-0.json
+{ grep -v '^LD_LIBRARY_PATH=\|^PATH=' h200/.gpulint-host/env.txt; printf 'PATH=/opt/conda/envs/ml/bin:/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nCONDA_PREFIX=/opt/conda/envs/ml\nCONDA_DEFAULT_ENV=ml\nLD_LIBRARY_PATH=/opt/conda/envs/ml/lib:/usr/local/nvidia/lib64\n'; } | mk $TCO/.gpulint-host/env.txt
+
+# --- wsl2-linux-driver: the same WSL2 with a Linux driver installed inside it (the CUDA on WSL
+# guide says never to) ---
+WL=$(variant wsl2-linux-driver)
+cp -a $W/. $WL/
+mkdir -p $WL/usr/lib/x86_64-linux-gnu
+: > $WL/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15
+: > $WL/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15
+
+# --- proc-only / xml-only / text-only: what detection does with fewer nvidia-smi outputs ---
+printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n.gpulint-host/commands/nvidia-smi.txt\n' | mk "$(variant proc-only)/.gpulint-remove"
+printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk "$(variant xml-only)/.gpulint-remove"
+printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk "$(variant text-only)/.gpulint-remove"
 echo done

@@ -323,28 +323,6 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
     )
 }
 
-/// Directories from an ld.so.conf file, with `include` patterns returned separately.
-pub fn parse_ld_so_conf(text: &str) -> (Vec<String>, Vec<String>) {
-    let mut dirs = Vec::new();
-    let mut includes = Vec::new();
-    for line in text.lines() {
-        let t = line.split('#').next().unwrap_or_default().trim();
-        if t.is_empty() {
-            continue;
-        }
-        if let Some(p) = t.strip_prefix("include") {
-            includes.push(p.trim().to_string());
-        } else {
-            dirs.extend(
-                t.split([' ', ',', ':', '\t'])
-                    .filter(|x| !x.is_empty())
-                    .map(String::from),
-            );
-        }
-    }
-    (dirs, includes)
-}
-
 /// The CUDA toolkit version a library directory belongs to, from its path
 /// (`/usr/local/cuda-12.1/lib64` → "12.1"); "default" for `/usr/local/cuda/...`.
 pub fn cuda_dir_version(dir: &str) -> Option<String> {
@@ -368,14 +346,24 @@ pub fn parse_cuda_version_json(text: &str) -> Option<String> {
         .and_then(|c| c.get("version"))
         .or_else(|| v.get("cuda_cudart").and_then(|c| c.get("version")))
         .and_then(|x| x.as_str())
-        .map(String::from)
+        .map(toolkit_version)
 }
 
 /// `version.txt` of old toolkits: `CUDA Version 10.2.89`.
 pub fn parse_cuda_version_txt(text: &str) -> Option<String> {
     text.split_whitespace()
         .find(|t| t.contains('.') && t.split('.').all(|p| p.parse::<u32>().is_ok()))
-        .map(String::from)
+        .map(toolkit_version)
+}
+
+/// A toolkit version as users name it: CUDA 11.x's version.json puts the build date where the
+/// patch goes (`11.8.20220929`), which is `11.8`; a real patch (`12.4.1`) stays.
+pub fn toolkit_version(v: &str) -> String {
+    let parts: Vec<&str> = v.trim().split('.').collect();
+    match parts.as_slice() {
+        [major, minor, patch, ..] if patch.len() >= 8 => format!("{major}.{minor}"),
+        _ => v.trim().to_string(),
+    }
 }
 
 /// Xid lines of a kernel log: `NVRM: Xid (PCI:0000:00:06.0): 79, pid=…, GPU has fallen off the bus.`
@@ -394,6 +382,19 @@ pub fn xid_lines(log: &str) -> Vec<(String, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toolkit_versions_drop_a_build_date() {
+        // CUDA 11.8's version.json, as shipped.
+        let j = r#"{ "cuda" : { "name" : "CUDA SDK", "version" : "11.8.20220929" } }"#;
+        assert_eq!(parse_cuda_version_json(j).as_deref(), Some("11.8"));
+        let j = r#"{ "cuda" : { "name" : "CUDA SDK", "version" : "12.4.1" } }"#;
+        assert_eq!(parse_cuda_version_json(j).as_deref(), Some("12.4.1"));
+        assert_eq!(
+            parse_cuda_version_txt("CUDA Version 10.2.89\n").as_deref(),
+            Some("10.2.89")
+        );
+    }
 
     #[test]
     fn proc_version_open_and_proprietary() {
@@ -449,10 +450,6 @@ mod tests {
             parse_nvcc_version("Cuda compilation tools, release 13.0, V13.0.88\n").as_deref(),
             Some("13.0.88")
         );
-        let (d, inc) =
-            parse_ld_so_conf("include /etc/ld.so.conf.d/*.conf\n/usr/local/cuda-12.1/lib64 # c\n");
-        assert_eq!(d, vec!["/usr/local/cuda-12.1/lib64"]);
-        assert_eq!(inc, vec!["/etc/ld.so.conf.d/*.conf"]);
         assert_eq!(
             cuda_dir_version("/usr/local/cuda-12.1/lib64").as_deref(),
             Some("12.1")

@@ -25,6 +25,9 @@ pub struct SmiGpu {
     /// Health problems seen (uncorrectable ECC counts, pending retirement/remap, recovery
     /// action), each one line of evidence.
     pub health: Vec<String>,
+    /// Thermal / power slowdown seen (an active slowdown reason, a temperature at or past the
+    /// slowdown threshold), each one line of evidence.
+    pub throttle: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -155,6 +158,79 @@ fn health_of(gpu: &Element, out: &mut Vec<String>) {
     }
 }
 
+/// Clock event (throttle) reasons that mean the GPU is being slowed down against the
+/// workload's will. Idle, application clocks, sync boost, display clocks and the software power
+/// cap (normal at full load) are not.
+const SLOWDOWN_REASONS: &[&str] = &[
+    "hw_slowdown",
+    "hw_thermal_slowdown",
+    "hw_power_brake_slowdown",
+    "sw_thermal_slowdown",
+];
+
+/// Active slowdown reasons and temperatures at/over the slowdown threshold of one GPU, generic
+/// over XML (`clocks_event_reasons` / older `clocks_throttle_reasons`, `temperature`) and text
+/// trees (`Clocks Event Reasons` / `Clocks Throttle Reasons`, `Temperature`).
+fn throttle_of(gpu: &Element, out: &mut Vec<String>) {
+    fn walk(e: &Element, section: &str, out: &mut Vec<String>) {
+        for c in &e.children {
+            let n = norm(&c.name);
+            let n = n
+                .trim_start_matches("clocks_event_reason_")
+                .trim_start_matches("clocks_throttle_reason_");
+            if SLOWDOWN_REASONS.contains(&n) && c.text.trim().eq_ignore_ascii_case("active") {
+                out.push(format!("{section}/{}: Active", c.name));
+            }
+            walk(c, section, out);
+        }
+    }
+    for sec in &gpu.children {
+        let n = norm(&sec.name);
+        if n == "clocks_event_reasons" || n == "clocks_throttle_reasons" {
+            walk(sec, &sec.name, out);
+        }
+        if n == "temperature" {
+            let temp = |names: &[&str]| -> Option<(String, i64)> {
+                sec.children.iter().find_map(|c| {
+                    let cn = norm(&c.name);
+                    if !names.contains(&cn.as_str()) {
+                        return None;
+                    }
+                    let v = c.text.split_whitespace().next()?.parse::<i64>().ok()?;
+                    Some((c.name.clone(), v))
+                })
+            };
+            // Absolute temperatures (older drivers): current >= slowdown threshold.
+            if let (Some((cur_n, cur)), Some((thr_n, thr))) = (
+                temp(&["gpu_temp", "gpu_current_temp"]),
+                temp(&["gpu_temp_slow_threshold", "gpu_slowdown_temp"]),
+            ) {
+                if cur >= thr {
+                    out.push(format!(
+                        "{}: {cur_n} {cur} C is at or over {thr_n} {thr} C",
+                        sec.name
+                    ));
+                }
+            }
+            // T.Limit (newer drivers): the margin to T.Limit, slowdown at or below its threshold.
+            if let (Some((cur_n, cur)), Some((thr_n, thr))) = (
+                temp(&["gpu_temp_tlimit", "gpu_t_limit_temp"]),
+                temp(&[
+                    "gpu_temp_slow_tlimit_threshold",
+                    "gpu_slowdown_t_limit_temp",
+                ]),
+            ) {
+                if cur <= thr {
+                    out.push(format!(
+                        "{}: {cur_n} {cur} C (margin to T.Limit) is at or past {thr_n} {thr} C",
+                        sec.name
+                    ));
+                }
+            }
+        }
+    }
+}
+
 fn norm(s: &str) -> String {
     s.trim().to_ascii_lowercase().replace([' ', '-', '.'], "_")
 }
@@ -200,6 +276,7 @@ pub fn parse_xml(text: &str) -> SmiReport {
             }
         }
         health_of(g, &mut s.health);
+        throttle_of(g, &mut s.throttle);
         r.gpus.push(s);
     }
     r
@@ -283,6 +360,7 @@ pub fn parse_q_text(text: &str) -> SmiReport {
             ..Default::default()
         };
         health_of(g, &mut s.health);
+        throttle_of(g, &mut s.throttle);
         r.gpus.push(s);
     }
     r

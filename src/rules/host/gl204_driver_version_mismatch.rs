@@ -35,6 +35,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
         sources: &[
             "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/index.html",
             "https://docs.nvidia.com/deploy/nvml-api/index.html",
+            "https://docs.nvidia.com/cuda/wsl-user-guide/index.html",
         ],
     },
 };
@@ -78,7 +79,52 @@ pub(crate) fn user_space_versions(r: &dyn HostReader) -> Vec<(String, DriverVers
     out
 }
 
+/// WSL2: the driver is the Windows host's, served from /usr/lib/wsl/lib. A Linux driver
+/// installed inside the distribution puts its own libcuda / libnvidia-ml in front of it.
+fn check_wsl2(cx: &Ctx) -> Vec<CheckResult> {
+    let linux: Vec<(String, DriverVersion)> = user_space_versions(cx.reader)
+        .into_iter()
+        .filter(|(p, _)| !p.starts_with("/usr/lib/wsl/"))
+        .collect();
+    let mut evidence: Vec<String> = cx.env.evidence.clone();
+    if linux.is_empty() {
+        let drv = cx
+            .profile
+            .driver
+            .as_ref()
+            .map(|d| format!(" (Windows driver {d})"))
+            .unwrap_or_default();
+        return vec![CheckResult::ok(
+            &META,
+            format!("WSL2: the driver libraries are the Windows driver's in /usr/lib/wsl/lib{drv}; no Linux driver installed"),
+        )
+        .evidence(evidence)];
+    }
+    evidence.extend(
+        linux
+            .iter()
+            .map(|(p, v)| format!("{p}: Linux user-space driver {v}")),
+    );
+    vec![CheckResult::problem(
+        &META,
+        format!(
+            "a Linux NVIDIA driver ({}) is installed inside WSL2: its libcuda/libnvidia-ml come before the Windows driver's in /usr/lib/wsl/lib and cannot talk to the WSL2 GPU",
+            {
+                let mut v: Vec<String> = linux.iter().map(|(_, v)| v.to_string()).collect();
+                v.sort();
+                v.dedup();
+                v.join(", ")
+            }
+        ),
+    )
+    .evidence(evidence)
+    .fix("Remove the Linux driver packages inside WSL2 (e.g. `sudo apt-get remove --purge 'libnvidia-*' 'nvidia-driver-*'`) and keep only the Windows driver; install only the CUDA toolkit (the `cuda-toolkit-*` / WSL-Ubuntu packages), never a driver, inside WSL2.")]
+}
+
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+    if cx.env.wsl2 {
+        return check_wsl2(cx);
+    }
     let r = cx.reader;
     let mut evidence = Vec::new();
     let kernel = proc_version(r).and_then(|p| {

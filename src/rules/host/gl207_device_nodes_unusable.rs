@@ -31,6 +31,31 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
+/// The fix for what was found: create missing nodes; join the group that owns the nodes.
+fn fix_for(missing: bool, groups: &[String]) -> String {
+    let mut parts = Vec::new();
+    if missing {
+        parts.push("Create the missing nodes with `sudo nvidia-modprobe -u -c=0`".to_string());
+    }
+    match groups {
+        [] => {}
+        [g] => parts.push(format!(
+            "add the user to the group `{g}` that owns the nodes (`sudo usermod -aG {g} $USER`, then log in again), or set NVreg_DeviceFileMode/NVreg_DeviceFileGID in /etc/modprobe.d"
+        )),
+        gs => parts.push(format!(
+            "add the user to the groups that own the nodes ({}: `sudo usermod -aG {} $USER`, then log in again), or set NVreg_DeviceFileMode/NVreg_DeviceFileGID in /etc/modprobe.d",
+            gs.join(", "),
+            gs.join(",")
+        )),
+    }
+    if parts.is_empty() {
+        parts.push("Give the invoking user read-write access to the nodes (NVreg_DeviceFileMode/NVreg_DeviceFileUID/NVreg_DeviceFileGID in /etc/modprobe.d)".into());
+    }
+    let mut s = parts.join("; ");
+    s.push('.');
+    s
+}
+
 fn can_rw(n: &DevNode, id: Option<&Identity>) -> Option<bool> {
     let bits = |shift: u32| (n.mode >> shift) & 6 == 6;
     if bits(0) {
@@ -108,18 +133,34 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     }
     let mut problems: Vec<(String, Severity)> = Vec::new();
     let mut unknown = Vec::new();
+    // Groups that would grant access (group bits rw) to a node the user cannot open.
+    let mut groups: Vec<String> = Vec::new();
+    let mut missing = false;
     for (path, sev) in &required {
         match nodes.iter().find(|n| &n.path == path) {
-            None => problems.push((format!("{path} is missing"), *sev)),
+            None => {
+                missing = true;
+                problems.push((format!("{path} is missing"), *sev))
+            }
             Some(n) if path == "/dev/nvidia-caps" => {
                 if n.kind != 'd' {
                     problems.push((format!("{path} is not a directory"), *sev));
                 }
             }
-            Some(n) if n.kind != 'c' => problems.push((format!("{path} is not a character device"), *sev)),
+            Some(n) if n.kind != 'c' => {
+                problems.push((format!("{path} is not a character device"), *sev))
+            }
             Some(n) => match can_rw(n, id.as_ref()) {
                 Some(true) => {}
-                Some(false) => problems.push((
+                Some(false) => {
+                    if (n.mode >> 3) & 6 == 6 {
+                        if let Some(g) = n.group.clone().or(n.gid.map(|g| g.to_string())) {
+                            if !groups.contains(&g) {
+                                groups.push(g);
+                            }
+                        }
+                    }
+                    problems.push((
                     format!(
                         "{path} is not read-write for the invoking user (mode {:o}, owner {}, group {})",
                         n.mode,
@@ -127,7 +168,8 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                         n.group.clone().or(n.gid.map(|g| g.to_string())).unwrap_or_default()
                     ),
                     *sev,
-                )),
+                ))
+                }
                 None => unknown.push(path.clone()),
             },
         }
@@ -140,11 +182,15 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .unwrap_or(Severity::Error);
         return vec![CheckResult::problem(
             &META,
-            problems.iter().map(|p| p.0.clone()).collect::<Vec<_>>().join("; "),
+            problems
+                .iter()
+                .map(|p| p.0.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
         )
         .severity(sev)
         .evidence(evidence)
-        .fix("Create missing nodes with `sudo nvidia-modprobe -u -c=0`; for permissions add the user to the owning group (`sudo usermod -aG <group> $USER`, then log in again) or set NVreg_DeviceFileMode/NVreg_DeviceFileGID.")];
+        .fix(fix_for(missing, &groups))];
     }
     if !unknown.is_empty() {
         return vec![CheckResult::could_not(

@@ -72,12 +72,8 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             }
         }
     }
-    for (path, info) in crate::host::profile::proc_gpus(r) {
-        looked.push("/proc/driver/nvidia/gpus".into());
-        if info.excluded == Some(true) {
-            bad_err.push(format!("{path}: GPU Excluded: Yes"));
-        }
-    }
+    // An excluded GPU (NVreg_ExcludedGpus) is not a health problem: GL201 reports it as a GPU
+    // the driver does not drive, with the option that excludes it.
     match r.run(HostCommand::Dmesg).ok_stdout() {
         Some(log) => {
             looked.push("dmesg".into());

@@ -19,8 +19,13 @@ pub mod gl212_driver_older_than_toolkit;
 pub mod gl213_container_toolkit_missing;
 pub mod gl214_nvml_unknown_error_risk;
 pub mod gl215_torch_mismatch;
+pub mod gl216_container_without_gpus;
+pub mod gl217_gpu_throttled;
+pub mod gl218_visible_devices_invalid;
+pub mod gl219_cuda_libs_shadow_torch;
 
 use crate::finding::{Finding, Location, Severity};
+use crate::host::env::{detect_env, HostEnv};
 use crate::host::knowledge::{Knowledge, NoKnowledge};
 use crate::host::parse::{self, smi};
 use crate::host::profile::HostProfile;
@@ -36,6 +41,9 @@ pub enum CheckStatus {
     Ok,
     Problem,
     CouldNotCheck,
+    /// A problem whose cause another check reported (`explained_by`): shown as evidence under
+    /// that cause, never as an error of its own.
+    Explained,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -54,6 +62,9 @@ pub struct CheckResult {
     pub evidence: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// For `explained` results: the check whose problem is the cause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explained_by: Option<Code>,
 }
 
 impl CheckResult {
@@ -70,6 +81,7 @@ impl CheckResult {
             message: message.into(),
             evidence: Vec::new(),
             fix: None,
+            explained_by: None,
         }
     }
     pub(crate) fn ok(meta: &RuleMeta, message: impl Into<String>) -> Self {
@@ -118,6 +130,102 @@ pub struct Ctx<'a> {
     pub reader: &'a dyn HostReader,
     pub profile: &'a HostProfile,
     pub opts: &'a CheckOptions<'a>,
+    /// Linux host, WSL2 or container.
+    pub env: &'a HostEnv,
+}
+
+/// Where a host check applies; elsewhere it reports "not applicable" (ok) instead of judging
+/// what it cannot see or offering fixes that cannot help there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunsOn {
+    /// On a machine without an NVIDIA GPU or driver.
+    pub without_gpu: bool,
+    /// On WSL2 (the Windows driver; no Linux nvidia module, no /dev/nvidia*).
+    pub wsl2: bool,
+    /// Inside a container (the host's kernel, boot and engine configuration are out of reach).
+    pub container: bool,
+}
+
+impl RunsOn {
+    pub const ANYWHERE: RunsOn = RunsOn {
+        without_gpu: true,
+        wsl2: true,
+        container: true,
+    };
+    /// Needs an NVIDIA GPU; anywhere one is.
+    pub const GPU: RunsOn = RunsOn {
+        without_gpu: false,
+        wsl2: true,
+        container: true,
+    };
+    /// Needs the Linux kernel driver (modules, /dev/nvidia* nodes): not on WSL2.
+    pub const GPU_LINUX_DRIVER: RunsOn = RunsOn {
+        without_gpu: false,
+        wsl2: false,
+        container: true,
+    };
+    /// The host's own kernel and boot setup: neither WSL2 nor inside a container.
+    pub const GPU_HOST_KERNEL: RunsOn = RunsOn {
+        without_gpu: false,
+        wsl2: false,
+        container: false,
+    };
+    /// Host-side container engine setup: not inside a container.
+    pub const GPU_NOT_IN_CONTAINER: RunsOn = RunsOn {
+        without_gpu: true,
+        wsl2: true,
+        container: false,
+    };
+    /// The PCI bus vs the kernel driver: a bare-metal host or VM only.
+    pub const BARE_METAL_OR_VM: RunsOn = RunsOn {
+        without_gpu: true,
+        wsl2: false,
+        container: false,
+    };
+
+    /// For the rule docs.
+    pub fn describe(&self) -> String {
+        let mut not = Vec::new();
+        if !self.without_gpu {
+            not.push("on a machine without an NVIDIA GPU");
+        }
+        if !self.wsl2 {
+            not.push("on WSL2");
+        }
+        if !self.container {
+            not.push("inside a container");
+        }
+        if not.is_empty() {
+            "runs everywhere".into()
+        } else {
+            format!("not applicable {}", not.join(", "))
+        }
+    }
+
+    /// Why the check does not apply in `env`, if it does not.
+    fn skip_reason(&self, no_gpu: bool, env: &HostEnv) -> Option<String> {
+        if no_gpu && !self.without_gpu {
+            return Some(
+                "not applicable: no NVIDIA device on the PCI bus and no NVIDIA driver".into(),
+            );
+        }
+        if let Some(engine) = &env.container {
+            if !self.container {
+                return Some(format!(
+                    "not applicable inside a {engine} container: this is the host's setup; run \
+                     `gpulint host --check` on the host"
+                ));
+            }
+        }
+        if env.wsl2 && !self.wsl2 {
+            return Some(
+                "not applicable on WSL2: the GPU driver is the Windows host's (no Linux nvidia \
+                 module, no /dev/nvidia* nodes)"
+                    .into(),
+            );
+        }
+        None
+    }
 }
 
 /// A host check: reads through the context's reader, returns one or more results.
@@ -145,23 +253,70 @@ pub fn run_checks_with(
     profile: &HostProfile,
     opts: &CheckOptions,
 ) -> Vec<CheckResult> {
+    let env = detect_env(reader);
     let cx = Ctx {
         reader,
         profile,
         opts,
+        env: &env,
     };
     let no_gpu = no_gpu_host(&cx);
-    crate::rules::host_checks()
-        .flat_map(|(meta, check, needs_gpu)| {
-            if no_gpu && needs_gpu {
-                return vec![CheckResult::ok(
-                    meta,
-                    "not applicable: no NVIDIA device on the PCI bus and no NVIDIA driver",
-                )];
-            }
-            check(&cx)
+    let mut results: Vec<CheckResult> = crate::rules::host_checks()
+        .flat_map(
+            |(meta, check, runs_on)| match runs_on.skip_reason(no_gpu, &env) {
+                Some(why) => vec![CheckResult::ok(meta, why)],
+                None => check(&cx),
+            },
+        )
+        .collect();
+    fold_consequences(&mut results);
+    results
+}
+
+/// One root cause, one error. A problem that another problem explains (the rule table's
+/// `explains`, with a severity at least as high) becomes `explained`: its message moves under
+/// the root cause as evidence, and its own fix, which would treat a symptom, is not shown.
+/// Chains resolve to the root (nouveau → module not loaded → device nodes missing).
+pub fn fold_consequences(results: &mut [CheckResult]) {
+    let direct_cause = |results: &[CheckResult], i: usize| -> Option<usize> {
+        let r = &results[i];
+        if r.status != CheckStatus::Problem {
+            return None;
+        }
+        results.iter().position(|c| {
+            c.status == CheckStatus::Problem
+                && c.id != r.id
+                && c.severity >= r.severity
+                && crate::rules::host_explains(c.id).contains(&r.id)
         })
-        .collect()
+    };
+    let causes: Vec<Option<usize>> = (0..results.len())
+        .map(|i| direct_cause(results, i))
+        .collect();
+    let mut moves = Vec::new();
+    for (i, cause) in causes.iter().enumerate() {
+        let Some(mut root) = *cause else { continue };
+        let mut hops = 0;
+        while let Some(up) = causes[root] {
+            if up == i || hops > results.len() {
+                break;
+            }
+            root = up;
+            hops += 1;
+        }
+        moves.push((i, root));
+    }
+    for (i, root) in moves {
+        let line = format!(
+            "explains {} {}: {}",
+            results[i].id, results[i].name, results[i].message
+        );
+        let root_code = results[root].id;
+        results[root].evidence.push(line);
+        let r = &mut results[i];
+        r.status = CheckStatus::Explained;
+        r.explained_by = Some(root_code);
+    }
 }
 
 /// Problems become findings at their severity; could-not-check results become `info`
@@ -171,7 +326,7 @@ pub fn run_checks_with(
 /// a problem takes the configured severity.
 pub fn apply_config(results: Vec<CheckResult>, config: &crate::config::Config) -> Vec<CheckResult> {
     use crate::suppress::{config_verdict, ConfigVerdict};
-    results
+    let mut kept = results
         .into_iter()
         .filter_map(
             |mut r| match config_verdict(config, &r.id, r.severity, None) {
@@ -184,7 +339,18 @@ pub fn apply_config(results: Vec<CheckResult>, config: &crate::config::Config) -
                 ConfigVerdict::Disabled | ConfigVerdict::Ignored(_) => None,
             },
         )
-        .collect()
+        .collect::<Vec<_>>();
+    // A consequence whose cause is no longer reported stands on its own again.
+    let present: Vec<Code> = kept.iter().map(|r| r.id).collect();
+    for r in &mut kept {
+        if r.status == CheckStatus::Explained
+            && r.explained_by.is_some_and(|c| !present.contains(&c))
+        {
+            r.status = CheckStatus::Problem;
+            r.explained_by = None;
+        }
+    }
+    kept
 }
 
 /// Whether a check found a problem of at least `fail_on`: a check that could not run says
@@ -205,7 +371,7 @@ pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
             continue;
         };
         let (sev, msg) = match r.status {
-            CheckStatus::Ok => continue,
+            CheckStatus::Ok | CheckStatus::Explained => continue,
             CheckStatus::Problem => (r.severity, r.message.clone()),
             CheckStatus::CouldNotCheck => {
                 (Severity::Info, format!("could not check: {}", r.message))
@@ -235,9 +401,18 @@ pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
 /// Readable report: one block per result.
 pub fn render_checks_text(results: &[CheckResult]) -> String {
     let mut s = String::new();
-    let (mut ok, mut prob, mut cnc) = (0, 0, 0);
+    let (mut ok, mut prob, mut cnc, mut expl) = (0, 0, 0, 0);
     for r in results {
         let tag = match r.status {
+            CheckStatus::Explained => {
+                expl += 1;
+                let by = r.explained_by.map(|c| c.to_string()).unwrap_or_default();
+                s.push_str(&format!(
+                    "[explained by {by}] {} {}: {}\n",
+                    r.id, r.name, r.message
+                ));
+                continue;
+            }
             CheckStatus::Ok => {
                 ok += 1;
                 "ok".to_string()
@@ -262,8 +437,13 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
         }
     }
     s.push_str(&format!(
-        "\n{} results: {ok} ok, {prob} problems, {cnc} could not check\n",
-        results.len()
+        "\n{} results: {ok} ok, {prob} problems, {cnc} could not check{}\n",
+        results.len(),
+        if expl > 0 {
+            format!(", {expl} explained by another problem")
+        } else {
+            String::new()
+        }
     ));
     s
 }
@@ -310,43 +490,49 @@ pub(crate) fn identity(r: &dyn HostReader) -> Option<crate::host::reader::Identi
     parse::parse_id(r.run(HostCommand::Id).ok_stdout()?)
 }
 
-/// Directories the dynamic loader searches, from /etc/ld.so.conf (+ includes), in order,
-/// each with the file that named it.
-pub(crate) fn ld_so_conf_dirs(r: &dyn HostReader) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    fn visit(r: &dyn HostReader, file: &str, out: &mut Vec<(String, String)>, depth: u32) {
-        if depth > 4 {
-            return;
-        }
-        let Some(t) = r.read_string(file) else {
-            return;
-        };
-        let (dirs, includes) = parse::parse_ld_so_conf(&t);
-        for inc in includes {
-            // Only `dir/*.conf`-style globs, which is what distributions use.
-            let (dir, pat) = match inc.rsplit_once('/') {
-                Some((d, p)) => (d.to_string(), p.to_string()),
-                None => ("/etc".to_string(), inc.clone()),
-            };
-            let suffix = pat.trim_start_matches('*').to_string();
-            for (name, _) in r.list_dir(&dir).unwrap_or_default() {
-                if (pat.contains('*') && name.ends_with(&suffix)) || name == pat {
-                    visit(r, &format!("{dir}/{name}"), out, depth + 1);
-                }
-            }
-        }
-        for d in dirs {
-            out.push((d, file.to_string()));
-        }
+/// A host (live or captured) as the loader configuration sees it.
+struct HostConf<'a>(&'a dyn HostReader);
+
+impl crate::detect::ld_so_conf::ConfFiles for HostConf<'_> {
+    fn conf(&self, path: &str) -> Option<(String, crate::detect::ld_so_conf::LdSoConf)> {
+        let bytes = self.0.read(path)?;
+        let real = crate::host::reader::resolve_link(self.0, path);
+        Some((real, crate::detect::ld_so_conf::parse_ld_so_conf(&bytes)))
     }
-    visit(r, "/etc/ld.so.conf", &mut out, 0);
-    if out.is_empty() {
-        // Some systems have only the .d directory.
-        for (name, _) in r.list_dir("/etc/ld.so.conf.d").unwrap_or_default() {
-            if name.ends_with(".conf") {
-                visit(r, &format!("/etc/ld.so.conf.d/{name}"), &mut out, 1);
-            }
-        }
+    fn glob(&self, pattern: &str) -> Vec<String> {
+        // The directory part is literal (`/etc/ld.so.conf.d/*.conf`, as distributions write
+        // it); the file name part is a glob.
+        let (dir, pat) = pattern.rsplit_once('/').unwrap_or(("", pattern));
+        let Ok(g) = globset::Glob::new(pat) else {
+            return Vec::new();
+        };
+        let m = g.compile_matcher();
+        let mut v: Vec<String> = self
+            .0
+            .list_dir(dir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(n, _)| m.is_match(n))
+            .map(|(n, _)| format!("{dir}/{n}"))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// Directories the dynamic loader searches, from /etc/ld.so.conf (+ includes), in order,
+/// each with the file that named it: the image rules' implementation
+/// ([`crate::detect::ld_so_conf::search_dirs`]) over the host reader.
+pub(crate) fn ld_so_conf_dirs(r: &dyn HostReader) -> Vec<(String, String)> {
+    use crate::detect::ld_so_conf::{search_dirs, ConfFiles};
+    let out = search_dirs(&HostConf(r), "/etc/ld.so.conf");
+    if !out.is_empty() || r.read("/etc/ld.so.conf").is_some() {
+        return out;
+    }
+    // Some systems have only the .d directory.
+    let mut out = Vec::new();
+    for f in HostConf(r).glob("/etc/ld.so.conf.d/*.conf") {
+        out.extend(search_dirs(&HostConf(r), &f));
     }
     out
 }

@@ -4,32 +4,30 @@
 use super::testutil::{expect, run};
 
 use super::{CheckOptions, CheckStatus};
-use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
+use crate::arch::{ArchTarget, CodeKind};
 use crate::finding::{FailOn, Severity};
-use crate::host::knowledge::Knowledge;
 use crate::host::python::{ArchScanner, BinaryArchs};
-use crate::version::CudaVersion;
 use std::path::Path;
 use CheckStatus::{CouldNotCheck, Problem};
 
-/// Test scanner: the libtorch_cuda.so placeholders in testdata hold the real capture's
-/// `cuobjdump --list-elf` summary ("  444 sm_90" lines) instead of a binary.
-struct SummaryScanner;
-impl ArchScanner for SummaryScanner {
+/// The fatbin reader the CLI uses, on the real nvcc-built ELFs of the torch variants; the
+/// h200 capture's libtorch_cuda.so is a documented text stand-in (the real one is 456 MB) that
+/// holds the capture's `cuobjdump --list-elf` summary ("  444 sm_90" lines), read as such.
+struct FixtureScanner;
+impl ArchScanner for FixtureScanner {
     fn scan(&self, p: &Path) -> Result<Option<BinaryArchs>, String> {
-        let t = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
+        let bytes = std::fs::read(p).map_err(|e| e.to_string())?;
+        if bytes.starts_with(b"\x7fELF") {
+            return crate::host::ElfArchScanner.scan(p);
+        }
+        let t = String::from_utf8(bytes).map_err(|e| e.to_string())?;
         let mut a = BinaryArchs::default();
         for l in t.lines() {
-            // "  444 sm_90", or "  1 compute_80 isa=8.8" for PTX with its ISA version.
-            let mut toks = l.split_whitespace().skip(1);
-            let Some(Ok(x)) = toks.next().map(|t| t.parse::<ArchTarget>()) else {
+            let Some(Ok(x)) = l.split_whitespace().nth(1).map(|t| t.parse::<ArchTarget>()) else {
                 continue;
             };
             if x.kind == CodeKind::Ptx {
                 a.ptx.push(x);
-                if let Some(isa) = toks.next().and_then(|t| t.strip_prefix("isa=")) {
-                    a.ptx_isa.insert(x.to_string(), isa.to_string());
-                }
             } else {
                 a.sass.push(x);
             }
@@ -38,26 +36,17 @@ impl ArchScanner for SummaryScanner {
     }
 }
 
-/// Test knowledge: just the facts these fixtures need.
-struct TestKnowledge;
-impl Knowledge for TestKnowledge {
-    fn gpu_cc(&self, name: &str) -> Option<ComputeCapability> {
-        (name == "NVIDIA H200").then(|| ComputeCapability::new(9, 0))
-    }
-    fn ptx_isa_min_cuda(&self, isa: (u16, u16)) -> Option<CudaVersion> {
-        match isa {
-            (8, 8) => Some(CudaVersion::new(12, 9)),
-            (9, 1) => Some(CudaVersion::new(13, 1)),
-            _ => None,
-        }
-    }
+/// The matrices gpulint ships (GPU compute capabilities, PTX ISA releases).
+fn matrix() -> &'static crate::matrix::Matrix {
+    static M: std::sync::OnceLock<crate::matrix::Matrix> = std::sync::OnceLock::new();
+    M.get_or_init(|| crate::matrix::Matrix::embedded().unwrap())
 }
 
 fn opts() -> CheckOptions<'static> {
     CheckOptions {
-        knowledge: &TestKnowledge,
+        knowledge: matrix(),
         pythons: Vec::new(),
-        scanner: Some(&SummaryScanner),
+        scanner: Some(&FixtureScanner),
     }
 }
 
@@ -120,8 +109,9 @@ fn gl202_nouveau() {
     let r = runv(&["variants/nouveau-loaded"]);
     let x = expect(&r, "GL202", Problem);
     assert_eq!(x.severity, Severity::Error);
-    expect(&r, "GL203", Problem);
-    expect(&r, "GL201", Problem);
+    // Consequences of nouveau holding the GPU, folded under it.
+    expect(&r, "GL203", CheckStatus::Explained);
+    expect(&r, "GL201", CheckStatus::Explained);
     // Not loaded but not blacklisted: a warning.
     let dir = super::testutil::tree(&["h200", "variants/complete"]);
     std::fs::remove_file(dir.path().join("etc/modprobe.d/blacklist-nouveau.conf")).unwrap();
@@ -140,10 +130,16 @@ fn gl202_nouveau() {
 #[test]
 fn gl203_and_gl207_missing_uvm() {
     let r = runv(&["variants/no-uvm"]);
-    assert!(expect(&r, "GL203", Problem).message.contains("nvidia_uvm"));
-    assert!(expect(&r, "GL207", Problem)
+    let cause = expect(&r, "GL203", Problem);
+    assert!(cause.message.contains("nvidia_uvm"));
+    // The missing /dev/nvidia-uvm is the consequence, shown under the cause.
+    assert!(expect(&r, "GL207", CheckStatus::Explained)
         .message
         .contains("/dev/nvidia-uvm is missing"));
+    assert!(cause
+        .evidence
+        .iter()
+        .any(|e| e.contains("explains GL207") && e.contains("/dev/nvidia-uvm is missing")));
 }
 
 #[test]
@@ -239,6 +235,10 @@ fn gl207_permissions() {
         "{}",
         x.message
     );
+    // The fix names the group found on the nodes, and nothing about creating nodes.
+    let fix = x.fix.as_deref().unwrap();
+    assert!(fix.contains("`sudo usermod -aG video $USER`"), "{fix}");
+    assert!(!fix.contains("nvidia-modprobe"), "{fix}");
     // The complete tree's user is in `video`: same nodes are fine for her.
     let dir = super::testutil::tree(&["h200", "variants/complete", "variants/dev-perm"]);
     std::fs::write(
@@ -304,7 +304,8 @@ fn gl212_and_gl215_driver_older_than_toolkit_and_torch() {
     let x = expect(&r, "GL212", Problem);
     assert!(x.message.contains("12.2"), "{}", x.message);
     assert_eq!(x.severity, Severity::Error);
-    let t = expect(&r, "GL215", Problem);
+    // torch cu130 fails for the same reason: explained by GL212.
+    let t = expect(&r, "GL215", CheckStatus::Explained);
     assert!(t.message.contains("too old"), "{}", t.message);
 }
 
@@ -333,8 +334,9 @@ fn gl215_torch_builds() {
     let r = runv(&["variants/torch-old-arch"]);
     let x = expect(&r, "GL215", Problem);
     assert!(x.message.contains("no kernel image"), "{}", x.message);
-    // Only PTX for the H200 (compute_80): JIT works when the driver (CUDA 13.0) knows the PTX
-    // ISA (8.8 = CUDA 12.9), and fails when the ISA is newer (9.1 = CUDA 13.1), as GL003.
+    // Only PTX for the H200: JIT works when the driver (CUDA 13.0) knows the PTX ISA (compute_75
+    // by nvcc 13.0: ISA 9.0 = CUDA 13.0), and fails when the ISA is newer (compute_90 by nvcc
+    // 13.5: ISA 9.5 = CUDA 13.5), as GL003.
     let r = runv(&["variants/torch-ptx-jit"]);
     let x = expect(&r, "GL215", Problem);
     assert_eq!(x.severity, Severity::Warning);
@@ -343,7 +345,7 @@ fn gl215_torch_builds() {
     let x = expect(&r, "GL215", Problem);
     assert_eq!(x.severity, Severity::Error);
     assert!(
-        x.message.contains("cannot JIT") && x.message.contains("PTX ISA 9.1 (CUDA 13.1)"),
+        x.message.contains("cannot JIT") && x.message.contains("PTX ISA 9.5 (CUDA 13.5)"),
         "{}",
         x.message
     );
@@ -351,7 +353,7 @@ fn gl215_torch_builds() {
     let r = run(
         &["h200"],
         &CheckOptions {
-            knowledge: &TestKnowledge,
+            knowledge: matrix(),
             pythons: vec!["/opt/torch/.venv/bin/python".into()],
             scanner: None,
         },
@@ -403,4 +405,503 @@ fn config_and_fail_on_apply_to_host_checks() {
     assert!(!super::fails(&clean, FailOn::At(Severity::Info)));
     // `--fail-on none` never fails, even on a problem.
     assert!(!super::fails(&results, FailOn::Never));
+}
+
+/// Every file, symlink and `.gpulint-remove` under a tree, by relative path: a file's bytes, a
+/// symlink's target (directories are implied: git keeps no empty ones).
+fn tree_listing(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    for e in walkdir::WalkDir::new(root).min_depth(1) {
+        let e = e.unwrap();
+        let rel = e
+            .path()
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let ft = e.file_type();
+        if ft.is_symlink() {
+            let t = std::fs::read_link(e.path()).unwrap();
+            out.insert(rel, format!("-> {}", t.display()).into_bytes());
+        } else if ft.is_file() {
+            out.insert(rel, std::fs::read(e.path()).unwrap());
+        }
+    }
+    out
+}
+
+/// `make-variants.sh` is the single source of every variant: regenerated into a temporary
+/// directory, it yields exactly the checked-in trees (no variant it cannot recreate, no stale
+/// file, same bytes and symlinks).
+#[test]
+fn variants_are_generated_by_the_script() {
+    let out = tempfile::tempdir().unwrap();
+    let script = super::testutil::testdata("make-variants.sh");
+    let st = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}: {}",
+        script.display(),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let made = tree_listing(out.path());
+    let checked_in = tree_listing(&super::testutil::testdata("variants"));
+    let only = |a: &std::collections::BTreeMap<String, Vec<u8>>,
+                b: &std::collections::BTreeMap<String, Vec<u8>>| {
+        a.keys()
+            .filter(|k| !b.contains_key(*k))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        only(&checked_in, &made).is_empty(),
+        "checked in but not made by the script: {:?}",
+        only(&checked_in, &made)
+    );
+    assert!(
+        only(&made, &checked_in).is_empty(),
+        "made by the script but not checked in (rerun it): {:?}",
+        only(&made, &checked_in)
+    );
+    let differ: Vec<&String> = made
+        .iter()
+        .filter(|(k, v)| checked_in.get(*k) != Some(*v))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "differ from the script's output (rerun it): {differ:?}"
+    );
+    // Rerunnable: a second run over the first output changes nothing.
+    let again = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(tree_listing(out.path()), made);
+}
+
+/// Single-cause broken trees (overlays on `h200` + `variants/complete`): the check that must
+/// report the cause, and words its message must hold. README's host section lists the same.
+pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
+    ("api-mismatch", "GL204", &["mismatch"]),
+    ("nouveau-loaded", "GL202", &["nouveau"]),
+    ("no-uvm", "GL203", &["nvidia_uvm"]),
+    ("mig-on", "GL209", &["no MIG devices"]),
+    ("old-driver", "GL212", &["12.2"]),
+    ("other-kernel", "GL206", &["6.8.0-90-generic"]),
+    ("newer-kernel", "GL206", &["next boot"]),
+    ("dev-perm", "GL207", &["not read-write"]),
+    ("nvml-cgroup", "GL214", &["no-cgroups"]),
+    ("no-ctk", "GL213", &["not installed"]),
+    ("gpu-err", "GL210", &["error indication"]),
+    ("persistence-off", "GL208", &["persistence"]),
+    ("ld-conflict", "GL211", &["12.4"]),
+    ("pci-extra", "GL201", &["0000:00:07.0"]),
+    ("open-refused", "GL205", &["open"]),
+    ("torch-cpu", "GL215", &["CPU-only"]),
+    ("torch-old-arch", "GL215", &["no kernel image"]),
+    ("torch-ptx-jit", "GL215", &["JIT-compiles"]),
+    ("torch-ptx-too-new", "GL215", &["cannot JIT"]),
+    ("container-no-gpus", "GL216", &["started without GPUs"]),
+    (
+        "gpu-unsupported",
+        "GL201",
+        &["580.159.04 driver release does not support", "10de:3182"],
+    ),
+    ("rm-init-failed", "GL201", &["RmInitAdapter failed"]),
+    ("bar-unassigned", "GL201", &["BAR"]),
+    ("gpu-excluded", "GL201", &["excluded", "NVreg_ExcludedGpus"]),
+    ("vfio-bound", "GL201", &["vfio-pci"]),
+    (
+        "cvd-missing",
+        "GL218",
+        &["names GPU 1, which does not exist", "CUDA sees no GPU"],
+    ),
+    ("cvd-empty", "GL218", &["set but empty"]),
+    ("cvd-order", "GL218", &["CUDA_DEVICE_ORDER=PCI_BUS_ID"]),
+    (
+        "torch-cu124-ldpath",
+        "GL219",
+        &["/usr/local/cuda-12.1/lib64", "__nvJitLinkAddData_12_4"],
+    ),
+    (
+        "torch-conda-ldpath",
+        "GL219",
+        &["conda environment", "libnvJitLink.so.12 is CUDA 12.1"],
+    ),
+    (
+        "wsl2-linux-driver",
+        "GL204",
+        &["Linux NVIDIA driver (550.54.15)", "inside WSL2"],
+    ),
+    ("gpu-hot", "GL217", &["thermal slowdown"]),
+    ("power-brake", "GL217", &["power-brake slowdown"]),
+];
+
+fn errors(r: &[super::CheckResult]) -> Vec<String> {
+    r.iter()
+        .filter(|x| x.status == Problem && x.severity == Severity::Error)
+        .map(|x| format!("{} {}", x.id, x.message))
+        .collect()
+}
+
+/// One root cause, one error: on every single-cause broken tree the intended check reports the
+/// cause, and the checks whose symptoms it explains are folded under it. The average number of
+/// errors per tree whose cause is an error is printed and must stay ≤ 1.3; a tree whose cause
+/// is only a warning has no error at all.
+#[test]
+fn one_root_cause_one_error() {
+    let (mut trees, mut total) = (0usize, 0usize);
+    let mut report = String::new();
+    for (variant, code, words) in SCENARIOS {
+        let r = runv(&[&format!("variants/{variant}")]);
+        let cause = super::testutil::of(&r, code)
+            .into_iter()
+            .find(|x| x.status == Problem)
+            .unwrap_or_else(|| {
+                panic!(
+                    "{variant}: {code} does not report the cause:\n{}",
+                    super::render_checks_text(&r)
+                )
+            });
+        for w in *words {
+            assert!(
+                cause.message.contains(w),
+                "{variant}: {code} message lacks {w:?}: {}",
+                cause.message
+            );
+        }
+        let errs = errors(&r);
+        report.push_str(&format!(
+            "{variant:>18}: {} error(s) {errs:?}\n",
+            errs.len()
+        ));
+        if cause.severity == Severity::Error {
+            trees += 1;
+            total += errs.len();
+        } else {
+            assert!(
+                errs.is_empty(),
+                "{variant}: the cause is a {} but errors are reported: {errs:#?}",
+                cause.severity
+            );
+        }
+    }
+    let avg = total as f64 / trees as f64;
+    println!("{report}errors per single-cause broken tree: {avg:.2} ({total} over {trees} trees)");
+    assert!(avg <= 1.3, "{report}average {avg:.2} > 1.3");
+}
+
+/// The module built for another kernel: one error (GL206) with the consequences under it, and
+/// no advice (nvidia-modprobe) that cannot help.
+#[test]
+fn module_for_other_kernel_is_one_error_with_its_consequences() {
+    let r = runv(&["variants/other-kernel"]);
+    assert_eq!(errors(&r).len(), 1, "{}", super::render_checks_text(&r));
+    let cause = expect(&r, "GL206", Problem);
+    for c in ["GL203", "GL207"] {
+        let x = expect(&r, c, CheckStatus::Explained);
+        assert_eq!(
+            x.explained_by.map(|c| c.to_string()).as_deref(),
+            Some("GL206")
+        );
+        assert!(
+            cause
+                .evidence
+                .iter()
+                .any(|e| e.starts_with(&format!("explains {c}"))),
+            "{:?}",
+            cause.evidence
+        );
+    }
+    let text = super::render_checks_text(&r);
+    assert!(!text.contains("nvidia-modprobe"), "{text}");
+    assert!(text.contains("[explained by GL206] GL207"), "{text}");
+    // Findings carry the cause only.
+    let f = super::check_findings(&r);
+    assert!(
+        f.iter().all(|x| x.rule != "GL203" && x.rule != "GL207"),
+        "{f:#?}"
+    );
+    // Turning the cause off in the configuration brings the consequences back.
+    let known = |c: &str| c.starts_with("GL2");
+    let config =
+        crate::config::Config::parse("c.toml", "[rules]\nGL206 = \"off\"\n", &known).unwrap();
+    let off = super::apply_config(r.clone(), &config);
+    expect(&off, "GL203", Problem);
+}
+
+fn problems(r: &[super::CheckResult]) -> Vec<String> {
+    r.iter()
+        .filter(|x| x.status == Problem)
+        .map(|x| format!("{} [{}] {}", x.id, x.severity, x.message))
+        .collect()
+}
+
+/// WSL2 is a working GPU host: the Windows driver through /dev/dxg and /usr/lib/wsl/lib, no
+/// Linux module. Detected; the kernel-module checks do not apply; nothing is reported.
+#[test]
+fn wsl2_is_a_working_gpu_host() {
+    let r = runv(&["variants/wsl2"]);
+    assert!(problems(&r).is_empty(), "{}", super::render_checks_text(&r));
+    for code in [
+        "GL201", "GL202", "GL203", "GL205", "GL206", "GL207", "GL208",
+    ] {
+        let x = expect(&r, code, CheckStatus::Ok);
+        assert!(
+            x.message.contains("not applicable on WSL2"),
+            "{code}: {}",
+            x.message
+        );
+    }
+    // The driver libraries are the Windows driver's.
+    assert!(expect(&r, "GL204", CheckStatus::Ok)
+        .message
+        .contains("/usr/lib/wsl/lib"));
+    // The checks that apply there still judge: driver and torch from nvidia-smi.
+    assert!(expect(&r, "GL215", CheckStatus::Ok)
+        .message
+        .contains("runs on this host"));
+    expect(&r, "GL212", CheckStatus::Ok);
+    // The same tree without its WSL2 markers is a broken Linux host: the module checks fire.
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/wsl2"]);
+    std::fs::remove_file(dir.path().join("dev/dxg")).unwrap();
+    std::fs::remove_dir_all(dir.path().join("usr/lib/wsl")).unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    assert!(!problems(&r).is_empty());
+}
+
+/// Inside a container started with GPUs: host-side checks do not apply, nothing is reported.
+#[test]
+fn gpu_container_is_healthy() {
+    let r = runv(&["variants/gpu-container"]);
+    assert!(problems(&r).is_empty(), "{}", super::render_checks_text(&r));
+    assert!(expect(&r, "GL216", CheckStatus::Ok)
+        .message
+        .contains("/dev/nvidia0"));
+    for code in ["GL201", "GL202", "GL206", "GL208", "GL213", "GL214"] {
+        let x = expect(&r, code, CheckStatus::Ok);
+        assert!(
+            x.message.contains("inside a docker container"),
+            "{code}: {}",
+            x.message
+        );
+    }
+}
+
+/// The same container started without `--gpus`: one error that says so, with the `docker run`
+/// fix, and no host fix (drivers, modules, nouveau) anywhere.
+#[test]
+fn container_without_gpus_says_how_to_start_it() {
+    let r = runv(&["variants/container-no-gpus"]);
+    assert_eq!(errors(&r).len(), 1, "{}", super::render_checks_text(&r));
+    let x = expect(&r, "GL216", Problem);
+    assert!(
+        x.message
+            .contains("docker container was started without GPUs"),
+        "{}",
+        x.message
+    );
+    assert!(x.fix.as_deref().unwrap().contains("docker run --gpus all"));
+    let text = super::render_checks_text(&r);
+    for host_fix in ["modprobe", "nouveau", "dkms", "reboot", "Reboot"] {
+        assert!(
+            r.iter().filter(|x| x.status == Problem).all(|x| !x
+                .fix
+                .as_deref()
+                .unwrap_or_default()
+                .contains(host_fix)),
+            "{host_fix}: {text}"
+        );
+    }
+    expect(&r, "GL207", CheckStatus::Explained);
+}
+
+/// Thermal and power slowdown from the real XML report, and from the `-q` text parsed the same
+/// way (the capture's own text: nothing active).
+#[test]
+fn gl217_thermal_and_power_slowdown() {
+    let r = runv(&["variants/gpu-hot"]);
+    let x = expect(&r, "GL217", Problem);
+    assert_eq!(x.severity, Severity::Warning);
+    assert!(
+        x.evidence
+            .iter()
+            .any(|e| e.contains("hw_thermal_slowdown: Active")),
+        "{:?}",
+        x.evidence
+    );
+    assert!(
+        x.evidence
+            .iter()
+            .any(|e| e.contains("gpu_temp_tlimit -4 C")),
+        "{:?}",
+        x.evidence
+    );
+    let r = runv(&["variants/power-brake"]);
+    assert!(expect(&r, "GL217", Problem).message.contains("power-brake"));
+    let r = runv(&["variants/text-only"]);
+    assert!(expect(&r, "GL217", CheckStatus::Ok)
+        .message
+        .contains("nvidia-smi -q"));
+    let text = std::fs::read_to_string(super::testutil::testdata(
+        "h200/.gpulint-host/commands/nvidia-smi-q.txt",
+    ))
+    .unwrap();
+    let hot = text
+        .replace(
+            "            HW Thermal Slowdown                        : Not Active",
+            "            HW Thermal Slowdown                        : Active",
+        )
+        .replace(
+            "        GPU T.Limit Temp                               : 47 C",
+            "        GPU T.Limit Temp                               : -2 C",
+        );
+    let g = &crate::host::parse::smi::parse_q_text(&hot).gpus[0];
+    assert_eq!(g.throttle.len(), 2, "{:?}", g.throttle);
+    assert!(crate::host::parse::smi::parse_q_text(&text).gpus[0]
+        .throttle
+        .is_empty());
+}
+
+/// "The driver sees no GPU": the cause the kernel log or sysfs states, with its own fix.
+#[test]
+fn gl201_names_the_cause_and_its_fix() {
+    for (variant, fix) in [
+        ("gpu-unsupported", "lists PCI ID 10de:3182"),
+        ("rm-init-failed", "cold boot"),
+        ("bar-unassigned", "Above 4G Decoding"),
+        ("gpu-excluded", "/etc/modprobe.d/nvidia-exclude.conf"),
+        ("vfio-bound", "vfio-pci `ids=`"),
+    ] {
+        let r = runv(&[&format!("variants/{variant}")]);
+        let x = expect(&r, "GL201", Problem);
+        assert!(
+            x.message.contains("0000:00:07.0"),
+            "{variant}: {}",
+            x.message
+        );
+        let f = x.fix.as_deref().unwrap_or_default();
+        assert!(f.contains(fix), "{variant}: {f}");
+        assert!(!f.contains("dmesg | grep"), "{variant}: a generic fix: {f}");
+        // The excluded GPU is configuration (a warning), not a health problem.
+        if variant == "gpu-excluded" {
+            assert_eq!(x.severity, Severity::Warning);
+            expect(&r, "GL210", CheckStatus::Ok);
+        } else {
+            assert_eq!(x.severity, Severity::Error, "{variant}");
+        }
+    }
+}
+
+/// CUDA_VISIBLE_DEVICES naming a GPU that does not exist, set empty, or indices on a mixed host;
+/// CUDA_DEVICE_ORDER=PCI_BUS_ID or UUIDs settle the order.
+#[test]
+fn gl218_visible_devices() {
+    let r = runv(&["variants/cvd-missing"]);
+    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Error);
+    let r = runv(&["variants/cvd-empty"]);
+    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Error);
+    let r = runv(&["variants/cvd-order"]);
+    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Warning);
+    expect(&r, "GL201", CheckStatus::Ok);
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/cvd-order"]);
+    let env = dir.path().join(".gpulint-host/env.txt");
+    let base = std::fs::read_to_string(&env).unwrap();
+    for (extra, ok) in [
+        ("CUDA_DEVICE_ORDER=PCI_BUS_ID\n", true),
+        ("CUDA_VISIBLE_DEVICES=GPU-1e22f56e\n", true),
+        ("CUDA_VISIBLE_DEVICES=0,7,1\n", false),
+    ] {
+        std::fs::write(&env, format!("{base}{extra}")).unwrap();
+        let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+        let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+        let r = super::run_checks_with(&reader, &p, &opts());
+        let x = super::testutil::of(&r, "GL218");
+        assert_eq!(x[0].status == CheckStatus::Ok, ok, "{extra}: {x:#?}");
+        if extra.contains("0,7,1") {
+            assert!(x[0].message.contains("sees only 0"), "{}", x[0].message);
+        }
+    }
+    // Unset: every GPU.
+    expect(&runv(&[]), "GL218", CheckStatus::Ok);
+}
+
+/// torch cu124's wheels vs an older CUDA 12.1 on LD_LIBRARY_PATH (toolkit or conda env): the
+/// loader takes LD_LIBRARY_PATH first. Without LD_LIBRARY_PATH, or with a toolkit at least as
+/// new, nothing is reported.
+#[test]
+fn gl219_ld_library_path_shadows_torch_wheels() {
+    let r = runv(&["variants/torch-cu124-ldpath"]);
+    let x = expect(&r, "GL219", Problem);
+    assert!(
+        x.message.contains("libcusparse.so.12 is CUDA 12.1"),
+        "{}",
+        x.message
+    );
+    assert!(x
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("Remove /usr/local/cuda-12.1/lib64"));
+    // GL211's "LD_LIBRARY_PATH puts cuda-12.1 first" is the same cause.
+    expect(&r, "GL211", CheckStatus::Explained);
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/torch-cu124-ldpath"]);
+    let env = dir.path().join(".gpulint-host/env.txt");
+    let base = std::fs::read_to_string(&env).unwrap();
+    std::fs::write(
+        &env,
+        base.replace(
+            "LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64:",
+            "LD_LIBRARY_PATH=",
+        ),
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    expect(&r, "GL219", CheckStatus::Ok);
+    // The healthy tree (torch cu130 without nvidia/ wheels listed) is fine too.
+    expect(&runv(&[]), "GL219", CheckStatus::Ok);
+}
+
+/// Both READMEs list every captured tree with the check that covers it.
+#[test]
+fn readmes_list_every_host_scenario() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for readme in ["README.md", "testdata/host/README.md"] {
+        let text = std::fs::read_to_string(root.join(readme)).unwrap();
+        let row = |variant: &str| {
+            text.lines()
+                .find(|l| {
+                    l.trim_start().starts_with('|') && l.contains(&format!("| `{variant}` |"))
+                })
+                .map(str::to_string)
+        };
+        for (variant, code, _) in SCENARIOS {
+            let line = row(variant).unwrap_or_else(|| panic!("{readme} has no row for {variant}"));
+            assert!(
+                line.contains(code),
+                "{readme}: {variant} row does not name {code}: {line}"
+            );
+        }
+        for e in std::fs::read_dir(super::testutil::testdata("variants")).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            if ["proc-only", "xml-only", "text-only"].contains(&name.as_str()) {
+                continue;
+            }
+            assert!(
+                row(&name).is_some(),
+                "{readme} has no row for variants/{name}"
+            );
+        }
+    }
 }

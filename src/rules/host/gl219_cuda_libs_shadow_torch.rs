@@ -1,0 +1,208 @@
+//! GL219: an older CUDA library on LD_LIBRARY_PATH (a toolkit's lib64, a conda environment's
+//! lib) shadows the one torch's pip wheels bring.
+
+use super::{CheckResult, Ctx};
+use crate::finding::Severity;
+use crate::host::python::find_torch;
+use crate::host::reader::{normalize, HostReader};
+use crate::inventory::libs::{classify_stem, file_name_version, parse_so_name, LibKind};
+use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::version::CudaVersion;
+
+pub(crate) static META: RuleMeta = RuleMeta {
+    code: Code::new("GL219"),
+    name: "cuda-libs-shadow-torch",
+    default_severity: Severity::Error,
+    summary: "An older CUDA library on LD_LIBRARY_PATH shadows the one torch's wheels bring",
+    doc: RuleDoc {
+        what: "For each CUDA build of torch, lists the CUDA libraries its wheels install \
+            (site-packages/nvidia/*/lib, torch/lib) by soname, and looks for the same soname in \
+            every LD_LIBRARY_PATH directory (a toolkit's lib64, a conda environment's lib). The \
+            copy's CUDA version comes from its real file name (libnvJitLink.so.12.1.105) or its \
+            toolkit directory (cuda-12.1). The loader model is the image rules' (ld.so(8)): \
+            LD_LIBRARY_PATH is searched before the wheels' DT_RUNPATH.",
+        why: "The wheels' libraries are found through DT_RUNPATH ($ORIGIN/../../nvidia/…/lib), \
+            which the loader searches after LD_LIBRARY_PATH. A directory put there by the guides' \
+            own advice (`export LD_LIBRARY_PATH=/usr/local/cuda/lib64`) or by `conda activate` \
+            hands torch an older library of the same soname, and `import torch` fails with \
+            `undefined symbol: __nvJitLinkAddData_12_4, version libnvJitLink.so.12` (cuSPARSE \
+            from the cu124 wheels asking a CUDA 12.1 libnvJitLink for a 12.4 symbol).",
+        example: "torch 2.6.0+cu124 with LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64: \
+            `LD_LIBRARY_PATH puts /usr/local/cuda-12.1/lib64 first: its libnvJitLink.so.12 is \
+            CUDA 12.1, older than torch's CUDA 12.4`.",
+        fix:
+            "Drop the directory from LD_LIBRARY_PATH for Python/torch (the wheels bring their own \
+            CUDA libraries), or install a toolkit / conda CUDA packages at least as new as \
+            torch's CUDA.",
+        sources: &[
+            "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+            "https://github.com/pytorch/pytorch/issues/111469",
+        ],
+    },
+};
+
+/// Resolve symlinks in every component of `path` inside the reader (`/usr/local/cuda/lib64` →
+/// `/usr/local/cuda-12.1/targets/x86_64-linux/lib`).
+fn resolve_dir(r: &dyn HostReader, path: &str) -> String {
+    let mut cur = normalize(path);
+    for _ in 0..16 {
+        let comps: Vec<&str> = cur.split('/').filter(|c| !c.is_empty()).collect();
+        let mut changed = None;
+        for i in 1..=comps.len() {
+            let prefix = format!("/{}", comps[..i].join("/"));
+            if let Some(t) = r.read_link(&prefix) {
+                let base = if t.starts_with('/') {
+                    t
+                } else {
+                    format!("/{}/{t}", comps[..i - 1].join("/"))
+                };
+                let rest = comps[i..].join("/");
+                changed = Some(normalize(&format!("{base}/{rest}")));
+                break;
+            }
+        }
+        match changed {
+            Some(n) if n != cur => cur = n,
+            _ => break,
+        }
+    }
+    cur
+}
+
+/// The CUDA library sonames (`libnvJitLink.so.12`) in a directory, with the file ld.so would
+/// open.
+fn cuda_sonames(r: &dyn HostReader, dir: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (name, _) in r.list_dir(dir).unwrap_or_default() {
+        let Some(so) = parse_so_name(&name) else {
+            continue;
+        };
+        // A soname has exactly one version component (libcublas.so.12).
+        if so.suffix_parts() != 1 || !matches!(classify_stem(&so), Some(LibKind::Cuda(_))) {
+            continue;
+        }
+        out.push((name.clone(), format!("{dir}/{name}")));
+    }
+    out
+}
+
+/// CUDA major.minor of a library file: its real file name, else its toolkit directory.
+fn lib_cuda_version(r: &dyn HostReader, path: &str) -> Option<(CudaVersion, String)> {
+    let real = resolve_dir(r, path);
+    let file = real.rsplit('/').next().unwrap_or_default();
+    if let Some(v) = parse_so_name(file).and_then(|so| file_name_version(&so)) {
+        let mut it = v.split('.');
+        if let (Some(a), Some(b)) = (it.next(), it.next()) {
+            if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
+                return Some((CudaVersion::new(a, b), format!("file {real}")));
+            }
+        }
+    }
+    let v = crate::host::parse::cuda_dir_version(&real)?;
+    let v: CudaVersion = v.parse().ok()?;
+    Some((v, format!("toolkit directory of {real}")))
+}
+
+pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+    let r = cx.reader;
+    let ld = r.env("LD_LIBRARY_PATH").unwrap_or_default();
+    let dirs: Vec<&str> = ld.split(':').filter(|d| d.starts_with('/')).collect();
+    let installs: Vec<_> = find_torch(r, &cx.opts.pythons)
+        .into_iter()
+        .filter(|t| t.cuda.is_some())
+        .collect();
+    if installs.is_empty() {
+        return vec![CheckResult::ok(&META, "no CUDA build of torch found")];
+    }
+    if dirs.is_empty() {
+        return vec![CheckResult::ok(
+            &META,
+            "LD_LIBRARY_PATH is empty: torch loads its wheels' CUDA libraries",
+        )];
+    }
+    let mut out = Vec::new();
+    for t in &installs {
+        let Some(tc) = t
+            .cuda
+            .as_deref()
+            .and_then(|c| c.parse::<CudaVersion>().ok())
+        else {
+            continue;
+        };
+        let tc = CudaVersion::new(tc.major, tc.minor);
+        // The wheels' libraries: site-packages/nvidia/*/lib (and nvidia/cuXY/lib), torch/lib.
+        let mut wheel_dirs = vec![format!("{}/torch/lib", t.site_packages)];
+        let nv = format!("{}/nvidia", t.site_packages);
+        for (pkg, _) in r.list_dir(&nv).unwrap_or_default() {
+            wheel_dirs.push(format!("{nv}/{pkg}/lib"));
+        }
+        let wheel: Vec<(String, String)> =
+            wheel_dirs.iter().flat_map(|d| cuda_sonames(r, d)).collect();
+        let label = format!("torch {} ({})", t.version, t.site_packages);
+        let mut evidence = vec![format!("env: LD_LIBRARY_PATH={ld}")];
+        let mut problems = Vec::new();
+        for dir in &dirs {
+            let real = resolve_dir(r, dir);
+            for (soname, path) in cuda_sonames(r, &real) {
+                let Some((_, wheel_path)) = wheel.iter().find(|(s, _)| *s == soname) else {
+                    continue;
+                };
+                let Some((v, how)) = lib_cuda_version(r, &path) else {
+                    evidence.push(format!("{dir}: {soname}: CUDA version unknown"));
+                    continue;
+                };
+                evidence.push(format!("{dir}: {soname} is CUDA {v} ({how})"));
+                if v < tc {
+                    let conda = r.exists(&format!("{}/conda-meta", parent(&real)));
+                    let whose = if conda {
+                        "a conda environment's"
+                    } else {
+                        "a CUDA toolkit's"
+                    };
+                    let symbol = if soname.starts_with("libnvJitLink") {
+                        format!(
+                            ": `undefined symbol: __nvJitLinkAddData_{}_{}, version {soname}`",
+                            tc.major, tc.minor
+                        )
+                    } else {
+                        format!(": symbols that torch's CUDA {tc} libraries need may be missing (`undefined symbol` at import)")
+                    };
+                    problems.push(format!(
+                        "LD_LIBRARY_PATH puts {dir} ({whose}) first: its {soname} is CUDA {v}, older than torch's CUDA {tc} ({wheel_path}), and is loaded instead{symbol}"
+                    ));
+                }
+            }
+        }
+        if problems.is_empty() {
+            out.push(
+                CheckResult::ok(
+                    &META,
+                    format!(
+                        "{label}: no older CUDA library on LD_LIBRARY_PATH shadows its wheels'"
+                    ),
+                )
+                .evidence(evidence),
+            );
+        } else {
+            out.push(
+                CheckResult::problem(&META, format!("{label}: {}", problems.join("; ")))
+                    .evidence(evidence)
+                    .fix(format!(
+                        "Remove {} from LD_LIBRARY_PATH when running torch (its pip wheels bring CUDA {tc} libraries), or install CUDA libraries at least as new as {tc} there.",
+                        dirs.iter()
+                            .filter(|d| problems.iter().any(|p| p.contains(&format!("puts {d} "))))
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+            );
+        }
+    }
+    out
+}
+
+fn parent(p: &str) -> String {
+    p.rsplit_once('/')
+        .map(|(a, _)| a.to_string())
+        .unwrap_or_default()
+}
