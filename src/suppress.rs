@@ -11,10 +11,11 @@
 //!
 //! [`config_verdict`] is the one configuration policy: spec findings meet it in [`apply`]
 //! (with pragmas), image findings in [`apply_config`], host check results in
-//! `rules::host::apply_config`.
+//! [`apply_config_to_checks`].
 
 use crate::config::Config;
 use crate::finding::{Finding, Location, Severity};
+use crate::rules::host::{CheckResult, CheckStatus};
 use crate::rules::spec::gl199_unused_suppression::META as UNUSED;
 
 #[derive(Debug, Clone)]
@@ -167,6 +168,37 @@ pub fn config_verdict(
         return ConfigVerdict::Ignored(i);
     }
     ConfigVerdict::Keep(config.severity_override(rule).unwrap_or(severity))
+}
+
+/// The configuration post-pass for host checks, by the policy every command shares
+/// ([`config_verdict`]): a disabled or ignored rule's results are dropped, and
+/// a problem takes the configured severity.
+pub fn apply_config_to_checks(results: Vec<CheckResult>, config: &Config) -> Vec<CheckResult> {
+    let mut kept = results
+        .into_iter()
+        .filter_map(
+            |mut r| match config_verdict(config, &r.id, r.severity, None) {
+                ConfigVerdict::Keep(s) => {
+                    if r.status == CheckStatus::Problem {
+                        r.severity = s;
+                    }
+                    Some(r)
+                }
+                ConfigVerdict::Disabled | ConfigVerdict::Ignored(_) => None,
+            },
+        )
+        .collect::<Vec<_>>();
+    // A consequence whose cause is no longer reported stands on its own again.
+    let present: Vec<crate::rule_meta::Code> = kept.iter().map(|r| r.id).collect();
+    for r in &mut kept {
+        if r.status == CheckStatus::Explained
+            && r.explained_by.is_some_and(|c| !present.contains(&c))
+        {
+            r.status = CheckStatus::Problem;
+            r.explained_by = None;
+        }
+    }
+    kept
 }
 
 /// The post-pass for findings that point into an image: configuration only (pragmas do not

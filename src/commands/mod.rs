@@ -447,7 +447,7 @@ fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         .fail_on
         .or(config.fail_on)
         .unwrap_or(FailOn::At(Severity::Error));
-    let results = rules::host::apply_config(
+    let results = crate::suppress::apply_config_to_checks(
         rules::host::run_checks_with(reader.as_ref(), &profile, &opts),
         &config,
     );

@@ -43,3 +43,20 @@ fn justfile_recipes_name_real_scripts_and_cover_ci() {
         );
     }
 }
+
+/// Data flows one way: no module of src/ reaches back to one that reaches it
+/// (`ci/modgraph.py` prints the graph and fails on a cycle).
+#[test]
+fn module_graph_has_no_cycles() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(root.join("ci/modgraph.py"))
+        .current_dir(root)
+        .output()
+        .expect("python3 runs ci/modgraph.py");
+    assert!(
+        out.status.success(),
+        "module cycles:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -319,40 +319,6 @@ pub fn fold_consequences(results: &mut [CheckResult]) {
     }
 }
 
-/// Problems become findings at their severity; could-not-check results become `info`
-/// findings; ok results are dropped.
-/// The configuration post-pass for host checks, by the policy every command shares
-/// ([`crate::suppress::config_verdict`]): a disabled or ignored rule's results are dropped, and
-/// a problem takes the configured severity.
-pub fn apply_config(results: Vec<CheckResult>, config: &crate::config::Config) -> Vec<CheckResult> {
-    use crate::suppress::{config_verdict, ConfigVerdict};
-    let mut kept = results
-        .into_iter()
-        .filter_map(
-            |mut r| match config_verdict(config, &r.id, r.severity, None) {
-                ConfigVerdict::Keep(s) => {
-                    if r.status == CheckStatus::Problem {
-                        r.severity = s;
-                    }
-                    Some(r)
-                }
-                ConfigVerdict::Disabled | ConfigVerdict::Ignored(_) => None,
-            },
-        )
-        .collect::<Vec<_>>();
-    // A consequence whose cause is no longer reported stands on its own again.
-    let present: Vec<Code> = kept.iter().map(|r| r.id).collect();
-    for r in &mut kept {
-        if r.status == CheckStatus::Explained
-            && r.explained_by.is_some_and(|c| !present.contains(&c))
-        {
-            r.status = CheckStatus::Problem;
-            r.explained_by = None;
-        }
-    }
-    kept
-}
-
 /// Whether a check found a problem of at least `fail_on`: a check that could not run says
 /// nothing about the host, so it never fails the run.
 pub fn fails(results: &[CheckResult], fail_on: crate::finding::FailOn) -> bool {
@@ -364,6 +330,8 @@ pub fn fails(results: &[CheckResult], fail_on: crate::finding::FailOn) -> bool {
         .any(|r| r.status == CheckStatus::Problem && r.severity >= threshold)
 }
 
+/// Problems become findings at their severity; could-not-check results become `info`
+/// findings; ok and explained results are dropped.
 pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in results {

@@ -385,7 +385,10 @@ fn config_and_fail_on_apply_to_host_checks() {
     let known = |c: &str| c.starts_with("GL2");
     let config = |t: &str| crate::config::Config::parse("c.toml", t, &known).unwrap();
 
-    let off = super::apply_config(results.clone(), &config("[rules]\nGL204 = \"off\"\n"));
+    let off = crate::suppress::apply_config_to_checks(
+        results.clone(),
+        &config("[rules]\nGL204 = \"off\"\n"),
+    );
     assert!(off.iter().all(|r| r.id != "GL204"));
     assert_eq!(
         off.len(),
@@ -393,7 +396,10 @@ fn config_and_fail_on_apply_to_host_checks() {
     );
     assert!(!super::fails(&off, FailOn::At(Severity::Error)));
 
-    let warn = super::apply_config(results.clone(), &config("[rules]\nGL204 = \"warning\"\n"));
+    let warn = crate::suppress::apply_config_to_checks(
+        results.clone(),
+        &config("[rules]\nGL204 = \"warning\"\n"),
+    );
     let gl204 = expect(&warn, "GL204", Problem);
     assert_eq!(gl204.severity, Severity::Warning);
     assert!(!super::fails(&warn, FailOn::At(Severity::Error)));
@@ -633,7 +639,7 @@ fn module_for_other_kernel_is_one_error_with_its_consequences() {
     let known = |c: &str| c.starts_with("GL2");
     let config =
         crate::config::Config::parse("c.toml", "[rules]\nGL206 = \"off\"\n", &known).unwrap();
-    let off = super::apply_config(r.clone(), &config);
+    let off = crate::suppress::apply_config_to_checks(r.clone(), &config);
     expect(&off, "GL203", Problem);
 }
 
