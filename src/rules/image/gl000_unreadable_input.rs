@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL000"),
     name: "unreadable-input",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary: "Part of the input could not be read; the result is partial",
     doc: RuleDoc {
         what:

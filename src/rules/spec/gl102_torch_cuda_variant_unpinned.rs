@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL102"),
     name: "torch-cuda-variant-unpinned",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Error, Severity::Info],
     summary: "torch is installed without a CUDA variant: PyPI's default build decides the CUDA and driver",
     doc: RuleDoc {
         what: "`pip install torch==2.7` (or an unpinned `torch`) with no `+cuXYZ`, no \

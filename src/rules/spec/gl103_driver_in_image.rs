@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL103"),
     name: "driver-in-image",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary: "Driver packages or a libcuda.so are installed into the image",
     doc: RuleDoc {
         what: "The Dockerfile installs driver packages (nvidia-driver-*, libnvidia-compute-*, \

@@ -11,6 +11,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL106"),
     name: "ld-library-path-cuda-override",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Error, Severity::Info],
     summary: "LD_LIBRARY_PATH points at CUDA stubs, compat libraries, another CUDA, or drops the driver path",
     doc: RuleDoc {
         what: "LD_LIBRARY_PATH (ENV, a RUN export, or a run configuration's environment) contains \

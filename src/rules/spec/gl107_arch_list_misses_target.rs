@@ -12,6 +12,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL107"),
     name: "arch-list-misses-target",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning],
     summary: "The CUDA architecture list compiled into the image has no code for a target GPU",
     doc: RuleDoc {
         what:

@@ -10,6 +10,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL109"),
     name: "eol-cuda-image",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Info],
     summary: "The image is built on an end-of-life CUDA release or operating system",
     doc: RuleDoc {
         what: "The base image (or the image a run configuration starts) has a CUDA release whose \

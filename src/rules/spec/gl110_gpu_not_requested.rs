@@ -10,6 +10,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL110"),
     name: "gpu-not-requested",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Error],
     summary: "A CUDA/GPU image is started without a GPU request",
     doc: RuleDoc {
         what:

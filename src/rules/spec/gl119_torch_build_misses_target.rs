@@ -19,6 +19,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL119"),
     name: "torch-build-misses-target",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning],
     summary: "The torch build the Dockerfile installs ships no kernel for a target GPU",
     doc: RuleDoc {
         what: "`pip install torch==X` (with its CUDA variant: a `+cuXYZ` pin, a \
