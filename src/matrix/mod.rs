@@ -351,6 +351,16 @@ impl Matrix {
         (!gap).then_some(first)
     }
 
+    /// [`Self::nvcc_supports`] with the row's source URL.
+    pub fn nvcc_supports_sourced(
+        &self,
+        cuda: &CudaVersion,
+        target: &ArchTarget,
+    ) -> Option<(bool, &str)> {
+        let source = self.arch_row(cuda)?.source.as_str();
+        Some((self.nvcc_supports(cuda, target)?, source))
+    }
+
     fn arch_row(&self, cuda: &CudaVersion) -> Option<&ArchRow> {
         self.arch.iter().find(|r| r.cuda.same_release(cuda))
     }

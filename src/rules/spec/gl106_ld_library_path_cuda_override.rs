@@ -71,9 +71,11 @@ fn problems(
             out.push((Severity::Warning, format!("`{e}` is a host-mounted directory: the container loads the host's libraries first")));
         }
     }
+    // Keeping the inherited value means naming it (`$LD_LIBRARY_PATH`, `${LD_LIBRARY_PATH}`);
+    // other variables (`$HOME/.local/lib`) do not bring it back.
     if nvidia_base
         && !value.contains("/usr/local/nvidia/lib64")
-        && !value.contains('$')
+        && !value.contains("LD_LIBRARY_PATH")
         && !value.is_empty()
     {
         out.push((Severity::Info, "replaces the base image's LD_LIBRARY_PATH (/usr/local/nvidia/lib:/usr/local/nvidia/lib64) instead of appending to it".into()));
@@ -109,7 +111,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                     .filter(|e| e.name == "LD_LIBRARY_PATH" && !e.is_arg)
                 {
                     if let Some(v) = &e.value {
-                        let mut p = problems(v, st.info.cuda, nvidia && !e.unresolved, &[]);
+                        let mut p = problems(v, st.info.cuda, nvidia, &[]);
                         if builder {
                             p.retain(|(_, m)| !m.contains("stub libcuda.so"));
                         }
@@ -195,6 +197,16 @@ mod tests {
         let f = runs("compose", c, "GL106", vec![]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(7));
+    }
+
+    #[test]
+    fn another_variable_does_not_keep_the_inherited_value() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV LD_LIBRARY_PATH=$HOME/.local/lib\n";
+        let f = dockerfile(t, "GL106", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("replaces the base image's"), "{f:?}");
+        let kept = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV LD_LIBRARY_PATH=$HOME/.local/lib:${LD_LIBRARY_PATH}\n";
+        assert!(dockerfile(kept, "GL106", vec![]).is_empty());
     }
 
     #[test]
