@@ -670,6 +670,20 @@ pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<Exp
             let w = c.words.remove(0);
             // `if X=1 cmd` is rare; keep it simple.
             let _ = w;
+            // `then X=$(…) && …`: words after a keyword that are assignments are assignments.
+            while let Some(w) = c.words.first() {
+                match w.raw.split_once('=').map(|(k, _)| k.to_string()) {
+                    Some(k) if !w.quoted && is_name(&k) => {
+                        let w = c.words.remove(0);
+                        let v = w.text.split_once('=').map(|x| x.1).unwrap_or("");
+                        if w.unresolved {
+                            c.unknown_assigns.push(k.clone());
+                        }
+                        c.assigns.push((k, v.to_string()));
+                    }
+                    _ => break,
+                }
+            }
         }
         if c.words.is_empty() {
             for (k, v) in &c.assigns {
@@ -884,7 +898,7 @@ mod tests {
     fn a_variable_set_from_a_command_is_unknown_not_empty() {
         let mut v = vars(&[("V", "1.13.1")]);
         let cmds = parse_script(
-            "TAG=$(python -c 'print(1)') && pip install torch==${V}+${TAG}\nexport X=`uname -m`\necho $X\n",
+            "if true; then TAG=$(python -c 'print(1)') && pip install torch==${V}+${TAG}; fi\nexport X=`uname -m`\necho $X\n",
             &mut v,
         );
         let pip = cmds
