@@ -195,7 +195,11 @@ mod tests {
         // (it parses, and outside the namespace the same Deployment is reported)
         assert!(runs("k8s", &d, "GL100", vec![]).is_empty(), "{d}");
         let elsewhere = d.replace("namespace: gpu-operator", "namespace: default");
-        assert_eq!(runs("k8s", &elsewhere, "GL110", vec![]).len(), 1, "{elsewhere}");
+        assert_eq!(
+            runs("k8s", &elsewhere, "GL110", vec![]).len(),
+            1,
+            "{elsewhere}"
+        );
     }
 
     #[test]
