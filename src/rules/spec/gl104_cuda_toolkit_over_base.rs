@@ -33,7 +33,7 @@ pub static META: RuleMeta = RuleMeta {
 };
 
 /// `cuda-toolkit-12-1` → 12.1.
-fn pkg_cuda(n: &str) -> Option<CudaVersion> {
+pub(crate) fn pkg_cuda(n: &str) -> Option<CudaVersion> {
     let mut parts = n.rsplitn(3, '-');
     let minor = parts.next()?;
     let major = parts.next()?;
