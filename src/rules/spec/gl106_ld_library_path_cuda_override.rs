@@ -28,6 +28,7 @@ pub static META: RuleMeta = RuleMeta {
             toolkit handle driver and compat libraries, and append to the inherited value.",
         sources: &[
             "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+            "https://github.com/GoogleCloudPlatform/container-engine-accelerators/tree/master/cmd/nvidia_gpu",
             "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html#use-the-right-cuda-forward-compatibility-package",
         ],
     },
@@ -154,7 +155,22 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         }
         Subject::Runs(specs) => {
             for r in specs.iter() {
-                let targets: Vec<String> = r.mounts.iter().map(|m| m.container.clone()).collect();
+                // /usr/local/nvidia/lib{,64} is where the driver is meant to be mounted from the
+                // host (GKE: the device plugin mounts the host driver dir there; nvidia-docker 1; the nvidia/cuda images put it on
+                // LD_LIBRARY_PATH for that): a host mount there is the driver, as intended.
+                let targets: Vec<String> = r
+                    .mounts
+                    .iter()
+                    .map(|m| m.container.clone())
+                    .filter(|c| {
+                        !matches!(
+                            c.trim_end_matches('/'),
+                            "/usr/local/nvidia"
+                                | "/usr/local/nvidia/lib"
+                                | "/usr/local/nvidia/lib64"
+                        )
+                    })
+                    .collect();
                 for (k, v, p) in &r.env {
                     if k == "LD_LIBRARY_PATH" {
                         push(&mut out, &r.file, *p, problems(v, None, false, &targets));
@@ -197,6 +213,9 @@ mod tests {
         let f = runs("compose", c, "GL106", vec![]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(7));
+        // The driver mounted where it is meant to be (GKE: hostPath → /usr/local/nvidia/lib64).
+        let c = "services:\n  a:\n    image: x\n    volumes:\n      - /home/kubernetes/bin/nvidia/lib64:/usr/local/nvidia/lib64\n    environment:\n      - LD_LIBRARY_PATH=/usr/local/nvidia/lib64\n";
+        assert!(runs("compose", c, "GL106", vec![]).is_empty());
     }
 
     #[test]
