@@ -42,6 +42,8 @@ pub trait Facts: Send + Sync {
         cuda: &CudaVersion,
         target: &crate::arch::ArchTarget,
     ) -> Option<Sourced<bool>>;
+    /// The torch release `package==version` pins in its metadata (`torch_dependents.toml`).
+    fn torch_pinned_by(&self, package: &str, version: &str) -> Option<Sourced<String>>;
     /// PyTorch's release lines, their CUDA builds and the GPU code each build ships.
     fn torch(&self) -> &crate::matrix::torch::TorchMatrix;
 }
@@ -119,6 +121,14 @@ impl SpecFacts {
 }
 
 impl Facts for SpecFacts {
+    fn torch_pinned_by(&self, package: &str, version: &str) -> Option<Sourced<String>> {
+        self.matrix
+            .torch_pinned_by(package, version)
+            .map(|(t, src)| Sourced {
+                value: t.to_string(),
+                source: src.to_string(),
+            })
+    }
     fn nvcc_supports(
         &self,
         cuda: &CudaVersion,

@@ -131,6 +131,28 @@ mod tests {
     }
 
     #[test]
+    fn torch_pinned_by_another_package_is_judged_like_torch() {
+        // vllm 0.30.0's wheel metadata pins torch==2.13.0 (matrices/torch_dependents.toml).
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install vllm==0.30.0\n";
+        let f = dockerfile(t, "GL102", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message
+                .contains("vllm==0.30.0 (which pins torch==2.13.0"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        // No dependencies, torch named next to it, or a release with no row: nothing implied.
+        for t in [
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install --no-deps vllm==0.30.0\n",
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install vllm==0.0.1\n",
+        ] {
+            assert!(dockerfile(t, "GL102", vec![]).is_empty(), "{t}");
+        }
+    }
+
+    #[test]
     fn pinned_or_cpu_is_fine_and_old_driver_is_an_error() {
         assert!(dockerfile("FROM python:3\nRUN pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/cpu\n", "GL102", vec![]).is_empty());
         assert!(dockerfile(
