@@ -34,7 +34,7 @@ pub enum Command {
     Image(ImageArgs),
     /// Print a rule's explanation and fix.
     Explain(ExplainArgs),
-    /// List every rule with its code, name and default severity.
+    /// List every rule with its code, name and the severities it reports (default first).
     Rules(RulesArgs),
     /// Detect this host's driver and GPUs (a host profile with --format json), or diagnose it
     /// with --check.

@@ -132,6 +132,11 @@ pub struct RuleMeta {
     pub code: Code,
     pub name: &'static str,
     pub default_severity: Severity,
+    /// The other severities the rule reports in some cases (its doc says when), so that what
+    /// `gpulint rules` shows is every severity it emits. A finding at a severity that is
+    /// neither is a bug (checked in debug builds by the suppression pass, and by a test over
+    /// every rule's source).
+    pub other_severities: &'static [Severity],
     /// One line.
     pub summary: &'static str,
     pub doc: RuleDoc,
@@ -161,6 +166,22 @@ pub const DOCS_DIR: &str = "docs/rules";
 const REPO_BLOB: &str = "https://github.com/gpulint/gpulint/blob/main";
 
 impl RuleMeta {
+    /// Whether the rule may report a finding at `s` (before configuration overrides).
+    pub fn emits(&self, s: Severity) -> bool {
+        s == self.default_severity || self.other_severities.contains(&s)
+    }
+
+    /// `warning`, or `warning (also info, error)` when the severity depends on the case.
+    pub fn severity_label(&self) -> String {
+        if self.other_severities.is_empty() {
+            return self.default_severity.to_string();
+        }
+        let mut others: Vec<Severity> = self.other_severities.to_vec();
+        others.sort_by(|a, b| b.cmp(a));
+        let others: Vec<String> = others.iter().map(|s| s.to_string()).collect();
+        format!("{} (also {})", self.default_severity, others.join(", "))
+    }
+
     /// The rule's page relative to the repository root: `docs/rules/GL001.md`.
     pub fn doc_path(&self) -> String {
         format!("{DOCS_DIR}/{}.md", self.code)

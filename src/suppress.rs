@@ -161,6 +161,14 @@ pub fn config_verdict(
     severity: Severity,
     file: Option<&str>,
 ) -> ConfigVerdict {
+    // Every finding passes here once, at the severity its rule chose: it must be one that
+    // `gpulint rules` shows for the rule.
+    debug_assert!(
+        crate::rules::parse_code(rule)
+            .and_then(crate::rules::find_code)
+            .is_none_or(|m| m.emits(severity)),
+        "{rule} emitted a {severity} finding, which its RuleMeta does not declare"
+    );
     if !config.rule_enabled(rule) {
         return ConfigVerdict::Disabled;
     }

@@ -334,10 +334,10 @@ fn explain(a: ExplainArgs) -> anyhow::Result<i32> {
     match rules::find(&a.rule) {
         Some(r) => {
             print(&format!(
-                "{} {} (default severity: {})\n{}\n{}\nMore: {}\n",
+                "{} {} (severity: {})\n{}\n{}\nMore: {}\n",
                 r.code,
                 r.name,
-                r.default_severity,
+                r.severity_label(),
                 crate::rule_meta::wrap(r.summary, EXPLAIN_WIDTH, ""),
                 r.explanation(EXPLAIN_WIDTH),
                 r.doc_path()
@@ -354,7 +354,11 @@ fn list_rules(a: RulesArgs) -> anyhow::Result<i32> {
         InventoryFormat::Json => {
             let v: Vec<_> = rules
                 .iter()
-                .map(|r| serde_json::json!({"code": r.code, "name": r.name, "severity": r.default_severity, "summary": r.summary}))
+                .map(|r| {
+                    let mut all = vec![r.default_severity];
+                    all.extend(r.other_severities);
+                    serde_json::json!({"code": r.code, "name": r.name, "severity": r.default_severity, "severities": all, "summary": r.summary})
+                })
                 .collect();
             print(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
         }
@@ -362,10 +366,10 @@ fn list_rules(a: RulesArgs) -> anyhow::Result<i32> {
             let mut s = String::new();
             for r in rules {
                 s.push_str(&format!(
-                    "{}  {:<32} {:<8} {}\n",
+                    "{}  {:<32} {:<26} {}\n",
                     r.code,
                     r.name,
-                    r.default_severity.to_string(),
+                    r.severity_label(),
                     r.summary
                 ));
             }

@@ -87,6 +87,26 @@ pub fn is_gpu_os_package(name: &str) -> bool {
     PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
+/// NVIDIA's `cuda` and `cuda-X-Y` meta-packages install "all CUDA Toolkit and Driver
+/// packages" (cuda-drivers among them), unlike `cuda-toolkit-X-Y`: the CUDA installation
+/// guide's meta-package table.
+pub fn is_cuda_metapackage_with_driver(n: &str) -> bool {
+    let n = n.to_ascii_lowercase();
+    match n.strip_prefix("cuda") {
+        Some("") => true,
+        Some(rest) => rest
+            .strip_prefix('-')
+            .and_then(|v| v.split_once('-'))
+            .is_some_and(|(a, b)| {
+                !a.is_empty()
+                    && !b.is_empty()
+                    && a.chars().all(|c| c.is_ascii_digit())
+                    && b.chars().all(|c| c.is_ascii_digit())
+            }),
+        None => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

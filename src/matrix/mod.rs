@@ -36,6 +36,7 @@ pub(crate) const NGC_PYTORCH: &str = "ngc_pytorch.toml";
 pub(crate) const TORCH: &str = "torch.toml";
 pub(crate) const TORCH_COMPANIONS: &str = "torch_companions.toml";
 pub(crate) const CUDA_COMPONENTS: &str = "cuda_components.toml";
+pub(crate) const TORCH_DEPENDENTS: &str = "torch_dependents.toml";
 
 /// Every data file, with its embedded text.
 pub(crate) const FILES: &[(&str, &str)] = &[
@@ -58,7 +59,31 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         CUDA_COMPONENTS,
         include_str!("../../matrices/cuda_components.toml"),
     ),
+    (
+        TORCH_DEPENDENTS,
+        include_str!("../../matrices/torch_dependents.toml"),
+    ),
 ];
+
+/// `torch_dependents.toml`: the torch a package release pins in its wheel metadata
+/// (`ci/torch-dependents.py`).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DependentRow {
+    package: String,
+    version: String,
+    torch: String,
+    #[allow(dead_code)]
+    sha256: String,
+    source: String,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DependentsFile {
+    #[serde(default)]
+    dependent: Vec<DependentRow>,
+}
 
 /// Minimum drivers for one CUDA toolkit release.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,6 +182,7 @@ pub struct Matrix {
     ngc: Vec<NgcPytorch>,
     torch: torch::TorchMatrix,
     components: Vec<ComponentsRow>,
+    dependents: Vec<DependentRow>,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> anyhow::Result<T> {
@@ -209,6 +235,15 @@ impl Matrix {
         let components: CudaComponentsFile = parse(CUDA_COMPONENTS, &get(CUDA_COMPONENTS)?)?;
         let torch = torch::TorchMatrix::from_toml(&get(TORCH)?, &get(TORCH_COMPANIONS)?)
             .with_context(|| format!("parsing {TORCH} / {TORCH_COMPANIONS}"))?;
+        let dependents: DependentsFile = parse(TORCH_DEPENDENTS, &get(TORCH_DEPENDENTS)?)?;
+        for d in &dependents.dependent {
+            anyhow::ensure!(
+                d.source.starts_with("https://"),
+                "{TORCH_DEPENDENTS}: {} {} has no https source",
+                d.package,
+                d.version
+            );
+        }
         for g in &mut gpus.gpu {
             g.datacenter = g.segment == Segment::Datacenter;
         }
@@ -224,6 +259,7 @@ impl Matrix {
             }
         }
         Ok(Matrix {
+            dependents: dependents.dependent,
             torch,
             minor_compat: driver.minor_compat,
             releases: driver.release,
@@ -349,6 +385,27 @@ impl Matrix {
             .iter()
             .any(|r| key(&r.version) > key(&prev.cuda) && key(&r.version) < key(&first));
         (!gap).then_some(first)
+    }
+
+    /// [`Self::nvcc_supports`] with the row's source URL.
+    pub fn nvcc_supports_sourced(
+        &self,
+        cuda: &CudaVersion,
+        target: &ArchTarget,
+    ) -> Option<(bool, &str)> {
+        let source = self.arch_row(cuda)?.source.as_str();
+        Some((self.nvcc_supports(cuda, target)?, source))
+    }
+
+    /// The torch release `package==version` pins (its wheel metadata), with the wheel's URL.
+    /// `package` is compared normalized (`flash_attn` = `flash-attn`).
+    pub fn torch_pinned_by(&self, package: &str, version: &str) -> Option<(&str, &str)> {
+        let norm = |s: &str| s.to_ascii_lowercase().replace(['_', '.'], "-");
+        let p = norm(package);
+        self.dependents
+            .iter()
+            .find(|d| norm(&d.package) == p && d.version == version)
+            .map(|d| (d.torch.as_str(), d.source.as_str()))
     }
 
     fn arch_row(&self, cuda: &CudaVersion) -> Option<&ArchRow> {

@@ -56,8 +56,17 @@ pub fn rule_page(rule: &Rule) -> String {
         m.summary.trim_end_matches('.')
     )));
     s.push_str(&format!(
-        "\n- Default severity: **{}**\n- Family: {}\n",
+        "\n- Default severity: **{}**{}\n- Family: {}\n",
         m.default_severity,
+        if m.other_severities.is_empty() {
+            String::new()
+        } else {
+            let o: Vec<String> = m.other_severities.iter().map(|s| s.to_string()).collect();
+            format!(
+                " (also reported as {} where the text below says)",
+                o.join(", ")
+            )
+        },
         family(&rule.check)
     ));
     for (head, body) in [
@@ -81,14 +90,14 @@ pub fn index_page() -> String {
         "# gpulint rules\n\n{GENERATED}\n\n\
          Codes are stable and never reused. `gpulint explain CODE` prints the same text as \
          these pages.\n\n\
-         | Code | Name | Default severity | Summary |\n|---|---|---|---|\n"
+         | Code | Name | Severity | Summary |\n|---|---|---|---|\n"
     );
     for r in RULES {
         let m = r.meta;
         s.push_str(&format!(
             "| [{code}]({code}.md) | {} | {} | {} |\n",
             m.name,
-            m.default_severity,
+            m.severity_label(),
             m.summary.replace('|', "\\|"),
             code = m.code
         ));

@@ -276,6 +276,78 @@ pub fn parse_code(s: &str) -> Option<Code> {
 mod tests {
     use super::*;
 
+    /// What `gpulint rules` shows is what a rule emits: every severity a rule's own source
+    /// names (outside its tests and its default) is declared in `other_severities`, and every
+    /// declared one is used. Computed severities are also checked at run time by the
+    /// suppression pass (debug builds), which every finding passes.
+    #[test]
+    fn declared_severities_are_the_emitted_ones() {
+        use crate::finding::Severity;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        for r in RULES {
+            let m = r.meta;
+            let family = match m.code.number() {
+                0..=99 => "image",
+                100..=199 => "spec",
+                _ => "host",
+            };
+            let prefix = format!("{}_", m.code.to_ascii_lowercase());
+            let file = std::fs::read_dir(root.join(family))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+                })
+                .unwrap_or_else(|| panic!("no source file for {}", m.code));
+            let src = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            let body = src.split("#[cfg(test)]").next().unwrap_or("");
+            let body: String = body
+                .lines()
+                .filter(|l| !l.contains("default_severity:") && !l.contains("other_severities:"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let mut used: Vec<Severity> = Vec::new();
+            for (lit, s) in [
+                ("Severity::Info", Severity::Info),
+                ("Severity::Warning", Severity::Warning),
+                ("Severity::Error", Severity::Error),
+            ] {
+                if body.contains(lit) {
+                    used.push(s);
+                }
+            }
+            // Host checks report "could not check" as info through their shared runner.
+            if family == "host" && !used.contains(&Severity::Info) {
+                used.push(Severity::Info);
+            }
+            for s in &used {
+                assert!(
+                    m.emits(*s),
+                    "{} emits {s} but `gpulint rules` shows only {}",
+                    m.code,
+                    m.severity_label()
+                );
+            }
+            // Input rules are reported by the readers, not by code in their own file.
+            if matches!(r.check, Check::Input | Check::Suppression) {
+                continue;
+            }
+            for s in m.other_severities {
+                assert!(
+                    used.contains(s) && *s != m.default_severity,
+                    "{} declares {s} but never emits it (or it is the default)",
+                    m.code
+                );
+            }
+        }
+        let gl116 = find("GL116").unwrap();
+        assert_eq!(gl116.severity_label(), "warning (also info)");
+        assert!(!gl116.emits(Severity::Error));
+    }
+
     #[test]
     fn codes_and_names_are_unique_sorted_and_well_formed() {
         let codes: Vec<Code> = RULES.iter().map(|r| r.meta.code).collect();

@@ -35,6 +35,15 @@ pub trait Facts: Send + Sync {
     fn arch_name(&self, name: &str) -> Option<String>;
     /// Image repositories without a `latest` tag.
     fn has_no_latest_tag(&self, repo: &str) -> Option<Sourced<()>>;
+    /// Whether nvcc of this CUDA release can compile for `target` (`cuda_arch.toml`); None
+    /// when the release has no row.
+    fn nvcc_supports(
+        &self,
+        cuda: &CudaVersion,
+        target: &crate::arch::ArchTarget,
+    ) -> Option<Sourced<bool>>;
+    /// The torch release `package==version` pins in its metadata (`torch_dependents.toml`).
+    fn torch_pinned_by(&self, package: &str, version: &str) -> Option<Sourced<String>>;
     /// PyTorch's release lines, their CUDA builds and the GPU code each build ships.
     fn torch(&self) -> &crate::matrix::torch::TorchMatrix;
 }
@@ -112,6 +121,26 @@ impl SpecFacts {
 }
 
 impl Facts for SpecFacts {
+    fn torch_pinned_by(&self, package: &str, version: &str) -> Option<Sourced<String>> {
+        self.matrix
+            .torch_pinned_by(package, version)
+            .map(|(t, src)| Sourced {
+                value: t.to_string(),
+                source: src.to_string(),
+            })
+    }
+    fn nvcc_supports(
+        &self,
+        cuda: &CudaVersion,
+        target: &crate::arch::ArchTarget,
+    ) -> Option<Sourced<bool>> {
+        self.matrix
+            .nvcc_supports_sourced(cuda, target)
+            .map(|(value, source)| Sourced {
+                value,
+                source: source.to_string(),
+            })
+    }
     fn torch(&self) -> &crate::matrix::torch::TorchMatrix {
         self.matrix.torch()
     }

@@ -146,7 +146,11 @@ pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
     let mut info = ImageInfo::unknown();
     let repo = r.repo.to_ascii_lowercase();
     let tag = r.tag.clone().unwrap_or_default();
-    if repo == "nvidia/cuda" && (r.registry == "docker.io" || r.registry == "nvcr.io") {
+    // nvidia/cudagl (discontinued) is nvidia/cuda plus OpenGL, built FROM it with the same tag
+    // scheme: https://gitlab.com/nvidia/container-images/cudagl
+    if (repo == "nvidia/cuda" || repo == "nvidia/cudagl")
+        && (r.registry == "docker.io" || r.registry == "nvcr.io")
+    {
         info.kind = ImageKind::NvidiaCuda;
         let parts: Vec<&str> = tag.split('-').collect();
         info.cuda = parts.first().and_then(|p| parse_cuda_prefix(p));
@@ -361,6 +365,10 @@ mod tests {
         assert_eq!(i.os.as_deref(), Some("ubuntu22.04"));
         let i = info("nvidia/cuda:10.1-cudnn7-devel-ubuntu18.04");
         assert_eq!((i.cuda, i.cudnn), (Some(CudaVersion::new(10, 1)), Some(7)));
+        let i = info("nvidia/cudagl:10.1-runtime-ubuntu16.04");
+        assert_eq!(i.kind, ImageKind::NvidiaCuda);
+        assert_eq!(i.cuda, Some(CudaVersion::new(10, 1)));
+        assert_eq!(i.os.as_deref(), Some("ubuntu16.04"));
         let i = info("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-devel");
         assert_eq!(i.torch.as_deref(), Some("2.6.0"));
         assert_eq!(i.cuda, Some(CudaVersion::new(12, 4)));

@@ -347,15 +347,19 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             "nvidia/driver",
             "container-toolkit",
             "gpu-feature-discovery",
-            "nvidia/k8s",
+            "nvidia/k8s/dcgm",
+            "nvidia/k8s/container-toolkit",
             "cuda-validator",
             "mig-manager",
         ]
         .iter()
         .any(|k| img_l.contains(k) || meta_name.contains(k))
             || host_paths.iter().any(|h| h.1.contains("device-plugins"))
-            || namespace == "gpu-operator"
-            || namespace.contains("nvidia");
+            // The operator's own controllers and agents; a one-off Pod or Job there is a test
+            // workload someone runs (the CUDA samples of the operator's docs), judged by what
+            // it runs.
+            || ((namespace == "gpu-operator" || namespace.contains("nvidia"))
+                && !matches!(kind.as_str(), "Pod" | "Job" | "CronJob"));
         out.push(rs);
     }
 }

@@ -428,6 +428,9 @@ pub fn pip_install(c: &LCmd, read_file: &dyn Fn(&str) -> Option<String>) -> Opti
                 }
             } else if opt == "--no-deps" || opt == "--no-dependencies" {
                 p.no_deps = true;
+            } else if opt == "--dry-run" {
+                // pip >= 22.2 / uv: resolves and reports, installs nothing.
+                return None;
             }
             i += 1;
             continue;

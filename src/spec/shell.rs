@@ -90,6 +90,9 @@ pub struct Redirect {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Command {
     pub assigns: Vec<(String, String)>,
+    /// Names among `assigns` whose value could not be expanded (`X=$(cmd)`): unknown, not
+    /// the text we kept.
+    pub unknown_assigns: Vec<String>,
     pub words: Vec<Word>,
     pub redirects: Vec<Redirect>,
     pub offset: usize,
@@ -667,10 +670,29 @@ pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<Exp
             let w = c.words.remove(0);
             // `if X=1 cmd` is rare; keep it simple.
             let _ = w;
+            // `then X=$(…) && …`: words after a keyword that are assignments are assignments.
+            while let Some(w) = c.words.first() {
+                match w.raw.split_once('=').map(|(k, _)| k.to_string()) {
+                    Some(k) if !w.quoted && is_name(&k) => {
+                        let w = c.words.remove(0);
+                        let v = w.text.split_once('=').map(|x| x.1).unwrap_or("");
+                        if w.unresolved {
+                            c.unknown_assigns.push(k.clone());
+                        }
+                        c.assigns.push((k, v.to_string()));
+                    }
+                    _ => break,
+                }
+            }
         }
         if c.words.is_empty() {
             for (k, v) in &c.assigns {
-                vars.insert(k.clone(), Var::Set(v.clone()));
+                let val = if c.unknown_assigns.contains(k) {
+                    Var::Unknown
+                } else {
+                    Var::Set(v.clone())
+                };
+                vars.insert(k.clone(), val);
             }
         } else {
             let name = c.words[0].text.as_str();
@@ -678,7 +700,12 @@ pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<Exp
                 for w in &c.words[1..] {
                     if let Some((k, v)) = w.text.split_once('=') {
                         if is_name(k) {
-                            vars.insert(k.to_string(), Var::Set(v.to_string()));
+                            let val = if w.unresolved {
+                                Var::Unknown
+                            } else {
+                                Var::Set(v.to_string())
+                            };
+                            vars.insert(k.to_string(), val);
                         }
                     }
                 }
@@ -803,6 +830,9 @@ pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<Exp
                         .split_once('=')
                         .map(|(_, v)| (v.to_string(), ()))
                         .unwrap_or((v.to_string(), ()));
+                    if word.unresolved {
+                        cur.unknown_assigns.push(k.to_string());
+                    }
                     cur.assigns.push((k.to_string(), val));
                     continue;
                 }
@@ -862,6 +892,22 @@ mod tests {
         let (t, unres) = expand_word("torch==${T}", &u, '\\');
         assert!(unres);
         assert_eq!(t, "torch==${T}");
+    }
+
+    #[test]
+    fn a_variable_set_from_a_command_is_unknown_not_empty() {
+        let mut v = vars(&[("V", "1.13.1")]);
+        let cmds = parse_script(
+            "if true; then TAG=$(python -c 'print(1)') && pip install torch==${V}+${TAG}; fi\nexport X=`uname -m`\necho $X\n",
+            &mut v,
+        );
+        let pip = cmds
+            .iter()
+            .find(|c| c.argv().first() == Some(&"pip"))
+            .unwrap();
+        assert_eq!(pip.words[2].text, "torch==1.13.1+${TAG}");
+        assert!(pip.words[2].unresolved);
+        assert_eq!(v.get("X"), Some(&Var::Unknown));
     }
 
     #[test]

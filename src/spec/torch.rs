@@ -170,6 +170,40 @@ pub fn stage_torch(st: &Stage, facts: &dyn Facts) -> Vec<TorchInstall> {
                         stage: st.index,
                     });
                 }
+                // A package that pins torch in its metadata (`vllm==0.6.3` → `torch==2.4.0`)
+                // installs that torch, from the same indexes, unless torch is named too or
+                // dependencies are off.
+                if p.no_deps || p.reqs.iter().any(|r| r.name == "torch") {
+                    continue;
+                }
+                for r in &p.reqs {
+                    let Some(v) = r.pinned.as_deref().filter(|_| !r.unresolved) else {
+                        continue;
+                    };
+                    let Some(t) = facts.torch_pinned_by(&r.name, v) else {
+                        continue;
+                    };
+                    let torch_req = Req {
+                        name: "torch".into(),
+                        spec: format!("=={}", t.value),
+                        pinned: Some(t.value.clone()),
+                        local: None,
+                        url: None,
+                        pos: r.pos,
+                        unresolved: false,
+                    };
+                    out.push(TorchInstall {
+                        pos: r.pos,
+                        text: format!(
+                            "{}{} (which pins torch=={}: {})",
+                            r.name, r.spec, t.value, t.source
+                        ),
+                        cuda: pip_torch(p, &torch_req, facts),
+                        version: Some(t.value.clone()),
+                        via_conda: false,
+                        stage: st.index,
+                    });
+                }
             }
             Install::Conda(c) => {
                 let Some(t) = c.pkgs.iter().find(|p| p.0 == "pytorch") else {

@@ -9,6 +9,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL201"),
     name: "gpu-not-visible-to-driver",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "An NVIDIA GPU is on the PCI bus but the driver does not see it",
     doc: RuleDoc {
         what: "Compares the NVIDIA display-class devices on the PCI bus \

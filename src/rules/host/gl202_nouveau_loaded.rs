@@ -9,6 +9,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL202"),
     name: "nouveau-loaded",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "The open-source nouveau driver is loaded or may load instead of nvidia",
     doc: RuleDoc {
         what: "Looks for `nouveau` in /proc/modules and for a blacklist in /etc/modprobe.d, \

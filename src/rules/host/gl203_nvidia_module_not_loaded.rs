@@ -8,6 +8,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL203"),
     name: "nvidia-module-not-loaded",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info],
     summary: "The nvidia or nvidia_uvm kernel module is not loaded",
     doc: RuleDoc {
         what:

@@ -10,6 +10,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL204"),
     name: "driver-version-mismatch",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info],
     summary: "The loaded kernel module and the user-space driver libraries have different versions",
     doc: RuleDoc {
         what:

@@ -9,6 +9,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL205"),
     name: "kernel-module-flavor-unsupported",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info],
     summary: "The open or proprietary nvidia kernel module in use does not support a GPU",
     doc: RuleDoc {
         what: "Reports which kernel module flavour is loaded (/proc/driver/nvidia/version says \

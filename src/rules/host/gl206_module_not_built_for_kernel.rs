@@ -9,6 +9,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL206"),
     name: "module-not-built-for-kernel",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "The nvidia kernel module is not built for the running (or newest installed) kernel",
     doc: RuleDoc {
         what: "Finds which kernels have an nvidia module (/lib/modules/<kernel>/…/nvidia.ko*, via \

@@ -9,6 +9,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL207"),
     name: "device-nodes-unusable",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "A /dev/nvidia* device node is missing or not read-write for the invoking user",
     doc: RuleDoc {
         what: "Checks /dev/nvidiactl, /dev/nvidia<minor> for each GPU, /dev/nvidia-uvm, \

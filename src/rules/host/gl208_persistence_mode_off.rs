@@ -9,6 +9,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL208"),
     name: "persistence-mode-off",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Info],
     summary:
         "GPUs are not kept initialized (persistence mode off, nvidia-persistenced not running)",
     doc: RuleDoc {

@@ -8,6 +8,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL209"),
     name: "mig-misconfigured",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary:
         "MIG is enabled without instances, a MIG mode change is pending, or MIG splits the GPU",
     doc: RuleDoc {

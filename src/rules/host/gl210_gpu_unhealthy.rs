@@ -11,6 +11,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL210"),
     name: "gpu-unhealthy",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "A GPU reports errors: ERR!, reset required, uncorrectable ECC, pending retirement or remap, Xid",
     doc: RuleDoc {
         what: "Scans nvidia-smi (summary table, -q -x or -q) for `ERR!`, \"GPU requires reset\", \

@@ -11,6 +11,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL211"),
     name: "cuda-toolkit-conflict",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Info],
     summary: "The loader path or nvcc on PATH belongs to another CUDA toolkit than /usr/local/cuda",
     doc: RuleDoc {
         what: "Lists the CUDA toolkits under /usr/local (cuda-X.Y, version.json), where \

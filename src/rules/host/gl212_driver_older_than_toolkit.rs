@@ -10,6 +10,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL212"),
     name: "driver-older-than-toolkit",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "An installed CUDA toolkit is newer than the CUDA version the driver supports",
     doc: RuleDoc {
         what: "Compares each installed toolkit (/usr/local/cuda-X.Y, `nvcc --version`) with the CUDA \

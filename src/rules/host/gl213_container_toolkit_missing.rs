@@ -10,6 +10,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL213"),
     name: "container-toolkit-missing",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "Docker or containerd is installed but cannot give containers GPUs",
     doc: RuleDoc {
         what: "Looks for the NVIDIA Container Toolkit (nvidia-ctk, nvidia-container-cli, \

@@ -10,6 +10,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL214"),
     name: "nvml-unknown-error-risk",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Info],
     summary: "Containers may lose their GPUs (\"Failed to initialize NVML: Unknown Error\")",
     doc: RuleDoc {
         what: "Reads the container engine's cgroup driver (daemon.json `exec-opts` \

@@ -13,6 +13,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL215"),
     name: "torch-host-mismatch",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "An installed PyTorch has no kernels for this host's GPUs or needs a newer driver",
     doc: RuleDoc {
         what: "Finds the Python environments (`--python PATH`, else python3/python on PATH), reads \

@@ -9,6 +9,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL216"),
     name: "container-started-without-gpus",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info],
     summary: "This container was started without GPUs (no --gpus / device request)",
     doc: RuleDoc {
         what: "Inside a container (/.dockerenv, /run/.containerenv, or a container cgroup of PID \

@@ -9,6 +9,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL217"),
     name: "gpu-thermal-or-power-slowdown",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Info],
     summary: "A GPU is being slowed down by heat or power (thermal slowdown, power brake)",
     doc: RuleDoc {
         what: "Reads `nvidia-smi -q -x` (else `-q`): the clocks event reasons (older drivers: \

@@ -10,6 +10,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL218"),
     name: "visible-devices-invalid",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES hides GPUs or names GPUs that do not exist",
     doc: RuleDoc {
         what: "Reads CUDA_VISIBLE_DEVICES (and, inside a container, NVIDIA_VISIBLE_DEVICES) of the \

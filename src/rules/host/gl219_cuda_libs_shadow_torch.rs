@@ -13,6 +13,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL219"),
     name: "cuda-libs-shadow-torch",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info],
     summary: "An older CUDA library on LD_LIBRARY_PATH shadows the one torch's wheels bring",
     doc: RuleDoc {
         what: "For each CUDA build of torch, lists the CUDA libraries its wheels install \

@@ -9,6 +9,8 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL000"),
     name: "unreadable-input",
     default_severity: Severity::Error,
+    // A warning under --allow-partial (reported by the image and spec readers).
+    other_severities: &[Severity::Warning],
     summary: "Part of the input could not be read; the result is partial",
     doc: RuleDoc {
         what:

@@ -8,6 +8,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL001"),
     name: "no-kernel-image",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary: "A CUDA binary has no SASS or PTX that can run on the target GPU",
     doc: RuleDoc {
         what:

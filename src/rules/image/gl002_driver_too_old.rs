@@ -10,6 +10,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL002"),
     name: "driver-too-old",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info],
     summary: "The CUDA runtime in the image needs a newer driver than the target's",
     doc: RuleDoc {
         what: "The image loads a CUDA runtime (libcudart, or the CUDA a framework such as PyTorch \

@@ -10,6 +10,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL003"),
     name: "ptx-jit-needs-newer-driver",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info],
     summary:
         "A binary runs on the target only through PTX JIT, and the driver cannot compile that PTX",
     doc: RuleDoc {

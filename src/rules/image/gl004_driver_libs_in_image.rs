@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL004"),
     name: "driver-libs-in-image",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning],
     summary: "NVIDIA driver libraries (libcuda, libnvidia-ml, …) are baked into the image",
     doc: RuleDoc {
         what: "The image contains user-space driver libraries such as libcuda.so.1 or \

@@ -11,6 +11,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL005"),
     name: "forward-compat-unsupported",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "The image relies on the cuda-compat package where forward compatibility cannot work",
     doc: RuleDoc {
         what: "The image's CUDA runtime is newer than the target's driver supports (even under \

@@ -11,6 +11,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL006"),
     name: "conflicting-cuda-runtimes",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning],
     summary: "The dynamic loader resolves a CUDA/cuDNN dependency to another library than the one shipped, or to none",
     doc: RuleDoc {
         what: "A binary needs a CUDA library (libcudart, libcublas, libcudnn, libnccl, …). Following \

@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL007"),
     name: "wheel-tag-mismatch",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary:
         "An installed wheel was built for another Python, glibc (manylinux) or CPU architecture",
     doc: RuleDoc {

@@ -12,6 +12,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL008"),
     name: "torch-companion-mismatch",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning],
     summary:
         "A torch companion package was built for another torch or CUDA than the installed torch",
     doc: RuleDoc {

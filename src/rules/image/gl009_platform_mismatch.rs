@@ -8,6 +8,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL009"),
     name: "platform-mismatch",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary: "The image's OS/architecture does not match the target's",
     doc: RuleDoc {
         what:

@@ -13,6 +13,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL010"),
     name: "require-cuda-unsatisfied",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "NVIDIA_REQUIRE_CUDA in the image is not satisfied by the target's driver/GPU",
     doc: RuleDoc {
         what: "The image config sets `NVIDIA_REQUIRE_CUDA` (all nvidia/cuda images do, e.g. \

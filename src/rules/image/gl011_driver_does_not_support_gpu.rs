@@ -10,6 +10,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL011"),
     name: "driver-does-not-support-gpu",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning],
     summary: "The target's driver is older than the first driver that supports its GPU",
     doc: RuleDoc {
         what: "The node's NVIDIA driver predates the GPU. A B200 or RTX 5090 (Blackwell, compute \

@@ -7,6 +7,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL100"),
     name: "invalid-spec-file",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary: "A Dockerfile, compose file or Kubernetes manifest does not parse",
     doc: RuleDoc {
         what:

@@ -10,6 +10,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL101"),
     name: "torch-cuda-vs-base-cuda",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Info, Severity::Warning],
     summary: "PyTorch's CUDA build differs from the base image's CUDA",
     doc: RuleDoc {
         what: "The Dockerfile installs a PyTorch built for one CUDA release (`+cu121`, a whl/cu121 \

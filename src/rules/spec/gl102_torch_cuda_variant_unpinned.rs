@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL102"),
     name: "torch-cuda-variant-unpinned",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Error, Severity::Info],
     summary: "torch is installed without a CUDA variant: PyPI's default build decides the CUDA and driver",
     doc: RuleDoc {
         what: "`pip install torch==2.7` (or an unpinned `torch`) with no `+cuXYZ`, no \
@@ -127,6 +128,28 @@ mod tests {
         assert!(f[0].message.contains("CUDA 12.6"), "{}", f[0].message);
         assert!(f[0].message.contains("525.60.13"), "{}", f[0].message);
         assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn torch_pinned_by_another_package_is_judged_like_torch() {
+        // vllm 0.30.0's wheel metadata pins torch==2.13.0 (matrices/torch_dependents.toml).
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install vllm==0.30.0\n";
+        let f = dockerfile(t, "GL102", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message
+                .contains("vllm==0.30.0 (which pins torch==2.13.0"),
+            "{}",
+            f[0].message
+        );
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        // No dependencies, torch named next to it, or a release with no row: nothing implied.
+        for t in [
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install --no-deps vllm==0.30.0\n",
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install vllm==0.0.1\n",
+        ] {
+            assert!(dockerfile(t, "GL102", vec![]).is_empty(), "{t}");
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! GL103: NVIDIA driver packages or libcuda baked into the image.
 
 use crate::finding::{Finding, Severity};
-use crate::inventory::names::{is_driver_library_file, is_driver_package};
+use crate::inventory::names::{
+    is_cuda_metapackage_with_driver, is_driver_library_file, is_driver_package,
+};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::pkg::Install;
 use crate::spec::{loc, RuleCtx, Subject};
@@ -10,10 +12,13 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL103"),
     name: "driver-in-image",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary: "Driver packages or a libcuda.so are installed into the image",
     doc: RuleDoc {
         what: "The Dockerfile installs driver packages (nvidia-driver-*, libnvidia-compute-*, \
-            cuda-drivers, nvidia-utils-*), copies a libcuda.so / libnvidia-*.so into the image, \
+            cuda-drivers, nvidia-utils-*, and the `cuda` / `cuda-X-Y` meta-packages that pull \
+            cuda-drivers), runs a driver runfile (`NVIDIA-Linux-*.run`, a CUDA runfile with \
+            `--driver`), copies a libcuda.so / libnvidia-*.so into the image, \
             links the link-time stub libcuda.so to libcuda.so.1, or puts the stubs directory into \
             ld.so.conf.",
         why: "The user-space driver must match the host's kernel module exactly; the NVIDIA \
@@ -28,9 +33,38 @@ pub static META: RuleMeta = RuleMeta {
         sources: &[
             "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html",
             "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+            "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html#meta-packages",
+            "https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html#runfile-advanced",
         ],
     },
 };
+
+/// A runfile that installs the driver, when the command executes it: NVIDIA's driver
+/// installer (`NVIDIA-Linux-x86_64-535.104.05.run`), or the CUDA runfile
+/// (`cuda_12.4.0_550.54.14_linux.run`) given `--driver`.
+fn runs_driver_runfile(words: &[&str]) -> Option<String> {
+    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
+    let first = words.first().map(|w| base(w))?;
+    let file = if matches!(first.as_str(), "sh" | "bash") {
+        words
+            .iter()
+            .skip(1)
+            .find(|w| !w.starts_with('-'))
+            .map(|w| base(w))?
+    } else {
+        first
+    };
+    if !file.ends_with(".run") {
+        return None;
+    }
+    if file.starts_with("NVIDIA-Linux-") {
+        return Some(file);
+    }
+    if file.starts_with("cuda_") && words.contains(&"--driver") {
+        return Some(file);
+    }
+    None
+}
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let Subject::Dockerfile(bf) = s else {
@@ -45,7 +79,13 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         for i in &st.installs {
             if let Install::Os(o) = i {
                 for (n, _, pos) in &o.pkgs {
-                    if is_driver_package(n) {
+                    if is_cuda_metapackage_with_driver(n) {
+                        out.push(
+                            META.finding(format!("`{n}` is NVIDIA's meta-package for the CUDA toolkit *and driver*: it pulls cuda-drivers (the user-space driver) into the image, which must come from the host at run time"))
+                                .with_location(loc(&bf.file, *pos))
+                                .with_help("install `cuda-toolkit-X-Y` (or only the libraries you need, e.g. cuda-libraries-X-Y) instead"),
+                        );
+                    } else if is_driver_package(n) {
                         out.push(
                             META.finding(format!("`{n}` installs the NVIDIA user-space driver into the image; it must come from the host at run time"))
                                 .with_location(loc(&bf.file, *pos))
@@ -89,6 +129,13 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                     }
                 }
             }
+            if let Some(file) = runs_driver_runfile(&words) {
+                out.push(
+                    META.finding(format!("`{file}` installs the NVIDIA driver into the image by hand; it must come from the host at run time"))
+                        .with_location(loc(&bf.file, c.pos))
+                        .with_help("drop the driver install (run the CUDA runfile with --toolkit only); the NVIDIA Container Toolkit mounts the host's driver libraries"),
+                );
+            }
             // echo /usr/local/cuda/lib64/stubs > /etc/ld.so.conf.d/…
             if name == "echo" || name == "printf" {
                 let to_ldconf = c.redirects.iter().any(|r| {
@@ -129,6 +176,28 @@ mod tests {
         // ...but in the final stage it ships.
         let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS build\nRUN make\nFROM build\nRUN ln -s /usr/local/cuda/lib64/stubs/libcuda.so /usr/local/cuda/lib64/stubs/libcuda.so.1\n";
         assert_eq!(dockerfile(t, "GL103", vec![]).len(), 1);
+        // Meta-packages with the driver, and driver runfiles; not the toolkit-only forms.
+        let t = "FROM ubuntu:22.04\nRUN apt-get install -y cuda-12-4 cuda-toolkit-12-4 cuda-libraries-12-4 cuda-cudart-12-4\nRUN yum install -y cuda\nRUN wget https://x/NVIDIA-Linux-x86_64-535.104.05.run && sh NVIDIA-Linux-x86_64-535.104.05.run -s --no-kernel-module\nRUN sh cuda_12.4.0_550.54.14_linux.run --silent --toolkit\nRUN ./cuda_12.4.0_550.54.14_linux.run --silent --driver --toolkit\n";
+        let f = dockerfile(t, "GL103", vec![]);
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| {
+                (
+                    f.location.as_ref().unwrap().line.unwrap(),
+                    f.message.split('`').nth(1).unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (2, "cuda-12-4".to_string()),
+                (3, "cuda".to_string()),
+                (4, "NVIDIA-Linux-x86_64-535.104.05.run".to_string()),
+                (6, "cuda_12.4.0_550.54.14_linux.run".to_string()),
+            ],
+            "{f:?}"
+        );
         assert!(dockerfile(
             "FROM ubuntu\nRUN apt-get install -y nvidia-container-toolkit-base python3\n",
             "GL103",

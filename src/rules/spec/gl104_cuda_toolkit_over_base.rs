@@ -11,6 +11,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL104"),
     name: "cuda-toolkit-over-base",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Info],
     summary: "A CUDA toolkit / CUDA libraries of another release are installed over the base image's CUDA",
     doc: RuleDoc {
         what: "Apt/yum/conda installs CUDA packages (cuda-toolkit-X-Y, cuda-X-Y, \
@@ -32,7 +33,7 @@ pub static META: RuleMeta = RuleMeta {
 };
 
 /// `cuda-toolkit-12-1` → 12.1.
-fn pkg_cuda(n: &str) -> Option<CudaVersion> {
+pub(crate) fn pkg_cuda(n: &str) -> Option<CudaVersion> {
     let mut parts = n.rsplitn(3, '-');
     let minor = parts.next()?;
     let major = parts.next()?;

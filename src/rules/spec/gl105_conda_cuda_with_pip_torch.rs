@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL105"),
     name: "conda-cuda-with-pip-torch",
     default_severity: Severity::Warning,
+    other_severities: &[],
     summary: "conda's CUDA (cudatoolkit / pytorch-cuda) and a pip-installed torch in one image",
     doc: RuleDoc {
         what: "The image installs CUDA or PyTorch with conda (cudatoolkit=, pytorch-cuda=, pytorch) \

@@ -11,6 +11,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL106"),
     name: "ld-library-path-cuda-override",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Error, Severity::Info],
     summary: "LD_LIBRARY_PATH points at CUDA stubs, compat libraries, another CUDA, or drops the driver path",
     doc: RuleDoc {
         what: "LD_LIBRARY_PATH (ENV, a RUN export, or a run configuration's environment) contains \
@@ -27,6 +28,7 @@ pub static META: RuleMeta = RuleMeta {
             toolkit handle driver and compat libraries, and append to the inherited value.",
         sources: &[
             "https://man7.org/linux/man-pages/man8/ld.so.8.html",
+            "https://github.com/GoogleCloudPlatform/container-engine-accelerators/tree/master/cmd/nvidia_gpu",
             "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html#use-the-right-cuda-forward-compatibility-package",
         ],
     },
@@ -70,9 +72,11 @@ fn problems(
             out.push((Severity::Warning, format!("`{e}` is a host-mounted directory: the container loads the host's libraries first")));
         }
     }
+    // Keeping the inherited value means naming it (`$LD_LIBRARY_PATH`, `${LD_LIBRARY_PATH}`);
+    // other variables (`$HOME/.local/lib`) do not bring it back.
     if nvidia_base
         && !value.contains("/usr/local/nvidia/lib64")
-        && !value.contains('$')
+        && !value.contains("LD_LIBRARY_PATH")
         && !value.is_empty()
     {
         out.push((Severity::Info, "replaces the base image's LD_LIBRARY_PATH (/usr/local/nvidia/lib:/usr/local/nvidia/lib64) instead of appending to it".into()));
@@ -108,7 +112,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                     .filter(|e| e.name == "LD_LIBRARY_PATH" && !e.is_arg)
                 {
                     if let Some(v) = &e.value {
-                        let mut p = problems(v, st.info.cuda, nvidia && !e.unresolved, &[]);
+                        let mut p = problems(v, st.info.cuda, nvidia, &[]);
                         if builder {
                             p.retain(|(_, m)| !m.contains("stub libcuda.so"));
                         }
@@ -151,7 +155,22 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         }
         Subject::Runs(specs) => {
             for r in specs.iter() {
-                let targets: Vec<String> = r.mounts.iter().map(|m| m.container.clone()).collect();
+                // /usr/local/nvidia/lib{,64} is where the driver is meant to be mounted from the
+                // host (GKE: the device plugin mounts the host driver dir there; nvidia-docker 1; the nvidia/cuda images put it on
+                // LD_LIBRARY_PATH for that): a host mount there is the driver, as intended.
+                let targets: Vec<String> = r
+                    .mounts
+                    .iter()
+                    .map(|m| m.container.clone())
+                    .filter(|c| {
+                        !matches!(
+                            c.trim_end_matches('/'),
+                            "/usr/local/nvidia"
+                                | "/usr/local/nvidia/lib"
+                                | "/usr/local/nvidia/lib64"
+                        )
+                    })
+                    .collect();
                 for (k, v, p) in &r.env {
                     if k == "LD_LIBRARY_PATH" {
                         push(&mut out, &r.file, *p, problems(v, None, false, &targets));
@@ -194,6 +213,19 @@ mod tests {
         let f = runs("compose", c, "GL106", vec![]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(7));
+        // The driver mounted where it is meant to be (GKE: hostPath → /usr/local/nvidia/lib64).
+        let c = "services:\n  a:\n    image: x\n    volumes:\n      - /home/kubernetes/bin/nvidia/lib64:/usr/local/nvidia/lib64\n    environment:\n      - LD_LIBRARY_PATH=/usr/local/nvidia/lib64\n";
+        assert!(runs("compose", c, "GL106", vec![]).is_empty());
+    }
+
+    #[test]
+    fn another_variable_does_not_keep_the_inherited_value() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV LD_LIBRARY_PATH=$HOME/.local/lib\n";
+        let f = dockerfile(t, "GL106", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("replaces the base image's"), "{f:?}");
+        let kept = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV LD_LIBRARY_PATH=$HOME/.local/lib:${LD_LIBRARY_PATH}\n";
+        assert!(dockerfile(kept, "GL106", vec![]).is_empty());
     }
 
     #[test]

@@ -12,12 +12,15 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL107"),
     name: "arch-list-misses-target",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning, Severity::Info],
     summary: "The CUDA architecture list compiled into the image has no code for a target GPU",
     doc: RuleDoc {
         what:
             "TORCH_CUDA_ARCH_LIST, nvcc `-gencode` / `-arch` flags or CMAKE_CUDA_ARCHITECTURES in \
             the Dockerfile list no SASS that runs on a target GPU and no PTX old enough to JIT \
-            for it; or TORCH_CUDA_ARCH_LIST is declared (ARG) without a value.",
+            for it (error); names an architecture the base image's nvcc cannot compile, so the \
+            build fails (error); reaches a target only through PTX JIT (info); or \
+            TORCH_CUDA_ARCH_LIST is declared (ARG) without a value (warning).",
         why:
             "Kernels compiled during `docker build` see no GPU, so the list decides which GPUs can \
             run them. A missing architecture gives `no kernel image is available for execution on \
@@ -177,6 +180,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     let mut lists: Vec<(String, Vec<ArchTarget>, Pos, Pos)> = Vec::new();
     let mut out = Vec::new();
     for st in bf.built_stages() {
+        let first_list = lists.len();
         for e in &st.envs {
             if !matches!(
                 e.name.as_str(),
@@ -240,6 +244,19 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             let g = gencode_targets(&words);
             if !g.is_empty() {
                 lists.push(("-gencode flags".into(), g, c.pos, c.run));
+            }
+        }
+        if let Some(cuda) = st.info.cuda {
+            for (what, l, pos, _) in &lists[first_list..] {
+                let f =
+                    unsupported_by_nvcc(what, l, cuda, st.info.inferred, cx, loc(&bf.file, *pos));
+                // An ENV inherited by several built stages is judged once.
+                if let Some(f) = f.filter(|f| {
+                    !out.iter()
+                        .any(|o: &Finding| o.location == f.location && o.message == f.message)
+                }) {
+                    out.push(f);
+                }
             }
         }
     }
@@ -329,7 +346,92 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         }
         out.push(f);
     }
+    for (what, group, members) in &groups {
+        let ptx_only: Vec<String> = cx
+            .targets
+            .iter()
+            .flat_map(|t| t.capabilities())
+            .filter(|cc| {
+                members
+                    .iter()
+                    .all(|(l, _)| l.iter().any(|a| a.runs_on(*cc)))
+                    && members
+                        .iter()
+                        .any(|(l, _)| !l.iter().any(|a| a.kind != CodeKind::Ptx && a.runs_on(*cc)))
+            })
+            .map(|cc| cc.to_string())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if ptx_only.is_empty() {
+            continue;
+        }
+        out.push(
+            META.finding(format!(
+                "`{what}` has no SASS for compute capability {}: kernels reach it only through \
+                 PTX JIT of an older architecture (each process JIT-compiles them on first use, \
+                 minutes for large extensions, and newer architecture features go unused)",
+                ptx_only.join(", ")
+            ))
+            .with_severity(Severity::Info)
+            .with_location(loc(
+                &bf.file,
+                members.first().map(|m| m.1).unwrap_or(*group),
+            ))
+            .with_help(format!("add {} to the list", ptx_only.join(", "))),
+        );
+    }
     out
+}
+
+/// Entries of an arch list that the stage's nvcc (its base image's CUDA release) cannot
+/// compile: the build fails (`nvcc fatal : Unsupported gpu architecture 'compute_90'`; torch's
+/// cpp_extension refuses the entry first). Unknown when `cuda_arch.toml` has no row.
+fn unsupported_by_nvcc(
+    what: &str,
+    l: &[ArchTarget],
+    cuda: crate::version::CudaVersion,
+    inferred: bool,
+    cx: &RuleCtx,
+    at: Location,
+) -> Option<Finding> {
+    let mut bad: Vec<String> = Vec::new();
+    let mut source = String::new();
+    for a in l {
+        if let Some(s) = cx.facts.nvcc_supports(&cuda, a) {
+            if !s.value {
+                let n = format!("sm_{}", a.sm);
+                if !bad.contains(&n) {
+                    bad.push(n);
+                }
+                source = s.source;
+            }
+        }
+    }
+    if bad.is_empty() {
+        return None;
+    }
+    let from = if inferred {
+        " (from the base image's name)"
+    } else {
+        ""
+    };
+    Some(
+        META.finding(format!(
+            "`{what}` asks for {} but the base image's CUDA {}{from} cannot compile for it: \
+             building the extensions fails (`nvcc fatal : Unsupported gpu architecture`) \
+             (source: {source})",
+            bad.join(", "),
+            cuda.major_minor()
+        ))
+        .with_severity(if inferred {
+            Severity::Warning
+        } else {
+            Severity::Error
+        })
+        .with_location(at)
+        .with_help("drop those architectures, or build on a base image whose CUDA supports them"),
+    )
 }
 
 #[cfg(test)]
@@ -363,7 +465,13 @@ mod tests {
         assert_eq!(lines, vec![2, 3], "{f:?}");
         assert!(f[0].message.contains("9.0") && !f[0].message.contains("8.0 ("));
         let ptx = "FROM x\nENV TORCH_CUDA_ARCH_LIST=\"8.0 8.6+PTX\"\n";
-        assert!(dockerfile(ptx, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
+        // +PTX reaches 9.0 through JIT: no error, one info naming what is JIT-only.
+        let f = dockerfile(ptx, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].message.contains("compute capability 9.0"), "{f:?}");
+        let full = "FROM x\nENV TORCH_CUDA_ARCH_LIST=\"8.0 9.0+PTX\"\n";
+        assert!(dockerfile(full, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
     }
 
     /// Named architectures gpulint has no row for are unknown, never dropped: a list whose
@@ -436,6 +544,23 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
             f[0].message
         );
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+    }
+
+    #[test]
+    fn architectures_the_base_nvcc_cannot_build_fail_the_build() {
+        // nvcc 11.1 knows sm_35..sm_86 (cuda_arch.toml): 9.0 fails the build.
+        let t =
+            "FROM nvidia/cuda:11.1.1-devel-ubuntu20.04\nENV TORCH_CUDA_ARCH_LIST=\"7.0 8.0 9.0\"\n";
+        let f = dockerfile(t, "GL107", vec![target("a100", &["8.0"], None)]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].message.contains("sm_90") && f[0].message.contains("CUDA 11.1"),
+            "{f:?}"
+        );
+        // The same list on CUDA 12.4 builds.
+        let ok = t.replace("11.1.1", "12.4.1");
+        assert!(dockerfile(&ok, "GL107", vec![target("a100", &["8.0"], None)]).is_empty());
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL108"),
     name: "unquoted-version-specifier",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary: "An unquoted `>` / `<` version specifier in pip/conda install is a shell redirect",
     doc: RuleDoc {
         what: "`pip install numba>=0.57.1` without quotes.",

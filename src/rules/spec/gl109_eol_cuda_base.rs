@@ -5,16 +5,22 @@ use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
 use crate::spec::image::{image_info, ImageInfo, ImageRef};
 use crate::spec::{loc, RuleCtx, Subject};
+use crate::version::CudaVersion;
+
+use super::gl104_cuda_toolkit_over_base::pkg_cuda;
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL109"),
     name: "eol-cuda-image",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Info],
     summary: "The image is built on an end-of-life CUDA release or operating system",
     doc: RuleDoc {
         what: "The base image (or the image a run configuration starts) has a CUDA release whose \
             container images NVIDIA no longer supports (CUDA < 11.8), or an OS past its end of \
-            life (Ubuntu 18.04, CentOS 7).",
+            life (Ubuntu 18.04, CentOS 7); or the Dockerfile installs such a CUDA itself on a \
+            base without CUDA (apt/yum `cuda-toolkit-10-2`, conda `cudatoolkit=10.1`, the \
+            `cuda_10.2.89_…_linux.run` runfile).",
         why:
             "EOL nvidia/cuda tags are no longer rebuilt and are being deleted from the registries, \
             so builds start failing on pull; old CUDA has no code for newer GPUs (CUDA 10 \
@@ -75,12 +81,110 @@ fn judge(
     }
 }
 
+/// CUDA releases a stage installs itself: versioned apt/yum packages (`cuda-toolkit-10-2`,
+/// `cuda-10-1`), conda (`cudatoolkit=10.1`, `pytorch-cuda=11.7`), the CUDA runfile
+/// (`cuda_10.2.89_440.33.01_linux.run`). (release, what, where)
+fn installed_cuda(st: &crate::spec::build::Stage) -> Vec<(CudaVersion, String, Pos)> {
+    use crate::spec::pkg::Install;
+    let mut out = Vec::new();
+    for i in &st.installs {
+        match i {
+            Install::Os(o) => {
+                for (n, _, pos) in &o.pkgs {
+                    let n_l = n.to_ascii_lowercase();
+                    if n_l.starts_with("cuda-") && !n_l.starts_with("cuda-compat") {
+                        if let Some(v) = pkg_cuda(&n_l) {
+                            out.push((v, n.clone(), *pos));
+                        }
+                    }
+                }
+            }
+            Install::Conda(c) => {
+                for (n, spec, pos) in &c.pkgs {
+                    if !matches!(
+                        n.as_str(),
+                        "cudatoolkit" | "cuda-toolkit" | "cuda-runtime" | "cuda" | "pytorch-cuda"
+                    ) {
+                        continue;
+                    }
+                    let v: String = spec
+                        .trim_start_matches(['=', '<', '>', '~', ' '])
+                        .chars()
+                        .take_while(|c| c.is_ascii_digit() || *c == '.')
+                        .collect();
+                    let mut parts = v.split('.').filter(|p| !p.is_empty());
+                    if let (Some(a), Some(b)) = (parts.next(), parts.next()) {
+                        if let Ok(v) = format!("{a}.{b}").parse() {
+                            out.push((v, format!("{n}={spec}"), *pos));
+                        }
+                    }
+                }
+            }
+            Install::Pip(_) => {}
+        }
+    }
+    for c in &st.cmds {
+        let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+        let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
+        let Some(first) = words.first().map(|w| base(w)) else {
+            continue;
+        };
+        let file = if matches!(first.as_str(), "sh" | "bash") {
+            match words.iter().skip(1).find(|w| !w.starts_with('-')) {
+                Some(w) => base(w),
+                None => continue,
+            }
+        } else {
+            first
+        };
+        if let Some(v) = file
+            .strip_prefix("cuda_")
+            .filter(|_| file.ends_with("_linux.run"))
+            .and_then(|r| r.split('_').next())
+        {
+            let mm: Vec<&str> = v.split('.').take(2).collect();
+            if let Ok(v) = mm.join(".").parse() {
+                out.push((v, file.clone(), c.pos));
+            }
+        }
+    }
+    out
+}
+
 pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     let mut out = Vec::new();
     match s {
         Subject::Dockerfile(bf) => {
             for st in bf.built_stages().filter(|s| s.parent.is_none()) {
                 judge(&st.info, &st.image, &bf.file, st.image_pos, cx, &mut out);
+            }
+            // An end-of-life CUDA installed by the Dockerfile itself on a base without CUDA.
+            for st in bf.built_stages() {
+                if st.info.has_cuda() {
+                    continue;
+                }
+                for (v, what, pos) in installed_cuda(st) {
+                    let Some(e) = cx.facts.cuda_eol(v) else {
+                        continue;
+                    };
+                    let f = META
+                        .finding(format!(
+                            "`{what}` installs CUDA {}: CUDA {} is end of life",
+                            v.major_minor(),
+                            e.value
+                        ))
+                        .with_location(loc(&bf.file, pos))
+                        .with_help(format!(
+                            "install a supported CUDA release; policy: {}",
+                            e.source
+                        ));
+                    if !out
+                        .iter()
+                        .any(|o| o.location == f.location && o.message == f.message)
+                    {
+                        out.push(f);
+                    }
+                }
             }
         }
         Subject::Runs(specs) => {
@@ -124,6 +228,39 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Info);
         assert!(dockerfile(
             "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n",
+            "GL109",
+            vec![]
+        )
+        .is_empty());
+        // EOL CUDA installed on a non-CUDA base: apt, conda, runfile; not a supported one.
+        let t = "FROM ubuntu:18.04\nRUN apt-get install -y cuda-toolkit-10-2 cuda-toolkit-12-4\nRUN conda install -y cudatoolkit=10.1 -c nvidia\nRUN wget https://x/cuda_11.3.1_465.19.01_linux.run && sh cuda_11.3.1_465.19.01_linux.run --silent --toolkit\n";
+        let f = dockerfile(t, "GL109", vec![]);
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| {
+                (
+                    f.location.as_ref().unwrap().line.unwrap(),
+                    f.message.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(
+            got.iter().any(|(l, m)| *l == 2 && m.contains("CUDA 10.2")),
+            "{got:?}"
+        );
+        assert!(!got.iter().any(|(_, m)| m.contains("12.4")), "{got:?}");
+        assert!(
+            got.iter().any(|(l, m)| *l == 3 && m.contains("CUDA 10.1")),
+            "{got:?}"
+        );
+        assert!(
+            got.iter().any(|(l, m)| *l == 4 && m.contains("CUDA 11.3")),
+            "{got:?}"
+        );
+        // On a CUDA base the base image is what is judged (GL104 covers a second toolkit).
+        assert!(dockerfile(
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN apt-get install -y cuda-toolkit-10-2\n",
             "GL109",
             vec![]
         )

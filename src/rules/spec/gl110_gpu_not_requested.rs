@@ -10,6 +10,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL110"),
     name: "gpu-not-requested",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Error],
     summary: "A CUDA/GPU image is started without a GPU request",
     doc: RuleDoc {
         what:
@@ -169,6 +170,36 @@ mod tests {
         let f = runs("k8s", k, "GL110", vec![]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, crate::finding::Severity::Error);
+    }
+
+    #[test]
+    fn a_sample_pod_in_the_operator_namespace_is_a_workload() {
+        let p = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: cuda-vectoradd\n  namespace: gpu-operator\nspec:\n  containers:\n  - name: cuda-vectoradd\n    image: \"nvcr.io/nvidia/k8s/cuda-sample:devicequery-cuda12.8.0-ubuntu22.04\"\n    resources: {}\n";
+        let f = runs("k8s", p, "GL110", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(8));
+        // The operator's own Deployment in that namespace stays an infrastructure component.
+        let d = p
+            .replace("kind: Pod\nmetadata:", "kind: Deployment\nmetadata:")
+            .replace(
+                "spec:\n  containers:",
+                "spec:\n  template:\n   spec:\n    containers:",
+            );
+        let d = d
+            .replace(
+                "\n  - name: cuda-vectoradd\n    image",
+                "\n    - name: cuda-vectoradd\n      image",
+            )
+            .replace("\n    resources: {}", "\n      resources: {}");
+        assert!(runs("k8s", &d, "GL110", vec![]).is_empty(), "{d}");
+        // (it parses, and outside the namespace the same Deployment is reported)
+        assert!(runs("k8s", &d, "GL100", vec![]).is_empty(), "{d}");
+        let elsewhere = d.replace("namespace: gpu-operator", "namespace: default");
+        assert_eq!(
+            runs("k8s", &elsewhere, "GL110", vec![]).len(),
+            1,
+            "{elsewhere}"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL111"),
     name: "host-cuda-mounted",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary: "The host's CUDA toolkit (/usr/local/cuda*) is mounted into the container",
     doc: RuleDoc {
         what:

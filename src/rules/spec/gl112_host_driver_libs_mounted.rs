@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL112"),
     name: "host-libs-mounted",
     default_severity: Severity::Error,
+    other_severities: &[],
     summary: "Host library directories or NVIDIA driver libraries are mounted into the container",
     doc: RuleDoc {
         what: "A bind mount / hostPath of a system library directory (/usr/lib/x86_64-linux-gnu, \

@@ -8,6 +8,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL113"),
     name: "partial-nvidia-devices",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning],
     summary: "/dev/nvidia* device nodes are passed by hand and some are missing",
     doc: RuleDoc {
         what: "`--device /dev/nvidia0` (compose `devices:`) without /dev/nvidiactl or \

@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL114"),
     name: "default-shm-with-pytorch",
     default_severity: Severity::Warning,
+    other_severities: &[],
     summary: "A PyTorch / NCCL workload runs with the default 64 MB /dev/shm",
     doc: RuleDoc {
         what:

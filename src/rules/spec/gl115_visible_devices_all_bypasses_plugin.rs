@@ -10,6 +10,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL115"),
     name: "visible-devices-all-bypasses-plugin",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Error],
     summary: "NVIDIA_VISIBLE_DEVICES=all in a pod spec or baked into an image exposes every GPU of the node",
     doc: RuleDoc {
         what: "A Kubernetes container sets `NVIDIA_VISIBLE_DEVICES=all` (or a list) in its env, or a \

@@ -9,6 +9,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL116"),
     name: "deprecated-nvidia-runtime",
     default_severity: Severity::Warning,
+    other_severities: &[Severity::Info],
     summary: "GPUs requested through the legacy NVIDIA runtime (runtime: nvidia, nvidia-docker)",
     doc: RuleDoc {
         what: "Compose `runtime: nvidia`, `docker run --runtime=nvidia`, or the `nvidia-docker` \

@@ -8,6 +8,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL117"),
     name: "cuda-visible-devices-unavailable",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning],
     summary: "CUDA_VISIBLE_DEVICES names GPUs the container or the target does not have",
     doc: RuleDoc {
         what: "CUDA_VISIBLE_DEVICES lists an index at or beyond the number of GPUs the container \

@@ -10,6 +10,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL118"),
     name: "image-tag-unpinned",
     default_severity: Severity::Warning,
+    other_severities: &[],
     summary: "A base or run image has no tag, `:latest`, or another floating tag",
     doc: RuleDoc {
         what:

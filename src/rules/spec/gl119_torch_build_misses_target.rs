@@ -19,6 +19,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL119"),
     name: "torch-build-misses-target",
     default_severity: Severity::Error,
+    other_severities: &[Severity::Warning],
     summary: "The torch build the Dockerfile installs ships no kernel for a target GPU",
     doc: RuleDoc {
         what: "`pip install torch==X` (with its CUDA variant: a `+cuXYZ` pin, a \
@@ -255,6 +256,9 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     }
     let tm = cx.facts.torch();
     let mut out = Vec::new();
+    // The same unknown build installed again in this file (a reinstall, a later stage): one
+    // finding naming every line. (requirement, reason) → (index in `out`, other lines)
+    let mut unknown_seen: Vec<(String, String, usize, Vec<u32>)> = Vec::new();
     for t in all_torch(bf, cx.facts) {
         // Conda's pytorch builds come from other build scripts: no rows to judge them by.
         if t.via_conda {
@@ -310,6 +314,14 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             out.push(f);
         }
         if let Some((_, why)) = unknown.first() {
+            if let Some(seen) = unknown_seen
+                .iter_mut()
+                .find(|(text, w, _, _)| *text == t.text && w == why)
+            {
+                seen.3.push(t.pos.line);
+                continue;
+            }
+            unknown_seen.push((t.text.clone(), why.clone(), out.len(), Vec::new()));
             let mut f = META
                 .finding(format!(
                     "`{}`: whether the torch build installed here ships code for compute capability {} is unknown: {why}",
@@ -323,6 +335,14 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 f = f.with_target(n.clone());
             }
             out.push(f);
+        }
+    }
+    for (_, _, i, lines) in unknown_seen {
+        if !lines.is_empty() {
+            let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            out[i]
+                .message
+                .push_str(&format!(" (installed again on line {})", lines.join(", ")));
         }
     }
     out
@@ -376,6 +396,19 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Error);
         assert!(f[0].message.contains("does not re-add"), "{}", f[0].message);
         assert!(on("FROM python:3.12\nRUN pip install torch\n", "9.0").is_empty());
+    }
+
+    #[test]
+    fn the_same_unknown_install_twice_is_one_finding_and_dry_runs_install_nothing() {
+        let t = "FROM python:3.12\nRUN pip install --dry-run torch==1.4.0\nRUN pip install torch==1.4.0\nRUN pip install torch==1.4.0\n";
+        let f = on(t, "9.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        assert!(
+            f[0].message.ends_with("(installed again on line 4)"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]

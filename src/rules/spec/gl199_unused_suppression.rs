@@ -7,6 +7,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL199"),
     name: "unused-suppression",
     default_severity: Severity::Warning,
+    other_severities: &[],
     summary: "A `# gpulint ignore=` pragma or [[ignore]] entry suppresses nothing",
     doc: RuleDoc {
         what: "An inline `# gpulint ignore=GLxxx` / `ignore-file=` pragma, or a `[[ignore]]` entry \
