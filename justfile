@@ -63,6 +63,14 @@ measure-nvcc:
 measure-cuda-components:
     python3 ci/cuda-components.py
 
+# torch pinned by other packages (vllm, xformers, …), from their wheels' metadata on PyPI.
+measure-torch-dependents *args:
+    python3 ci/torch-dependents.py {{args}}
+
+# Small skeletons of real CUDA runtimes (the cudart version fixtures in testdata/cudart/).
+cudart-skeletons *args:
+    python3 ci/cudart-skeleton.py {{args}}
+
 # Real-GPU checks (run on a GPU machine).
 device-verdicts:
     bash ci/device-verdicts.sh
