@@ -274,12 +274,14 @@ pub(crate) fn lint_discovered(
                 context: p.parent().map(Path::to_path_buf),
                 ..Default::default()
             };
-            all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
-            let ranges = dockerfile::parse(&text)
+            let parsed = dockerfile::parse(&text);
+            let ranges = parsed
                 .instructions
                 .iter()
                 .map(|i| (i.start_line, i.end_line))
                 .collect();
+            let bf = crate::spec::build::analyze_parsed(&file, parsed, &opts, &ctx.facts);
+            all.extend(build_findings(&file, &bf, ctx));
             texts.push(FileText {
                 display: file,
                 text,

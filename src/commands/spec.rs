@@ -119,9 +119,17 @@ pub fn analyze_dockerfile(
     opts: &BuildOptions,
     ctx: &CommandContext,
 ) -> Vec<Finding> {
-    let bf = build::analyze(file, text, opts, &ctx.facts);
+    build_findings(file, &build::analyze(file, text, opts, &ctx.facts), ctx)
+}
+
+/// GL100 for what does not parse, then the GL1xx checks, on one analyzed Dockerfile.
+pub(crate) fn build_findings(
+    file: &str,
+    bf: &build::BuildFacts,
+    ctx: &CommandContext,
+) -> Vec<Finding> {
     let mut out: Vec<Finding> = bf.errors.iter().map(|e| error_finding(file, e)).collect();
-    out.extend(run_checks(&Subject::Dockerfile(&bf), ctx));
+    out.extend(run_checks(&Subject::Dockerfile(bf), ctx));
     out
 }
 
@@ -174,25 +182,6 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
             ));
             continue;
         }
-        if let Some(t) = &args.target {
-            let wanted = t.to_ascii_lowercase();
-            let stages = build::analyze("", &text, &BuildOptions::default(), &ctx.facts).stages;
-            if !stages
-                .iter()
-                .any(|s| s.name.as_deref() == Some(wanted.as_str()))
-            {
-                let names: Vec<&str> = stages.iter().filter_map(|s| s.name.as_deref()).collect();
-                ctx.input_errors.borrow_mut().push(format!(
-                    "{file}: --target {t:?}: no such build stage (named stages: {})",
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                ));
-                continue;
-            }
-        }
         let opts = BuildOptions {
             build_args: build_args(&args.build_args),
             target: args.target.clone(),
@@ -206,12 +195,33 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
                 })
             }),
         };
-        all.extend(analyze_dockerfile(&file, &text, &opts, ctx));
+        // One parse and one analysis per file: every stage is kept whatever the target.
         let ranges = parsed
             .instructions
             .iter()
             .map(|i| (i.start_line, i.end_line))
             .collect();
+        let bf = build::analyze_parsed(&file, parsed, &opts, &ctx.facts);
+        if let Some(t) = &args.target {
+            let wanted = t.to_ascii_lowercase();
+            if !bf
+                .stages
+                .iter()
+                .any(|s| s.name.as_deref() == Some(wanted.as_str()))
+            {
+                let names: Vec<&str> = bf.stages.iter().filter_map(|s| s.name.as_deref()).collect();
+                ctx.input_errors.borrow_mut().push(format!(
+                    "{file}: --target {t:?}: no such build stage (named stages: {})",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ));
+                continue;
+            }
+        }
+        all.extend(build_findings(&file, &bf, ctx));
         texts.push(FileText {
             display: file,
             text,

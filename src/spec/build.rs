@@ -206,7 +206,16 @@ fn expand_checked(
 }
 
 pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -> BuildFacts {
-    let df = dockerfile::parse(text);
+    analyze_parsed(file, dockerfile::parse(text), opts, facts)
+}
+
+/// [`analyze`] of an already parsed Dockerfile (a command parses each file once).
+pub fn analyze_parsed(
+    file: &str,
+    df: dockerfile::Dockerfile,
+    opts: &BuildOptions,
+    facts: &dyn Facts,
+) -> BuildFacts {
     let mut errors: Vec<SpecError> = df
         .errors
         .iter()
