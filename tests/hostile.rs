@@ -309,7 +309,7 @@ fn control_characters_from_the_image_are_escaped_in_the_text_report() {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains("warning[GL000"), "{out}");
     assert!(!out.contains('\x1b'), "{out:?}");
-    assert!(out.contains("\\n  ok: no findings"), "{out}");
+    assert!(out.contains("\\x0a  ok: no findings"), "{out}");
     // The one "ok" line is the target's own (GL000 is not target-specific).
     assert_eq!(
         out.lines().filter(|l| *l == "  ok: no findings").count(),
@@ -609,4 +609,150 @@ fn files_named_by_path_are_regular_files_opened_without_blocking() {
     let o =
         gpulint_within(&["lint", "repo"], d.path(), 20).expect("lint: blocked or reading forever");
     assert_ne!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+/// Run the CLI, killing it after `limit` seconds; also its peak resident memory in KiB
+/// (VmHWM, sampled until it exits). The output is None when it had to be killed.
+fn gpulint_measured(
+    args: &[&str],
+    cwd: &std::path::Path,
+    limit: u64,
+) -> (Option<Output>, u64, std::time::Duration) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("REGISTRY_AUTH_FILE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let t = std::time::Instant::now();
+    let mut peak = 0u64;
+    while t.elapsed() < std::time::Duration::from_secs(limit) {
+        if let Some(kb) = std::fs::read_to_string(&status).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }) {
+            peak = peak.max(kb);
+        }
+        if child.try_wait().unwrap().is_some() {
+            return (Some(child.wait_with_output().unwrap()), peak, t.elapsed());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (None, peak, t.elapsed())
+}
+
+/// A zstd frame of `n` zero bytes made of RLE blocks (4 bytes per 128 KiB): a huge
+/// decompressed stream that costs nothing to build.
+fn zstd_zeros(n: u64) -> Vec<u8> {
+    const BLOCK: u64 = 128 << 10;
+    // Magic, frame header descriptor (no content size, no checksum), a 128 KiB window.
+    let mut f = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
+    let mut left = n;
+    loop {
+        let size = left.min(BLOCK);
+        left -= size;
+        let last = u32::from(left == 0);
+        let header = last | (1 << 1) | ((size as u32) << 3);
+        f.extend_from_slice(&header.to_le_bytes()[..3]);
+        f.push(0);
+        if left == 0 {
+            return f;
+        }
+    }
+}
+
+/// An OCI layout with one zstd layer (concatenated frames): `head` (raw tar bytes), then
+/// `zeros` zero bytes, then two end blocks. The diff_id is not that content's: the layer is
+/// refused before its end, where it would be checked.
+fn layout_with_crafted_layer(d: &tempfile::TempDir, head: &[u8], zeros: u64) -> String {
+    let layout = join(d, "layout");
+    let mut blob = zstd::encode_all(head, 1).unwrap();
+    blob.extend(zstd_zeros(zeros));
+    blob.extend(zstd::encode_all(&[0u8; 1024][..], 1).unwrap());
+    let l0 = put_blob(&layout, &blob, Comp::Zstd.media_type());
+    let cfg = config_json(&Cfg::default(), &[digest(b"not this content")]);
+    let cd = put_blob(&layout, &cfg, "application/vnd.oci.image.config.v1+json");
+    let m = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "config": cd, "layers": [l0],
+        "mediaType": "application/vnd.oci.image.manifest.v1+json"}))
+    .unwrap();
+    let md = put_blob(&layout, &m, "application/vnd.oci.image.manifest.v1+json");
+    write_index(&layout, vec![tagged(md, "v1")]);
+    format!("oci:{}:v1", layout.display())
+}
+
+/// A 512-byte GNU header for `name`, with `edit` applied to its bytes and the checksum made
+/// right afterwards (so only the edited field is hostile).
+fn crafted_header(
+    name: &str,
+    kind: tar::EntryType,
+    size: u64,
+    edit: impl Fn(&mut [u8]),
+) -> Vec<u8> {
+    let mut h = tar::Header::new_gnu();
+    h.set_path(name).unwrap();
+    h.set_size(size);
+    h.set_mode(0o644);
+    h.set_entry_type(kind);
+    let mut b = h.as_bytes().to_vec();
+    edit(&mut b);
+    b[148..156].fill(b' ');
+    let sum: u32 = b.iter().map(|x| u32::from(*x)).sum();
+    b[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+    b
+}
+
+#[test]
+fn tar_headers_have_one_reading_so_a_small_layer_cannot_cost_gigabytes() {
+    // Each layer is ~10 KB compressed and 1 GiB decompressed. Two tar readers used to
+    // disagree on where headers are: a size field "0\0777…" read as 0 by one and as ~8 GiB by
+    // the other, or a malformed PAX record set; the reader that kept going then took a 1 GiB
+    // GNU long name into memory (a 1 MB layer: 4.3 GB). Now one parser decides and stops at the first lie.
+    let big = 1u64 << 30;
+    let probe = zstd::decode_all(&zstd_zeros((1 << 20) + 5)[..]).unwrap();
+    assert!(probe.len() == (1 << 20) + 5 && probe.iter().all(|b| *b == 0));
+    let long_name = crafted_header("././@LongLink", tar::EntryType::GNULongName, big, |_| {});
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = Vec::new();
+    // 1. A size field with digits after its NUL terminator.
+    let mut head = crafted_header("a", tar::EntryType::Regular, 0, |b| {
+        b[124..136].copy_from_slice(b"0\x007777777777")
+    });
+    head.extend_from_slice(&long_name);
+    cases.push(("size field", head, "[corrupt]"));
+    // 2. A PAX record set that does not parse (a record shorter than its length says).
+    let pax = b"30 size=0\n5 x\n";
+    let mut head = crafted_header("pax", tar::EntryType::XHeader, pax.len() as u64, |_| {});
+    head.extend_from_slice(pax);
+    head.resize(1024, 0);
+    head.extend_from_slice(&crafted_header("b", tar::EntryType::Regular, 0, |_| {}));
+    head.extend_from_slice(&long_name);
+    cases.push(("PAX", head, "[corrupt]"));
+    // 3. The long name alone: over the extension-header bound.
+    cases.push(("extension header", long_name.clone(), "[too-large]"));
+    for (what, head, class) in cases {
+        let d = tmp();
+        let r = layout_with_crafted_layer(&d, &head, big);
+        let (o, peak_kib, took) = gpulint_measured(
+            &["inventory", r.as_str(), "--no-cache", "-q"],
+            d.path(),
+            120,
+        );
+        let o = o.unwrap_or_else(|| panic!("{what}: still running after 120 s"));
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{what}: {out}");
+        assert!(out.contains(what) && out.contains(class), "{what}: {out}");
+        eprintln!("{what}: peak RSS {peak_kib} KiB, {took:?}");
+        assert!(
+            peak_kib < 100 << 10,
+            "{what}: peak RSS {peak_kib} KiB for a 1 GiB long name"
+        );
+        assert!(took.as_secs() < 60, "{what}: took {took:?}");
+    }
 }

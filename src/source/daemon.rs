@@ -26,6 +26,8 @@
 use crate::progress::Progress;
 use crate::source::live::{home_dir, LiveError, LiveErrorKind, SourceOptions};
 use crate::source::{Image, ImageConfigFacts, Layer, LayerBlob, LayerContent, Platform};
+use crate::walk::path::name_from_bytes;
+use crate::walk::tar_reader::{EntryKind, TarReader};
 use anyhow::Context;
 use bollard::Docker;
 use futures_util::StreamExt;
@@ -486,14 +488,14 @@ impl Export {
             stream: Box::pin(stream),
             chunk: bytes::Bytes::new(),
         };
-        let mut archive = tar::Archive::new(reader);
+        let mut archive = TarReader::new(reader);
         let mut seen: HashSet<String> = HashSet::new();
-        for entry in archive.entries().context("reading the export stream")? {
-            let mut entry = entry.context("reading the export stream")?;
-            if entry.header().entry_type() != tar::EntryType::Regular {
+        while let Some(header) = archive.next_entry().context("reading the export stream")? {
+            if header.kind != EntryKind::File || header.sparse {
                 continue;
             }
-            let path = entry.path()?.to_string_lossy().into_owned();
+            let mut entry = archive.content();
+            let path = name_from_bytes(&header.path);
             let named = named_diff_id(&path).filter(|d| self.diff_ids.contains(d));
             let legacy = path.ends_with("/layer.tar") && !path.contains("..");
             if named.is_none() && !legacy {

@@ -8,10 +8,10 @@
 
 mod content;
 mod fs;
-mod header_guard;
 pub mod issue;
 pub mod path;
 mod tar;
+pub(crate) mod tar_reader;
 
 pub use issue::{IssueKind, ScanIssue};
 pub use path::ImagePath;
