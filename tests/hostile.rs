@@ -756,3 +756,179 @@ fn tar_headers_have_one_reading_so_a_small_layer_cannot_cost_gigabytes() {
         assert!(took.as_secs() < 60, "{what}: took {took:?}");
     }
 }
+
+/// A registry on 127.0.0.1 that serves one connection per thread with `serve(path, conn)`
+/// (the request head already read).
+fn misbehaving_registry(serve: impl Fn(&str, std::net::TcpStream) + Send + Sync + 'static) -> u16 {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serve = std::sync::Arc::new(serve);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let serve = serve.clone();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(conn.try_clone().unwrap());
+                let mut first = String::new();
+                if r.read_line(&mut first).is_err() {
+                    return;
+                }
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                        break;
+                    }
+                }
+                let path = first.split(' ').nth(1).unwrap_or("").to_string();
+                serve(&path, conn);
+            });
+        }
+    });
+    port
+}
+
+fn send(mut conn: &std::net::TcpStream, head: &str, body: &[u8]) {
+    use std::io::Write;
+    let _ = conn.write_all(head.as_bytes());
+    let _ = conn.write_all(body);
+}
+
+/// A manifest (one layer, the layer descriptor without `size` when `sized` is false) and its
+/// config, served by digest; the layer itself is left to `blob`.
+fn registry_with_layer(
+    sized: bool,
+    blob: impl Fn(std::net::TcpStream) + Send + Sync + 'static,
+) -> u16 {
+    let layer = b"any layer".to_vec();
+    let cfg = config_json(&Cfg::default(), &[digest(&layer)]);
+    let mut ldesc = serde_json::json!({
+        "mediaType": Comp::Plain.media_type(), "digest": digest(&layer)});
+    if sized {
+        ldesc["size"] = (1u64 << 30).into();
+    }
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": digest(&cfg), "size": cfg.len()},
+        "layers": [ldesc]}))
+    .unwrap();
+    let (cfg_path, layer_path) = (
+        format!("/v2/foo/blobs/{}", digest(&cfg)),
+        format!("/v2/foo/blobs/{}", digest(&layer)),
+    );
+    misbehaving_registry(move |path, conn| {
+        let ok = |ct: &str, body: &[u8]| {
+            send(
+                &conn,
+                &format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                ),
+                body,
+            )
+        };
+        if path == "/v2/" {
+            ok("application/json", b"{}");
+        } else if path.starts_with("/v2/foo/manifests/") {
+            ok("application/vnd.oci.image.manifest.v1+json", &manifest);
+        } else if path == cfg_path {
+            ok("application/octet-stream", &cfg);
+        } else if path == layer_path {
+            blob(conn);
+        } else {
+            send(
+                &conn,
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                b"",
+            );
+        }
+    })
+}
+
+fn inventory_of_registry(port: u16, extra: &[&str]) -> (String, Option<i32>, std::time::Duration) {
+    let d = tmp();
+    let r = format!("docker://127.0.0.1:{port}/foo:latest");
+    let mut args = vec!["inventory", "--no-cache", "-q", r.as_str()];
+    args.extend(extra);
+    let (o, _, took) = gpulint_measured(&args, d.path(), 120);
+    let o = o.unwrap_or_else(|| panic!("still running after 120 s"));
+    (text(&o), o.status.code(), took)
+}
+
+#[test]
+fn a_registry_that_accepts_and_never_answers_fails_within_30_seconds() {
+    let port = misbehaving_registry(|_, conn| {
+        std::thread::sleep(std::time::Duration::from_secs(300));
+        drop(conn);
+    });
+    let (out, code, took) = inventory_of_registry(port, &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("no answer in time"), "{out}");
+    assert!(took.as_secs() < 45, "took {took:?}: {out}");
+}
+
+#[test]
+fn a_trickling_manifest_is_cut_off() {
+    let port = misbehaving_registry(|path, conn| {
+        if path == "/v2/" {
+            send(&conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n", b"{}");
+            return;
+        }
+        // One byte a second of a 100 KB manifest: never silent long enough to time out.
+        send(
+            &conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.manifest.v1+json\r\nContent-Length: 100000\r\n\r\n{",
+            b"",
+        );
+        for _ in 0..300 {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            use std::io::Write;
+            if (&conn).write_all(b" ").is_err() {
+                return;
+            }
+        }
+    });
+    let (out, code, took) = inventory_of_registry(port, &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("reading manifest") || out.contains("timed out"),
+        "{out}"
+    );
+    assert!(took.as_secs() < 45, "took {took:?}: {out}");
+}
+
+#[test]
+fn an_endless_blob_without_size_ends_at_the_timeout() {
+    let port = registry_with_layer(false, |conn| {
+        send(&conn, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", b"");
+        let junk = vec![b'7'; 64 << 10];
+        for _ in 0..1_000_000 {
+            use std::io::Write;
+            if (&conn).write_all(&junk).is_err() {
+                return;
+            }
+        }
+    });
+    let (out, code, took) = inventory_of_registry(port, &["--timeout", "5"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("--timeout"), "{out}");
+    assert!(took.as_secs() < 25, "took {took:?}: {out}");
+}
+
+#[test]
+fn a_lying_content_length_is_bounded() {
+    let port = registry_with_layer(true, |conn| {
+        // Says 1 GiB, sends 1000 bytes, then holds the connection open and silent.
+        send(
+            &conn,
+            "HTTP/1.1 200 OK\r\nContent-Length: 1073741824\r\n\r\n",
+            &[b'7'; 1000],
+        );
+        std::thread::sleep(std::time::Duration::from_secs(300));
+    });
+    let (out, code, took) = inventory_of_registry(port, &["--timeout", "8"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("no data in time"), "{out}");
+    assert!(took.as_secs() < 30, "took {took:?}: {out}");
+}

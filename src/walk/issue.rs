@@ -111,6 +111,9 @@ pub(crate) fn stream_error_kind(e: &(dyn std::error::Error + 'static)) -> IssueK
         }
         if let Some(io) = err.downcast_ref::<std::io::Error>() {
             eof |= io.kind() == std::io::ErrorKind::UnexpectedEof;
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return IssueKind::Unreadable;
+            }
             if let Some(inner) = io.get_ref() {
                 cur = Some(inner);
                 continue;
