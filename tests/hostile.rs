@@ -932,3 +932,40 @@ fn a_lying_content_length_is_bounded() {
     assert!(out.contains("no data in time"), "{out}");
     assert!(took.as_secs() < 30, "took {took:?}: {out}");
 }
+
+#[test]
+fn the_inventory_text_escapes_what_the_image_says() {
+    // An env value and a Python package version (dist-info METADATA) that each try to end
+    // their line and print a line of their own.
+    let d = tmp();
+    let meta = "Metadata-Version: 2.1\nName: torch\nVersion: 2.3.0+cu121\x1b[2J\r\n";
+    let img = TestImage {
+        layers: vec![(
+            layer_tar(&[file(
+                "usr/lib/python3/dist-packages/torch-2.3.0.dist-info/METADATA",
+                meta,
+            )]),
+            Comp::Plain,
+        )],
+        cfg: Cfg {
+            env: vec!["NVIDIA_VISIBLE_DEVICES=a\n  ok: no findings\x1b]0;title\x07"],
+            ..Cfg::default()
+        },
+    };
+    let layout = join(&d, "layout");
+    write_oci_layout(&layout, &img, "v1");
+    let r = format!("oci:{}:v1", layout.display());
+    let o = gpulint(&["inventory", &r, "--no-cache", "-q"], d.path());
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        out.contains("NVIDIA_VISIBLE_DEVICES=a\\x0a  ok: no findings"),
+        "{out}"
+    );
+    assert!(out.contains("2.3.0+cu121\\x1b[2J"), "{out}");
+    assert!(!out.contains('\x1b') && !out.contains('\x07'), "{out:?}");
+    assert!(
+        !out.lines().any(|l| l.trim() == "ok: no findings"),
+        "a forged line: {out}"
+    );
+}
