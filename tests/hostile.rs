@@ -618,13 +618,17 @@ fn gpulint_measured(
     cwd: &std::path::Path,
     limit: u64,
 ) -> (Option<Output>, u64, std::time::Duration) {
+    // Output goes to files, not pipes: a child with much to say must not block on a full
+    // pipe while it is being timed.
+    let out_dir = tmp();
+    let (out_path, err_path) = (join(&out_dir, "stdout"), join(&out_dir, "stderr"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
         .args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")
         .env_remove("REGISTRY_AUTH_FILE")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
     let status = format!("/proc/{}/status", child.id());
@@ -638,8 +642,14 @@ fn gpulint_measured(
         }) {
             peak = peak.max(kb);
         }
-        if child.try_wait().unwrap().is_some() {
-            return (Some(child.wait_with_output().unwrap()), peak, t.elapsed());
+        if let Some(st) = child.try_wait().unwrap() {
+            let took = t.elapsed();
+            let o = Output {
+                status: st,
+                stdout: std::fs::read(&out_path).unwrap(),
+                stderr: std::fs::read(&err_path).unwrap(),
+            };
+            return (Some(o), peak, took);
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -968,4 +978,78 @@ fn the_inventory_text_escapes_what_the_image_says() {
         !out.lines().any(|l| l.trim() == "ok: no findings"),
         "a forged line: {out}"
     );
+}
+
+/// Seconds `gpulint ARGS` takes on `text` written to `name`.
+fn lint_seconds(sub: &str, name: &str, content: &str) -> f64 {
+    let d = tmp();
+    let f = join(&d, name);
+    std::fs::write(&f, content).unwrap();
+    let args: Vec<&str> = match sub {
+        "compose" => vec!["compose", "-f", f.to_str().unwrap()],
+        _ => vec![sub, f.to_str().unwrap()],
+    };
+    let (o, _, took) = gpulint_measured(&args, d.path(), 300);
+    let o = o.unwrap_or_else(|| panic!("{sub} {name}: still running after 300 s"));
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{sub} {name}: {}",
+        text(&o)
+    );
+    took.as_secs_f64()
+}
+
+/// Linear, not quadratic: four times the input takes well under 16 times as long (the
+/// fixed start-up cost only helps a linear parser here).
+fn assert_linear(what: &str, small: f64, big: f64) {
+    eprintln!("{what}: {small:.2} s -> {big:.2} s for 4x the input");
+    assert!(
+        big < 8.0 * small,
+        "{what}: {small:.2} s -> {big:.2} s for 4x the input"
+    );
+}
+
+#[test]
+fn compose_files_with_many_services_lint_in_linear_time() {
+    let svc = |n: usize| -> String {
+        "services:\n".to_string()
+            + &(0..n)
+                .map(|i| {
+                    format!("  s{i}:\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    environment:\n      - NVIDIA_VISIBLE_DEVICES=all\n")
+                })
+                .collect::<String>()
+    };
+    let small = lint_seconds("compose", "compose.yaml", &svc(500));
+    let big = lint_seconds("compose", "compose.yaml", &svc(2000));
+    assert_linear("compose services", small, big);
+}
+
+#[test]
+fn dockerfiles_with_many_stages_and_heredocs_lint_in_linear_time() {
+    let stages = |n: usize| -> String {
+        (0..n)
+            .map(|i| {
+                let from = if i == 0 {
+                    "nvidia/cuda:12.4.1-runtime-ubuntu22.04".to_string()
+                } else {
+                    format!("s{}", i - 1)
+                };
+                format!("FROM {from} AS s{i}\nRUN echo {i}\n")
+            })
+            .collect()
+    };
+    let small = lint_seconds("dockerfile", "Dockerfile", &stages(1000));
+    let big = lint_seconds("dockerfile", "Dockerfile", &stages(4000));
+    assert_linear("FROM stages", small, big);
+
+    let heredoc = |n: usize| -> String {
+        "FROM ubuntu:22.04\nRUN <<EOF\n".to_string()
+            + &(0..n)
+                .map(|i| format!("echo line {i} && pip install torch==2.3.0\n"))
+                .collect::<String>()
+            + "EOF\n"
+    };
+    let small = lint_seconds("dockerfile", "Dockerfile", &heredoc(5000));
+    let big = lint_seconds("dockerfile", "Dockerfile", &heredoc(20000));
+    assert_linear("a 20k-line heredoc", small, big);
 }
