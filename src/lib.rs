@@ -13,6 +13,7 @@ pub mod config;
 pub mod detect;
 pub mod exit;
 pub mod finding;
+pub mod format;
 pub mod host;
 pub mod inventory;
 mod io_util;

@@ -15,11 +15,14 @@ fn provider_title(p: LibraryProvider) -> &'static str {
     }
 }
 
+/// A value taken from the image (a name, a version, an env value), made inert: no control
+/// character or newline in it reaches the terminal raw, so none can forge a report line.
+fn e<T: std::fmt::Display>(x: T) -> String {
+    crate::vocab::escape::field(&x.to_string()).into_owned()
+}
+
 fn join<T: std::fmt::Display>(v: &[T]) -> String {
-    v.iter()
-        .map(|x| x.to_string())
-        .collect::<Vec<_>>()
-        .join(" ")
+    v.iter().map(e).collect::<Vec<_>>().join(" ")
 }
 
 /// A readable summary: image, toolkits, libraries by provider, driver files, GPU Python
@@ -27,27 +30,32 @@ fn join<T: std::fmt::Display>(v: &[T]) -> String {
 pub fn render_text(inv: &Inventory) -> String {
     let mut s = String::new();
     let img = &inv.image;
-    let _ = writeln!(s, "Image: {}", img.reference);
+    let _ = writeln!(s, "Image: {}", e(&img.reference));
     if let Some(d) = &img.digest {
-        let _ = writeln!(s, "  digest:   {d}");
+        let _ = writeln!(s, "  digest:   {}", e(d));
     }
     if let Some(p) = &img.platform {
-        let _ = writeln!(s, "  platform: {p}");
+        let _ = writeln!(s, "  platform: {}", e(p));
     }
     let _ = writeln!(s, "  layers:   {}", img.layers.len());
     let _ = writeln!(
         s,
         "  glibc:    {}",
-        img.glibc.as_deref().unwrap_or("unknown")
+        e(img.glibc.as_deref().unwrap_or("unknown"))
     );
     for py in &img.python {
-        let _ = writeln!(s, "  python:   {} ({})", py.version, py.path);
+        let _ = writeln!(s, "  python:   {} ({})", e(&py.version), e(&py.path));
     }
     for (k, v) in &img.env {
         if k == "NVIDIA_REQUIRE_CUDA" && v.len() > 100 {
-            let _ = writeln!(s, "  env:      {k}={}…", &v[..v.floor_char_boundary(100)]);
+            let _ = writeln!(
+                s,
+                "  env:      {}={}…",
+                e(k),
+                e(&v[..v.floor_char_boundary(100)])
+            );
         } else {
-            let _ = writeln!(s, "  env:      {k}={v}");
+            let _ = writeln!(s, "  env:      {}={}", e(k), e(v));
         }
     }
 
@@ -59,8 +67,8 @@ pub fn render_text(inv: &Inventory) -> String {
         let _ = writeln!(
             s,
             "  {} {}{}",
-            t.path,
-            t.version.as_deref().unwrap_or("(version unknown)"),
+            e(&t.path),
+            e(t.version.as_deref().unwrap_or("(version unknown)")),
             if t.default { "  [/usr/local/cuda]" } else { "" }
         );
     }
@@ -79,12 +87,12 @@ pub fn render_text(inv: &Inventory) -> String {
             let _ = write!(
                 s,
                 "    {:<30} {:<14} {}",
-                l.name,
-                l.version.as_deref().unwrap_or("?"),
-                l.path
+                e(&l.name),
+                e(l.version.as_deref().unwrap_or("?")),
+                e(&l.path)
             );
             if let Some(pkg) = &l.package {
-                let _ = write!(s, "  ({pkg})");
+                let _ = write!(s, "  ({})", e(pkg));
             }
             s.push('\n');
         }
@@ -98,9 +106,9 @@ pub fn render_text(inv: &Inventory) -> String {
         let _ = writeln!(
             s,
             "  {:<26} {:<14} {}",
-            d.name,
-            d.version.as_deref().unwrap_or("?"),
-            d.path
+            e(&d.name),
+            e(d.version.as_deref().unwrap_or("?")),
+            e(&d.path)
         );
     }
 
@@ -117,10 +125,10 @@ pub fn render_text(inv: &Inventory) -> String {
         let _ = writeln!(
             s,
             "  {:<28} {:<14} CUDA {:<6} {}",
-            p.name,
-            p.version,
-            p.cuda.as_deref().unwrap_or(""),
-            p.location
+            e(&p.name),
+            e(&p.version),
+            e(p.cuda.as_deref().unwrap_or("")),
+            e(&p.location)
         );
     }
     let _ = writeln!(
@@ -135,7 +143,7 @@ pub fn render_text(inv: &Inventory) -> String {
     if !inv.os_packages.is_empty() {
         let _ = writeln!(s, "\nOS packages (CUDA/NVIDIA):");
         for p in &inv.os_packages {
-            let _ = writeln!(s, "  {} {} ({})", p.name, p.version, p.manager);
+            let _ = writeln!(s, "  {} {} ({})", e(&p.name), e(&p.version), e(&p.manager));
         }
     }
 
@@ -145,24 +153,24 @@ pub fn render_text(inv: &Inventory) -> String {
         let _ = writeln!(s, "  none");
     }
     for b in &dev {
-        let _ = writeln!(s, "  {}", b.path);
+        let _ = writeln!(s, "  {}", e(&b.path));
         let _ = writeln!(s, "      sass: {}", join(&b.sass));
         if !b.ptx.is_empty() {
             let isa: Vec<String> = b
                 .ptx
                 .iter()
                 .map(|t| match b.ptx_isa.get(&t.to_string()) {
-                    Some(v) => format!("{t} (ISA {v})"),
+                    Some(v) => format!("{t} (ISA {})", e(v)),
                     None => t.to_string(),
                 })
                 .collect();
             let _ = writeln!(s, "      ptx:  {}", isa.join(" "));
         }
         if !b.compression.is_empty() {
-            let _ = writeln!(s, "      compressed: {}", b.compression.join(", "));
+            let _ = writeln!(s, "      compressed: {}", e(b.compression.join(", ")));
         }
         for w in &b.warnings {
-            let _ = writeln!(s, "      warning: {w}");
+            let _ = writeln!(s, "      warning: {}", e(w));
         }
     }
     let linking = inv.binaries.len() - dev.len();
@@ -173,7 +181,7 @@ pub fn render_text(inv: &Inventory) -> String {
         );
     }
     if !inv.loader.ld_so_conf.is_empty() {
-        let _ = writeln!(s, "\nld.so.conf: {}", inv.loader.ld_so_conf.join(":"));
+        let _ = writeln!(s, "\nld.so.conf: {}", e(inv.loader.ld_so_conf.join(":")));
     }
     if inv.partial {
         let _ = writeln!(

@@ -8,9 +8,10 @@ use super::{
     check_platform, display_path, parse_config, read_limited, Image, Layer, LayerBlob,
     LayerContent, Platform, Selector, SourceError, MAX_JSON,
 };
+use crate::format::tar::{EntryKind, TarReader};
 use crate::io_util::read_up_to;
 pub use crate::vocab::Compression;
-use crate::vocab::ImagePath;
+use crate::vocab::{name_from_bytes, ImagePath};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fs::File;
@@ -76,18 +77,15 @@ impl TarArchive {
         };
         let members = match compression {
             Compression::None => {
-                let mut ar = tar::Archive::new(BufReader::new(f));
-                index_entries(ar.entries_with_seek().map_err(not_tar)?).map_err(not_tar)?
+                index_entries(TarReader::new_seekable(BufReader::new(f))).map_err(not_tar)?
             }
-            Compression::Gzip => {
-                let mut ar =
-                    tar::Archive::new(flate2::read::MultiGzDecoder::new(BufReader::new(f)));
-                index_entries(ar.entries().map_err(not_tar)?).map_err(not_tar)?
-            }
+            Compression::Gzip => index_entries(TarReader::new(flate2::read::MultiGzDecoder::new(
+                BufReader::new(f),
+            )))
+            .map_err(not_tar)?,
             Compression::Zstd => {
                 let dec = zstd::stream::read::Decoder::new(f).map_err(not_tar)?;
-                let mut ar = tar::Archive::new(dec);
-                index_entries(ar.entries().map_err(not_tar)?).map_err(not_tar)?
+                index_entries(TarReader::new(dec)).map_err(not_tar)?
             }
         };
         // A plain tar is indexed by seeking past member data, which succeeds beyond the end
@@ -245,37 +243,35 @@ fn skip_then_take<R: Read + Send + 'static>(
     Ok(Box::new(r.take(size)))
 }
 
-fn index_entries<R: Read>(entries: tar::Entries<'_, R>) -> io::Result<HashMap<String, Member>> {
+fn index_entries<R: Read>(mut tar: TarReader<R>) -> io::Result<HashMap<String, Member>> {
     let mut members = HashMap::new();
-    for entry in entries {
-        let entry = entry?;
+    while let Some(entry) = tar.next_entry()? {
         if members.len() >= MAX_MEMBERS {
             return Err(io::Error::other(format!("more than {MAX_MEMBERS} members")));
         }
-        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let Ok(name) = ImagePath::new(&raw) else {
+        let Ok(name) = ImagePath::from_bytes(&entry.path) else {
             continue; // an escaping member name can never be referenced by a manifest
         };
         let link = || {
             entry
-                .link_name_bytes()
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .link
+                .as_deref()
+                .map(name_from_bytes)
                 .unwrap_or_default()
         };
-        use tar::EntryType as T;
-        let kind = match entry.header().entry_type() {
-            T::Regular | T::Continuous => MemberKind::File,
-            T::Directory => MemberKind::Dir,
-            T::Symlink => MemberKind::Symlink(link()),
-            T::Link => MemberKind::Hardlink(link()),
+        let kind = match entry.kind {
+            EntryKind::File if !entry.sparse => MemberKind::File,
+            EntryKind::Dir => MemberKind::Dir,
+            EntryKind::Symlink => MemberKind::Symlink(link()),
+            EntryKind::Hardlink => MemberKind::Hardlink(link()),
             _ => MemberKind::Other,
         };
         members.insert(
             name.as_str().to_string(),
             Member {
                 kind,
-                offset: entry.raw_file_position(),
-                size: entry.size(),
+                offset: entry.data_offset,
+                size: entry.size,
             },
         );
     }

@@ -23,9 +23,11 @@
 //!
 //! A layer opened a second time, or missing from the pass, starts another export pass.
 
+use crate::format::tar::{EntryKind, TarReader};
 use crate::progress::Progress;
 use crate::source::live::{home_dir, LiveError, LiveErrorKind, SourceOptions};
 use crate::source::{Image, ImageConfigFacts, Layer, LayerBlob, LayerContent, Platform};
+use crate::vocab::name_from_bytes;
 use anyhow::Context;
 use bollard::Docker;
 use futures_util::StreamExt;
@@ -38,6 +40,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// Inspecting an image is one small request: a daemon that does not answer it is stuck.
+const INSPECT_TIMEOUT: Duration = Duration::from_secs(30);
 const CHUNK: usize = 256 * 1024;
 
 /// A daemon endpoint and why we tried it.
@@ -194,7 +198,20 @@ pub fn open_daemon(
                 continue;
             }
         };
-        match rt.block_on(docker.inspect_image(name)) {
+        let inspected = rt.block_on(async {
+            tokio::time::timeout(INSPECT_TIMEOUT, docker.inspect_image(name)).await
+        });
+        let Ok(inspected) = inspected else {
+            return Err(LiveError::new(
+                LiveErrorKind::Timeout,
+                format!(
+                    "{ep}: inspecting {name}: no answer in {} s",
+                    INSPECT_TIMEOUT.as_secs()
+                ),
+            )
+            .into());
+        };
+        match inspected {
             Ok(info) => {
                 return image_from_inspect(name, &ep, docker, rt.clone(), info, platform, opts)
             }
@@ -292,6 +309,7 @@ fn image_from_inspect(
         diff_ids: diff_ids.iter().cloned().collect(),
         spool_dir: opts.spool_dir.clone(),
         progress: opts.progress.clone(),
+        deadline: opts.deadline(),
         current: Mutex::new(None),
         handed_out: Mutex::new(HashSet::new()),
     });
@@ -339,6 +357,8 @@ struct Export {
     diff_ids: HashSet<String>,
     spool_dir: Option<PathBuf>,
     progress: Progress,
+    /// When reading this image must be over (`--timeout`).
+    deadline: std::time::Instant,
     current: Mutex<Option<Arc<Pass>>>,
     /// Layers some reader has already received (a second open needs a new pass).
     handed_out: Mutex<HashSet<String>>,
@@ -485,15 +505,16 @@ impl Export {
             rt: self.rt.clone(),
             stream: Box::pin(stream),
             chunk: bytes::Bytes::new(),
+            deadline: self.deadline,
         };
-        let mut archive = tar::Archive::new(reader);
+        let mut archive = TarReader::new(reader);
         let mut seen: HashSet<String> = HashSet::new();
-        for entry in archive.entries().context("reading the export stream")? {
-            let mut entry = entry.context("reading the export stream")?;
-            if entry.header().entry_type() != tar::EntryType::Regular {
+        while let Some(header) = archive.next_entry().context("reading the export stream")? {
+            if header.kind != EntryKind::File || header.sparse {
                 continue;
             }
-            let path = entry.path()?.to_string_lossy().into_owned();
+            let mut entry = archive.content();
+            let path = name_from_bytes(&header.path);
             let named = named_diff_id(&path).filter(|d| self.diff_ids.contains(d));
             let legacy = path.ends_with("/layer.tar") && !path.contains("..");
             if named.is_none() && !legacy {
@@ -717,12 +738,29 @@ struct StreamRead {
     stream: ExportStream,
     /// The unread rest of the last chunk.
     chunk: bytes::Bytes,
+    /// `--timeout` for the image: a stalled export ends there.
+    deadline: std::time::Instant,
 }
 
 impl Read for StreamRead {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         while self.chunk.is_empty() {
-            match self.rt.block_on(self.stream.next()) {
+            let left = self
+                .deadline
+                .saturating_duration_since(std::time::Instant::now());
+            let next = self
+                .rt
+                .block_on(async { tokio::time::timeout(left, self.stream.next()).await });
+            let Ok(next) = next else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    LiveError::new(
+                        LiveErrorKind::Timeout,
+                        "the daemon's export did not finish within --timeout",
+                    ),
+                ));
+            };
+            match next {
                 None => return Ok(0),
                 Some(Ok(b)) => self.chunk = b,
                 Some(Err(e)) => return Err(std::io::Error::other(e.to_string())),

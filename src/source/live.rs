@@ -8,6 +8,7 @@
 use crate::progress::Progress;
 use crate::source::{Image, Platform};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// How the live transports reach daemons and registries. `Default` is what a user with no
 /// flags gets: environment and `~/.docker` decide.
@@ -29,7 +30,14 @@ pub struct SourceOptions {
     pub max_parallel_downloads: usize,
     /// Download progress; hidden unless the caller made a visible one.
     pub progress: Progress,
+    /// The most time one image may take from a registry or daemon, all requests and
+    /// retries together (`--timeout`); None means [`DEFAULT_TIMEOUT`].
+    pub timeout: Option<Duration>,
 }
+
+/// `--timeout` when not given: enough for a multi-GB CUDA image on a slow link, short
+/// enough that a stuck registry fails a CI job instead of hanging it.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl SourceOptions {
     pub(crate) fn docker_config_dir(&self) -> Option<PathBuf> {
@@ -37,6 +45,14 @@ impl SourceOptions {
             .clone()
             .or_else(|| std::env::var_os("DOCKER_CONFIG").map(PathBuf::from))
             .or_else(|| home_dir().map(|h| h.join(".docker")))
+    }
+
+    /// When reading an image opened now must be over.
+    pub(crate) fn deadline(&self) -> Instant {
+        let t = self.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        Instant::now()
+            .checked_add(t)
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(365 * 86_400))
     }
 
     pub(crate) fn parallel_downloads(&self) -> usize {
@@ -87,6 +103,11 @@ pub struct SourceArgs {
     /// incomplete input is an error (exit 2).
     #[arg(long)]
     pub allow_partial: bool,
+    /// Give up on a registry or daemon image after this many seconds, all requests and
+    /// retries together (default 600). Each small request (manifest, config, token) also
+    /// has 30 s, and a connection that stays silent for 15 s is dropped.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
 }
 
 impl SourceArgs {
@@ -101,6 +122,7 @@ impl SourceArgs {
             authfile: self.authfile.clone(),
             docker_host: self.docker_host.clone(),
             progress: progress.clone(),
+            timeout: self.timeout.map(Duration::from_secs),
             ..SourceOptions::default()
         }
     }
@@ -124,6 +146,9 @@ pub enum LiveErrorKind {
     Protocol,
     /// The reference itself is malformed.
     BadReference,
+    /// No answer in time: a silent connection, a request over its bound, or `--timeout`
+    /// for the whole image ran out.
+    Timeout,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

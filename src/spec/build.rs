@@ -81,15 +81,14 @@ pub struct BuildFacts {
 impl BuildFacts {
     /// This stage and its FROM ancestors, nearest first.
     pub fn chain(&self, i: usize) -> Vec<&Stage> {
+        // A parent is always an earlier stage, so the walk goes strictly down: no loop is
+        // possible and no visited set is needed (a check per step made long chains cubic).
         let mut out = Vec::new();
         let mut cur = Some(i);
         while let Some(c) = cur {
             let Some(s) = self.stages.get(c) else { break };
-            if out.iter().any(|x: &&Stage| x.index == c) {
-                break;
-            }
             out.push(s);
-            cur = s.parent;
+            cur = s.parent.filter(|p| *p < c);
         }
         out
     }
@@ -234,9 +233,18 @@ pub fn analyze_parsed(
     let mut stage_vars = Vars::new();
     let ctx = opts.context.clone();
 
-    let finish = |cur: &mut Option<Stage>, vars: &Vars, stages: &mut Vec<Stage>| {
+    // Stage name → index of the last stage with that name (what `FROM <name>` refers to):
+    // one lookup per FROM, not a scan of every earlier stage.
+    let mut stage_names: std::collections::HashMap<String, usize> = Default::default();
+    let finish = |cur: &mut Option<Stage>,
+                  vars: &Vars,
+                  stages: &mut Vec<Stage>,
+                  names: &mut std::collections::HashMap<String, usize>| {
         if let Some(mut s) = cur.take() {
             s.vars = vars.clone();
+            if let Some(n) = &s.name {
+                names.insert(n.clone(), s.index);
+            }
             stages.push(s);
         }
     };
@@ -251,7 +259,7 @@ pub fn analyze_parsed(
         }
         match ins.cmd.as_str() {
             "FROM" => {
-                finish(&mut cur, &stage_vars, &mut stages);
+                finish(&mut cur, &stage_vars, &mut stages, &mut stage_names);
                 let words = split_args(&ins.rest, escape);
                 let Some(img_w) = words.first() else {
                     errors.push(SpecError {
@@ -275,11 +283,7 @@ pub fn analyze_parsed(
                     }
                     _ => None,
                 };
-                let parent = stages
-                    .iter()
-                    .rev()
-                    .find(|s| s.name.as_deref() == Some(&image.to_ascii_lowercase()))
-                    .map(|s| s.index);
+                let parent = stage_names.get(&image.to_ascii_lowercase()).copied();
                 let (root_ref, info, vars) = match parent {
                     Some(p) => {
                         let ps = &stages[p];
@@ -495,7 +499,7 @@ pub fn analyze_parsed(
             _ => {}
         }
     }
-    finish(&mut cur, &stage_vars, &mut stages);
+    finish(&mut cur, &stage_vars, &mut stages, &mut stage_names);
 
     // Which stages get built.
     let target_idx = match &opts.target {

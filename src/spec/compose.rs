@@ -309,7 +309,9 @@ pub fn specs_from(
 ) -> Vec<RunSpec> {
     // Merge `services` of all files in order, resolving `extends` per file first.
     let mut merged = Mapping::new();
-    let mut origin: Vec<(String, usize)> = Vec::new();
+    // Service name → (file index, order of its last definition).
+    let mut origin: std::collections::HashMap<String, (usize, usize)> = Default::default();
+    let mut seq = 0usize;
     for (fi, cf) in parsed.iter().enumerate() {
         let Some(services) = cf.value.get("services").and_then(|s| s.as_mapping()) else {
             continue;
@@ -324,20 +326,31 @@ pub fn specs_from(
                     merged.insert(k.clone(), svc);
                 }
             }
-            origin.retain(|o| o.0 != name);
-            origin.push((name.to_string(), fi));
+            seq += 1;
+            origin.insert(name.to_string(), (fi, seq));
         }
     }
+    let mut origin: Vec<(String, (usize, usize))> = origin.into_iter().collect();
+    origin.sort_by_key(|(_, (_, seq))| *seq);
+    // Each file's lines and service keys, indexed once (not once per service).
+    let index: Vec<FileIndex<'_>> = parsed.iter().map(FileIndex::new).collect();
     let mut out = Vec::new();
-    for (name, fi) in origin {
+    for (name, (fi, _)) in origin {
         let Some(svc) = merged.get(name.as_str()) else {
             continue;
         };
         let cf = &parsed[fi];
-        out.push(service_spec(&name, svc, cf, project_dir, is_gpu_build));
+        out.push(service_spec(
+            &name,
+            svc,
+            cf,
+            &index[fi],
+            project_dir,
+            is_gpu_build,
+        ));
     }
     // An `image:` that another service builds (`build:` + the same `image:`) is a local build.
-    let built: Vec<String> = out
+    let built: std::collections::HashSet<String> = out
         .iter()
         .filter(|r| r.build)
         .filter_map(|r| r.image.clone())
@@ -359,19 +372,37 @@ fn s(v: &Value) -> Option<String> {
     }
 }
 
+/// A compose file's lines and where each service's key is.
+struct FileIndex<'a> {
+    y: YamlText<'a>,
+    services: std::collections::HashMap<String, Pos>,
+}
+
+impl<'a> FileIndex<'a> {
+    fn new(cf: &'a ComposeFile) -> Self {
+        let y = YamlText::new(&cf.text, 1);
+        let services = y
+            .key(y.all(), "services")
+            .map(|p| y.child_keys(y.block_of(p.line, y.all())))
+            .unwrap_or_default();
+        FileIndex { y, services }
+    }
+}
+
 fn service_spec(
     name: &str,
     svc: &Value,
     cf: &ComposeFile,
+    idx: &FileIndex<'_>,
     project_dir: &Path,
     is_gpu_build: &dyn Fn(&Path, &Path) -> Option<bool>,
 ) -> RunSpec {
-    let y = YamlText::new(&cf.text, 1);
-    let services_blk = y
-        .key(y.all(), "services")
-        .map(|p| y.block_of(p.line, y.all()))
-        .unwrap_or(y.all());
-    let spos = y.key(services_blk, name).unwrap_or(Pos { line: 1, col: 1 });
+    let y = &idx.y;
+    let spos = idx
+        .services
+        .get(name)
+        .copied()
+        .unwrap_or(Pos { line: 1, col: 1 });
     let blk = y.block_of(spos.line, y.all());
     let at = |key: &str| y.key(blk, key).unwrap_or(spos);
     let find = |needle: &str| y.text(blk, needle).unwrap_or(spos);

@@ -83,6 +83,48 @@ impl<'a> YamlText<'a> {
         }
         None
     }
+    /// The keys one level below the line that opens `b` (e.g. every service name under
+    /// `services:`), each at its first occurrence: one pass, so placing N keys costs O(N),
+    /// not N scans of the block.
+    pub fn child_keys(&self, b: Block) -> std::collections::HashMap<String, Pos> {
+        let spaces = |l: &str| l.len() - l.trim_start_matches(' ').len();
+        let base = spaces(self.line(b.start));
+        let mut child: Option<usize> = None;
+        let mut out = std::collections::HashMap::new();
+        for n in b.start + 1..=b.end {
+            let l = self.line(n);
+            let t = l.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let sp = spaces(l);
+            if sp <= base {
+                continue;
+            }
+            if *child.get_or_insert(sp) != sp {
+                continue;
+            }
+            let t = l.trim_start();
+            let (key, rest) = match t.chars().next() {
+                Some(q @ ('"' | '\'')) => match t[1..].find(q) {
+                    Some(i) => (&t[1..1 + i], &t[2 + i..]),
+                    None => continue,
+                },
+                _ => match t.find(':') {
+                    Some(i) => (t[..i].trim_end(), &t[i..]),
+                    None => continue,
+                },
+            };
+            if rest.trim_start().starts_with(':') {
+                out.entry(key.to_string()).or_insert(Pos {
+                    line: n,
+                    col: sp as u32 + 1,
+                });
+            }
+        }
+        out
+    }
+
     /// First line in `b` containing `needle` outside a comment.
     pub fn text(&self, b: Block, needle: &str) -> Option<Pos> {
         if needle.is_empty() {
@@ -134,5 +176,17 @@ mod tests {
         assert_eq!(y.text(blk, "A=1").unwrap().line, 8);
         let a = y.block_of(2, y.all());
         assert_eq!(y.commented(a, "gpus").unwrap().line, 4);
+        // The same places as `key`, found in one pass.
+        let services = y.block_of(1, y.all());
+        let keys = y.child_keys(services);
+        assert_eq!(keys.len(), 2);
+        for k in ["a", "b"] {
+            assert_eq!(keys[k], y.key(services, k).unwrap());
+        }
+        let q = YamlText::new("services:\n  \"x y\" :\n    image: z\n  # c:\n  'w':\n", 1);
+        let keys = q.child_keys(q.all());
+        assert_eq!(keys["x y"].line, 2);
+        assert_eq!(keys["w"].line, 5);
+        assert!(!keys.contains_key("c") && !keys.contains_key("image"));
     }
 }

@@ -38,6 +38,12 @@ impl ImagePath {
         Ok(ImagePath(parts.join("/")))
     }
 
+    /// A path from raw bytes (a tar header, a directory entry), kept apart from every other
+    /// byte string: see [`name_from_bytes`].
+    pub fn from_bytes(raw: &[u8]) -> Result<ImagePath, String> {
+        ImagePath::new(&name_from_bytes(raw))
+    }
+
     /// Resolve `target` (a symlink's text) relative to `self`'s parent directory, the way the
     /// kernel does inside a chroot: absolute targets start at the image root and `..` at the
     /// root stays at the root, so a link can never point outside the image.
@@ -93,6 +99,34 @@ impl ImagePath {
     }
 }
 
+/// Text for a file name or link target taken as bytes from an image, one-to-one: valid UTF-8
+/// is kept, except that a backslash becomes `\\`, and every byte of a control character
+/// (C0, DEL, C1) and every byte that is not UTF-8 becomes `\xHH`. So `_C\xff.so` and
+/// `_C\xfe.so` stay two names (a whiteout of one never hides the other), and no name can
+/// carry a terminal escape or a newline into any output.
+pub fn name_from_bytes(raw: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(raw.len());
+    let hex = |out: &mut String, bytes: &[u8]| {
+        for b in bytes {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    };
+    for chunk in raw.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '\\' {
+                out.push_str("\\\\");
+            } else if c.is_control() {
+                hex(&mut out, c.encode_utf8(&mut [0u8; 4]).as_bytes());
+            } else {
+                out.push(c);
+            }
+        }
+        hex(&mut out, chunk.invalid());
+    }
+    out
+}
+
 impl fmt::Display for ImagePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "/{}", self.0)
@@ -120,6 +154,26 @@ mod tests {
         assert_eq!(p.resolve_link("cuda-12.1").as_str(), "usr/local/cuda-12.1");
         assert_eq!(p.resolve_link("/opt/x").as_str(), "opt/x");
         assert_eq!(p.resolve_link("../../../../../etc").as_str(), "etc");
+    }
+
+    #[test]
+    fn names_from_bytes_are_one_to_one_and_inert() {
+        let a = ImagePath::from_bytes(b"usr/lib/_C\xff.so").unwrap();
+        let b = ImagePath::from_bytes(b"usr/lib/_C\xfe.so").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.as_str(), "usr/lib/_C\\xff.so");
+        // The text of an escape is itself escaped, so it cannot collide with the byte.
+        let lit = ImagePath::from_bytes(b"usr/lib/_C\\xff.so").unwrap();
+        assert_ne!(lit, a);
+        assert_eq!(lit.as_str(), "usr/lib/_C\\\\xff.so");
+        let ctl = ImagePath::from_bytes("a/\x1b[2Kok\nb\u{85}".as_bytes()).unwrap();
+        assert_eq!(ctl.as_str(), "a/\\x1b[2Kok\\x0ab\\xc2\\x85");
+        assert_eq!(
+            ImagePath::from_bytes("usr/lib/libcuda.so.1".as_bytes())
+                .unwrap()
+                .as_str(),
+            "usr/lib/libcuda.so.1"
+        );
     }
 
     #[test]

@@ -12,5 +12,5 @@ mod image_path;
 pub mod reference;
 
 pub use compression::Compression;
-pub use image_path::ImagePath;
+pub use image_path::{name_from_bytes, ImagePath};
 pub use reference::Reference;

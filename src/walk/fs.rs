@@ -6,6 +6,8 @@ use super::content::{file_facts, Sink};
 use super::issue::{IssueKind, ScanIssue};
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
+use crate::vocab::name_from_bytes;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 const PSEUDO_FS: &[&str] = &["proc", "sys", "dev"];
@@ -26,7 +28,7 @@ pub(crate) fn walk_dir(
                 let at = e
                     .path()
                     .and_then(|p| p.strip_prefix(root).ok())
-                    .map(|p| format!("/{}", p.display()))
+                    .map(|p| format!("/{}", name_from_bytes(p.as_os_str().as_bytes())))
                     .unwrap_or_default();
                 tree.errors.push(ScanIssue::at(
                     &name,
@@ -43,7 +45,7 @@ pub(crate) fn walk_dir(
         let rel = entry
             .path()
             .strip_prefix(root)
-            .map(|p| p.to_string_lossy().into_owned())
+            .map(|p| name_from_bytes(p.as_os_str().as_bytes()))
             .unwrap_or_default();
         let path = match ImagePath::new(&rel) {
             Ok(p) if p.is_root() => continue,
@@ -76,7 +78,7 @@ pub(crate) fn walk_dir(
         let kind = if ft.is_symlink() {
             match std::fs::read_link(entry.path()) {
                 Ok(t) => NodeKind::Symlink {
-                    target: t.to_string_lossy().into_owned(),
+                    target: name_from_bytes(t.as_os_str().as_bytes()),
                 },
                 Err(e) => {
                     tree.errors.push(ScanIssue::at(

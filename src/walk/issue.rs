@@ -90,11 +90,7 @@ impl fmt::Display for ScanIssue {
     }
 }
 
-/// A read refused because it went over one of gpulint's bounds, carried inside an
-/// `io::Error` so the walker reports it as too-large, not as corruption.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct LimitExceeded(pub String);
+pub use crate::format::tar::LimitExceeded;
 
 /// The kind of a failed stream read: typed causes first (a digest check that failed, a size
 /// bound), then an early end is truncation, anything else corruption. Sources that report
@@ -111,6 +107,9 @@ pub(crate) fn stream_error_kind(e: &(dyn std::error::Error + 'static)) -> IssueK
         }
         if let Some(io) = err.downcast_ref::<std::io::Error>() {
             eof |= io.kind() == std::io::ErrorKind::UnexpectedEof;
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return IssueKind::Unreadable;
+            }
             if let Some(inner) = io.get_ref() {
                 cur = Some(inner);
                 continue;

@@ -8,7 +8,6 @@
 
 mod content;
 mod fs;
-mod header_guard;
 pub mod issue;
 
 mod tar;

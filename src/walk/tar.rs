@@ -5,8 +5,10 @@ use super::content::{file_facts, Sink};
 use super::issue::{stream_error_kind, IssueKind, LimitExceeded, ScanIssue};
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
+use crate::format::tar::{Entry, EntryKind, TarReader};
 use crate::io_util::read_up_to;
 use crate::source::digest::Digest;
+use crate::vocab::name_from_bytes;
 use crate::vocab::Compression;
 use sha2::{Digest as _, Sha256};
 use std::io::{self, Read};
@@ -72,30 +74,25 @@ pub(crate) fn walk_tar(
         left: opts.max_layer_bytes,
         limit: opts.max_layer_bytes,
     };
-    let guarded = super::header_guard::HeaderGuard::new(bounded);
-    let mut archive = ::tar::Archive::new(io::BufReader::with_capacity(128 << 10, guarded));
+    let mut archive = TarReader::new(io::BufReader::with_capacity(128 << 10, bounded));
     let mut last_good: Option<ImagePath> = None;
-    let failed = match archive.entries() {
-        Err(e) => Some(e),
-        Ok(entries) => {
-            let mut failed = None;
-            for entry in entries {
-                match entry {
-                    Ok(mut e) => {
-                        if let Some(p) = entry_into(&mut e, index, name, detectors, opts, &mut tree)
-                        {
-                            last_good = Some(p);
-                        }
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
-                    }
+    let mut failed = None;
+    loop {
+        match archive.next_entry() {
+            Ok(Some(e)) => {
+                if let Some(p) =
+                    entry_into(&e, &mut archive, index, name, detectors, opts, &mut tree)
+                {
+                    last_good = Some(p);
                 }
             }
-            failed
+            Ok(None) => break,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
         }
-    };
+    }
     let after = match &last_good {
         Some(p) => format!("after {p}"),
         None => "before the first entry".to_string(),
@@ -147,7 +144,7 @@ pub(crate) fn walk_tar(
         tree.partial = true;
         return tree;
     }
-    let hashed = inner.into_inner().into_inner().inner;
+    let hashed = inner.into_inner().inner;
     if let (Some(want), Some(h)) = (expected, hashed.hasher) {
         let got = hex::encode(h.finalize());
         if got == want.hex {
@@ -184,20 +181,20 @@ impl<R: Read> Read for Hashing<R> {
 
 /// Record one tar entry. Returns its path when it was usable.
 fn entry_into<R: Read>(
-    e: &mut ::tar::Entry<'_, R>,
+    e: &Entry,
+    archive: &mut TarReader<R>,
     index: usize,
     name: &str,
     detectors: &[Box<dyn Detector>],
     opts: &WalkOptions,
     tree: &mut LayerTree,
 ) -> Option<ImagePath> {
-    let raw = String::from_utf8_lossy(&e.path_bytes()).into_owned();
-    let path = match ImagePath::new(&raw) {
+    let path = match ImagePath::from_bytes(&e.path) {
         Ok(p) => p,
         Err(err) => {
             tree.errors.push(ScanIssue::at(
                 name,
-                &raw,
+                name_from_bytes(&e.path),
                 IssueKind::BadEntry,
                 format!("entry skipped: {err}"),
             ));
@@ -239,22 +236,14 @@ fn entry_into<R: Read>(
         return Some(path);
     }
 
-    let header = e.header();
-    let mode = header.mode().unwrap_or(0o644);
-    let link = || {
-        e.link_name_bytes()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-    };
-    use ::tar::EntryType as T;
-    let kind = match header.entry_type() {
-        T::Regular | T::Continuous | T::GNUSparse => NodeKind::File {
-            size: e.size(),
-            mode,
-        },
-        T::Directory => NodeKind::Dir { mode },
-        T::Symlink => match link() {
-            Some(target) => NodeKind::Symlink { target },
-            None => {
+    let mode = e.mode;
+    let link = e.link.as_deref().map(name_from_bytes);
+    let kind = match e.kind {
+        EntryKind::File => NodeKind::File { size: e.size, mode },
+        EntryKind::Dir => NodeKind::Dir { mode },
+        EntryKind::Symlink => match link {
+            Some(target) if !target.is_empty() => NodeKind::Symlink { target },
+            _ => {
                 tree.errors.push(ScanIssue::at(
                     name,
                     &path,
@@ -264,7 +253,7 @@ fn entry_into<R: Read>(
                 return None;
             }
         },
-        T::Link => match link().map(|t| ImagePath::new(&t)) {
+        EntryKind::Hardlink => match link.filter(|t| !t.is_empty()).map(|t| ImagePath::new(&t)) {
             Some(Ok(target)) => NodeKind::Hardlink { target },
             Some(Err(err)) => {
                 tree.errors.push(ScanIssue::at(
@@ -285,8 +274,7 @@ fn entry_into<R: Read>(
                 return None;
             }
         },
-        T::XGlobalHeader => return None,
-        _ => NodeKind::Other,
+        EntryKind::Other(_) => NodeKind::Other,
     };
     let mut facts = Vec::new();
     if let NodeKind::File { size, .. } = kind {
@@ -295,7 +283,14 @@ fn entry_into<R: Read>(
             errors: &mut tree.errors,
             warnings: &mut tree.warnings,
         };
-        facts = file_facts(&path, size, e, detectors, opts, &mut sink);
+        facts = file_facts(
+            &path,
+            size,
+            &mut archive.content(),
+            detectors,
+            opts,
+            &mut sink,
+        );
     }
     tree.entries.insert(
         path.clone(),
@@ -346,5 +341,50 @@ impl<R: Read> Read for Bounded<R> {
         let n = self.inner.read(&mut buf[..cap])?;
         self.left -= n as u64;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    fn layer(names: &[&[u8]]) -> Box<dyn Read + Send> {
+        let mut b = ::tar::Builder::new(Vec::new());
+        for n in names {
+            let mut h = ::tar::Header::new_gnu();
+            h.set_size(1);
+            h.set_mode(0o644);
+            b.append_data(&mut h, OsStr::from_bytes(n), &b"x"[..])
+                .unwrap();
+        }
+        Box::new(io::Cursor::new(b.into_inner().unwrap()))
+    }
+
+    #[test]
+    fn non_utf8_names_stay_distinct_through_whiteouts() {
+        let opts = WalkOptions::default();
+        let l0 = walk_tar(
+            layer(&[b"usr/lib/_C\xff.so", b"usr/lib/_C\xfe.so"]),
+            0,
+            "l0",
+            None,
+            &[],
+            &opts,
+        );
+        assert_eq!(l0.entries.len(), 2, "{:?}", l0.entries.keys());
+        let l1 = walk_tar(
+            layer(&[b"usr/lib/.wh._C\xff.so"]),
+            1,
+            "l1",
+            None,
+            &[],
+            &opts,
+        );
+        assert!(l0.errors.is_empty() && l1.errors.is_empty());
+        let tree = super::super::FileTree::squash([l0, l1]);
+        let names: Vec<String> = tree.nodes.keys().map(|p| p.to_string()).collect();
+        assert_eq!(names, vec!["/usr/lib/_C\\xfe.so"]);
     }
 }

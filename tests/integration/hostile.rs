@@ -306,7 +306,7 @@ fn control_characters_from_the_image_are_escaped_in_the_text_report() {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(out.contains("warning[GL000"), "{out}");
     assert!(!out.contains('\x1b'), "{out:?}");
-    assert!(out.contains("\\n  ok: no findings"), "{out}");
+    assert!(out.contains("\\x0a  ok: no findings"), "{out}");
     // The one "ok" line is the target's own (GL000 is not target-specific).
     assert_eq!(
         out.lines().filter(|l| *l == "  ok: no findings").count(),
@@ -606,4 +606,447 @@ fn files_named_by_path_are_regular_files_opened_without_blocking() {
     let o =
         gpulint_within(&["lint", "repo"], d.path(), 20).expect("lint: blocked or reading forever");
     assert_ne!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+/// Run the CLI, killing it after `limit` seconds; also its peak resident memory in KiB
+/// (VmHWM, sampled until it exits). The output is None when it had to be killed.
+fn gpulint_measured(
+    args: &[&str],
+    cwd: &std::path::Path,
+    limit: u64,
+) -> (Option<Output>, u64, std::time::Duration) {
+    // Output goes to files, not pipes: a child with much to say must not block on a full
+    // pipe while it is being timed.
+    let out_dir = tmp();
+    let (out_path, err_path) = (join(&out_dir, "stdout"), join(&out_dir, "stderr"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("REGISTRY_AUTH_FILE")
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let t = std::time::Instant::now();
+    let mut peak = 0u64;
+    while t.elapsed() < std::time::Duration::from_secs(limit) {
+        if let Some(kb) = std::fs::read_to_string(&status).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }) {
+            peak = peak.max(kb);
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            let took = t.elapsed();
+            let o = Output {
+                status: st,
+                stdout: std::fs::read(&out_path).unwrap(),
+                stderr: std::fs::read(&err_path).unwrap(),
+            };
+            return (Some(o), peak, took);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (None, peak, t.elapsed())
+}
+
+/// A zstd frame of `n` zero bytes made of RLE blocks (4 bytes per 128 KiB): a huge
+/// decompressed stream that costs nothing to build.
+fn zstd_zeros(n: u64) -> Vec<u8> {
+    const BLOCK: u64 = 128 << 10;
+    // Magic, frame header descriptor (no content size, no checksum), a 128 KiB window.
+    let mut f = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
+    let mut left = n;
+    loop {
+        let size = left.min(BLOCK);
+        left -= size;
+        let last = u32::from(left == 0);
+        let header = last | (1 << 1) | ((size as u32) << 3);
+        f.extend_from_slice(&header.to_le_bytes()[..3]);
+        f.push(0);
+        if left == 0 {
+            return f;
+        }
+    }
+}
+
+/// An OCI layout with one zstd layer (concatenated frames): `head` (raw tar bytes), then
+/// `zeros` zero bytes, then two end blocks. The diff_id is not that content's: the layer is
+/// refused before its end, where it would be checked.
+fn layout_with_crafted_layer(d: &tempfile::TempDir, head: &[u8], zeros: u64) -> String {
+    let layout = join(d, "layout");
+    let mut blob = zstd::encode_all(head, 1).unwrap();
+    blob.extend(zstd_zeros(zeros));
+    blob.extend(zstd::encode_all(&[0u8; 1024][..], 1).unwrap());
+    let l0 = put_blob(&layout, &blob, Comp::Zstd.media_type());
+    let cfg = config_json(&Cfg::default(), &[digest(b"not this content")]);
+    let cd = put_blob(&layout, &cfg, "application/vnd.oci.image.config.v1+json");
+    let m = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "config": cd, "layers": [l0],
+        "mediaType": "application/vnd.oci.image.manifest.v1+json"}))
+    .unwrap();
+    let md = put_blob(&layout, &m, "application/vnd.oci.image.manifest.v1+json");
+    write_index(&layout, vec![tagged(md, "v1")]);
+    format!("oci:{}:v1", layout.display())
+}
+
+/// A 512-byte GNU header for `name`, with `edit` applied to its bytes and the checksum made
+/// right afterwards (so only the edited field is hostile).
+fn crafted_header(
+    name: &str,
+    kind: tar::EntryType,
+    size: u64,
+    edit: impl Fn(&mut [u8]),
+) -> Vec<u8> {
+    let mut h = tar::Header::new_gnu();
+    h.set_path(name).unwrap();
+    h.set_size(size);
+    h.set_mode(0o644);
+    h.set_entry_type(kind);
+    let mut b = h.as_bytes().to_vec();
+    edit(&mut b);
+    b[148..156].fill(b' ');
+    let sum: u32 = b.iter().map(|x| u32::from(*x)).sum();
+    b[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+    b
+}
+
+#[test]
+fn tar_headers_have_one_reading_so_a_small_layer_cannot_cost_gigabytes() {
+    // Each layer is ~10 KB compressed and 1 GiB decompressed. Two tar readers used to
+    // disagree on where headers are: a size field "0\0777…" read as 0 by one and as ~8 GiB by
+    // the other, or a malformed PAX record set; the reader that kept going then took a 1 GiB
+    // GNU long name into memory (a 1 MB layer: 4.3 GB). Now one parser decides and stops at the first lie.
+    let big = 1u64 << 30;
+    let probe = zstd::decode_all(&zstd_zeros((1 << 20) + 5)[..]).unwrap();
+    assert!(probe.len() == (1 << 20) + 5 && probe.iter().all(|b| *b == 0));
+    let long_name = crafted_header("././@LongLink", tar::EntryType::GNULongName, big, |_| {});
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = Vec::new();
+    // 1. A size field with digits after its NUL terminator.
+    let mut head = crafted_header("a", tar::EntryType::Regular, 0, |b| {
+        b[124..136].copy_from_slice(b"0\x007777777777")
+    });
+    head.extend_from_slice(&long_name);
+    cases.push(("size field", head, "[corrupt]"));
+    // 2. A PAX record set that does not parse (a record shorter than its length says).
+    let pax = b"30 size=0\n5 x\n";
+    let mut head = crafted_header("pax", tar::EntryType::XHeader, pax.len() as u64, |_| {});
+    head.extend_from_slice(pax);
+    head.resize(1024, 0);
+    head.extend_from_slice(&crafted_header("b", tar::EntryType::Regular, 0, |_| {}));
+    head.extend_from_slice(&long_name);
+    cases.push(("PAX", head, "[corrupt]"));
+    // 3. The long name alone: over the extension-header bound.
+    cases.push(("extension header", long_name.clone(), "[too-large]"));
+    for (what, head, class) in cases {
+        let d = tmp();
+        let r = layout_with_crafted_layer(&d, &head, big);
+        let (o, peak_kib, took) = gpulint_measured(
+            &["inventory", r.as_str(), "--no-cache", "-q"],
+            d.path(),
+            120,
+        );
+        let o = o.unwrap_or_else(|| panic!("{what}: still running after 120 s"));
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{what}: {out}");
+        assert!(out.contains(what) && out.contains(class), "{what}: {out}");
+        eprintln!("{what}: peak RSS {peak_kib} KiB, {took:?}");
+        assert!(
+            peak_kib < 100 << 10,
+            "{what}: peak RSS {peak_kib} KiB for a 1 GiB long name"
+        );
+        assert!(took.as_secs() < 60, "{what}: took {took:?}");
+    }
+}
+
+/// A registry on 127.0.0.1 that serves one connection per thread with `serve(path, conn)`
+/// (the request head already read).
+fn misbehaving_registry(serve: impl Fn(&str, std::net::TcpStream) + Send + Sync + 'static) -> u16 {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serve = std::sync::Arc::new(serve);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let serve = serve.clone();
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(conn.try_clone().unwrap());
+                let mut first = String::new();
+                if r.read_line(&mut first).is_err() {
+                    return;
+                }
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                        break;
+                    }
+                }
+                let path = first.split(' ').nth(1).unwrap_or("").to_string();
+                serve(&path, conn);
+            });
+        }
+    });
+    port
+}
+
+fn send(mut conn: &std::net::TcpStream, head: &str, body: &[u8]) {
+    use std::io::Write;
+    let _ = conn.write_all(head.as_bytes());
+    let _ = conn.write_all(body);
+}
+
+/// A manifest (one layer, the layer descriptor without `size` when `sized` is false) and its
+/// config, served by digest; the layer itself is left to `blob`.
+fn registry_with_layer(
+    sized: bool,
+    blob: impl Fn(std::net::TcpStream) + Send + Sync + 'static,
+) -> u16 {
+    let layer = b"any layer".to_vec();
+    let cfg = config_json(&Cfg::default(), &[digest(&layer)]);
+    let mut ldesc = serde_json::json!({
+        "mediaType": Comp::Plain.media_type(), "digest": digest(&layer)});
+    if sized {
+        ldesc["size"] = (1u64 << 30).into();
+    }
+    let manifest = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                   "digest": digest(&cfg), "size": cfg.len()},
+        "layers": [ldesc]}))
+    .unwrap();
+    let (cfg_path, layer_path) = (
+        format!("/v2/foo/blobs/{}", digest(&cfg)),
+        format!("/v2/foo/blobs/{}", digest(&layer)),
+    );
+    misbehaving_registry(move |path, conn| {
+        let ok = |ct: &str, body: &[u8]| {
+            send(
+                &conn,
+                &format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                ),
+                body,
+            )
+        };
+        if path == "/v2/" {
+            ok("application/json", b"{}");
+        } else if path.starts_with("/v2/foo/manifests/") {
+            ok("application/vnd.oci.image.manifest.v1+json", &manifest);
+        } else if path == cfg_path {
+            ok("application/octet-stream", &cfg);
+        } else if path == layer_path {
+            blob(conn);
+        } else {
+            send(
+                &conn,
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                b"",
+            );
+        }
+    })
+}
+
+fn inventory_of_registry(port: u16, extra: &[&str]) -> (String, Option<i32>, std::time::Duration) {
+    let d = tmp();
+    let r = format!("docker://127.0.0.1:{port}/foo:latest");
+    let mut args = vec!["inventory", "--no-cache", "-q", r.as_str()];
+    args.extend(extra);
+    let (o, _, took) = gpulint_measured(&args, d.path(), 120);
+    let o = o.unwrap_or_else(|| panic!("still running after 120 s"));
+    (text(&o), o.status.code(), took)
+}
+
+#[test]
+fn a_registry_that_accepts_and_never_answers_fails_within_30_seconds() {
+    let port = misbehaving_registry(|_, conn| {
+        std::thread::sleep(std::time::Duration::from_secs(300));
+        drop(conn);
+    });
+    let (out, code, took) = inventory_of_registry(port, &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("no answer in time"), "{out}");
+    assert!(took.as_secs() < 45, "took {took:?}: {out}");
+}
+
+#[test]
+fn a_trickling_manifest_is_cut_off() {
+    let port = misbehaving_registry(|path, conn| {
+        if path == "/v2/" {
+            send(&conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n", b"{}");
+            return;
+        }
+        // One byte a second of a 100 KB manifest: never silent long enough to time out.
+        send(
+            &conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.manifest.v1+json\r\nContent-Length: 100000\r\n\r\n{",
+            b"",
+        );
+        for _ in 0..300 {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            use std::io::Write;
+            if (&conn).write_all(b" ").is_err() {
+                return;
+            }
+        }
+    });
+    let (out, code, took) = inventory_of_registry(port, &[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("reading manifest") || out.contains("timed out"),
+        "{out}"
+    );
+    assert!(took.as_secs() < 45, "took {took:?}: {out}");
+}
+
+#[test]
+fn an_endless_blob_without_size_ends_at_the_timeout() {
+    let port = registry_with_layer(false, |conn| {
+        send(&conn, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", b"");
+        let junk = vec![b'7'; 64 << 10];
+        for _ in 0..1_000_000 {
+            use std::io::Write;
+            if (&conn).write_all(&junk).is_err() {
+                return;
+            }
+        }
+    });
+    let (out, code, took) = inventory_of_registry(port, &["--timeout", "5"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("--timeout"), "{out}");
+    assert!(took.as_secs() < 25, "took {took:?}: {out}");
+}
+
+#[test]
+fn a_lying_content_length_is_bounded() {
+    let port = registry_with_layer(true, |conn| {
+        // Says 1 GiB, sends 1000 bytes, then holds the connection open and silent.
+        send(
+            &conn,
+            "HTTP/1.1 200 OK\r\nContent-Length: 1073741824\r\n\r\n",
+            &[b'7'; 1000],
+        );
+        std::thread::sleep(std::time::Duration::from_secs(300));
+    });
+    let (out, code, took) = inventory_of_registry(port, &["--timeout", "8"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("no data in time"), "{out}");
+    assert!(took.as_secs() < 30, "took {took:?}: {out}");
+}
+
+#[test]
+fn the_inventory_text_escapes_what_the_image_says() {
+    // An env value and a Python package version (dist-info METADATA) that each try to end
+    // their line and print a line of their own.
+    let d = tmp();
+    let meta = "Metadata-Version: 2.1\nName: torch\nVersion: 2.3.0+cu121\x1b[2J\r\n";
+    let img = TestImage {
+        layers: vec![(
+            layer_tar(&[file(
+                "usr/lib/python3/dist-packages/torch-2.3.0.dist-info/METADATA",
+                meta,
+            )]),
+            Comp::Plain,
+        )],
+        cfg: Cfg {
+            env: vec!["NVIDIA_VISIBLE_DEVICES=a\n  ok: no findings\x1b]0;title\x07"],
+            ..Cfg::default()
+        },
+    };
+    let layout = join(&d, "layout");
+    write_oci_layout(&layout, &img, "v1");
+    let r = format!("oci:{}:v1", layout.display());
+    let o = gpulint(&["inventory", &r, "--no-cache", "-q"], d.path());
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        out.contains("NVIDIA_VISIBLE_DEVICES=a\\x0a  ok: no findings"),
+        "{out}"
+    );
+    assert!(out.contains("2.3.0+cu121\\x1b[2J"), "{out}");
+    assert!(!out.contains('\x1b') && !out.contains('\x07'), "{out:?}");
+    assert!(
+        !out.lines().any(|l| l.trim() == "ok: no findings"),
+        "a forged line: {out}"
+    );
+}
+
+/// Seconds `gpulint ARGS` takes on `text` written to `name`.
+fn lint_seconds(sub: &str, name: &str, content: &str) -> f64 {
+    let d = tmp();
+    let f = join(&d, name);
+    std::fs::write(&f, content).unwrap();
+    let args: Vec<&str> = match sub {
+        "compose" => vec!["compose", "-f", f.to_str().unwrap()],
+        _ => vec![sub, f.to_str().unwrap()],
+    };
+    let (o, _, took) = gpulint_measured(&args, d.path(), 300);
+    let o = o.unwrap_or_else(|| panic!("{sub} {name}: still running after 300 s"));
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{sub} {name}: {}",
+        text(&o)
+    );
+    took.as_secs_f64()
+}
+
+/// Linear, not quadratic: four times the input takes well under 16 times as long (the
+/// fixed start-up cost only helps a linear parser here).
+fn assert_linear(what: &str, small: f64, big: f64) {
+    eprintln!("{what}: {small:.2} s -> {big:.2} s for 4x the input");
+    assert!(
+        big < 8.0 * small,
+        "{what}: {small:.2} s -> {big:.2} s for 4x the input"
+    );
+}
+
+#[test]
+fn compose_files_with_many_services_lint_in_linear_time() {
+    let svc = |n: usize| -> String {
+        "services:\n".to_string()
+            + &(0..n)
+                .map(|i| {
+                    format!("  s{i}:\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    environment:\n      - NVIDIA_VISIBLE_DEVICES=all\n")
+                })
+                .collect::<String>()
+    };
+    let small = lint_seconds("compose", "compose.yaml", &svc(500));
+    let big = lint_seconds("compose", "compose.yaml", &svc(2000));
+    assert_linear("compose services", small, big);
+}
+
+#[test]
+fn dockerfiles_with_many_stages_and_heredocs_lint_in_linear_time() {
+    let stages = |n: usize| -> String {
+        (0..n)
+            .map(|i| {
+                let from = if i == 0 {
+                    "nvidia/cuda:12.4.1-runtime-ubuntu22.04".to_string()
+                } else {
+                    format!("s{}", i - 1)
+                };
+                format!("FROM {from} AS s{i}\nRUN echo {i}\n")
+            })
+            .collect()
+    };
+    let small = lint_seconds("dockerfile", "Dockerfile", &stages(1000));
+    let big = lint_seconds("dockerfile", "Dockerfile", &stages(4000));
+    assert_linear("FROM stages", small, big);
+
+    let heredoc = |n: usize| -> String {
+        "FROM ubuntu:22.04\nRUN <<EOF\n".to_string()
+            + &(0..n)
+                .map(|i| format!("echo line {i} && pip install torch==2.3.0\n"))
+                .collect::<String>()
+            + "EOF\n"
+    };
+    let small = lint_seconds("dockerfile", "Dockerfile", &heredoc(5000));
+    let big = lint_seconds("dockerfile", "Dockerfile", &heredoc(20000));
+    assert_linear("a 20k-line heredoc", small, big);
 }

@@ -394,13 +394,21 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
                 "could not check".to_string()
             }
         };
-        s.push_str(&format!("[{tag}] {} {}: {}\n", r.id, r.name, r.message));
+        // Messages, evidence and fixes quote host files and command output: each stays one
+        // line, its control characters escaped, so none can forge an "[ok]" line.
+        use crate::vocab::escape::field;
+        s.push_str(&format!(
+            "[{tag}] {} {}: {}\n",
+            r.id,
+            r.name,
+            field(&r.message)
+        ));
         for e in &r.evidence {
-            s.push_str(&format!("    | {e}\n"));
+            s.push_str(&format!("    | {}\n", field(e)));
         }
         if r.status != CheckStatus::Ok {
             if let Some(f) = &r.fix {
-                s.push_str(&format!("    fix: {f}\n"));
+                s.push_str(&format!("    fix: {}\n", field(f)));
             }
         }
     }

@@ -911,3 +911,18 @@ fn readmes_list_every_host_scenario() {
         }
     }
 }
+
+/// Host files and command output reach the text report: none of it can forge a result line.
+#[test]
+fn host_text_escapes_what_it_quotes() {
+    let mut r = runv(&["variants/nouveau-loaded"]);
+    r[0].message = "x\n[ok] GL999 forged: fine\x1b[2J".into();
+    r[0].evidence.push("e\n[ok] GL998 forged: fine".into());
+    let t = super::render_checks_text(&r);
+    assert!(!t.contains('\x1b'), "{t:?}");
+    assert!(
+        !t.lines().any(|l| l.starts_with("[ok] GL99")),
+        "a forged line: {t}"
+    );
+    assert!(t.contains("x\\x0a[ok] GL999 forged"), "{t}");
+}

@@ -1,6 +1,7 @@
 //! A blocking client for one repository of one registry: GET with the auth dance (anonymous
 //! first; on 401, basic or a bearer token per the challenge, then once more), retries with
-//! backoff on timeouts, resets, 429 and 5xx, and fail-fast on refused connections and DNS
+//! backoff on resets, 429 and 5xx (a silent download once; a small request never: it has a
+//! total bound), fail-fast on refused connections and DNS
 //! errors. HTTPS with verified certificates unless the host is loopback or listed with
 //! `--insecure-registry`. The Authorization header is never logged nor kept across
 //! redirects (blob storage often redirects to another host). Credentials go only to the
@@ -13,10 +14,20 @@ use crate::source::live::{LiveError, LiveErrorKind, SourceOptions};
 use base64::Engine;
 use std::io::Read;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const RETRIES: u32 = 3;
+/// A download whose connection went silent is tried once more, not [`RETRIES`] times.
+const TIMEOUT_RETRIES: u32 = 1;
 const BACKOFF: Duration = Duration::from_millis(250);
+/// A connection that is not established by then is dropped.
+const CONNECT: Duration = Duration::from_secs(10);
+/// A download connection silent this long (no response, or no byte of the body) is dropped.
+const SILENCE: Duration = Duration::from_secs(15);
+/// The whole of one small request (manifest, config, token), body included, and not
+/// retried when it runs out: a registry that accepts connections and never answers, or
+/// trickles a manifest byte by byte, fails the scan in this time.
+pub(crate) const SMALL_REQUEST: Duration = Duration::from_secs(30);
 
 pub(crate) struct Client {
     agent: ureq::Agent,
@@ -33,10 +44,39 @@ pub(crate) struct Client {
     /// other place its credentials are sent.
     realm: Mutex<Option<String>>,
     downloads: Arc<Semaphore>,
+    /// When everything for this image must be done (`--timeout`).
+    deadline: Instant,
+    timeout: Duration,
 }
 
 fn err(kind: LiveErrorKind, msg: impl Into<String>) -> LiveError {
     LiveError::new(kind, msg)
+}
+
+/// A transport error that is a timeout (connect, silence, or the request's total bound).
+fn is_timeout(t: &ureq::Transport) -> bool {
+    use std::error::Error;
+    let mut cur: Option<&(dyn Error + 'static)> = t.source();
+    while let Some(e) = cur {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+            ) {
+                return true;
+            }
+        }
+        cur = e.source();
+    }
+    t.to_string().contains("timed out")
+}
+
+/// An error reading a response body that is a timeout.
+pub(crate) fn is_io_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    ) || e.to_string().contains("timed out")
 }
 
 impl Client {
@@ -50,9 +90,9 @@ impl Client {
             Err(e) => (None, Some(format!("{e:#}"))),
         };
         let agent = ureq::AgentBuilder::new()
-            .timeout_connect(Duration::from_secs(10))
-            .timeout_read(Duration::from_secs(60))
-            .timeout_write(Duration::from_secs(60))
+            .timeout_connect(CONNECT)
+            .timeout_read(SILENCE)
+            .timeout_write(SILENCE)
             .redirects(5)
             .redirect_auth_headers(ureq::RedirectAuthHeaders::Never)
             .try_proxy_from_env(true)
@@ -69,6 +109,8 @@ impl Client {
             authorization: Mutex::new(None),
             realm: Mutex::new(None),
             downloads: Arc::new(Semaphore::new(opts.parallel_downloads())),
+            deadline: opts.deadline(),
+            timeout: opts.timeout.unwrap_or(crate::source::live::DEFAULT_TIMEOUT),
         }
     }
 
@@ -84,19 +126,45 @@ impl Client {
         format!("{}/v2/{}/{path}", self.base, self.repository)
     }
 
+    /// What is left of the time for this image; an error once it ran out.
+    pub(crate) fn time_left(&self, doing: &str) -> Result<Duration, LiveError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(err(
+                LiveErrorKind::Timeout,
+                format!(
+                    "{}/{}: {doing}: gave up after {} s (--timeout)",
+                    self.registry,
+                    self.repository,
+                    self.timeout.as_secs()
+                ),
+            ));
+        }
+        Ok(left)
+    }
+
     /// GET `/v2/<repo>/<path>`, authenticating as needed. `range_from` asks for the bytes
-    /// from that offset on (to resume a broken blob download).
+    /// from that offset on (to resume a broken blob download). `total` bounds the whole
+    /// request, body included, and a request that runs out of it is not retried; without
+    /// it (downloads) a connection silent for [`SILENCE`] is dropped and retried once, and
+    /// the reader checks the time left for the image.
     pub(crate) fn get(
         &self,
         path: &str,
         accept: Option<&str>,
         range_from: Option<u64>,
+        total: Option<Duration>,
     ) -> Result<ureq::Response, LiveError> {
         let url = self.url(path);
         let mut authed = false;
         let mut attempt = 0;
+        let mut timeouts = 0;
         loop {
+            let left = self.time_left(&format!("GET {path}"))?;
             let mut req = self.agent.get(&url);
+            if let Some(t) = total {
+                req = req.timeout(t.min(left));
+            }
             if let Some(a) = accept {
                 req = req.set("Accept", a);
             }
@@ -146,6 +214,19 @@ impl Client {
                             registry_error_text(resp)
                         ),
                     ));
+                }
+                Err(ureq::Error::Transport(t)) if is_timeout(&t) => {
+                    timeouts += 1;
+                    if total.is_some() || timeouts > TIMEOUT_RETRIES {
+                        return Err(err(
+                            LiveErrorKind::Timeout,
+                            format!(
+                                "{}/{}: GET {path}: no answer in time ({t}), tried {timeouts} times",
+                                self.registry, self.repository
+                            ),
+                        ));
+                    }
+                    t.to_string()
                 }
                 Err(ureq::Error::Transport(t)) => match t.kind() {
                     ureq::ErrorKind::Io => t.to_string(),
@@ -282,16 +363,19 @@ impl Client {
         }
         let scope = format!("repository:{}:pull", self.repository);
         let service = ch.params.get("service").cloned().unwrap_or_default();
+        let bound = SMALL_REQUEST.min(self.time_left("fetching a token")?);
         let result = match self.creds.as_ref().map(|c| &c.creds) {
-            Some(Credentials::IdentityToken(tok)) => self.agent.post(realm).send_form(&[
-                ("grant_type", "refresh_token"),
-                ("refresh_token", tok),
-                ("service", &service),
-                ("scope", &scope),
-                ("client_id", "gpulint"),
-            ]),
+            Some(Credentials::IdentityToken(tok)) => {
+                self.agent.post(realm).timeout(bound).send_form(&[
+                    ("grant_type", "refresh_token"),
+                    ("refresh_token", tok),
+                    ("service", &service),
+                    ("scope", &scope),
+                    ("client_id", "gpulint"),
+                ])
+            }
             basic => {
-                let mut req = self.agent.get(realm).query("scope", &scope);
+                let mut req = self.agent.get(realm).timeout(bound).query("scope", &scope);
                 if !service.is_empty() {
                     req = req.query("service", &service);
                 }
@@ -304,6 +388,15 @@ impl Client {
         let resp = match result {
             Ok(r) => r,
             Err(ureq::Error::Status(401 | 403, _)) => return Err(self.denied()),
+            Err(ureq::Error::Transport(t)) if is_timeout(&t) => {
+                return Err(err(
+                    LiveErrorKind::Timeout,
+                    format!(
+                        "registry {}: token endpoint {host}: no answer in time ({t})",
+                        self.registry
+                    ),
+                ))
+            }
             Err(e) => {
                 return Err(err(
                     LiveErrorKind::Unreachable,
@@ -326,7 +419,11 @@ impl Client {
             .read_to_end(&mut body)
             .map_err(|e| {
                 err(
-                    LiveErrorKind::Unreachable,
+                    if is_io_timeout(&e) {
+                        LiveErrorKind::Timeout
+                    } else {
+                        LiveErrorKind::Unreachable
+                    },
                     format!("registry {}: reading token: {e}", self.registry),
                 )
             })?;

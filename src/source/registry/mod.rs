@@ -127,7 +127,7 @@ fn fetch_small(
     expected: Option<&str>,
     what: &str,
 ) -> anyhow::Result<(Vec<u8>, Option<String>)> {
-    let resp = client.get(path, accept, None)?;
+    let resp = client.get(path, accept, None, Some(client::SMALL_REQUEST))?;
     let content_type = resp.header("content-type").map(str::to_string);
     let mut body = Vec::new();
     resp.into_reader()
@@ -135,7 +135,11 @@ fn fetch_small(
         .read_to_end(&mut body)
         .map_err(|e| {
             LiveError::new(
-                LiveErrorKind::Unreachable,
+                if client::is_io_timeout(&e) {
+                    LiveErrorKind::Timeout
+                } else {
+                    LiveErrorKind::Unreachable
+                },
                 format!("{}: reading {what}: {e}", client.registry()),
             )
         })?;
@@ -364,7 +368,7 @@ impl LayerBlob for RegistryBlob {
         let permit = self.client.download_permit();
         let resp = self
             .client
-            .get(&format!("blobs/{}", self.digest), None, None)
+            .get(&format!("blobs/{}", self.digest), None, None, None)
             .map_err(|e| LiveError::new(e.kind, format!("layer {}: {}", self.digest, e.message)))?;
         Ok(Box::new(VerifyingReader {
             blob: RegistryBlob {
@@ -377,6 +381,7 @@ impl LayerBlob for RegistryBlob {
             hasher: Sha256::new(),
             read: 0,
             resumes: 0,
+            timeouts: 0,
             done: false,
             _permit: permit,
         }))
@@ -392,6 +397,8 @@ struct VerifyingReader {
     hasher: Sha256,
     read: u64,
     resumes: u32,
+    /// Reads that timed out (a second one ends the download).
+    timeouts: u32,
     done: bool,
     _permit: client::Permit,
 }
@@ -405,6 +412,28 @@ impl VerifyingReader {
     }
 
     fn resume(&mut self, cause: std::io::Error) -> std::io::Result<()> {
+        if client::is_io_timeout(&cause) {
+            self.timeouts += 1;
+            let out_of_time = self.blob.client.time_left("downloading").is_err();
+            if self.timeouts > 1 || out_of_time {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    LiveError::new(
+                        LiveErrorKind::Timeout,
+                        format!(
+                            "layer {}: no data in time after {} bytes ({cause}){}",
+                            self.blob.digest,
+                            self.read,
+                            if out_of_time {
+                                "; --timeout ran out"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ),
+                ));
+            }
+        }
         if self.resumes >= MAX_RESUMES {
             return Err(self.fail(format!(
                 "download failed after {MAX_RESUMES} resumes: {cause}"
@@ -419,6 +448,7 @@ impl VerifyingReader {
                 &format!("blobs/{}", self.blob.digest),
                 None,
                 Some(self.read),
+                None,
             )
             .map_err(|e| self.fail(format!("resuming after {cause}: {e}")))?;
         if resp.status() != 206 {
@@ -454,6 +484,19 @@ impl Read for VerifyingReader {
                     return Ok(0);
                 }
                 Ok(n) => {
+                    if let Err(e) = self.blob.client.time_left("downloading") {
+                        self.done = true;
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            LiveError::new(
+                                e.kind,
+                                format!(
+                                    "layer {}: {} after {} bytes",
+                                    self.blob.digest, e.message, self.read
+                                ),
+                            ),
+                        ));
+                    }
                     self.read += n as u64;
                     if self.blob.size.is_some_and(|s| self.read > s) {
                         self.done = true;
