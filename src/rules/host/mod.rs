@@ -368,6 +368,9 @@ pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
 
 /// Readable report: one block per result.
 pub fn render_checks_text(results: &[CheckResult]) -> String {
+    // Messages, evidence and fixes quote host files and command output: each stays one
+    // line, its control characters escaped, so none can forge an "[ok]" line.
+    use crate::vocab::escape::field;
     let mut s = String::new();
     let (mut ok, mut prob, mut cnc, mut expl) = (0, 0, 0, 0);
     for r in results {
@@ -377,7 +380,9 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
                 let by = r.explained_by.map(|c| c.to_string()).unwrap_or_default();
                 s.push_str(&format!(
                     "[explained by {by}] {} {}: {}\n",
-                    r.id, r.name, r.message
+                    r.id,
+                    r.name,
+                    field(&r.message)
                 ));
                 continue;
             }
@@ -394,9 +399,6 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
                 "could not check".to_string()
             }
         };
-        // Messages, evidence and fixes quote host files and command output: each stays one
-        // line, its control characters escaped, so none can forge an "[ok]" line.
-        use crate::vocab::escape::field;
         s.push_str(&format!(
             "[{tag}] {} {}: {}\n",
             r.id,
