@@ -1,0 +1,95 @@
+//! Binaries with GPU code: ELF files that carry fatbins or link CUDA libraries, with their
+//! SASS/PTX targets and what they need from the loader.
+
+use super::*;
+
+pub(super) fn links_cuda(needed: &str) -> bool {
+    libs::parse_so_name(needed)
+        .and_then(|so| libs::classify_stem(&so))
+        .is_some()
+}
+
+/// The device code and CUDA links of one ELF, as the inventory records it; None when the file
+/// has no device code and links no CUDA library. Also used by `host --check` (GL215) on files
+/// read from the host's disk.
+pub(crate) fn binary_from_elf(path: String, layer: Option<usize>, e: &ElfFacts) -> Option<Binary> {
+    use crate::arch::CodeKind;
+    let loadable = e.loadable_sections();
+    let entries: Vec<&crate::detect::elf::FatbinEntry> = loadable
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .flat_map(|c| c.entries.iter())
+        .collect();
+    // Fatbins in ordinary data sections (`.data`, `.ldata`, `.rodata`): the library hands
+    // them to cuModuleLoadData itself (cuFFT, cuRAND do). Strictly validated by the reader.
+    let embedded: Vec<&crate::detect::elf::FatbinEntry> = e
+        .fatbin
+        .iter()
+        .flat_map(|fb| fb.sections.iter())
+        .filter(|s| !crate::detect::elf::is_fatbin_section_name(&s.name))
+        .flat_map(|s| s.containers.iter())
+        .flat_map(|c| c.entries.iter())
+        .collect();
+    let has_device_code = !entries.is_empty() || !embedded.is_empty();
+    if !has_device_code && !e.needed.iter().any(|n| links_cuda(n)) {
+        return None;
+    }
+    let mut ptx_isa: BTreeMap<String, (u16, u16)> = BTreeMap::new();
+    let mut compression = BTreeSet::new();
+    for entry in entries.iter().chain(embedded.iter()) {
+        if entry.target.kind == CodeKind::Ptx {
+            // Several entries for one target: the oldest ISA is the one any driver that
+            // can JIT the target at all will accept.
+            let v = ptx_isa
+                .entry(entry.target.to_string())
+                .or_insert(entry.code_version);
+            if entry.code_version < *v {
+                *v = entry.code_version;
+            }
+        }
+        if let Some(c) = &entry.compression {
+            compression.insert(c.clone());
+        }
+    }
+    let targets = |list: &[&crate::detect::elf::FatbinEntry], kind: CodeKind| {
+        let mut v: Vec<crate::arch::ArchTarget> = list
+            .iter()
+            .filter(|e| e.target.kind == kind)
+            .map(|e| e.target)
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    Some(Binary {
+        path,
+        layer,
+        machine: e.machine.to_string(),
+        needed: e.needed.clone(),
+        runpath: e.runpath.clone(),
+        rpath: e.rpath.clone(),
+        sass: e.sass(),
+        ptx: e.ptx(),
+        embedded_sass: targets(&embedded, CodeKind::Sass),
+        embedded_ptx: targets(&embedded, CodeKind::Ptx),
+        ptx_isa: ptx_isa
+            .into_iter()
+            .map(|(k, (a, b))| (k, format!("{a}.{b}")))
+            .collect(),
+        compression: compression.into_iter().collect(),
+        has_device_code,
+        warnings: e.warnings.clone(),
+    })
+}
+
+pub(super) fn binaries(tree: &FileTree) -> Vec<Binary> {
+    let mut out = Vec::new();
+    for f in files(tree) {
+        let Some(e) = elf_of(f.node) else { continue };
+        if let Some(b) = binary_from_elf(display(f.path), Some(f.layer), e) {
+            out.push(b);
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
