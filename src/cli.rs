@@ -295,6 +295,10 @@ pub struct HostArgs {
     /// Python interpreter(s) whose torch to check (default: python3/python on PATH).
     #[arg(long, value_name = "PATH")]
     pub python: Vec<String>,
+    /// Directory of matrix files overriding the built-in compatibility data (GPU names,
+    /// driver → CUDA, PTX ISA), as for `image`.
+    #[arg(long, value_name = "DIR")]
+    pub matrices: Option<PathBuf>,
     /// Output format: without --check text or json (the host profile); with --check any
     /// report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -109,7 +109,12 @@ pub fn print(s: &str) -> anyhow::Result<()> {
 }
 
 pub fn load_matrix(t: &TargetArgs) -> anyhow::Result<Matrix> {
-    match &t.matrices {
+    matrix_from(t.matrices.as_deref())
+}
+
+/// The built-in matrices, each file in `dir` (with `--matrices DIR`) replacing its namesake.
+fn matrix_from(dir: Option<&Path>) -> anyhow::Result<Matrix> {
+    match dir {
         Some(dir) => Matrix::with_overrides(dir)
             .with_context(|| format!("loading matrices from {}", dir.display())),
         None => Matrix::embedded().context("loading built-in matrices"),
@@ -380,7 +385,7 @@ fn list_rules(a: RulesArgs) -> anyhow::Result<i32> {
 }
 
 fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
-    let matrix = Matrix::embedded().context("loading built-in matrices")?;
+    let matrix = matrix_from(a.host.matrices.as_deref())?;
     let reader = a.host.reader()?;
     let profile = crate::host::detect_host_with(reader.as_ref(), &matrix)?;
     if !a.host.check {

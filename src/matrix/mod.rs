@@ -9,6 +9,7 @@
 //! In: TOML text. Out: [`Matrix`], read by the rules.
 
 mod gpu;
+mod images;
 mod rows;
 #[cfg(test)]
 mod tests;
@@ -37,6 +38,7 @@ pub(crate) const TORCH: &str = "torch.toml";
 pub(crate) const TORCH_COMPANIONS: &str = "torch_companions.toml";
 pub(crate) const CUDA_COMPONENTS: &str = "cuda_components.toml";
 pub(crate) const TORCH_DEPENDENTS: &str = "torch_dependents.toml";
+pub(crate) const CUDA_IMAGES: &str = "cuda-images.toml";
 
 /// Every data file, with its embedded text.
 pub(crate) const FILES: &[(&str, &str)] = &[
@@ -63,6 +65,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         TORCH_DEPENDENTS,
         include_str!("../../matrices/torch_dependents.toml"),
     ),
+    (CUDA_IMAGES, include_str!("../../matrices/cuda-images.toml")),
 ];
 
 /// `torch_dependents.toml`: the torch a package release pins in its wheel metadata
@@ -183,6 +186,7 @@ pub struct Matrix {
     torch: torch::TorchMatrix,
     components: Vec<ComponentsRow>,
     dependents: Vec<DependentRow>,
+    images: images::ImagesFile,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> anyhow::Result<T> {
@@ -193,6 +197,11 @@ impl Matrix {
     /// PyTorch release facts: CUDA variants, PyPI defaults, arch lists, companions.
     pub fn torch(&self) -> &torch::TorchMatrix {
         &self.torch
+    }
+
+    /// Facts about CUDA images and run configurations (`cuda-images.toml`).
+    pub(crate) fn images(&self) -> &images::ImagesFile {
+        &self.images
     }
 
     /// Parse the embedded data files.
@@ -236,6 +245,7 @@ impl Matrix {
         let torch = torch::TorchMatrix::from_toml(&get(TORCH)?, &get(TORCH_COMPANIONS)?)
             .with_context(|| format!("parsing {TORCH} / {TORCH_COMPANIONS}"))?;
         let dependents: DependentsFile = parse(TORCH_DEPENDENTS, &get(TORCH_DEPENDENTS)?)?;
+        let images: images::ImagesFile = parse(CUDA_IMAGES, &get(CUDA_IMAGES)?)?;
         for d in &dependents.dependent {
             anyhow::ensure!(
                 d.source.starts_with("https://"),
@@ -259,6 +269,7 @@ impl Matrix {
             }
         }
         Ok(Matrix {
+            images,
             dependents: dependents.dependent,
             torch,
             minor_compat: driver.minor_compat,

@@ -1,13 +1,12 @@
 //! Compatibility facts the spec rules need, behind one trait ([`Facts`]) so that rule code
-//! never holds a version table. [`SpecFacts`] answers driver, minor-version, NGC and torch
-//! questions from the shared [`Matrix`] (so `--matrices DIR` overrides apply), and the facts
-//! only these rules use (EOL image series and OSes, device nodes, named arch lists, repos
-//! without `latest`) from the embedded `matrices/cuda-images.toml`.
+//! never holds a version table. [`SpecFacts`] answers every question — driver, minor-version,
+//! NGC and torch, and the facts only these rules use (EOL image series and OSes, device nodes,
+//! named arch lists, repos without `latest`, from `matrices/cuda-images.toml`) — from the one
+//! [`Matrix`], so `--matrices DIR` overrides and the matrix tests cover all of them.
 
 use crate::arch::ComputeCapability;
 use crate::matrix::Matrix;
 use crate::version::{CudaVersion, DriverVersion};
-use serde::Deserialize;
 
 /// A fact with the URL it came from, for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,66 +47,16 @@ pub trait Facts: Send + Sync {
     fn torch(&self) -> &crate::matrix::torch::TorchMatrix;
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EolRow {
-    series: String,
-    source: String,
-}
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OsEolRow {
-    os: String,
-    eol: String,
-    source: String,
-}
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DeviceRow {
-    path: String,
-    #[allow(dead_code)]
-    source: String,
-}
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ArchNameRow {
-    name: String,
-    archs: String,
-    #[allow(dead_code)]
-    source: String,
-}
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RepoRow {
-    repo: String,
-    source: String,
-}
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Images {
-    cuda_eol: Vec<EolRow>,
-    os_eol: Vec<OsEolRow>,
-    required_device: Vec<DeviceRow>,
-    arch_name: Vec<ArchNameRow>,
-    no_latest_tag: Vec<RepoRow>,
-}
-
-pub const IMAGES_TOML: &str = include_str!("../../matrices/cuda-images.toml");
-
-/// The shared matrix plus the embedded spec-only tables.
+/// The spec rules' view of the one [`Matrix`] (the host checks' view is
+/// `crate::host::Knowledge`, implemented by the same type).
 pub struct SpecFacts {
     matrix: Matrix,
-    images: Images,
 }
 
 impl SpecFacts {
     /// Facts over `matrix` (the one the command loaded, with its overrides).
     pub fn new(matrix: Matrix) -> anyhow::Result<SpecFacts> {
-        Ok(SpecFacts {
-            matrix,
-            images: toml::from_str(IMAGES_TOML)
-                .map_err(|e| anyhow::anyhow!("matrices/cuda-images.toml: {e}"))?,
-        })
+        Ok(SpecFacts { matrix })
     }
 
     /// Facts over the built-in matrices.
@@ -179,7 +128,7 @@ impl Facts for SpecFacts {
         })
     }
     fn cuda_eol(&self, cuda: CudaVersion) -> Option<Sourced<String>> {
-        self.images.cuda_eol.iter().find_map(|r| {
+        self.matrix.images().cuda_eol.iter().find_map(|r| {
             let hit = match r.series.split_once('.') {
                 Some((a, b)) => a.parse() == Ok(cuda.major) && b.parse() == Ok(cuda.minor),
                 None => r.series.parse() == Ok(cuda.major),
@@ -192,7 +141,7 @@ impl Facts for SpecFacts {
     }
     fn os_eol(&self, os: &str) -> Option<Sourced<String>> {
         let os = os.to_ascii_lowercase();
-        self.images.os_eol.iter().find_map(|r| {
+        self.matrix.images().os_eol.iter().find_map(|r| {
             (r.os == os).then(|| Sourced {
                 value: r.eol.clone(),
                 source: r.source.clone(),
@@ -200,7 +149,8 @@ impl Facts for SpecFacts {
         })
     }
     fn required_devices(&self) -> Vec<String> {
-        self.images
+        self.matrix
+            .images()
             .required_device
             .iter()
             .map(|r| r.path.clone())
@@ -208,14 +158,15 @@ impl Facts for SpecFacts {
     }
     fn arch_name(&self, name: &str) -> Option<String> {
         let n = name.to_ascii_lowercase();
-        self.images
+        self.matrix
+            .images()
             .arch_name
             .iter()
             .find(|r| r.name == n)
             .map(|r| r.archs.clone())
     }
     fn has_no_latest_tag(&self, repo: &str) -> Option<Sourced<()>> {
-        self.images.no_latest_tag.iter().find_map(|r| {
+        self.matrix.images().no_latest_tag.iter().find_map(|r| {
             (r.repo == repo).then(|| Sourced {
                 value: (),
                 source: r.source.clone(),
@@ -270,10 +221,10 @@ mod tests {
     #[test]
     fn every_row_has_a_source() {
         let f = SpecFacts::load().unwrap();
-        for r in &f.images.os_eol {
+        for r in &f.matrix().images().os_eol {
             assert!(r.source.starts_with("https://"));
         }
-        for r in &f.images.cuda_eol {
+        for r in &f.matrix().images().cuda_eol {
             assert!(r.source.starts_with("https://"));
         }
     }

@@ -11,6 +11,7 @@ mod formats;
 mod hostile;
 mod image;
 mod live;
+mod matrices;
 mod packaging;
 mod policy;
 mod rule_snapshots;

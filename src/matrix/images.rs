@@ -1,0 +1,50 @@
+//! `cuda-images.toml`: facts about CUDA container images and run configurations that only the
+//! Dockerfile / run-configuration rules ask (through `crate::spec::facts`): end-of-life CUDA
+//! series and base OSes, the device nodes a GPU needs, named TORCH_CUDA_ARCH_LIST entries,
+//! repositories that publish no `latest`.
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EolRow {
+    pub(crate) series: String,
+    pub(crate) source: String,
+}
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OsEolRow {
+    pub(crate) os: String,
+    pub(crate) eol: String,
+    pub(crate) source: String,
+}
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DeviceRow {
+    pub(crate) path: String,
+    #[allow(dead_code)]
+    pub(crate) source: String,
+}
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ArchNameRow {
+    pub(crate) name: String,
+    pub(crate) archs: String,
+    #[allow(dead_code)]
+    pub(crate) source: String,
+}
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RepoRow {
+    pub(crate) repo: String,
+    pub(crate) source: String,
+}
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ImagesFile {
+    pub(crate) cuda_eol: Vec<EolRow>,
+    pub(crate) os_eol: Vec<OsEolRow>,
+    pub(crate) required_device: Vec<DeviceRow>,
+    pub(crate) arch_name: Vec<ArchNameRow>,
+    pub(crate) no_latest_tag: Vec<RepoRow>,
+}
