@@ -52,7 +52,7 @@ impl ImageScan {
 
 /// The target a `nvidia.com/gpu.product` label names (`NVIDIA-A100-SXM4-80GB`): that GPU,
 /// driver unknown. `None` when the GPU matrix does not know the model.
-pub fn product_target(matrix: &crate::matrix::Matrix, product: &str) -> Option<Target> {
+pub(crate) fn product_target(matrix: &crate::matrix::Matrix, product: &str) -> Option<Target> {
     let model = matrix.gpu(product)?;
     let mut ts = crate::target::cli::targets_from_flags(
         matrix,
@@ -72,7 +72,7 @@ fn scannable(image: &str) -> bool {
 }
 
 /// Image findings for every scannable image in `specs` (empty unless `--scan-images`).
-pub fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
+pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
     let Some(scan) = &ctx.scan_images else {
         return Vec::new();
     };

@@ -4,6 +4,9 @@
 //! `live` needs real services (dockerd, a registry, podman): it is `#[ignore]`d in a plain
 //! `cargo test` and run by `ci/test.sh`, which starts them first (`ci/services.sh`).
 
+// A test binary has no API: `pub` in its modules only shares helpers between them.
+#![allow(unreachable_pub)]
+
 mod cli;
 mod common;
 mod controls;

@@ -210,12 +210,12 @@ impl Candidate {
         }
     }
 
-    pub fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         self.state == State::Done
     }
 
     /// Complete, well-formed container with no deviation at all (notes §2.1, strict mode).
-    pub fn strictly_valid(&self) -> bool {
+    pub(crate) fn strictly_valid(&self) -> bool {
         self.header_error.is_none()
             && !self.dead
             && self.issues.is_empty()
@@ -613,7 +613,7 @@ pub(crate) struct FatbinScanner {
 }
 
 impl FatbinScanner {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         FatbinScanner {
             entry_budget: MAX_ENTRIES,
             ..Default::default()
@@ -623,7 +623,7 @@ impl FatbinScanner {
     /// Feed the bytes at file offset `base`. Chunks must be contiguous and in order.
     /// Magic words are found at 8-aligned offsets; a word straddling two chunks is missed, so
     /// callers must use chunk boundaries that are multiples of 8 (the last chunk excepted).
-    pub fn feed(&mut self, base: u64, chunk: &[u8]) {
+    pub(crate) fn feed(&mut self, base: u64, chunk: &[u8]) {
         // Gap watchers started by earlier chunks.
         for w in &mut self.watches {
             w.look(base, chunk);
@@ -698,7 +698,7 @@ impl FatbinScanner {
     }
 
     /// End of data at `eof`.
-    pub fn finish(&mut self, eof: u64) {
+    pub(crate) fn finish(&mut self, eof: u64) {
         for c in &mut self.active {
             c.finish(eof);
         }

@@ -5,17 +5,17 @@ use crate::inventory::{Binary, CudaLibrary, Inventory, LibraryProvider, PythonPa
 use crate::matrix::Matrix;
 use crate::target::Target;
 
-pub fn matrix() -> Matrix {
+pub(crate) fn matrix() -> Matrix {
     Matrix::embedded().expect("embedded matrices parse")
 }
 
-pub fn target(m: &Matrix, gpu: &str, driver: &str) -> Target {
+pub(crate) fn target(m: &Matrix, gpu: &str, driver: &str) -> Target {
     crate::target::cli::targets_from_flags(m, &[gpu.to_string()], Some(driver), None)
         .expect("target")
         .remove(0)
 }
 
-pub fn binary(path: &str, sass: &[&str], ptx: &[(&str, &str)]) -> Binary {
+pub(crate) fn binary(path: &str, sass: &[&str], ptx: &[(&str, &str)]) -> Binary {
     Binary {
         path: path.into(),
         layer: Some(0),
@@ -42,7 +42,7 @@ pub fn binary(path: &str, sass: &[&str], ptx: &[(&str, &str)]) -> Binary {
     }
 }
 
-pub fn lib(path: &str, name: &str, version: &str, provider: LibraryProvider) -> CudaLibrary {
+pub(crate) fn lib(path: &str, name: &str, version: &str, provider: LibraryProvider) -> CudaLibrary {
     CudaLibrary {
         path: path.into(),
         name: name.into(),
@@ -55,7 +55,7 @@ pub fn lib(path: &str, name: &str, version: &str, provider: LibraryProvider) -> 
     }
 }
 
-pub fn pkg(name: &str, version: &str, cuda: Option<&str>, location: &str) -> PythonPackage {
+pub(crate) fn pkg(name: &str, version: &str, cuda: Option<&str>, location: &str) -> PythonPackage {
     PythonPackage {
         name: name.into(),
         version: version.into(),
@@ -68,7 +68,7 @@ pub fn pkg(name: &str, version: &str, cuda: Option<&str>, location: &str) -> Pyt
 }
 
 /// A torch 2.11.0+cu130 pip install like the real one on the H200 host.
-pub fn torch_cu130_inventory() -> Inventory {
+pub(crate) fn torch_cu130_inventory() -> Inventory {
     let site = "opt/venv/lib/python3.12/site-packages";
     let mut inv = Inventory::default();
     inv.python_packages
@@ -87,7 +87,7 @@ pub fn torch_cu130_inventory() -> Inventory {
     inv
 }
 
-pub fn codes(findings: &[crate::finding::Finding]) -> Vec<String> {
+pub(crate) fn codes(findings: &[crate::finding::Finding]) -> Vec<String> {
     let mut v: Vec<String> = findings
         .iter()
         .filter(|f| f.severity >= crate::finding::Severity::Warning)
