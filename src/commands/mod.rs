@@ -1,9 +1,14 @@
 //! Command handlers: each takes validated arguments, calls the library, prints through a
 //! reporter and returns the exit code.
 
+mod host;
+mod image;
 pub mod lint;
 pub(crate) mod scan_images;
 pub mod spec;
+
+use host::host;
+use image::{image, inventory};
 
 use crate::cli::{
     CacheAction, CacheArgs, Cli, Command, ExplainArgs, GpusArgs, HostCmdArgs, ImageArgs,
@@ -169,37 +174,6 @@ fn local_host_target(matrix: &Matrix) -> Option<Target> {
     Some(t)
 }
 
-fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
-    let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
-    let inv = crate::scan::scan(&a.source.image, &opts)?;
-    match a.format {
-        InventoryFormat::Json => print(&report::escape::json_text(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&inv)?
-        )))?,
-        InventoryFormat::Text => {
-            print(&report::escape::block(&crate::inventory::render_text(&inv)))?
-        }
-    }
-    Ok(partial_exit(&inv, &opts).unwrap_or(exit::OK))
-}
-
-/// Fail closed: an image that could not be read whole is unusable input (exit 2) unless the
-/// user asked for best effort with `--allow-partial`. None when the scan was complete or
-/// partial results were allowed.
-fn partial_exit(inv: &crate::inventory::Inventory, opts: &crate::scan::ScanOptions) -> Option<i32> {
-    if !inv.partial || opts.allow_partial {
-        return None;
-    }
-    eprintln!(
-        "error: {}: the image could not be read completely ({} problem(s), see GL000); \
-         the verdict would be incomplete. Use --allow-partial for a best-effort result.",
-        crate::report::escape::field(&inv.image.reference),
-        inv.errors.len().max(1)
-    );
-    Some(exit::USAGE_OR_INPUT)
-}
-
 /// The configuration a command uses: `--config FILE`, else `.gpulint.toml` found upward from
 /// the first linted input (`gpulint lint repo/` uses `repo/.gpulint.toml`), else from the
 /// working directory upward, else the user config, else defaults. The command line's
@@ -241,95 +215,6 @@ fn load_config(output: &OutputArgs, inputs: &[PathBuf]) -> anyhow::Result<crate:
     }
     config.selection.overlay(&cli);
     Ok(config)
-}
-
-fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
-    let matrix = load_matrix(&a.targets)?;
-    let config = load_config(&a.output, &[])?;
-    let mut targets = resolve_targets(&a.targets, &matrix)?;
-    if targets.is_empty() {
-        targets = config_targets(&config, &matrix)?;
-    }
-    if targets.is_empty() && !a.targets.no_local_host {
-        if let Some(t) = local_host_target(&matrix) {
-            targets.push(t);
-        }
-    }
-    let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
-    let inv = crate::scan::scan(&a.source.image, &opts)?;
-    let ctx = rules::context::ImageContext {
-        inventory: &inv,
-        matrix: &matrix,
-        target: None,
-    };
-    let reqs = rules::requirements::compute(&ctx);
-    let mut report = Report::new(format!("image {}", inv.image.reference));
-    report.artifact = Some(inv.image.reference.clone());
-    report.checked_rules = rules::image_rules()
-        .map(|(meta, _, _)| meta.code.to_string())
-        .filter(|c| config.rule_enabled(c))
-        .collect();
-    report.targets = targets.iter().map(|t| t.name.clone()).collect();
-    let mut findings = rules::check_image(&inv, &matrix, &targets);
-    for e in &inv.errors {
-        findings.push(scan_error_finding(e, opts.allow_partial));
-    }
-    report.findings = crate::suppress::apply_config(findings, &config);
-    report.details = serde_json::json!({
-        "requirements": reqs,
-        "targets": targets,
-        "partial": inv.partial,
-    });
-    if targets.is_empty() {
-        report.preamble = reqs.lines();
-    }
-    report.normalize();
-    emit(
-        &report,
-        a.output.format,
-        a.output.output_file.as_deref(),
-        color,
-        a.source.source.quiet,
-    )?;
-    if let Some(code) = partial_exit(&inv, &opts) {
-        return Ok(code);
-    }
-    let fail_on = a
-        .output
-        .fail_on
-        .or(config.fail_on)
-        .unwrap_or(FailOn::At(Severity::Error));
-    Ok(verdict(&report, fail_on))
-}
-
-/// A problem met while reading the image: an error (the scan is refused, exit 2) unless
-/// `--allow-partial` asked for best effort, then a warning that the verdict may be incomplete.
-/// It points at the layer and the in-image path the problem is about.
-fn scan_error_finding(e: &crate::walk::ScanIssue, allow_partial: bool) -> Finding {
-    let finding = rules::image::gl000_unreadable_input::META
-        .finding(format!(
-            "part of the image could not be read ({}), the result is partial: {e}",
-            e.kind
-        ))
-        .with_severity(if allow_partial {
-            Severity::Warning
-        } else {
-            Severity::Error
-        })
-        .with_help(if allow_partial {
-            "Best effort (--allow-partial): findings cover only what could be read."
-        } else {
-            "Re-fetch or re-export the image; pass --allow-partial to judge what could be read."
-        });
-    if e.layer.is_some() || e.path.is_some() {
-        finding.with_location(crate::finding::Location {
-            layer: e.layer.clone(),
-            path: e.path.clone(),
-            ..Default::default()
-        })
-    } else {
-        finding
-    }
 }
 
 /// `gpulint explain` wraps its text for an 80-column terminal.
@@ -382,110 +267,6 @@ fn list_rules(a: RulesArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(exit::OK)
-}
-
-fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
-    let matrix = matrix_from(a.host.matrices.as_deref())?;
-    let reader = a.host.reader()?;
-    let profile = crate::host::detect_host_with(reader.as_ref(), &matrix)?;
-    if !a.host.check {
-        let text = match a.host.format {
-            Format::Json => format!("{}\n", profile.to_json()),
-            Format::Text => {
-                let t = complete_target(&matrix, profile.into_target());
-                let mut s = String::from("host\n");
-                s.push_str(&format!(
-                    "  driver: {}\n  CUDA (driver API): {}\n",
-                    t.driver
-                        .as_ref()
-                        .map(|d| d.to_string())
-                        .unwrap_or_else(|| "unknown".into()),
-                    t.driver_cuda
-                        .map(|c| c.to_string())
-                        .unwrap_or_else(|| "unknown".into()),
-                ));
-                for g in &t.gpus {
-                    s.push_str(&format!(
-                        "  GPU: {} (compute capability {}){}{}\n",
-                        g.name,
-                        g.cc.map(|c| c.to_string())
-                            .unwrap_or_else(|| "unknown".into()),
-                        g.uuid
-                            .as_deref()
-                            .map(|u| format!(" {u}"))
-                            .unwrap_or_default(),
-                        g.mig_mode
-                            .as_deref()
-                            .map(|m| format!(", MIG {m}"))
-                            .unwrap_or_default(),
-                    ));
-                }
-                if t.gpus.is_empty() {
-                    s.push_str("  GPUs: none found\n");
-                }
-                report::escape::block(&s).into_owned()
-            }
-            other => anyhow::bail!(
-                "--format {} needs --check (the host profile is text or json)",
-                clap::ValueEnum::to_possible_value(&other)
-                    .map(|v| v.get_name().to_string())
-                    .unwrap_or_default()
-            ),
-        };
-        match &a.output_file {
-            Some(p) => {
-                std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?
-            }
-            None => print(&text)?,
-        }
-        return Ok(exit::OK);
-    }
-    let scanner = crate::host::ElfArchScanner;
-    let opts = rules::host::CheckOptions {
-        knowledge: &matrix,
-        pythons: a.host.python.clone(),
-        scanner: Some(&scanner),
-    };
-    let config = match &a.config {
-        Some(p) => crate::config::Config::load(p)?,
-        None => {
-            crate::config::Config::discover(&std::env::current_dir().context("current directory")?)?
-        }
-    };
-    let fail_on = a
-        .fail_on
-        .or(config.fail_on)
-        .unwrap_or(FailOn::At(Severity::Error));
-    let results = crate::suppress::apply_config_to_checks(
-        rules::host::run_checks_with(reader.as_ref(), &profile, &opts),
-        &config,
-    );
-    let findings = rules::host::check_findings(&results);
-    let fails = rules::host::fails(&results, fail_on);
-    let mut r = Report::new("host");
-    r.targets = vec!["host".into()];
-    r.checked_rules = rules::host_checks()
-        .map(|(meta, _, _)| meta.code.to_string())
-        .filter(|c| config.rule_enabled(c))
-        .collect();
-    r.findings = findings;
-    r.normalize();
-    if a.host.format == Format::Text && !a.quiet {
-        let text = report::escape::block(&rules::host::render_checks_text(&results)).into_owned();
-        match &a.output_file {
-            Some(p) => {
-                std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?
-            }
-            None => print(&text)?,
-        }
-    } else {
-        r.details = serde_json::json!({
-            "profile": serde_json::from_str::<serde_json::Value>(&profile.to_json()).unwrap_or_default(),
-            "checks": results,
-        });
-        emit(&r, a.host.format, a.output_file.as_deref(), color, a.quiet)?;
-    }
-    Ok(if fails { exit::FINDINGS } else { exit::OK })
 }
 
 type SpecFn<A> = fn(&A, &spec::CommandContext) -> anyhow::Result<Vec<Finding>>;

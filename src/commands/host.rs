@@ -1,0 +1,108 @@
+//! `gpulint host`: the host profile, or with `--check` the GL2xx checks through the shared
+//! post-pass and reporters.
+
+use super::*;
+
+pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
+    let matrix = matrix_from(a.host.matrices.as_deref())?;
+    let reader = a.host.reader()?;
+    let profile = crate::host::detect_host_with(reader.as_ref(), &matrix)?;
+    if !a.host.check {
+        let text = match a.host.format {
+            Format::Json => format!("{}\n", profile.to_json()),
+            Format::Text => {
+                let t = complete_target(&matrix, profile.into_target());
+                let mut s = String::from("host\n");
+                s.push_str(&format!(
+                    "  driver: {}\n  CUDA (driver API): {}\n",
+                    t.driver
+                        .as_ref()
+                        .map(|d| d.to_string())
+                        .unwrap_or_else(|| "unknown".into()),
+                    t.driver_cuda
+                        .map(|c| c.to_string())
+                        .unwrap_or_else(|| "unknown".into()),
+                ));
+                for g in &t.gpus {
+                    s.push_str(&format!(
+                        "  GPU: {} (compute capability {}){}{}\n",
+                        g.name,
+                        g.cc.map(|c| c.to_string())
+                            .unwrap_or_else(|| "unknown".into()),
+                        g.uuid
+                            .as_deref()
+                            .map(|u| format!(" {u}"))
+                            .unwrap_or_default(),
+                        g.mig_mode
+                            .as_deref()
+                            .map(|m| format!(", MIG {m}"))
+                            .unwrap_or_default(),
+                    ));
+                }
+                if t.gpus.is_empty() {
+                    s.push_str("  GPUs: none found\n");
+                }
+                report::escape::block(&s).into_owned()
+            }
+            other => anyhow::bail!(
+                "--format {} needs --check (the host profile is text or json)",
+                clap::ValueEnum::to_possible_value(&other)
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default()
+            ),
+        };
+        match &a.output_file {
+            Some(p) => {
+                std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?
+            }
+            None => print(&text)?,
+        }
+        return Ok(exit::OK);
+    }
+    let scanner = crate::host::ElfArchScanner;
+    let opts = rules::host::CheckOptions {
+        knowledge: &matrix,
+        pythons: a.host.python.clone(),
+        scanner: Some(&scanner),
+    };
+    let config = match &a.config {
+        Some(p) => crate::config::Config::load(p)?,
+        None => {
+            crate::config::Config::discover(&std::env::current_dir().context("current directory")?)?
+        }
+    };
+    let fail_on = a
+        .fail_on
+        .or(config.fail_on)
+        .unwrap_or(FailOn::At(Severity::Error));
+    let results = crate::suppress::apply_config_to_checks(
+        rules::host::run_checks_with(reader.as_ref(), &profile, &opts),
+        &config,
+    );
+    let findings = rules::host::check_findings(&results);
+    let fails = rules::host::fails(&results, fail_on);
+    let mut r = Report::new("host");
+    r.targets = vec!["host".into()];
+    r.checked_rules = rules::host_checks()
+        .map(|(meta, _, _)| meta.code.to_string())
+        .filter(|c| config.rule_enabled(c))
+        .collect();
+    r.findings = findings;
+    r.normalize();
+    if a.host.format == Format::Text && !a.quiet {
+        let text = report::escape::block(&rules::host::render_checks_text(&results)).into_owned();
+        match &a.output_file {
+            Some(p) => {
+                std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?
+            }
+            None => print(&text)?,
+        }
+    } else {
+        r.details = serde_json::json!({
+            "profile": serde_json::from_str::<serde_json::Value>(&profile.to_json()).unwrap_or_default(),
+            "checks": results,
+        });
+        emit(&r, a.host.format, a.output_file.as_deref(), color, a.quiet)?;
+    }
+    Ok(if fails { exit::FINDINGS } else { exit::OK })
+}

@@ -1,0 +1,127 @@
+//! `gpulint inventory` and `gpulint image`: scan an image (fail closed on what cannot be
+//! read), judge it against the targets or print its requirements, report.
+
+use super::*;
+
+pub(super) fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
+    let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
+    let inv = crate::scan::scan(&a.source.image, &opts)?;
+    match a.format {
+        InventoryFormat::Json => print(&report::escape::json_text(format!(
+            "{}\n",
+            serde_json::to_string_pretty(&inv)?
+        )))?,
+        InventoryFormat::Text => {
+            print(&report::escape::block(&crate::inventory::render_text(&inv)))?
+        }
+    }
+    Ok(partial_exit(&inv, &opts).unwrap_or(exit::OK))
+}
+
+/// Fail closed: an image that could not be read whole is unusable input (exit 2) unless the
+/// user asked for best effort with `--allow-partial`. None when the scan was complete or
+/// partial results were allowed.
+pub(super) fn partial_exit(
+    inv: &crate::inventory::Inventory,
+    opts: &crate::scan::ScanOptions,
+) -> Option<i32> {
+    if !inv.partial || opts.allow_partial {
+        return None;
+    }
+    eprintln!(
+        "error: {}: the image could not be read completely ({} problem(s), see GL000); \
+         the verdict would be incomplete. Use --allow-partial for a best-effort result.",
+        crate::report::escape::field(&inv.image.reference),
+        inv.errors.len().max(1)
+    );
+    Some(exit::USAGE_OR_INPUT)
+}
+
+pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
+    let matrix = load_matrix(&a.targets)?;
+    let config = load_config(&a.output, &[])?;
+    let mut targets = resolve_targets(&a.targets, &matrix)?;
+    if targets.is_empty() {
+        targets = config_targets(&config, &matrix)?;
+    }
+    if targets.is_empty() && !a.targets.no_local_host {
+        if let Some(t) = local_host_target(&matrix) {
+            targets.push(t);
+        }
+    }
+    let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
+    let inv = crate::scan::scan(&a.source.image, &opts)?;
+    let ctx = rules::context::ImageContext {
+        inventory: &inv,
+        matrix: &matrix,
+        target: None,
+    };
+    let reqs = rules::requirements::compute(&ctx);
+    let mut report = Report::new(format!("image {}", inv.image.reference));
+    report.artifact = Some(inv.image.reference.clone());
+    report.checked_rules = rules::image_rules()
+        .map(|(meta, _, _)| meta.code.to_string())
+        .filter(|c| config.rule_enabled(c))
+        .collect();
+    report.targets = targets.iter().map(|t| t.name.clone()).collect();
+    let mut findings = rules::check_image(&inv, &matrix, &targets);
+    for e in &inv.errors {
+        findings.push(scan_error_finding(e, opts.allow_partial));
+    }
+    report.findings = crate::suppress::apply_config(findings, &config);
+    report.details = serde_json::json!({
+        "requirements": reqs,
+        "targets": targets,
+        "partial": inv.partial,
+    });
+    if targets.is_empty() {
+        report.preamble = reqs.lines();
+    }
+    report.normalize();
+    emit(
+        &report,
+        a.output.format,
+        a.output.output_file.as_deref(),
+        color,
+        a.source.source.quiet,
+    )?;
+    if let Some(code) = partial_exit(&inv, &opts) {
+        return Ok(code);
+    }
+    let fail_on = a
+        .output
+        .fail_on
+        .or(config.fail_on)
+        .unwrap_or(FailOn::At(Severity::Error));
+    Ok(verdict(&report, fail_on))
+}
+
+/// A problem met while reading the image: an error (the scan is refused, exit 2) unless
+/// `--allow-partial` asked for best effort, then a warning that the verdict may be incomplete.
+/// It points at the layer and the in-image path the problem is about.
+pub(super) fn scan_error_finding(e: &crate::walk::ScanIssue, allow_partial: bool) -> Finding {
+    let finding = rules::image::gl000_unreadable_input::META
+        .finding(format!(
+            "part of the image could not be read ({}), the result is partial: {e}",
+            e.kind
+        ))
+        .with_severity(if allow_partial {
+            Severity::Warning
+        } else {
+            Severity::Error
+        })
+        .with_help(if allow_partial {
+            "Best effort (--allow-partial): findings cover only what could be read."
+        } else {
+            "Re-fetch or re-export the image; pass --allow-partial to judge what could be read."
+        });
+    if e.layer.is_some() || e.path.is_some() {
+        finding.with_location(crate::finding::Location {
+            layer: e.layer.clone(),
+            path: e.path.clone(),
+            ..Default::default()
+        })
+    } else {
+        finding
+    }
+}
