@@ -191,10 +191,19 @@ impl<'a> Lexer<'a> {
     fn peek_at(&self, k: usize) -> Option<u8> {
         self.s.get(self.i + k).copied()
     }
+    /// The next character, consumed; at the end `'\0'`, and the position stays at the end
+    /// (never past it: callers slice `src[start..i]`).
     fn next_char(&mut self) -> char {
-        let c = self.src[self.i..].chars().next().unwrap_or('\0');
-        self.i += c.len_utf8().max(1);
-        c
+        match self.src.get(self.i..).and_then(|r| r.chars().next()) {
+            Some(c) => {
+                self.i += c.len_utf8();
+                c
+            }
+            None => {
+                self.i = self.i.max(self.src.len());
+                '\0'
+            }
+        }
     }
 
     /// Read one word's characters until an unquoted delimiter. With `shell`, operators and
@@ -299,13 +308,13 @@ impl<'a> Lexer<'a> {
         while let Some(c) = self.peek() {
             self.i += 1;
             if c == b'\\' {
-                self.i += 1;
+                // A trailing backslash escapes nothing: stay at the end, never past it.
+                self.i = (self.i + 1).min(self.s.len());
             } else if c == b'`' {
                 break;
             }
         }
-        let end = self.i.min(self.s.len());
-        out.push_str(&self.src[start..end]);
+        out.push_str(&self.src[start..self.i]);
         *unresolved = true;
     }
 
@@ -1050,6 +1059,21 @@ mod tests {
         for (w, want) in cases {
             assert_eq!(expand_word(w, &v, '\\').0, want, "{w}");
         }
+    }
+
+    /// Fuzz finds (fuzz/README.md): inputs that once panicked.
+    #[test]
+    fn fuzz_finds_do_not_panic() {
+        let text = String::from_utf8_lossy(include_bytes!(
+            "../../testdata/fuzz/shell_expand-past-the-end"
+        ))
+        .into_owned();
+        let (value, script) = text.split_once('\n').unwrap();
+        let mut v = vars(&[("V", value)]);
+        let _ = try_parse_script(script, &mut v);
+        // Minimized: a backtick substitution ending in a backslash.
+        let cmds = parse_script("`\\", &mut v);
+        assert_eq!(cmds[0].argv(), vec!["`\\"]);
     }
 
     #[test]
