@@ -363,13 +363,15 @@ pub(crate) fn display_path(path: &Path) -> String {
 }
 
 /// The parts of an image config (OCI or Docker: both use `config.Env` etc.) that we keep.
-pub(crate) struct ParsedConfig {
+#[doc(hidden)] // pub for the fuzz targets only
+pub struct ParsedConfig {
     pub facts: ImageConfigFacts,
     pub platform: Option<Platform>,
     pub diff_ids: Vec<String>,
 }
 
-pub(crate) fn parse_config(data: &[u8]) -> Result<ParsedConfig, String> {
+#[doc(hidden)] // pub for the fuzz targets only
+pub fn parse_config(data: &[u8]) -> Result<ParsedConfig, String> {
     #[derive(Deserialize)]
     struct Raw {
         architecture: Option<String>,

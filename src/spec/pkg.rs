@@ -393,7 +393,7 @@ pub fn pip_install(c: &LCmd, read_file: &dyn Fn(&str) -> Option<String>) -> Opti
                     // `-rrequirements.txt`, `-ihttps://…`
                     if t.len() > 2
                         && !t.starts_with("--")
-                        && matches!(&t[..2], "-r" | "-c" | "-i" | "-f")
+                        && matches!(t.get(..2), Some("-r" | "-c" | "-i" | "-f"))
                     {
                         (&t[..2], Some(t[2..].to_string()))
                     } else {
@@ -644,6 +644,14 @@ mod tests {
             line: 1,
             col: o as u32 + 1,
         })
+    }
+
+    /// A fuzz find (fuzz/README.md): a short option whose second byte is inside a multibyte
+    /// character panicked on `&t[..2]`.
+    #[test]
+    fn a_multibyte_option_is_not_a_short_flag() {
+        let p = pip_install(&cmd("pip install -\u{48a}rade diffusers"), &|_| None);
+        assert!(p.is_some());
     }
 
     #[test]

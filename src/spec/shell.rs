@@ -29,8 +29,10 @@ pub type Vars = BTreeMap<String, Var>;
 pub const MAX_EXPANDED: usize = 1 << 20;
 /// The deepest `${A:-${B:-…}}` nesting expanded.
 pub const MAX_NESTING: usize = 64;
-/// The longest value a glob trim (`${V#*x}`, `${V%%x*}`) is tried on: the trim is quadratic.
-const MAX_GLOB_TRIM: usize = 16 << 10;
+/// The most work one glob trim (`${V#*x}`, `${V%%x*}`) may take: value bytes × pattern bytes
+/// (the trim is linear in the value for a given pattern, so a 1 MiB value takes any pattern of
+/// up to 16 bytes).
+const MAX_GLOB_TRIM: usize = 16 << 20;
 
 /// A bound of variable expansion that a word went past.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +41,7 @@ pub enum ExpandLimit {
     Size,
     /// `${…}` nested deeper than [`MAX_NESTING`].
     Depth,
-    /// A glob pattern trim of a value longer than 16 KiB.
+    /// A glob pattern trim whose value × pattern length exceeds `MAX_GLOB_TRIM`.
     Trim,
 }
 
@@ -57,8 +59,9 @@ impl std::fmt::Display for ExpandLimit {
             ),
             ExpandLimit::Trim => write!(
                 f,
-                "pattern trim of a variable longer than {} KiB; left unexpanded",
-                MAX_GLOB_TRIM >> 10
+                "pattern trim of a long variable by a long pattern (over {} Mi value x pattern \
+                 bytes); left unexpanded",
+                MAX_GLOB_TRIM >> 20
             ),
         }
     }
@@ -188,10 +191,19 @@ impl<'a> Lexer<'a> {
     fn peek_at(&self, k: usize) -> Option<u8> {
         self.s.get(self.i + k).copied()
     }
+    /// The next character, consumed; at the end `'\0'`, and the position stays at the end
+    /// (never past it: callers slice `src[start..i]`).
     fn next_char(&mut self) -> char {
-        let c = self.src[self.i..].chars().next().unwrap_or('\0');
-        self.i += c.len_utf8().max(1);
-        c
+        match self.src.get(self.i..).and_then(|r| r.chars().next()) {
+            Some(c) => {
+                self.i += c.len_utf8();
+                c
+            }
+            None => {
+                self.i = self.i.max(self.src.len());
+                '\0'
+            }
+        }
     }
 
     /// Read one word's characters until an unquoted delimiter. With `shell`, operators and
@@ -296,13 +308,13 @@ impl<'a> Lexer<'a> {
         while let Some(c) = self.peek() {
             self.i += 1;
             if c == b'\\' {
-                self.i += 1;
+                // A trailing backslash escapes nothing: stay at the end, never past it.
+                self.i = (self.i + 1).min(self.s.len());
             } else if c == b'`' {
                 break;
             }
         }
-        let end = self.i.min(self.s.len());
-        out.push_str(&self.src[start..end]);
+        out.push_str(&self.src[start..self.i]);
         *unresolved = true;
     }
 
@@ -519,7 +531,7 @@ fn expand_braced(
         "#" | "##" | "%" | "%%" => match val {
             Some(Var::Set(v)) => {
                 let (pat, u) = sub(word);
-                if v.len() > MAX_GLOB_TRIM && pat.contains(['*', '?']) {
+                if pat.contains(['*', '?']) && v.len().saturating_mul(pat.len()) > MAX_GLOB_TRIM {
                     *limit = Some(ExpandLimit::Trim);
                     return None;
                 }
@@ -600,6 +612,45 @@ pub fn glob_match(pat: &str, s: &str) -> bool {
     pi == p.len()
 }
 
+/// Does the `?`-wildcard segment `seg` match `t` (same length) exactly?
+fn seg_eq(seg: &[char], t: &[char]) -> bool {
+    seg.len() == t.len() && seg.iter().zip(t).all(|(p, c)| *p == '?' || p == c)
+}
+
+/// The lengths `i` (in chars) of the prefixes `t[..i]` that the glob `p` matches whole: the
+/// shortest and the longest, or None. One left-to-right pass: the segments between `*`s are
+/// placed leftmost in order (the placement that leaves every later choice open), then the last
+/// segment must end the prefix. O(|t| · |p|) at worst, never O(|t|²) over the candidate splits.
+fn glob_prefixes(p: &[char], t: &[char]) -> Option<(usize, usize)> {
+    let segs: Vec<&[char]> = p.split(|c| *c == '*').collect();
+    let [first, mid @ .., last] = segs.as_slice() else {
+        // No `*`: one candidate length.
+        return (t.len() >= p.len() && seg_eq(p, &t[..p.len()])).then_some((p.len(), p.len()));
+    };
+    if t.len() < first.len() || !seg_eq(first, &t[..first.len()]) {
+        return None;
+    }
+    let mut pos = first.len();
+    for seg in mid {
+        if seg.is_empty() {
+            continue;
+        }
+        let at =
+            (pos..=t.len().checked_sub(seg.len())?).find(|&i| seg_eq(seg, &t[i..i + seg.len()]))?;
+        pos = at + seg.len();
+    }
+    let ends = |i: &usize| seg_eq(last, &t[i - last.len()..*i]);
+    let lo = pos + last.len();
+    if lo > t.len() {
+        return None;
+    }
+    let shortest = (lo..=t.len()).find(ends)?;
+    let longest = (lo..=t.len()).rev().find(ends)?;
+    Some((shortest, longest))
+}
+
+/// `${v#pat}`, `${v##pat}`, `${v%pat}`, `${v%%pat}`: linear in the value for a fixed pattern
+/// (a suffix trim is a prefix trim of both reversed).
 fn trim_pattern(v: &str, pat: &str, op: &str) -> String {
     if !pat.contains(['*', '?']) {
         // A literal: one match at most, no need to try every split.
@@ -609,33 +660,22 @@ fn trim_pattern(v: &str, pat: &str, op: &str) -> String {
         };
         return t.unwrap_or(v).to_string();
     }
-    let idx: Vec<usize> = v
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(v.len()))
-        .collect();
-    match op {
-        "#" => idx
-            .iter()
-            .find(|&&i| glob_match(pat, &v[..i]))
-            .map(|&i| v[i..].to_string()),
-        "##" => idx
-            .iter()
-            .rev()
-            .find(|&&i| glob_match(pat, &v[..i]))
-            .map(|&i| v[i..].to_string()),
-        "%" => idx
-            .iter()
-            .rev()
-            .find(|&&i| glob_match(pat, &v[i..]))
-            .map(|&i| v[..i].to_string()),
-        "%%" => idx
-            .iter()
-            .find(|&&i| glob_match(pat, &v[i..]))
-            .map(|&i| v[..i].to_string()),
-        _ => None,
+    let mut p: Vec<char> = pat.chars().collect();
+    let mut t: Vec<char> = v.chars().collect();
+    let suffix = matches!(op, "%" | "%%");
+    if suffix {
+        p.reverse();
+        t.reverse();
     }
-    .unwrap_or_else(|| v.to_string())
+    let Some((shortest, longest)) = glob_prefixes(&p, &t) else {
+        return v.to_string();
+    };
+    let n = if op.len() == 2 { longest } else { shortest };
+    if suffix {
+        t[n..].iter().rev().collect()
+    } else {
+        t[n..].iter().collect()
+    }
 }
 
 const KEYWORDS: &[&str] = &[
@@ -963,10 +1003,11 @@ mod tests {
             try_expand_word("${B//a/aa}", &v, '\\'),
             Err(ExpandLimit::Size)
         );
-        assert_eq!(
-            try_expand_word("${B##*b}", &v, '\\'),
-            Err(ExpandLimit::Trim)
-        );
+        // A glob trim is linear in the value: a half-MiB value takes a short pattern.
+        assert_eq!(try_expand_word("${B##*b}", &v, '\\').unwrap().0, big);
+        assert_eq!(try_expand_word("${B%%a*a}", &v, '\\').unwrap().0, "");
+        let long_pat = format!("${{B##*{}}}", "a?".repeat(40));
+        assert_eq!(try_expand_word(&long_pat, &v, '\\'), Err(ExpandLimit::Trim));
         assert_eq!(
             try_expand_word("${B#a}", &v, '\\').unwrap().0.len(),
             big.len() - 1
@@ -989,6 +1030,50 @@ mod tests {
         assert_eq!(l, Some(ExpandLimit::Size));
         assert_eq!(cmds[0].argv(), vec!["echo", "$B$B"]);
         assert_eq!(cmds[1].argv(), vec!["echo", "aaaa"]);
+    }
+
+    #[test]
+    fn glob_trims_agree_with_the_shell() {
+        let v = vars(&[("V", "a.b.c.tar.gz"), ("P", "xabcabcab")]);
+        let cases = [
+            ("${V#*.}", "b.c.tar.gz"),
+            ("${V##*.}", "gz"),
+            ("${V%.*}", "a.b.c.tar"),
+            ("${V%%.*}", "a"),
+            ("${V#?.}", "b.c.tar.gz"),
+            ("${V%%?}", "a.b.c.tar.g"),
+            ("${V%?}", "a.b.c.tar.g"),
+            ("${V##a*c}", ".tar.gz"),
+            ("${V#a*c}", ".tar.gz"),
+            ("${V%.*.*}", "a.b.c"),
+            ("${V%%.*.*}", "a"),
+            ("${V#*}", "a.b.c.tar.gz"),
+            ("${V##*}", ""),
+            ("${V#x*}", "a.b.c.tar.gz"),
+            ("${P%%*b*c}", "xabcabcab"),
+            ("${P%%a*b}", "x"),
+            ("${P%a*b}", "xabcabc"),
+            ("${P##*c?}", "b"),
+            ("${P#*c?}", "bcab"),
+        ];
+        for (w, want) in cases {
+            assert_eq!(expand_word(w, &v, '\\').0, want, "{w}");
+        }
+    }
+
+    /// Fuzz finds (fuzz/README.md): inputs that once panicked.
+    #[test]
+    fn fuzz_finds_do_not_panic() {
+        let text = String::from_utf8_lossy(include_bytes!(
+            "../../testdata/fuzz/shell_expand-past-the-end"
+        ))
+        .into_owned();
+        let (value, script) = text.split_once('\n').unwrap();
+        let mut v = vars(&[("V", value)]);
+        let _ = try_parse_script(script, &mut v);
+        // Minimized: a backtick substitution ending in a backslash.
+        let cmds = parse_script("`\\", &mut v);
+        assert_eq!(cmds[0].argv(), vec!["`\\"]);
     }
 
     #[test]

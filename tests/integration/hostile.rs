@@ -984,6 +984,7 @@ fn lint_seconds(sub: &str, name: &str, content: &str) -> f64 {
     std::fs::write(&f, content).unwrap();
     let args: Vec<&str> = match sub {
         "compose" => vec!["compose", "-f", f.to_str().unwrap()],
+        "run" => vec!["run", "--file", f.to_str().unwrap()],
         _ => vec![sub, f.to_str().unwrap()],
     };
     let (o, _, took) = gpulint_measured(&args, d.path(), 300);
@@ -1049,4 +1050,84 @@ fn dockerfiles_with_many_stages_and_heredocs_lint_in_linear_time() {
     let small = lint_seconds("dockerfile", "Dockerfile", &heredoc(5000));
     let big = lint_seconds("dockerfile", "Dockerfile", &heredoc(20000));
     assert_linear("a 20k-line heredoc", small, big);
+}
+
+#[test]
+fn k8s_manifests_with_many_documents_lint_in_linear_time() {
+    let docs = |n: usize| -> String {
+        (0..n)
+            .map(|i| {
+                format!(
+                    "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p{i}\nspec:\n  containers:\n  - name: c\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+                )
+            })
+            .collect()
+    };
+    let small = lint_seconds("k8s", "pods.yaml", &docs(500));
+    let big = lint_seconds("k8s", "pods.yaml", &docs(2000));
+    assert_linear("k8s documents", small, big);
+}
+
+#[test]
+fn deep_yaml_flow_collections_lint_in_linear_time() {
+    // Many documents, each with flow collections nested 100 deep (under the YAML parser's
+    // recursion limit), in a k8s manifest and a compose file.
+    let nest = |i: usize| format!("{}{i}{}", "[".repeat(100), "]".repeat(100));
+    let k8s = |n: usize| -> String {
+        (0..n)
+            .map(|i| {
+                format!(
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, labels: {{a: {{b: {{c: {{d: x}}}}}}}}}}\nspec: {{containers: [{{name: c, image: 'nvidia/cuda:12.4.1-runtime-ubuntu22.04', args: {}}}]}}\n",
+                    nest(i)
+                )
+            })
+            .collect()
+    };
+    let small = lint_seconds("k8s", "pods.yaml", &k8s(200));
+    let big = lint_seconds("k8s", "pods.yaml", &k8s(800));
+    assert_linear("k8s deep flow collections", small, big);
+
+    let compose = |n: usize| -> String {
+        "services:\n".to_string()
+            + &(0..n)
+                .map(|i| {
+                    format!(
+                        "  s{i}: {{image: 'nvidia/cuda:12.4.1-runtime-ubuntu22.04', command: {}}}\n",
+                        nest(i)
+                    )
+                })
+                .collect::<String>()
+    };
+    let small = lint_seconds("compose", "compose.yaml", &compose(200));
+    let big = lint_seconds("compose", "compose.yaml", &compose(800));
+    assert_linear("compose deep flow collections", small, big);
+}
+
+#[test]
+fn glob_trims_of_long_values_lint_in_linear_time() {
+    // `${V%%*b*c}` tries every suffix; on a value without a match that was quadratic.
+    let df = |n: usize| -> String {
+        format!(
+            "FROM ubuntu:22.04\nARG V={}\nENV W=${{V%%*b*c}} X=${{V##*c*b}} Y=${{V%*b?c}} Z=${{V#a*c}}\nRUN echo $W $X $Y $Z\n",
+            "ab".repeat(n)
+        )
+    };
+    let small = lint_seconds("dockerfile", "Dockerfile", &df(60_000));
+    let big = lint_seconds("dockerfile", "Dockerfile", &df(240_000));
+    assert_linear("a glob trim of a long value", small, big);
+}
+
+#[test]
+fn shell_scripts_with_many_heredocs_lint_in_linear_time() {
+    let script = |n: usize| -> String {
+        "#!/bin/sh\n".to_string()
+            + &(0..n)
+                .map(|i| {
+                    format!("cat <<EOF{i} > /tmp/f{i}\nline {i}\n$HOME\nEOF{i}\ndocker run --gpus all nvidia/cuda:12.4.1-runtime-ubuntu22.04 echo {i}\n")
+                })
+                .collect::<String>()
+    };
+    let small = lint_seconds("run", "run.sh", &script(2500));
+    let big = lint_seconds("run", "run.sh", &script(10_000));
+    assert_linear("shell heredocs", small, big);
 }

@@ -304,13 +304,13 @@ fn run_helper(name: &str, server: &str) -> anyhow::Result<Option<Credentials>> {
 
 /// One `WWW-Authenticate` challenge: scheme (lowercase) and parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Challenge {
+pub struct Challenge {
     pub scheme: String,
     pub params: BTreeMap<String, String>,
 }
 
 /// Parse `Bearer realm="https://auth",service="registry",scope="repository:a:pull"`.
-pub(crate) fn parse_challenge(header: &str) -> Option<Challenge> {
+pub fn parse_challenge(header: &str) -> Option<Challenge> {
     let header = header.trim();
     let (scheme, rest) = header.split_once(' ').unwrap_or((header, ""));
     let mut params = BTreeMap::new();

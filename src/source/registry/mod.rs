@@ -6,6 +6,8 @@
 //! mid-blob is resumed with a Range request.
 
 mod auth;
+#[doc(hidden)] // for the fuzz targets only
+pub use auth::{parse_challenge, Challenge};
 mod client;
 pub mod reference;
 
