@@ -52,10 +52,11 @@ pub struct Location {
 }
 
 impl Location {
-    pub fn in_image(layer: Option<String>, path: impl Into<String>) -> Self {
+    /// `path` is shown as given: an [`crate::vocab::ImagePath`] shows as `/usr/lib/x`.
+    pub fn in_image(layer: Option<String>, path: impl std::fmt::Display) -> Self {
         Location {
             layer,
-            path: Some(path.into()),
+            path: Some(path.to_string()),
             ..Default::default()
         }
     }

@@ -4,6 +4,7 @@
 //! the integrator wires to the ELF/fatbin reader (`crate::detect::elf`).
 
 use super::reader::{resolve_link, EntryKind, HostReader};
+use crate::vocab::ImagePath;
 use std::path::Path;
 
 /// Device-code targets of one binary: the inventory's record (SASS, PTX, the fatbins the library
@@ -182,7 +183,8 @@ impl ArchScanner for ElfArchScanner {
         let facts = crate::detect::elf::scan_elf(std::io::BufReader::new(f), size)
             .map_err(|e| e.to_string())?;
         Ok(crate::inventory::binary_from_elf(
-            local_path.to_string_lossy().into_owned(),
+            // A host path, shown like an in-image one (absolute, normalized).
+            ImagePath::new(&local_path.to_string_lossy()).map_err(|e| e.to_string())?,
             None,
             &facts,
         )

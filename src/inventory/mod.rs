@@ -22,6 +22,8 @@ pub use text::render_text;
 
 use crate::arch::ArchTarget;
 use crate::source::Platform;
+use crate::version::{CudaVersion, DriverVersion};
+use crate::vocab::ImagePath;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -76,16 +78,18 @@ pub struct LayerInfo {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PythonInterpreter {
-    pub path: String,
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub path: ImagePath,
     pub version: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CudaToolkit {
     /// e.g. "/usr/local/cuda-12.1"
-    pub path: String,
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub path: ImagePath,
     /// From version.json (cuda / cuda_cudart) or version.txt; None if neither is present.
-    pub version: Option<String>,
+    pub version: Option<CudaVersion>,
     /// True if `/usr/local/cuda` resolves to this directory.
     pub default: bool,
     pub layer: Option<usize>,
@@ -110,7 +114,8 @@ pub enum LibraryProvider {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CudaLibrary {
-    pub path: String,
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub path: ImagePath,
     /// Library family: "cudart", "cublas", "cublasLt", "cudnn", "cudnn_ops", "nccl", "nvrtc", …
     pub name: String,
     pub soname: Option<String>,
@@ -119,8 +124,12 @@ pub struct CudaLibrary {
     pub provider: LibraryProvider,
     /// Other in-image paths (symlinks, hardlinks) that resolve to this file, e.g. the
     /// `libcudart.so.12` soname link. The loader emulation matches NEEDED names against them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub aliases: Vec<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::vocab::image_path::absolute::list"
+    )]
+    pub aliases: Vec<ImagePath>,
     /// The pip distribution / conda package / dpkg package that owns it, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
@@ -129,11 +138,12 @@ pub struct CudaLibrary {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DriverLibrary {
-    pub path: String,
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub path: ImagePath,
     /// "libcuda", "libnvidia-ml", "libnvidia-ptxjitcompiler", …
     pub name: String,
     /// From the file name (libcuda.so.535.104.05 → 535.104.05).
-    pub version: Option<String>,
+    pub version: Option<DriverVersion>,
     pub provider: LibraryProvider,
     pub layer: Option<usize>,
 }
@@ -145,10 +155,11 @@ pub struct PythonPackage {
     /// Wheel tags from the WHEEL file, e.g. ["cp312-cp312-manylinux_2_28_x86_64"].
     pub tags: Vec<String>,
     /// The site-packages directory it is installed in.
-    pub location: String,
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub location: ImagePath,
     /// For GPU-relevant packages: the CUDA version it was built for ("13.0"), when known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cuda: Option<String>,
+    pub cuda: Option<CudaVersion>,
     /// Requires-Dist lines (for companion checks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<String>,
@@ -174,7 +185,8 @@ pub struct OsPackage {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Binary {
-    pub path: String,
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub path: ImagePath,
     pub layer: Option<usize>,
     pub machine: String,
     pub needed: Vec<String>,

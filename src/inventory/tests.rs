@@ -123,7 +123,7 @@ const SP: &str = "/opt/torch/.venv/lib/python3.12/site-packages";
 fn lib<'a>(inv: &'a Inventory, path: &str) -> &'a CudaLibrary {
     inv.cuda_libraries
         .iter()
-        .find(|l| l.path == path)
+        .find(|l| l.path == *path)
         .unwrap_or_else(|| panic!("{path} not among {:#?}", inv.cuda_libraries))
 }
 
@@ -147,20 +147,47 @@ fn torch_version_and_cuda_match_the_real_capture() {
     let torch = pkg(&inv, "torch");
     assert_eq!(torch.version, full.split('+').next().unwrap());
     assert_eq!(torch.version, captured_dist_version("torch"));
-    assert_eq!(torch.cuda.as_deref(), Some(cuda));
+    assert_eq!(torch.cuda.map(|v| v.to_string()).as_deref(), Some(cuda));
     assert_eq!(torch.tags, vec!["cp312-cp312-manylinux_2_28_x86_64"]);
     assert_eq!(torch.location, SP);
     assert!(torch.requires.iter().any(|r| r == "sympy>=1.13.3"));
     // torchvision's version.py computes cuda at import: the local version says it.
-    assert_eq!(pkg(&inv, "torchvision").cuda.as_deref(), Some("13.0"));
-    assert_eq!(pkg(&inv, "cupy-cuda13x").cuda.as_deref(), Some("13"));
     assert_eq!(
-        pkg(&inv, "nvidia-cuda-runtime").cuda.as_deref(),
+        pkg(&inv, "torchvision")
+            .cuda
+            .map(|v| v.to_string())
+            .as_deref(),
         Some("13.0")
     );
-    assert_eq!(pkg(&inv, "nvidia-cudnn-cu13").cuda.as_deref(), Some("13"));
+    assert_eq!(
+        pkg(&inv, "cupy-cuda13x")
+            .cuda
+            .map(|v| v.to_string())
+            .as_deref(),
+        Some("13.0")
+    );
+    assert_eq!(
+        pkg(&inv, "nvidia-cuda-runtime")
+            .cuda
+            .map(|v| v.to_string())
+            .as_deref(),
+        Some("13.0")
+    );
+    assert_eq!(
+        pkg(&inv, "nvidia-cudnn-cu13")
+            .cuda
+            .map(|v| v.to_string())
+            .as_deref(),
+        Some("13.0")
+    );
     // nvidia-cublas has no suffix and no toolkit version: its RECORD puts it in nvidia/cu13.
-    assert_eq!(pkg(&inv, "nvidia-cublas").cuda.as_deref(), Some("13"));
+    assert_eq!(
+        pkg(&inv, "nvidia-cublas")
+            .cuda
+            .map(|v| v.to_string())
+            .as_deref(),
+        Some("13.0")
+    );
     assert_eq!(pkg(&inv, "numpy").cuda, None);
     assert_eq!(pkg(&inv, "numpy").tags.len(), 2);
 }
@@ -227,11 +254,14 @@ fn pip_libraries_get_wheel_versions_and_providers() {
     assert_eq!(jpeg.version, None);
     assert_eq!(jpeg.soname.as_deref(), Some("libnvjpeg-f00ca762.so.13"));
     // Static archives and torch's own libraries are not CUDA libraries.
-    assert!(!inv.cuda_libraries.iter().any(|l| l.path.ends_with(".a")));
     assert!(!inv
         .cuda_libraries
         .iter()
-        .any(|l| l.path.contains("/torch/lib/")));
+        .any(|l| l.path.file_name().ends_with(".a")));
+    assert!(!inv
+        .cuda_libraries
+        .iter()
+        .any(|l| l.path.to_string().contains("/torch/lib/")));
 }
 
 #[test]
@@ -286,10 +316,9 @@ fn toolkit_stub_compat_conda_and_system_libraries() {
     assert_eq!(jit.provider, LibraryProvider::ForwardCompat);
     assert_eq!(jit.soname.as_deref(), Some("libnvidia-ptxjitcompiler.so.1"));
     // Links are not files: only the real file of each chain is listed.
-    assert!(!inv
-        .cuda_libraries
-        .iter()
-        .any(|l| l.path.ends_with("libcudart.so.12") && l.path.starts_with("/usr/local")));
+    assert!(!inv.cuda_libraries.iter().any(
+        |l| l.path.file_name() == "libcudart.so.12" && l.path.as_str().starts_with("usr/local")
+    ));
     let conda_rt = lib(&inv, "/opt/conda/lib/libcudart.so.11.8.89");
     assert_eq!(conda_rt.provider, LibraryProvider::Conda);
     assert_eq!(conda_rt.version.as_deref(), Some("11.8.89"));
@@ -309,11 +338,19 @@ fn toolkit_stub_compat_conda_and_system_libraries() {
 #[test]
 fn driver_libraries_outside_stubs_and_compat() {
     let inv = inventory();
-    let d: Vec<(&str, &str, Option<&str>)> = inv
+    let d: Vec<(String, &str, Option<&str>)> = inv
         .driver_libraries
         .iter()
-        .map(|d| (d.path.as_str(), d.name.as_str(), d.version.as_deref()))
+        .map(|d| {
+            (
+                d.path.to_string(),
+                d.name.as_str(),
+                d.version.as_ref().map(|v| v.as_str()),
+            )
+        })
         .collect();
+    let d: Vec<(&str, &str, Option<&str>)> =
+        d.iter().map(|(p, n, v)| (p.as_str(), *n, *v)).collect();
     assert_eq!(
         d,
         vec![
@@ -340,10 +377,20 @@ fn driver_libraries_outside_stubs_and_compat() {
 #[test]
 fn toolkits_packages_image_and_loader() {
     let inv = inventory();
-    let tk: Vec<(&str, Option<&str>, bool)> = inv
+    let tk: Vec<(String, Option<String>, bool)> = inv
         .cuda_toolkits
         .iter()
-        .map(|t| (t.path.as_str(), t.version.as_deref(), t.default))
+        .map(|t| {
+            (
+                t.path.to_string(),
+                t.version.map(|v| v.to_string()),
+                t.default,
+            )
+        })
+        .collect();
+    let tk: Vec<(&str, Option<&str>, bool)> = tk
+        .iter()
+        .map(|(p, v, d)| (p.as_str(), v.as_deref(), *d))
         .collect();
     assert_eq!(
         tk,
@@ -378,12 +425,13 @@ fn toolkits_packages_image_and_loader() {
         ]
     );
     assert_eq!(inv.image.glibc.as_deref(), Some("2.35"));
-    let py: Vec<(&str, &str)> = inv
+    let py: Vec<(String, &str)> = inv
         .image
         .python
         .iter()
-        .map(|p| (p.path.as_str(), p.version.as_str()))
+        .map(|p| (p.path.to_string(), p.version.as_str()))
         .collect();
+    let py: Vec<(&str, &str)> = py.iter().map(|(p, v)| (p.as_str(), *v)).collect();
     assert_eq!(
         py,
         vec![

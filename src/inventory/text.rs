@@ -68,7 +68,8 @@ pub fn render_text(inv: &Inventory) -> String {
             s,
             "  {} {}{}",
             e(&t.path),
-            e(t.version.as_deref().unwrap_or("(version unknown)")),
+            e(&t.version
+                .map_or_else(|| "(version unknown)".to_string(), |v| v.to_string())),
             if t.default { "  [/usr/local/cuda]" } else { "" }
         );
     }
@@ -107,7 +108,7 @@ pub fn render_text(inv: &Inventory) -> String {
             s,
             "  {:<26} {:<14} {}",
             e(&d.name),
-            e(d.version.as_deref().unwrap_or("?")),
+            e(d.version.as_ref().map_or("?", |v| v.as_str())),
             e(&d.path)
         );
     }
@@ -127,7 +128,7 @@ pub fn render_text(inv: &Inventory) -> String {
             "  {:<28} {:<14} CUDA {:<6} {}",
             e(&p.name),
             e(&p.version),
-            e(p.cuda.as_deref().unwrap_or("")),
+            e(&p.cuda.map(|v| v.to_string()).unwrap_or_default()),
             e(&p.location)
         );
     }

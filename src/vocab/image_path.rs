@@ -6,7 +6,7 @@ use std::fmt;
 /// A normalized in-image path: relative to the image root, `/`-separated, no `.`/`..`
 /// components, no empty components. `""` is the root. Built only through [`ImagePath::new`],
 /// which rejects paths that would escape the root.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ImagePath(String);
 
@@ -125,6 +125,53 @@ pub fn name_from_bytes(raw: &[u8]) -> String {
         hex(&mut out, chunk.invalid());
     }
     out
+}
+
+/// A path compares equal to text naming the same in-image path, absolute or not
+/// (`/usr/lib/x` and `usr/lib/x`).
+impl PartialEq<str> for ImagePath {
+    fn eq(&self, other: &str) -> bool {
+        ImagePath::new(other).is_ok_and(|o| o == *self)
+    }
+}
+impl PartialEq<&str> for ImagePath {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+/// Serde for an [`ImagePath`] shown to users (inventory JSON, findings): the absolute form
+/// `/usr/lib/x`, the way every report prints it. The transparent default (`usr/lib/x`) stays
+/// for internal data such as the layer cache.
+pub mod absolute {
+    use super::ImagePath;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(p: &ImagePath, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(p)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ImagePath, D::Error> {
+        let raw = String::deserialize(d)?;
+        ImagePath::new(&raw).map_err(serde::de::Error::custom)
+    }
+
+    /// The same for a list of paths.
+    pub mod list {
+        use super::ImagePath;
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub fn serialize<S: Serializer>(ps: &[ImagePath], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(ps.iter().map(|p| p.to_string()))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ImagePath>, D::Error> {
+            Vec::<String>::deserialize(d)?
+                .iter()
+                .map(|raw| ImagePath::new(raw).map_err(serde::de::Error::custom))
+                .collect()
+        }
+    }
 }
 
 impl fmt::Display for ImagePath {

@@ -8,7 +8,7 @@
 
 mod compression;
 pub mod escape;
-mod image_path;
+pub mod image_path;
 pub mod reference;
 
 pub use compression::Compression;

@@ -32,7 +32,7 @@ fn inventory_of(variant: &str) -> Inventory {
         })
         .collect();
     inv.binaries.push(Binary {
-        path: format!("app/lib{variant}.so"),
+        path: gpulint::vocab::ImagePath::new(&format!("app/lib{variant}.so")).unwrap(),
         layer: Some(0),
         machine: facts.machine.clone(),
         needed: facts.needed.clone(),
@@ -174,9 +174,7 @@ fn h200_device_run_replay() {
         let run = std::fs::read_to_string(e.path()).unwrap();
         let ran_ok = run.lines().any(|l| l == "ok 1");
         assert!(
-            inv.binaries
-                .iter()
-                .any(|b| b.path.ends_with(&format!("/{bin}"))),
+            inv.binaries.iter().any(|b| b.path.file_name() == bin),
             "{bin} not inventoried as a CUDA binary"
         );
         let predicted_fail = findings.iter().any(|f| {

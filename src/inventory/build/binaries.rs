@@ -12,7 +12,11 @@ pub(super) fn links_cuda(needed: &str) -> bool {
 /// The device code and CUDA links of one ELF, as the inventory records it; None when the file
 /// has no device code and links no CUDA library. Also used by `host --check` (GL215) on files
 /// read from the host's disk.
-pub(crate) fn binary_from_elf(path: String, layer: Option<usize>, e: &ElfFacts) -> Option<Binary> {
+pub(crate) fn binary_from_elf(
+    path: ImagePath,
+    layer: Option<usize>,
+    e: &ElfFacts,
+) -> Option<Binary> {
     use crate::arch::CodeKind;
     let loadable = e.loadable_sections();
     let entries: Vec<&crate::detect::elf::FatbinEntry> = loadable
@@ -86,7 +90,7 @@ pub(super) fn binaries(tree: &FileTree) -> Vec<Binary> {
     let mut out = Vec::new();
     for f in files(tree) {
         let Some(e) = elf_of(f.node) else { continue };
-        if let Some(b) = binary_from_elf(display(f.path), Some(f.layer), e) {
+        if let Some(b) = binary_from_elf(f.path.clone(), Some(f.layer), e) {
             out.push(b);
         }
     }

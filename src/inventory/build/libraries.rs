@@ -88,9 +88,9 @@ pub(super) fn libraries(
             LibKind::Driver(name) if !in_stub_or_compat => {
                 driver.push((
                     DriverLibrary {
-                        path: display(f.path),
+                        path: f.path.clone(),
                         name,
-                        version: libs::file_name_version(&so),
+                        version: libs::file_name_version(&so).and_then(|v| v.parse().ok()),
                         provider,
                         layer: Some(f.layer),
                     },
@@ -142,7 +142,7 @@ pub(super) fn libraries(
                 _ => libs::derived_soname(file, &so),
             });
         cuda.push(CudaLibrary {
-            path: display(f.path),
+            path: f.path.clone(),
             name: family,
             soname,
             version,
@@ -155,14 +155,12 @@ pub(super) fn libraries(
     fill_aliases(tree, &mut cuda);
     // A driver file named only by its soname (a copied `libcuda.so.1`): the driver files
     // beside it share one version.
-    let mut dir_versions: BTreeMap<String, String> = BTreeMap::new();
+    let mut dir_versions: BTreeMap<ImagePath, DriverVersion> = BTreeMap::new();
     for (d, so) in &driver {
         if let (Some(v), Some(so)) = (&d.version, so) {
             if libs::has_full_version(so) {
-                if let Some((dir, _)) = d.path.rsplit_once('/') {
-                    dir_versions
-                        .entry(dir.to_string())
-                        .or_insert_with(|| v.clone());
+                if let Some(dir) = d.path.parent() {
+                    dir_versions.entry(dir).or_insert_with(|| v.clone());
                 }
             }
         }
@@ -172,11 +170,7 @@ pub(super) fn libraries(
         .map(|(mut d, so)| {
             let full = so.as_ref().is_some_and(libs::has_full_version);
             if !full {
-                if let Some(v) = d
-                    .path
-                    .rsplit_once('/')
-                    .and_then(|(dir, _)| dir_versions.get(dir))
-                {
+                if let Some(v) = d.path.parent().and_then(|dir| dir_versions.get(&dir)) {
                     d.version = Some(v.clone());
                 }
             }
@@ -191,12 +185,12 @@ pub(super) fn libraries(
 /// Every link in the image that ends at a CUDA library, so the loader emulation can match
 /// NEEDED names (usually soname symlinks) against them.
 pub(super) fn fill_aliases(tree: &FileTree, cuda: &mut [CudaLibrary]) {
-    let mut by_real: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut by_real: BTreeMap<ImagePath, Vec<ImagePath>> = BTreeMap::new();
     for (p, n) in &tree.nodes {
         if matches!(n.kind, NodeKind::Symlink { .. } | NodeKind::Hardlink { .. }) {
             if let Some((real, node)) = tree.resolve(p) {
                 if matches!(node.kind, NodeKind::File { .. }) {
-                    by_real.entry(display(&real)).or_default().push(display(p));
+                    by_real.entry(real).or_default().push(p.clone());
                 }
             }
         }

@@ -15,6 +15,7 @@ use crate::detect::python_dist::{normalize_name, DistMetadata, DistRecord};
 use crate::detect::torch_version::ModuleVersion;
 use crate::detect::Fact;
 use crate::source::{Image, ImageConfigFacts};
+use crate::version::DriverVersion;
 use crate::walk::{FileTree, ImagePath, Node, NodeKind, ScanIssue};
 use globset::GlobBuilder;
 use std::collections::{BTreeMap, BTreeSet};

@@ -230,8 +230,9 @@ pub(super) fn python_packages(tree: &FileTree, pip: &PipIndex<'_>) -> Vec<Python
                 name: d.name.clone(),
                 version: d.meta.version.clone(),
                 tags,
-                location: display(&d.site),
-                cuda: python_cuda(&d.name, &d.meta.version, module, pip.record(tree, d)),
+                location: d.site.clone(),
+                cuda: python_cuda(&d.name, &d.meta.version, module, pip.record(tree, d))
+                    .and_then(|v| v.parse().ok()),
                 requires: d.meta.requires.clone(),
                 layer: Some(d.layer),
             }
@@ -309,6 +310,11 @@ pub(super) fn python_interpreters(tree: &FileTree) -> Vec<PythonInterpreter> {
     }
     found
         .into_iter()
-        .map(|(path, version)| PythonInterpreter { path, version })
+        .filter_map(|(path, version)| {
+            Some(PythonInterpreter {
+                path: ImagePath::new(&path).ok()?,
+                version,
+            })
+        })
         .collect()
 }

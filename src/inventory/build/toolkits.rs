@@ -76,8 +76,8 @@ pub(super) fn cuda_toolkits(tree: &FileTree) -> Vec<CudaToolkit> {
         .and_then(|p| resolve_dir(tree, &p));
     dirs.into_iter()
         .map(|(dir, layer)| CudaToolkit {
-            path: display(&dir),
-            version: versions.get(&dir).cloned(),
+            path: dir.clone(),
+            version: versions.get(&dir).and_then(|v| v.parse().ok()),
             default: default.as_ref() == Some(&dir),
             layer,
         })

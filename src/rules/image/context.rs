@@ -8,6 +8,7 @@ use crate::inventory::{Binary, CudaLibrary, Inventory, LibraryProvider};
 use crate::matrix::Matrix;
 use crate::target::Target;
 use crate::version::{CudaVersion, DriverVersion};
+use crate::vocab::ImagePath;
 
 pub struct ImageContext<'a> {
     pub inventory: &'a Inventory,
@@ -64,7 +65,7 @@ impl<'a> ImageContext<'a> {
             {
                 out.push(RuntimeUse {
                     version: v,
-                    what: format!("CUDA runtime {v} (/{})", lib.path.trim_start_matches('/')),
+                    what: format!("CUDA runtime {v} ({})", lib.path),
                     location: Some(Location::in_image(
                         self.layer_digest(lib.layer),
                         lib.path.clone(),
@@ -74,11 +75,7 @@ impl<'a> ImageContext<'a> {
         }
         for p in &inv.python_packages {
             if p.name == "torch" {
-                if let Some(v) = p
-                    .cuda
-                    .as_deref()
-                    .and_then(|v| v.parse::<CudaVersion>().ok())
-                {
+                if let Some(v) = p.cuda {
                     // A cudart of the same release already covers it.
                     if !out.iter().any(|r| r.version.same_release(&v)) {
                         out.push(RuntimeUse {
@@ -112,7 +109,7 @@ impl<'a> ImageContext<'a> {
     }
 
     /// The compat (forward-compatibility) driver version shipped in the image, if any.
-    pub fn forward_compat_driver(&self) -> Option<(DriverVersion, String)> {
+    pub fn forward_compat_driver(&self) -> Option<(DriverVersion, ImagePath)> {
         self.inventory
             .cuda_libraries
             .iter()
@@ -160,7 +157,7 @@ pub fn file_name(p: &str) -> &str {
 /// binary's own kernels. A binary with only self-loaded code is judged by that.
 pub fn own_code(b: &Binary) -> (Vec<ArchTarget>, Vec<ArchTarget>) {
     let registers = !(b.sass.is_empty() && b.ptx.is_empty());
-    let nvidia = crate::inventory::libs::is_cuda_runtime_lib(file_name(&b.path));
+    let nvidia = crate::inventory::libs::is_cuda_runtime_lib(b.path.file_name());
     let (sass, ptx): (Vec<ArchTarget>, Vec<ArchTarget>) = if registers && !nvidia {
         (b.sass.clone(), b.ptx.clone())
     } else {
@@ -214,7 +211,7 @@ pub fn list(ts: &[ArchTarget]) -> String {
 /// suffix or the `nvidia/cu13` directory: those name a major, and a library from 12.8 judged
 /// as 12.0 loses every architecture added since. `None` when the release is unknown.
 pub fn vendor_cuda_release(matrix: &Matrix, lib: &CudaLibrary) -> Option<CudaVersion> {
-    for part in lib.path.split('/') {
+    for part in lib.path.components() {
         if let Some(rest) = part.strip_prefix("cuda-") {
             if let Ok(v) = rest.parse::<CudaVersion>() {
                 return Some(CudaVersion::new(v.major, v.minor));
@@ -262,7 +259,7 @@ pub fn vendor_library_supports(
     cc: ComputeCapability,
 ) -> Option<(bool, CudaVersion)> {
     let lib = ctx.inventory.cuda_libraries.iter().find(|l| {
-        l.path.trim_start_matches('/') == b.path.trim_start_matches('/')
+        l.path == b.path
             && matches!(
                 l.provider,
                 LibraryProvider::PipWheel | LibraryProvider::System | LibraryProvider::Conda

@@ -53,8 +53,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     Some((false, release)) => {
                         out.push(
                             META.finding(format!(
-                                "/{} is an NVIDIA CUDA {} library, and CUDA {} does not support {} (compute capability {cc})",
-                                b.path.trim_start_matches('/'),
+                                "{} is an NVIDIA CUDA {} library, and CUDA {} does not support {} (compute capability {cc})",
+                                b.path,
                                 release.major_minor(),
                                 release.major_minor(),
                                 gpu.name
@@ -82,8 +82,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 };
                 out.push(
                     META.finding(format!(
-                        "/{} has no kernel image for {} (compute capability {cc}): it has SASS [{}] and PTX [{}]{statically_linked}; the GPU needs SASS sm_{}x with x <= {} or PTX compute_XY with XY <= {}",
-                        b.path.trim_start_matches('/'),
+                        "{} has no kernel image for {} (compute capability {cc}): it has SASS [{}] and PTX [{}]{statically_linked}; the GPU needs SASS sm_{}x with x <= {} or PTX compute_XY with XY <= {}",
+                        b.path,
                         gpu.name,
                         list(&own_sass),
                         list(&own_ptx),

@@ -3,7 +3,6 @@
 use super::context::ImageContext;
 use crate::finding::{Finding, Location, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::version::DriverVersion;
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL004"),
@@ -39,18 +38,17 @@ pub static META: RuleMeta = RuleMeta {
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let target_driver = ctx.target.and_then(|t| t.driver.clone());
     for lib in &ctx.inventory.driver_libraries {
-        let version = lib
-            .version
-            .as_deref()
-            .and_then(|v| v.parse::<DriverVersion>().ok());
+        let version = lib.version.as_ref();
         let mut sev = Severity::Error;
         let mut msg = format!(
-            "driver library /{} ({}) is baked into the image",
-            lib.path.trim_start_matches('/'),
-            lib.version.as_deref().unwrap_or("version unknown")
+            "driver library {} ({}) is baked into the image",
+            lib.path,
+            lib.version
+                .as_ref()
+                .map_or("version unknown", |v| v.as_str())
         );
         if let (Some(v), Some(d)) = (&version, &target_driver) {
-            if v == d {
+            if *v == d {
                 // Same version as the host: harmless today, breaks at the next driver update.
                 sev = Severity::Warning;
                 msg.push_str(&format!("; it matches the target driver {d} now but breaks when the node's driver changes"));

@@ -6,6 +6,7 @@ use super::loader::{resolve, search_order, SearchDir};
 use crate::finding::{Finding, Severity};
 use crate::inventory::LibraryProvider;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::vocab::ImagePath;
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL006"),
@@ -42,15 +43,12 @@ pub static META: RuleMeta = RuleMeta {
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let inv = ctx.inventory;
-    let own_libs: std::collections::BTreeSet<String> = inv
-        .cuda_libraries
-        .iter()
-        .map(|l| super::loader::norm(&l.path))
-        .collect();
+    let own_libs: std::collections::BTreeSet<&ImagePath> =
+        inv.cuda_libraries.iter().map(|l| &l.path).collect();
     for b in &inv.binaries {
         // CUDA libraries load each other by soname once the first is in the process; judge
         // the consumers (frameworks, extensions, executables), not the CUDA stack itself.
-        if own_libs.contains(&super::loader::norm(&b.path)) {
+        if own_libs.contains(&b.path) {
             continue;
         }
         let order = search_order(inv, b);
@@ -70,13 +68,13 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             match (&actual, &shipped) {
                 (None, _) => {
                     let elsewhere = inv.cuda_libraries.iter().find(|l| {
-                        super::context::file_name(&l.path) == needed.as_str()
-                            || l.aliases
-                                .iter()
-                                .any(|a| super::context::file_name(a) == needed.as_str())
+                        l.path.file_name() == needed.as_str()
+                            || l.aliases.iter().any(|a| a.file_name() == needed.as_str())
                     });
-                    let py_ext =
-                        b.path.contains("/site-packages/") || b.path.contains("/dist-packages/");
+                    let py_ext = b
+                        .path
+                        .components()
+                        .any(|c| c == "site-packages" || c == "dist-packages");
                     match elsewhere {
                         // Python frameworks preload their CUDA libraries (torch loads
                         // nvidia/*/lib by path; cupy through cuda-pathfinder); the loader then
@@ -85,21 +83,21 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         Some(_) if py_ext => {}
                         Some(l) => out.push(
                             META.finding(format!(
-                                "/{} needs {needed}; the image has it at /{} but not on the loader's search path, so it loads only if something preloads it",
-                                b.path.trim_start_matches('/'),
-                                l.path.trim_start_matches('/')
+                                "{} needs {needed}; the image has it at {} but not on the loader's search path, so it loads only if something preloads it",
+                                b.path,
+                                l.path
                             ))
                             .with_severity(Severity::Warning)
                             .with_location(loc)
                             .with_help(format!(
-                                "add /{} to LD_LIBRARY_PATH, /etc/ld.so.conf.d or the binary's RUNPATH",
-                                l.path.trim_start_matches('/').rsplit_once('/').map(|x| x.0).unwrap_or("")
+                                "add {} to LD_LIBRARY_PATH, /etc/ld.so.conf.d or the binary's RUNPATH",
+                                l.path.parent().unwrap_or_default()
                             )),
                         ),
                         None => out.push(
                             META.finding(format!(
-                                "/{} needs {needed}, which the loader finds nowhere in the image (searched {} directories)",
-                                b.path.trim_start_matches('/'),
+                                "{} needs {needed}, which the loader finds nowhere in the image (searched {} directories)",
+                                b.path,
                                 order.len()
                             ))
                             .with_location(loc)
@@ -107,9 +105,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         ),
                     }
                 }
-                (Some((a, via)), Some((s, _)))
-                    if super::loader::norm(&a.path) != super::loader::norm(&s.path) =>
-                {
+                (Some((a, via)), Some((s, _))) if a.path != s.path => {
                     let differ = a.version != s.version;
                     let sev = if differ {
                         Severity::Error
@@ -118,11 +114,11 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     };
                     out.push(
                         META.finding(format!(
-                            "/{} ships with /{} ({}) but the loader picks /{} ({}) from {} {}",
-                            b.path.trim_start_matches('/'),
-                            s.path.trim_start_matches('/'),
+                            "{} ships with {} ({}) but the loader picks {} ({}) from {} {}",
+                            b.path,
+                            s.path,
                             s.version.as_deref().unwrap_or("version unknown"),
-                            a.path.trim_start_matches('/'),
+                            a.path,
                             a.version.as_deref().unwrap_or("version unknown"),
                             via.from,
                             if via.dir.is_empty() {
@@ -141,9 +137,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 }
                 (Some((a, _)), None) if a.provider == LibraryProvider::Stub => out.push(
                     META.finding(format!(
-                        "/{} resolves {needed} to the link-time stub /{}, which cannot run",
-                        b.path.trim_start_matches('/'),
-                        a.path.trim_start_matches('/')
+                        "{} resolves {needed} to the link-time stub {}, which cannot run",
+                        b.path, a.path
                     ))
                     .with_location(loc)
                     .with_help("remove lib64/stubs from LD_LIBRARY_PATH / ld.so.conf"),

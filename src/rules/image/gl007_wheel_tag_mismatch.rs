@@ -4,6 +4,7 @@
 use super::context::ImageContext;
 use crate::finding::{Finding, Location, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::vocab::ImagePath;
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL007"),
@@ -35,10 +36,9 @@ pub static META: RuleMeta = RuleMeta {
     },
 };
 
-fn python_of_location(loc: &str) -> Option<(u32, u32)> {
+fn python_of_location(loc: &ImagePath) -> Option<(u32, u32)> {
     // .../lib/python3.12/site-packages
-    let i = loc.find("python3.")?;
-    let rest = &loc[i + "python3.".len()..];
+    let rest = loc.components().find_map(|c| c.strip_prefix("python3."))?;
     let minor: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
     Some((3, minor.parse().ok()?))
 }

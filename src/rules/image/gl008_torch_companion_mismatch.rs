@@ -6,6 +6,7 @@ use crate::finding::{Finding, Location, Severity};
 use crate::inventory::PythonPackage;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
+use crate::vocab::ImagePath;
 use std::str::FromStr;
 
 pub static META: RuleMeta = RuleMeta {
@@ -73,10 +74,7 @@ fn local_torch(v: &str) -> Option<String> {
 }
 
 fn pkg_cuda(p: &PythonPackage) -> Option<CudaVersion> {
-    p.cuda
-        .as_deref()
-        .and_then(|c| c.parse().ok())
-        .or_else(|| local_cuda(&p.version))
+    p.cuda.or_else(|| local_cuda(&p.version))
 }
 
 /// Parse a Requires-Dist line into (normalized name, specifiers) when it applies
@@ -125,18 +123,14 @@ fn companion_torch(ctx: &ImageContext, name: &str, version: &str) -> Option<Stri
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let inv = ctx.inventory;
     // Judge each environment (site-packages) on its own.
-    let mut locations: Vec<&str> = inv
-        .python_packages
-        .iter()
-        .map(|p| p.location.as_str())
-        .collect();
+    let mut locations: Vec<&ImagePath> = inv.python_packages.iter().map(|p| &p.location).collect();
     locations.sort();
     locations.dedup();
     for loc in locations {
         let env: Vec<&PythonPackage> = inv
             .python_packages
             .iter()
-            .filter(|p| p.location == loc)
+            .filter(|p| &p.location == loc)
             .collect();
         let Some(torch) = env.iter().find(|p| p.name == "torch") else {
             continue;

@@ -20,14 +20,6 @@ pub fn norm(p: &str) -> String {
     parts.join("/")
 }
 
-fn dir_of(p: &str) -> String {
-    let n = norm(p);
-    match n.rfind('/') {
-        Some(i) => n[..i].to_string(),
-        None => String::new(),
-    }
-}
-
 fn expand(dir: &str, origin: &str) -> String {
     let d = dir
         .replace("${ORIGIN}", &format!("/{origin}"))
@@ -44,12 +36,13 @@ pub struct SearchDir {
 
 /// The loader's search order for `b` in an image with this inventory.
 pub fn search_order(inv: &Inventory, b: &Binary) -> Vec<SearchDir> {
-    let origin = dir_of(&b.path);
+    let origin = b.path.parent().unwrap_or_default();
+    let origin = origin.as_str();
     let mut v = Vec::new();
     if b.runpath.is_empty() {
         for d in &b.rpath {
             v.push(SearchDir {
-                dir: expand(d, &origin),
+                dir: expand(d, origin),
                 from: "DT_RPATH",
             });
         }
@@ -64,7 +57,7 @@ pub fn search_order(inv: &Inventory, b: &Binary) -> Vec<SearchDir> {
     }
     for d in &b.runpath {
         v.push(SearchDir {
-            dir: expand(d, &origin),
+            dir: expand(d, origin),
             from: "DT_RUNPATH",
         });
     }
@@ -135,7 +128,7 @@ pub fn resolve<'a>(
             format!("{dir}/{needed}")
         };
         for lib in &inv.cuda_libraries {
-            if norm(&lib.path) == cand || lib.aliases.iter().any(|a| norm(a) == cand) {
+            if lib.path.as_str() == cand || lib.aliases.iter().any(|a| a.as_str() == cand) {
                 return Some((lib, d.clone()));
             }
         }

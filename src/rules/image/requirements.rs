@@ -139,7 +139,7 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
         }
         let (own_sass, own_ptx) = own_code(b);
         binaries.push(BinaryRequirement {
-            path: format!("/{}", b.path.trim_start_matches('/')),
+            path: b.path.to_string(),
             sass: dedup_names(own_sass.iter()),
             ptx: dedup_names(own_ptx.iter()),
             native_on: native,

@@ -69,9 +69,9 @@ fn baked_driver_libs_and_forward_compat() {
     let m = matrix();
     let mut inv = Inventory::default();
     inv.driver_libraries.push(crate::inventory::DriverLibrary {
-        path: "usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05".into(),
+        path: ImagePath::new("usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05").unwrap(),
         name: "libcuda".into(),
-        version: Some("535.104.05".into()),
+        version: Some("535.104.05".parse().unwrap()),
         provider: LibraryProvider::System,
         layer: Some(0),
     });
@@ -118,8 +118,8 @@ fn loader_prefers_ld_library_path_over_runpath() {
         LibraryProvider::System,
     );
     sys.aliases = vec![
-        "usr/local/cuda/lib64/libcublas.so.12".into(),
-        "usr/local/cuda-12.1/lib64/libcublas.so.12".into(),
+        ImagePath::new("usr/local/cuda/lib64/libcublas.so.12").unwrap(),
+        ImagePath::new("usr/local/cuda-12.1/lib64/libcublas.so.12").unwrap(),
     ];
     inv.cuda_libraries.push(sys);
     inv.cuda_libraries.push(lib(
@@ -256,7 +256,7 @@ fn self_loaded_fatbins_count_and_preloaded_python_deps_are_fine() {
     let f = check_image(&inv, &m, &[target(&m, "NVIDIA H200", "580.159.04")]);
     assert!(codes(&f).is_empty(), "{f:?}");
     // The same extension outside site-packages, with the library off the search path: warn.
-    inv.binaries[1].path = "usr/local/bin/app".into();
+    inv.binaries[1].path = ImagePath::new("usr/local/bin/app").unwrap();
     let f = check_image(&inv, &m, &[target(&m, "NVIDIA H200", "580.159.04")]);
     assert_eq!(codes(&f), vec!["GL006"], "{f:?}");
     // And a GPU the self-loaded code lacks still fails.

@@ -4,6 +4,7 @@ use crate::arch::ArchTarget;
 use crate::inventory::{Binary, CudaLibrary, Inventory, LibraryProvider, PythonPackage};
 use crate::matrix::Matrix;
 use crate::target::Target;
+pub(crate) use crate::vocab::ImagePath;
 
 pub(crate) fn matrix() -> Matrix {
     Matrix::embedded().expect("embedded matrices parse")
@@ -17,7 +18,7 @@ pub(crate) fn target(m: &Matrix, gpu: &str, driver: &str) -> Target {
 
 pub(crate) fn binary(path: &str, sass: &[&str], ptx: &[(&str, &str)]) -> Binary {
     Binary {
-        path: path.into(),
+        path: ImagePath::new(path).unwrap(),
         layer: Some(0),
         machine: "x86_64".into(),
         needed: vec![],
@@ -44,7 +45,7 @@ pub(crate) fn binary(path: &str, sass: &[&str], ptx: &[(&str, &str)]) -> Binary 
 
 pub(crate) fn lib(path: &str, name: &str, version: &str, provider: LibraryProvider) -> CudaLibrary {
     CudaLibrary {
-        path: path.into(),
+        path: ImagePath::new(path).unwrap(),
         name: name.into(),
         soname: None,
         version: Some(version.into()),
@@ -60,8 +61,8 @@ pub(crate) fn pkg(name: &str, version: &str, cuda: Option<&str>, location: &str)
         name: name.into(),
         version: version.into(),
         tags: vec![],
-        location: location.into(),
-        cuda: cuda.map(String::from),
+        location: ImagePath::new(location).unwrap(),
+        cuda: cuda.map(|c| c.parse().unwrap()),
         requires: vec![],
         layer: Some(0),
     }
