@@ -273,6 +273,9 @@ pub fn parse_code(s: &str) -> Option<Code> {
 }
 
 #[cfg(test)]
+pub(crate) mod generated_fixtures;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

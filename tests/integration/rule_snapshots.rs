@@ -147,12 +147,63 @@ struct ImageCases {
     case: Vec<ImageCase>,
 }
 
+/// One image-rule case: either a real install's `inventory` JSON judged by the rule engine,
+/// or an `image` (`dir:` tree made by `testdata/rules/image/make-cases.sh`) run through the
+/// real `gpulint image` command with `args`.
 #[derive(serde::Deserialize)]
 struct ImageCase {
     name: String,
-    inventory: String,
+    #[serde(default)]
+    inventory: Option<String>,
+    #[serde(default)]
+    image: Option<String>,
     args: Vec<String>,
     expect: Vec<String>,
+}
+
+/// `gpulint image IMAGE ARGS` from the repository root, as a user runs it, with an empty
+/// configuration, no cache and no local host: (exit code, stdout [+ stderr]).
+fn run_image_case(image: &str, args: &[String], format: &str) -> (i32, String) {
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("empty.toml");
+    std::fs::write(&config, "").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .current_dir(repo())
+        .args(["image", image, "--no-cache", "--no-local-host", "--color", "never"])
+        .args(["--format", format])
+        .args(args)
+        .arg("--config")
+        .arg(&config)
+        .env("HOME", home.path())
+        .env("XDG_CACHE_HOME", home.path())
+        .env_remove("DOCKER_HOST")
+        .env_remove("NO_COLOR")
+        .env_remove("FORCE_COLOR")
+        .output()
+        .unwrap();
+    let mut shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if format != "json" && !stderr.trim().is_empty() {
+        shown.push_str("--- stderr\n");
+        shown.push_str(&stderr);
+    }
+    (out.status.code().unwrap_or(-1), shown)
+}
+
+/// Rules reported at warning or above in a `--format json` report.
+fn rules_in_json_report(json: &str) -> Vec<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("not a JSON report ({e}):\n{json}"));
+    let mut rules: Vec<String> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| matches!(f["severity"].as_str(), Some("warning" | "error")))
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect();
+    rules.sort();
+    rules.dedup();
+    rules
 }
 
 /// `--gpu G --driver V` out of a case's args.
@@ -175,14 +226,32 @@ fn image_rule_cases() {
     let cases: ImageCases = toml::from_str(&text).unwrap();
     let matrix = Matrix::embedded().unwrap();
     assert!(!cases.case.is_empty());
+    let mut images = 0;
     for case in cases.case {
-        let inv_text = std::fs::read_to_string(repo().join(&case.inventory)).unwrap();
+        if let Some(image) = &case.image {
+            images += 1;
+            let (_, json) = run_image_case(image, &case.args, "json");
+            assert_eq!(
+                rules_in_json_report(&json),
+                case.expect,
+                "{}: rules at warning or above",
+                case.name
+            );
+            let (status, shown) = run_image_case(image, &case.args, "concise");
+            insta::assert_snapshot!(
+                format!("image_{}", case.name),
+                format!("exit {status}\n{shown}")
+            );
+            continue;
+        }
+        let inventory = case.inventory.clone().expect("a case names an inventory or an image");
+        let inv_text = std::fs::read_to_string(repo().join(&inventory)).unwrap();
         let inv: Inventory = serde_json::from_str(&inv_text).unwrap();
         let (gpus, driver) = gpus_and_driver(&case.args);
         let targets = targets_from_flags(&matrix, &gpus, driver.as_deref(), None).unwrap();
         let findings: Vec<Finding> = check_image(&inv, &matrix, &targets);
-        let mut report = Report::new(case.inventory.clone());
-        report.artifact = Some(case.inventory.clone());
+        let mut report = Report::new(inventory.clone());
+        report.artifact = Some(inventory.clone());
         report.targets = targets.iter().map(|t| t.name.clone()).collect();
         report.findings = findings;
         report.normalize();
@@ -208,6 +277,7 @@ fn image_rule_cases() {
         );
         insta::assert_snapshot!(format!("image_{}", case.name), rendered);
     }
+    assert!(images >= 8, "only {images} image cases run through `gpulint image`");
 }
 
 #[test]

@@ -413,83 +413,13 @@ fn config_and_fail_on_apply_to_host_checks() {
     assert!(!super::fails(&results, FailOn::Never));
 }
 
-/// Every file, symlink and `.gpulint-remove` under a tree, by relative path: a file's bytes, a
-/// symlink's target (directories are implied: git keeps no empty ones).
-fn tree_listing(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    for e in walkdir::WalkDir::new(root).min_depth(1) {
-        let e = e.unwrap();
-        let rel = e
-            .path()
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let ft = e.file_type();
-        if ft.is_symlink() {
-            let t = std::fs::read_link(e.path()).unwrap();
-            out.insert(rel, format!("-> {}", t.display()).into_bytes());
-        } else if ft.is_file() {
-            out.insert(rel, std::fs::read(e.path()).unwrap());
-        }
-    }
-    out
-}
-
-/// `make-variants.sh` is the single source of every variant: regenerated into a temporary
-/// directory, it yields exactly the checked-in trees (no variant it cannot recreate, no stale
-/// file, same bytes and symlinks).
+/// `make-variants.sh` is the single source of every variant.
 #[test]
 fn variants_are_generated_by_the_script() {
-    let out = tempfile::tempdir().unwrap();
-    let script = super::testutil::testdata("make-variants.sh");
-    let st = std::process::Command::new("bash")
-        .arg(&script)
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(
-        st.status.success(),
-        "{}: {}",
-        script.display(),
-        String::from_utf8_lossy(&st.stderr)
+    crate::rules::generated_fixtures::assert_script_makes(
+        &super::testutil::testdata("make-variants.sh"),
+        &super::testutil::testdata("variants"),
     );
-    let made = tree_listing(out.path());
-    let checked_in = tree_listing(&super::testutil::testdata("variants"));
-    let only = |a: &std::collections::BTreeMap<String, Vec<u8>>,
-                b: &std::collections::BTreeMap<String, Vec<u8>>| {
-        a.keys()
-            .filter(|k| !b.contains_key(*k))
-            .cloned()
-            .collect::<Vec<_>>()
-    };
-    assert!(
-        only(&checked_in, &made).is_empty(),
-        "checked in but not made by the script: {:?}",
-        only(&checked_in, &made)
-    );
-    assert!(
-        only(&made, &checked_in).is_empty(),
-        "made by the script but not checked in (rerun it): {:?}",
-        only(&made, &checked_in)
-    );
-    let differ: Vec<&String> = made
-        .iter()
-        .filter(|(k, v)| checked_in.get(*k) != Some(*v))
-        .map(|(k, _)| k)
-        .collect();
-    assert!(
-        differ.is_empty(),
-        "differ from the script's output (rerun it): {differ:?}"
-    );
-    // Rerunnable: a second run over the first output changes nothing.
-    let again = std::process::Command::new("bash")
-        .arg(&script)
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(again.status.success());
-    assert_eq!(tree_listing(out.path()), made);
 }
 
 /// Single-cause broken trees (overlays on `h200` + `variants/complete`): the check that must

@@ -327,3 +327,13 @@ fn a_statically_linked_librarys_kernels_do_not_cover_the_binarys_own() {
     let f = check_image(&inv, &m, &[target(&m, "A100", "580.65.06")]);
     assert!(!f.iter().any(|f| f.rule == "GL001"), "{f:?}");
 }
+
+/// `testdata/rules/image/make-cases.sh` is the single source of the image-rule case trees.
+#[test]
+fn image_cases_are_generated_by_the_script() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rules/image");
+    crate::rules::generated_fixtures::assert_script_makes(
+        &dir.join("make-cases.sh"),
+        &dir.join("cases"),
+    );
+}
