@@ -69,7 +69,7 @@ measure-torch-dependents *args:
 
 # Small skeletons of real CUDA runtimes (the cudart version fixtures in testdata/cudart/).
 cudart-skeletons *args:
-    python3 ci/cudart-skeleton.py {{args}}
+    python3 testdata/cudart/make-skeleton.py {{args}}
 
 # Real-GPU checks (run on a GPU machine).
 device-verdicts:
@@ -78,9 +78,13 @@ device-verdicts:
 device-host-check:
     bash ci/device-host-check.sh
 
+# The image-rule case trees in testdata/rules/image/cases/ (from real ELFs).
+image-rule-cases:
+    bash testdata/rules/image/make-cases.sh
+
 # The example image in testdata/images/ (reproducible).
 example-image:
-    bash ci/make-example-image.sh
+    bash testdata/images/make-example-image.sh
 
 # A real torch install judged end to end (downloads torch from PyPI).
 torch-wheel-verdict:

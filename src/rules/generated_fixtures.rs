@@ -78,5 +78,10 @@ pub(crate) fn assert_script_makes(script: &Path, checked_in: &Path) {
         script.display()
     );
     run(script, out.path());
-    assert_eq!(tree_listing(out.path()), made, "{} is not rerunnable", script.display());
+    assert_eq!(
+        tree_listing(out.path()),
+        made,
+        "{} is not rerunnable",
+        script.display()
+    );
 }

@@ -1,5 +1,5 @@
 //! The command line as users run it: the built `gpulint` binary on the bundled example image
-//! (`testdata/images/example.tar`, made by `ci/make-example-image.sh`), the H200 host capture
+//! (`testdata/images/example.tar`, made by `testdata/images/make-example-image.sh`), the H200 host capture
 //! and small images written here. Checks exit codes, the JSON / SARIF contracts, host
 //! profiles and fleets as targets, colour rules, and that every transport of the same image
 //! gives the same inventory.
@@ -651,13 +651,13 @@ fn same_inventory_through_every_transport() {
 
 #[test]
 fn example_image_is_reproducible() {
-    // ci/make-example-image.sh rebuilds the committed archive byte for byte.
+    // testdata/images/make-example-image.sh rebuilds the committed archive byte for byte.
     require("tar");
     require("sha256sum");
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("example.tar");
     let r = Command::new("bash")
-        .arg(repo().join("ci/make-example-image.sh"))
+        .arg(repo().join("testdata/images/make-example-image.sh"))
         .arg(&out)
         .output()
         .unwrap();
@@ -666,7 +666,7 @@ fn example_image_is_reproducible() {
     let committed = std::fs::read(example()).unwrap();
     assert!(
         built == committed,
-        "testdata/images/example.tar differs from what ci/make-example-image.sh builds; rerun it"
+        "testdata/images/example.tar differs from what testdata/images/make-example-image.sh builds; rerun it"
     );
     assert!(committed.len() < 1024 * 1024, "{} bytes", committed.len());
 }

@@ -169,7 +169,14 @@ fn run_image_case(image: &str, args: &[String], format: &str) -> (i32, String) {
     std::fs::write(&config, "").unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
         .current_dir(repo())
-        .args(["image", image, "--no-cache", "--no-local-host", "--color", "never"])
+        .args([
+            "image",
+            image,
+            "--no-cache",
+            "--no-local-host",
+            "--color",
+            "never",
+        ])
         .args(["--format", format])
         .args(args)
         .arg("--config")
@@ -244,7 +251,10 @@ fn image_rule_cases() {
             );
             continue;
         }
-        let inventory = case.inventory.clone().expect("a case names an inventory or an image");
+        let inventory = case
+            .inventory
+            .clone()
+            .expect("a case names an inventory or an image");
         let inv_text = std::fs::read_to_string(repo().join(&inventory)).unwrap();
         let inv: Inventory = serde_json::from_str(&inv_text).unwrap();
         let (gpus, driver) = gpus_and_driver(&case.args);
@@ -277,7 +287,10 @@ fn image_rule_cases() {
         );
         insta::assert_snapshot!(format!("image_{}", case.name), rendered);
     }
-    assert!(images >= 8, "only {images} image cases run through `gpulint image`");
+    assert!(
+        images >= 8,
+        "only {images} image cases run through `gpulint image`"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds testdata/images/example.tar: the bundled example image of the README's quick start.
 #
-#   ci/make-example-image.sh [OUT]        (default: testdata/images/example.tar)
+#   testdata/images/make-example-image.sh [OUT]        (default: testdata/images/example.tar)
 #
 # A `docker save`-style docker-archive (legacy layout: <id>/layer.tar, <config>.json,
 # manifest.json, repositories; layers uncompressed, as docker stores them) with 3 layers:
@@ -17,7 +17,7 @@
 # LD_LIBRARY_PATH. Deterministic: fixed mtimes and owners, sorted entries, so rerunning it
 # gives the same bytes (checked by `cmp` in the integration tests' example test).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 OUT=${1:-testdata/images/example.tar}
 EXT=testdata/fatbin/cuda-binaries/v02_sm75_only/libv02_sm75_only.so
@@ -164,7 +164,7 @@ cat >"$tmp/config.json" <<EOF
 "NVIDIA_DRIVER_CAPABILITIES=compute,utility",
 "LD_LIBRARY_PATH=$sp_abs/nvidia/cuda_runtime/lib:/usr/local/nvidia/lib64"],
 "Cmd":["python","/opt/app/train.py"],"WorkingDir":"/opt/app",
-"Labels":{"org.opencontainers.image.title":"gpulint example","org.opencontainers.image.source":"ci/make-example-image.sh"}},
+"Labels":{"org.opencontainers.image.title":"gpulint example","org.opencontainers.image.source":"testdata/images/make-example-image.sh"}},
 "rootfs":{"type":"layers","diff_ids":["${diff_ids[0]}","${diff_ids[1]}","${diff_ids[2]}"]},
 "history":[{"created":"2023-11-14T22:13:20Z","created_by":"ADD base /"},
 {"created":"2023-11-14T22:13:20Z","created_by":"RUN python3.11 -m venv /opt/venv && pip install torch==2.3.0 ./myext"},

@@ -6,7 +6,7 @@ it links to, the body of `cudaRuntimeGetVersion` and the first 64 bytes of every
 calls directly (x86_64 `call rel32`, aarch64 `bl`). Offsets are unchanged, so the fixture is
 read exactly like the original; gzip makes it a few KB.
 
-    python3 ci/cudart-skeleton.py torch/lib/libcudart-e409450e.so.11.0 \
+    python3 testdata/cudart/make-skeleton.py torch/lib/libcudart-e409450e.so.11.0 \
         testdata/cudart/torch-1.13.1-libcudart-e409450e.so.11.0.skel.gz
 
 Needs `readelf` (binutils). The source file's name and sha256 are printed for the README.
