@@ -8,6 +8,7 @@
 #![allow(unreachable_pub)]
 
 mod cli;
+mod cmd_cases;
 mod common;
 mod controls;
 mod formats;
