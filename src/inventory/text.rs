@@ -128,7 +128,7 @@ pub fn render_text(inv: &Inventory) -> String {
             "  {:<28} {:<14} CUDA {:<6} {}",
             e(&p.name),
             e(&p.version),
-            e(&p.cuda.map(|v| v.to_string()).unwrap_or_default()),
+            e(p.cuda.map(|v| v.to_string()).unwrap_or_default()),
             e(&p.location)
         );
     }
