@@ -68,7 +68,7 @@ pub fn render_text(inv: &Inventory) -> String {
             s,
             "  {} {}{}",
             e(&t.path),
-            e(&t.version
+            e(t.version
                 .map_or_else(|| "(version unknown)".to_string(), |v| v.to_string())),
             if t.default { "  [/usr/local/cuda]" } else { "" }
         );
