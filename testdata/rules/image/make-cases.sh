@@ -42,6 +42,10 @@ head -c 200 $FB/cuda-binaries/v01_sm80_sm90_ptx90/libv01_sm80_sm90_ptx90.so | mk
 C=$(case_dir gl003-ptx-newer-than-every-known-release)
 cp_to $FB/nvcc-13.5/libv20_ptx90_nvcc135.so $C/opt/app/libk.so
 
+# --- the same nvcc 13.5 build with sm_90 SASS beside the PTX: runs on 9.0 without JIT ---
+C=$(case_dir sm90-sass-beside-ptx-isa-9.5)
+cp_to $FB/nvcc-13.5/libv21_sm90_ptx90_nvcc135.so $C/opt/app/libk.so
+
 # --- GL003: PTX ISA 9.0 (nvcc 13.0) JIT-compiled on Blackwell by a CUDA 12.8 driver ---
 C=$(case_dir gl003-ptx-isa-9.0-on-cuda-12.8-driver)
 cp_to $FB/cuda-binaries/v01_sm80_sm90_ptx90/libv01_sm80_sm90_ptx90.so $C/opt/app/libk.so
