@@ -2,6 +2,7 @@
 //! bytes): entries, whiteouts, links, and the content detectors ask for. Nothing is extracted.
 
 use super::content::{file_facts, Sink};
+use super::pipe::with_decoder_thread;
 use super::issue::{stream_error_kind, IssueKind, LimitExceeded, ScanIssue};
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
@@ -44,7 +45,7 @@ pub(crate) fn walk_tar(
     let raw = Shared(std::sync::Arc::new(std::sync::Mutex::new(raw)));
     let mut rest = raw.clone();
     let stream = io::Cursor::new(head[..n].to_vec()).chain(raw);
-    let decoded: Box<dyn Read> = match Compression::sniff(&head[..n]) {
+    let decoded: Box<dyn Read + Send> = match Compression::sniff(&head[..n]) {
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(
             io::BufReader::with_capacity(128 << 10, stream),
         )),
@@ -65,9 +66,107 @@ pub(crate) fn walk_tar(
     // The uncompressed stream is hashed as it is decoded: the layer's facts are used (and
     // cached under its diff_id) only when it is the layer the image config names.
     let expected = diff_id.and_then(|d| Digest::parse(d).ok().filter(Digest::verifiable));
+    let outcome = with_decoder_thread(decoded, |decoded| {
+        read_entries(
+            decoded,
+            expected.is_some(),
+            index,
+            name,
+            detectors,
+            opts,
+            &mut tree,
+        )
+    });
+    // The decoder thread has ended: the rest of the raw blob is ours to drain.
+    match outcome {
+        Outcome::Failed { error, after } => {
+            let issue = match io::copy(&mut rest, &mut io::sink()) {
+                Err(cause) => ScanIssue::layer(
+                    name,
+                    stream_error_kind(&cause),
+                    format!(
+                        "{cause} (the layer stream failed to decode {after}: {error}; later entries are missing)"
+                    ),
+                ),
+                Ok(_) => {
+                    let kind = stream_error_kind(&error);
+                    let what = match kind {
+                        IssueKind::Truncated => "truncated layer stream",
+                        IssueKind::TooLarge => "layer stream over a bound",
+                        _ => "corrupt layer stream",
+                    };
+                    ScanIssue::layer(
+                        name,
+                        kind,
+                        format!("{what} {after}: {error}; later entries are missing"),
+                    )
+                }
+            };
+            tree.errors.push(issue);
+            tree.partial = true;
+        }
+        Outcome::FailedAtEnd(e) => {
+            tree.errors
+                .push(match io::copy(&mut rest, &mut io::sink()) {
+                    Err(cause) => ScanIssue::layer(
+                        name,
+                        stream_error_kind(&cause),
+                        format!("{cause} (the layer stream failed to decode at its end: {e})"),
+                    ),
+                    Ok(_) => ScanIssue::layer(
+                        name,
+                        stream_error_kind(&e),
+                        format!("error at the end of the layer stream: {e}"),
+                    ),
+                });
+            tree.partial = true;
+        }
+        Outcome::Read(hasher) => {
+            if let (Some(want), Some(h)) = (expected, hasher) {
+                let got = hex::encode(h.finalize());
+                if got == want.hex {
+                    tree.verified_diff_id = Some(want.to_string());
+                } else {
+                    tree.errors.push(ScanIssue::layer(
+                        name,
+                        IssueKind::DigestMismatch,
+                        format!(
+                            "uncompressed content hashes to sha256:{got}, not the diff_id {want} the image config names; the layer's facts are not used"
+                        ),
+                    ));
+                    tree.partial = true;
+                }
+            }
+        }
+    }
+    tree
+}
+
+/// How reading a layer's entries ended.
+enum Outcome {
+    /// The stream failed to decode or parse `after` some entry.
+    Failed { error: io::Error, after: String },
+    /// Every entry was read, but the stream failed after them (padding, digest check).
+    FailedAtEnd(io::Error),
+    /// Read to the end; the hash of the uncompressed stream when one was asked for.
+    Read(Option<Sha256>),
+}
+
+/// The walking thread's part: hash the decoded stream, parse its tar headers and record
+/// every entry into `tree`, then read to the end of the stream (trailing padding, and the
+/// digest checks that run at EOF).
+fn read_entries(
+    decoded: &mut dyn Read,
+    hash: bool,
+    index: usize,
+    name: &str,
+    detectors: &[Box<dyn Detector>],
+    opts: &WalkOptions,
+    tree: &mut LayerTree,
+) -> Outcome {
     let hashed = Hashing {
         inner: decoded,
-        hasher: expected.as_ref().map(|_| Sha256::new()),
+        hasher: hash.then(Sha256::new),
     };
     let bounded = Bounded {
         inner: hashed,
@@ -76,91 +175,29 @@ pub(crate) fn walk_tar(
     };
     let mut archive = TarReader::new(io::BufReader::with_capacity(128 << 10, bounded));
     let mut last_good: Option<ImagePath> = None;
-    let mut failed = None;
     loop {
         match archive.next_entry() {
             Ok(Some(e)) => {
-                if let Some(p) =
-                    entry_into(&e, &mut archive, index, name, detectors, opts, &mut tree)
+                if let Some(p) = entry_into(&e, &mut archive, index, name, detectors, opts, tree)
                 {
                     last_good = Some(p);
                 }
             }
             Ok(None) => break,
-            Err(e) => {
-                failed = Some(e);
-                break;
+            Err(error) => {
+                let after = match &last_good {
+                    Some(p) => format!("after {p}"),
+                    None => "before the first entry".to_string(),
+                };
+                return Outcome::Failed { error, after };
             }
         }
     }
-    let after = match &last_good {
-        Some(p) => format!("after {p}"),
-        None => "before the first entry".to_string(),
-    };
-    if let Some(e) = failed {
-        drop(archive);
-        let issue = match io::copy(&mut rest, &mut io::sink()) {
-            Err(cause) => ScanIssue::layer(
-                name,
-                stream_error_kind(&cause),
-                format!(
-                    "{cause} (the layer stream failed to decode {after}: {e}; later entries are missing)"
-                ),
-            ),
-            Ok(_) => {
-                let kind = stream_error_kind(&e);
-                let what = match kind {
-                    IssueKind::Truncated => "truncated layer stream",
-                    IssueKind::TooLarge => "layer stream over a bound",
-                    _ => "corrupt layer stream",
-                };
-                ScanIssue::layer(
-                    name,
-                    kind,
-                    format!("{what} {after}: {e}; later entries are missing"),
-                )
-            }
-        };
-        tree.errors.push(issue);
-        tree.partial = true;
-        return tree;
-    }
-    // Read to the end of the blob: trailing padding, and the digest checks that run at EOF.
     let mut inner = archive.into_inner();
     if let Err(e) = io::copy(&mut inner, &mut io::sink()) {
-        tree.errors
-            .push(match io::copy(&mut rest, &mut io::sink()) {
-                Err(cause) => ScanIssue::layer(
-                    name,
-                    stream_error_kind(&cause),
-                    format!("{cause} (the layer stream failed to decode at its end: {e})"),
-                ),
-                Ok(_) => ScanIssue::layer(
-                    name,
-                    stream_error_kind(&e),
-                    format!("error at the end of the layer stream: {e}"),
-                ),
-            });
-        tree.partial = true;
-        return tree;
+        return Outcome::FailedAtEnd(e);
     }
-    let hashed = inner.into_inner().inner;
-    if let (Some(want), Some(h)) = (expected, hashed.hasher) {
-        let got = hex::encode(h.finalize());
-        if got == want.hex {
-            tree.verified_diff_id = Some(want.to_string());
-        } else {
-            tree.errors.push(ScanIssue::layer(
-                name,
-                IssueKind::DigestMismatch,
-                format!(
-                    "uncompressed content hashes to sha256:{got}, not the diff_id {want} the image config names; the layer's facts are not used"
-                ),
-            ));
-            tree.partial = true;
-        }
-    }
-    tree
+    Outcome::Read(inner.into_inner().inner.hasher)
 }
 
 /// Hashes the decompressed stream on its way to the tar reader (one pass, no extra copy).
