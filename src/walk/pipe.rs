@@ -13,15 +13,20 @@ const CHUNK: usize = 1 << 20;
 const AHEAD: usize = 4;
 
 /// Runs `walk` with a reader of `source`, which is read on a second thread. `source` is
-/// dropped and its thread joined before this returns, even when `walk` stops early.
-pub(crate) fn with_decoder_thread<R, T>(source: R, walk: impl FnOnce(&mut ChunkReader) -> T) -> T
+/// dropped and its thread joined before this returns, even when `walk` stops early. Also
+/// returns the error `source` failed with when `walk` stopped before reading it (a stalled
+/// download's timeout is the cause to report, not a reason to wait on it again).
+pub(crate) fn with_decoder_thread<R, T>(
+    source: R,
+    walk: impl FnOnce(&mut ChunkReader) -> T,
+) -> (T, Option<io::Error>)
 where
     R: Read + Send,
 {
     std::thread::scope(|s| {
         let (full_tx, full_rx) = sync_channel(AHEAD);
         let (empty_tx, empty_rx) = sync_channel(AHEAD + 2);
-        s.spawn(move || pump(source, &full_tx, &empty_rx));
+        let decoder = s.spawn(move || pump(source, &full_tx, &empty_rx));
         let mut reader = ChunkReader {
             full: full_rx,
             empty: empty_tx,
@@ -32,46 +37,41 @@ where
         let out = walk(&mut reader);
         // A decoder blocked on a full channel sees it closed and stops.
         drop(reader);
-        out
+        let undelivered = decoder.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (out, undelivered)
     })
 }
 
 /// A chunk of `CHUNK` bytes, of which the first `.1` are data.
 type Chunk = (Vec<u8>, usize);
 
-fn pump<R: Read>(mut source: R, full: &SyncSender<io::Result<Chunk>>, empty: &Receiver<Chunk>) {
+/// Returns the error `source` failed with when the walker was gone before it could see it.
+fn pump<R: Read>(
+    mut source: R,
+    full: &SyncSender<io::Result<Chunk>>,
+    empty: &Receiver<Chunk>,
+) -> Option<io::Error> {
     loop {
         let mut buf = match empty.try_recv() {
             Ok((b, _)) => b,
             Err(_) => vec![0; CHUNK],
         };
-        let mut n = 0;
-        let mut failed = None;
-        let mut eof = false;
-        while n < CHUNK {
-            match source.read(&mut buf[n..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(k) => n += k,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    failed = Some(e);
-                    break;
+        // One read per chunk, sent as it is: a source that stalls (a registry that stops
+        // sending) must not hold back the bytes already read until its timeout.
+        let sent = match source.read(&mut buf) {
+            Ok(0) => return None,
+            Ok(n) => full.send(Ok((buf, n))),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return match full.send(Err(e)) {
+                    Ok(()) => None,
+                    Err(unsent) => unsent.0.err(),
                 }
             }
-        }
+        };
         // The walker gone (it stopped early) ends the decoder too.
-        if n > 0 && full.send(Ok((buf, n))).is_err() {
-            return;
-        }
-        if let Some(e) = failed {
-            let _ = full.send(Err(e));
-            return;
-        }
-        if eof {
-            return;
+        if sent.is_err() {
+            return None;
         }
     }
 }
@@ -158,7 +158,7 @@ mod tests {
             at: 0,
             fail: Some(io::ErrorKind::InvalidData),
         };
-        let (got, err) = with_decoder_thread(source, |r| {
+        let ((got, err), _) = with_decoder_thread(source, |r| {
             let mut got = Vec::new();
             let err = r.read_to_end(&mut got).unwrap_err();
             (got, err)
@@ -178,7 +178,7 @@ mod tests {
                 Ok(buf.len())
             }
         }
-        let n = with_decoder_thread(Endless, |r| {
+        let (n, _) = with_decoder_thread(Endless, |r| {
             let mut first = vec![0; 100];
             r.read_exact(&mut first).unwrap();
             first.iter().map(|&b| b as usize).sum::<usize>()

@@ -13,6 +13,8 @@ use crate::vocab::name_from_bytes;
 use crate::vocab::Compression;
 use sha2::{Digest as _, Sha256};
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 const WHITEOUT_PREFIX: &str = ".wh.";
 const OPAQUE: &str = ".wh..wh..opq";
@@ -42,7 +44,10 @@ pub(crate) fn walk_tar(
     // The decoders read the raw blob through a shared handle, so that after a decode error
     // the rest of the blob can still be read: the source checks the blob's digest at its end,
     // and a digest mismatch is the root cause of any decode error before it.
-    let raw = Shared(std::sync::Arc::new(std::sync::Mutex::new(raw)));
+    let raw = Shared {
+        inner: Arc::new(Mutex::new(raw)),
+        failed: Arc::default(),
+    };
     let mut rest = raw.clone();
     let stream = io::Cursor::new(head[..n].to_vec()).chain(raw);
     let decoded: Box<dyn Read + Send> = match Compression::sniff(&head[..n]) {
@@ -66,7 +71,7 @@ pub(crate) fn walk_tar(
     // The uncompressed stream is hashed as it is decoded: the layer's facts are used (and
     // cached under its diff_id) only when it is the layer the image config names.
     let expected = diff_id.and_then(|d| Digest::parse(d).ok().filter(Digest::verifiable));
-    let outcome = with_decoder_thread(decoded, |decoded| {
+    let (outcome, undelivered) = with_decoder_thread(decoded, |decoded| {
         read_entries(
             decoded,
             expected.is_some(),
@@ -77,10 +82,15 @@ pub(crate) fn walk_tar(
             &mut tree,
         )
     });
-    // The decoder thread has ended: the rest of the raw blob is ours to drain.
+    // The decoder thread has ended: the rest of the raw blob is ours to drain, unless reading
+    // it already failed (that failure is the cause; reading on would only wait for it again).
+    let drain_rest = || match undelivered {
+        Some(e) if rest.failed.load(Ordering::SeqCst) => Err(e),
+        _ => io::copy(&mut rest, &mut io::sink()),
+    };
     match outcome {
         Outcome::Failed { error, after } => {
-            let issue = match io::copy(&mut rest, &mut io::sink()) {
+            let issue = match drain_rest() {
                 Err(cause) => ScanIssue::layer(
                     name,
                     stream_error_kind(&cause),
@@ -107,7 +117,7 @@ pub(crate) fn walk_tar(
         }
         Outcome::FailedAtEnd(e) => {
             tree.errors
-                .push(match io::copy(&mut rest, &mut io::sink()) {
+                .push(match drain_rest() {
                     Err(cause) => ScanIssue::layer(
                         name,
                         stream_error_kind(&cause),
@@ -341,13 +351,21 @@ fn entry_into<R: Read>(
 }
 
 /// Fails (rather than ending quietly) once more than `limit` bytes have come through.
-/// A reader shared between the decoder and the walk (see `walk_tar`).
+/// A reader shared between the decoder and the walk (see `walk_tar`); `failed` once a read
+/// of it failed.
 #[derive(Clone)]
-struct Shared(std::sync::Arc<std::sync::Mutex<Box<dyn Read + Send>>>);
+struct Shared {
+    inner: Arc<Mutex<Box<dyn Read + Send>>>,
+    failed: Arc<AtomicBool>,
+}
 
 impl Read for Shared {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).read(buf)
+        let r = self.inner.lock().unwrap_or_else(|e| e.into_inner()).read(buf);
+        if r.is_err() {
+            self.failed.store(true, Ordering::SeqCst);
+        }
+        r
     }
 }
 
