@@ -294,9 +294,10 @@ impl TarArchive {
 
 fn decoder(compression: Compression, f: File) -> io::Result<Box<dyn Read + Send>> {
     Ok(match compression {
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(
-            BufReader::with_capacity(128 << 10, f),
-        )),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            128 << 10,
+            f,
+        ))),
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(f)?),
         Compression::None => Box::new(f),
     })
@@ -315,7 +316,9 @@ impl Read for ForwardMember {
         let Some(dec) = &mut self.decoder else {
             return Ok(0);
         };
-        let cap = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let cap = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         if cap == 0 {
             return Ok(0);
         }

@@ -37,7 +37,9 @@ where
         let out = walk(&mut reader);
         // A decoder blocked on a full channel sees it closed and stops.
         drop(reader);
-        let undelivered = decoder.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let undelivered = decoder
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (out, undelivered)
     })
 }

@@ -2,8 +2,8 @@
 //! bytes): entries, whiteouts, links, and the content detectors ask for. Nothing is extracted.
 
 use super::content::{file_facts, Sink};
-use super::pipe::with_decoder_thread;
 use super::issue::{stream_error_kind, IssueKind, LimitExceeded, ScanIssue};
+use super::pipe::with_decoder_thread;
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
 use crate::format::tar::{Entry, EntryKind, TarReader};
@@ -116,19 +116,18 @@ pub(crate) fn walk_tar(
             tree.partial = true;
         }
         Outcome::FailedAtEnd(e) => {
-            tree.errors
-                .push(match drain_rest() {
-                    Err(cause) => ScanIssue::layer(
-                        name,
-                        stream_error_kind(&cause),
-                        format!("{cause} (the layer stream failed to decode at its end: {e})"),
-                    ),
-                    Ok(_) => ScanIssue::layer(
-                        name,
-                        stream_error_kind(&e),
-                        format!("error at the end of the layer stream: {e}"),
-                    ),
-                });
+            tree.errors.push(match drain_rest() {
+                Err(cause) => ScanIssue::layer(
+                    name,
+                    stream_error_kind(&cause),
+                    format!("{cause} (the layer stream failed to decode at its end: {e})"),
+                ),
+                Ok(_) => ScanIssue::layer(
+                    name,
+                    stream_error_kind(&e),
+                    format!("error at the end of the layer stream: {e}"),
+                ),
+            });
             tree.partial = true;
         }
         Outcome::Read(hasher) => {
@@ -188,8 +187,7 @@ fn read_entries(
     loop {
         match archive.next_entry() {
             Ok(Some(e)) => {
-                if let Some(p) = entry_into(&e, &mut archive, index, name, detectors, opts, tree)
-                {
+                if let Some(p) = entry_into(&e, &mut archive, index, name, detectors, opts, tree) {
                     last_good = Some(p);
                 }
             }
@@ -361,7 +359,11 @@ struct Shared {
 
 impl Read for Shared {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let r = self.inner.lock().unwrap_or_else(|e| e.into_inner()).read(buf);
+        let r = self
+            .inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .read(buf);
         if r.is_err() {
             self.failed.store(true, Ordering::SeqCst);
         }
