@@ -43,6 +43,10 @@ bench-inventory mib="2048":
 bench-registry gb="2":
     bash ci/bench-registry.sh {{gb}}
 
+# Issue 15: a real torch 2.8.0 image (built once under ~/.cache/gpulint-bench) against igzip.
+bench-image:
+    bash ci/bench-image.sh
+
 # The fatbin reader against NVIDIA's cuobjdump on real PyPI wheels.
 fatbin-oracle:
     bash ci/fatbin-oracle.sh

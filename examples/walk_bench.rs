@@ -1,7 +1,9 @@
 //! Benchmark helper for `ci/bench-inventory.sh` (not a test).
 //!
-//!   walk_bench generate DIR MIB   build an OCI layout (gzip layers) of about MIB MiB of
-//!                                 layer content: many small files plus big incompressible ones
+//!   walk_bench generate DIR MIB [LAYERS]
+//!                                 build an OCI layout (gzip layers) of about MIB MiB of
+//!                                 layer content: many small files plus big incompressible ones,
+//!                                 in LAYERS layers (default 6; half of each kind)
 //!   walk_bench decompress REF     bare cost: open every layer, decompress it and read its tar
 //!                                 headers and data, nothing else (same thread count as walk)
 //!   walk_bench walk REF           `walk_image` with ELF sniffing (no path detectors)
@@ -17,13 +19,16 @@ use std::time::Instant;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let r = match args.get(1).map(String::as_str) {
-        Some("generate") if args.len() == 4 => match args[3].parse::<u64>() {
-            Ok(mib) => generate(Path::new(&args[2]), mib),
-            Err(e) => Err(format!("MIB: {e}")),
-        },
+        Some("generate") if (4..=5).contains(&args.len()) => {
+            let layers = args.get(4).map_or(Ok(6), |l| l.parse::<u64>());
+            match (args[3].parse::<u64>(), layers) {
+                (Ok(mib), Ok(layers)) if layers > 0 => generate(Path::new(&args[2]), mib, layers),
+                _ => Err("MIB and LAYERS: positive numbers".into()),
+            }
+        }
         Some("decompress") if args.len() == 3 => decompress(&args[2]),
         Some("walk") if args.len() == 3 => walk(&args[2]),
-        _ => Err("usage: walk_bench generate DIR MIB | decompress REF | walk REF".into()),
+        _ => Err("usage: walk_bench generate DIR MIB [LAYERS] | decompress REF | walk REF".into()),
     };
     if let Err(e) = r {
         eprintln!("walk_bench: {e}");
@@ -122,7 +127,7 @@ const WORDS: &[&str] = &[
     "library", "shared", "object", "python", "module", "class", "for", "in", "if", "else",
 ];
 
-fn generate(dir: &Path, mib: u64) -> Result<(), String> {
+fn generate(dir: &Path, mib: u64, layers: u64) -> Result<(), String> {
     let elf = std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/fixtures/cuda-binaries/v01_sm80_sm90_ptx90/libv01_sm80_sm90_ptx90.so"),
@@ -135,9 +140,9 @@ fn generate(dir: &Path, mib: u64) -> Result<(), String> {
     .map_err(|e| format!("ELF fixture: {e}"))?;
     let blobs = dir.join("blobs/sha256");
     std::fs::create_dir_all(&blobs).map_err(|e| e.to_string())?;
-    // Half the bytes in small text files (3 layers), half in big random files (3 layers).
-    let per_layer = (mib << 20) / 6;
-    let specs: Vec<(usize, bool)> = (0..6).map(|i| (i, i % 2 == 0)).collect();
+    // Half the layers hold small text files, half big random files.
+    let per_layer = (mib << 20) / layers;
+    let specs: Vec<(usize, bool)> = (0..layers as usize).map(|i| (i, i % 2 == 0)).collect();
     let results: Vec<Result<(String, String, u64), String>> = std::thread::scope(|s| {
         let hs: Vec<_> = specs
             .iter()

@@ -21,7 +21,7 @@
 //! cached (the error may have been a network failure, not the layer).
 
 use crate::progress::Progress;
-use crate::source::{Image, Layer};
+use crate::source::{Image, Layer, LayerContent};
 use crate::walk::LayerTree;
 use anyhow::Context;
 use sha2::{Digest, Sha256};
@@ -280,6 +280,18 @@ where
         }
     }
     stats.walked = todo.len();
+    // Layers that share one compressed stream (a compressed archive's members) are walked
+    // one after another in stream order: one pass over the stream for all of them.
+    let offset = |i: usize| match &image.layers[i].content {
+        LayerContent::Tar(blob) => blob.stream_offset(),
+        LayerContent::Dir(_) => None,
+    };
+    let jobs = if todo.iter().any(|&i| offset(i).is_some()) {
+        todo.sort_by_key(|&i| offset(i).unwrap_or(u64::MAX));
+        1
+    } else {
+        jobs
+    };
     let next = AtomicUsize::new(0);
     let walked: Vec<(usize, LayerTree)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..jobs.max(1).min(todo.len().max(1)))

@@ -2,6 +2,11 @@
 //! in one pass over the headers, and members opened by seeking (or, for a gzip/zstd
 //! compressed archive, by decompressing and skipping) to their data. Links inside the
 //! archive are resolved inside the archive. Also the `docker-archive:` transport on top.
+//!
+//! A compressed archive is decompressed twice in all, whatever its number of layers: once to
+//! index it (keeping its small members, the manifests and configs, in memory) and once to
+//! read its layers, which go through one forward-only decoder in archive order (the layer
+//! walk orders them so, see [`LayerBlob::stream_offset`]).
 
 use super::digest::{sha256_hex, Digest, VerifyingReader};
 use super::{
@@ -17,11 +22,16 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// More members than this is not an image archive (and would only cost memory).
 const MAX_MEMBERS: usize = 1_000_000;
 const MAX_LINK_HOPS: usize = 40;
+/// A compressed archive's members up to this size are kept from the index pass (manifests,
+/// configs, index.json), up to [`KEEP_TOTAL`] bytes in all.
+const KEEP_MEMBER: u64 = 1 << 20;
+const KEEP_TOTAL: u64 = 64 << 20;
 
 #[derive(Debug, Clone)]
 enum MemberKind {
@@ -44,6 +54,18 @@ pub struct TarArchive {
     path: PathBuf,
     compression: Compression,
     members: HashMap<String, Member>,
+    /// Small members of a compressed archive, read during the index pass.
+    kept: HashMap<String, Arc<[u8]>>,
+    /// A compressed archive's decoder, left where the last member read stopped.
+    cursor: Arc<Mutex<Option<Decoder>>>,
+    /// Decoders of a compressed archive started so far (each is a pass from its start).
+    decoders_started: AtomicUsize,
+}
+
+/// A decoder of a compressed archive and how far into the uncompressed tar it is.
+struct Decoder {
+    stream: Box<dyn Read + Send>,
+    pos: u64,
 }
 
 impl TarArchive {
@@ -75,19 +97,16 @@ impl TarArchive {
                 }
             }
         };
-        let members = match compression {
+        let (members, kept) = match compression {
             Compression::None => {
-                index_entries(TarReader::new_seekable(BufReader::new(f))).map_err(not_tar)?
+                index_entries(TarReader::new_seekable(BufReader::new(f)), false).map_err(not_tar)?
             }
-            Compression::Gzip => index_entries(TarReader::new(flate2::read::MultiGzDecoder::new(
-                BufReader::new(f),
-            )))
-            .map_err(not_tar)?,
-            Compression::Zstd => {
-                let dec = zstd::stream::read::Decoder::new(f).map_err(not_tar)?;
-                index_entries(TarReader::new(dec)).map_err(not_tar)?
+            Compression::Gzip | Compression::Zstd => {
+                let dec = decoder(compression, f).map_err(not_tar)?;
+                index_entries(TarReader::new(dec), true).map_err(not_tar)?
             }
         };
+        let decoders_started = AtomicUsize::new(usize::from(compression != Compression::None));
         // A plain tar is indexed by seeking past member data, which succeeds beyond the end
         // of a cut-off file: a member that ends past the file's length means truncation
         // (`docker save` writes manifest.json last, so it would look like "not an image").
@@ -118,7 +137,25 @@ impl TarArchive {
             path: path.to_path_buf(),
             compression,
             members,
+            kept,
+            cursor: Arc::default(),
+            decoders_started,
         })
+    }
+
+    /// How many times a decoder started from the beginning of this (compressed) archive.
+    #[cfg(test)]
+    pub(crate) fn decoders_started(&self) -> usize {
+        self.decoders_started.load(Ordering::SeqCst)
+    }
+
+    /// Where member `name`'s data starts in the decompressed stream, for a compressed
+    /// archive (whose members are best read in this order); None for a plain one.
+    fn stream_offset(&self, name: &str) -> Option<u64> {
+        if self.compression == Compression::None {
+            return None;
+        }
+        self.resolve(name).ok().map(|(_, m)| m.offset)
     }
 
     pub fn path(&self) -> &Path {
@@ -196,24 +233,51 @@ impl TarArchive {
 
     /// Stream the content of member `name` (after links).
     pub fn open_member(&self, name: &str) -> io::Result<Box<dyn Read + Send>> {
-        let (_, m) = self
+        let (resolved, m) = self
             .resolve(name)
             .map_err(|e| io::Error::new(io::ErrorKind::NotFound, e))?;
         let (offset, size) = (m.offset, m.size);
-        let f = File::open(&self.path)?;
-        match self.compression {
-            Compression::None => {
-                let mut f = f;
-                f.seek(SeekFrom::Start(offset))?;
-                Ok(Box::new(BufReader::new(f).take(size)))
-            }
-            Compression::Gzip => skip_then_take(
-                flate2::read::MultiGzDecoder::new(BufReader::new(f)),
-                offset,
-                size,
-            ),
-            Compression::Zstd => skip_then_take(zstd::stream::read::Decoder::new(f)?, offset, size),
+        if let Some(data) = self.kept.get(&resolved) {
+            return Ok(Box::new(io::Cursor::new(data.clone())));
         }
+        if self.compression == Compression::None {
+            let mut f = File::open(&self.path)?;
+            f.seek(SeekFrom::Start(offset))?;
+            return Ok(Box::new(BufReader::new(f).take(size)));
+        }
+        // The shared decoder when it has not passed the member yet (it is busy, or absent,
+        // when another member is being read: then a decoder of our own).
+        let shared = {
+            let mut slot = self.cursor.lock().unwrap_or_else(|e| e.into_inner());
+            match &*slot {
+                Some(d) if d.pos <= offset => slot.take(),
+                _ => None,
+            }
+        };
+        let mut dec = match shared {
+            Some(d) => d,
+            None => {
+                self.decoders_started.fetch_add(1, Ordering::SeqCst);
+                Decoder {
+                    stream: decoder(self.compression, File::open(&self.path)?)?,
+                    pos: 0,
+                }
+            }
+        };
+        let gap = offset - dec.pos;
+        let skipped = io::copy(&mut (&mut dec.stream).take(gap), &mut io::sink())?;
+        if skipped < gap {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "archive ended before the member",
+            ));
+        }
+        dec.pos = offset;
+        Ok(Box::new(ForwardMember {
+            decoder: Some(dec),
+            left: size,
+            slot: self.cursor.clone(),
+        }))
     }
 
     /// Read a small member whole (manifests, configs).
@@ -228,23 +292,69 @@ impl TarArchive {
     }
 }
 
-fn skip_then_take<R: Read + Send + 'static>(
-    mut r: R,
-    offset: u64,
-    size: u64,
-) -> io::Result<Box<dyn Read + Send>> {
-    let skipped = io::copy(&mut (&mut r).take(offset), &mut io::sink())?;
-    if skipped < offset {
-        return Err(io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "archive ended before the member",
-        ));
-    }
-    Ok(Box::new(r.take(size)))
+fn decoder(compression: Compression, f: File) -> io::Result<Box<dyn Read + Send>> {
+    Ok(match compression {
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            128 << 10,
+            f,
+        ))),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(f)?),
+        Compression::None => Box::new(f),
+    })
 }
 
-fn index_entries<R: Read>(mut tar: TarReader<R>) -> io::Result<HashMap<String, Member>> {
+/// One member read through a compressed archive's decoder; dropped, it leaves the decoder
+/// (where it stopped) for the next member, unless the stream failed.
+struct ForwardMember {
+    decoder: Option<Decoder>,
+    left: u64,
+    slot: Arc<Mutex<Option<Decoder>>>,
+}
+
+impl Read for ForwardMember {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(dec) = &mut self.decoder else {
+            return Ok(0);
+        };
+        let cap = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        if cap == 0 {
+            return Ok(0);
+        }
+        match dec.stream.read(&mut buf[..cap]) {
+            Ok(n) => {
+                dec.pos += n as u64;
+                self.left -= n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                self.decoder = None;
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for ForwardMember {
+    fn drop(&mut self) {
+        if let Some(dec) = self.decoder.take() {
+            let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+            // The decoder furthest along serves the members after it.
+            if slot.as_ref().is_none_or(|d| d.pos < dec.pos) {
+                *slot = Some(dec);
+            }
+        }
+    }
+}
+
+type Index = (HashMap<String, Member>, HashMap<String, Arc<[u8]>>);
+
+/// Every member's place; with `keep_small`, the content of small members too.
+fn index_entries<R: Read>(mut tar: TarReader<R>, keep_small: bool) -> io::Result<Index> {
     let mut members = HashMap::new();
+    let mut kept = HashMap::new();
+    let mut kept_bytes = 0;
     while let Some(entry) = tar.next_entry()? {
         if members.len() >= MAX_MEMBERS {
             return Err(io::Error::other(format!("more than {MAX_MEMBERS} members")));
@@ -266,6 +376,16 @@ fn index_entries<R: Read>(mut tar: TarReader<R>) -> io::Result<HashMap<String, M
             EntryKind::Hardlink => MemberKind::Hardlink(link()),
             _ => MemberKind::Other,
         };
+        let keep = keep_small
+            && matches!(kind, MemberKind::File)
+            && entry.size <= KEEP_MEMBER
+            && kept_bytes + entry.size <= KEEP_TOTAL;
+        if keep {
+            let mut data = Vec::new();
+            tar.content().read_to_end(&mut data)?;
+            kept_bytes += entry.size;
+            kept.insert(name.as_str().to_string(), Arc::from(data));
+        }
         members.insert(
             name.as_str().to_string(),
             Member {
@@ -275,7 +395,7 @@ fn index_entries<R: Read>(mut tar: TarReader<R>) -> io::Result<HashMap<String, M
             },
         );
     }
-    Ok(members)
+    Ok((members, kept))
 }
 
 /// A layer (or any blob) stored as an archive member, opened in place.
@@ -289,6 +409,10 @@ pub(crate) struct MemberBlob {
 }
 
 impl LayerBlob for MemberBlob {
+    fn stream_offset(&self) -> Option<u64> {
+        self.archive.stream_offset(&self.name)
+    }
+
     fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
         let r = self.archive.open_member(&self.name).map_err(|e| {
             anyhow::anyhow!("{}: member {}: {e}", self.archive.path.display(), self.name)
@@ -473,6 +597,93 @@ pub fn open_docker_archive(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
+
+    fn tar_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut b = ::tar::Builder::new(Vec::new());
+        for (name, data) in files {
+            let mut h = ::tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            b.append_data(&mut h, name, *data).unwrap();
+        }
+        b.into_inner().unwrap()
+    }
+
+    /// A docker-archive of `layers` layers (each with a file of its own, larger than the
+    /// members kept in memory), compressed whole with `compress`.
+    fn docker_archive(layers: usize, compress: fn(&[u8]) -> Vec<u8>) -> tempfile::NamedTempFile {
+        let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut diff_ids = Vec::new();
+        for i in 0..layers {
+            let big: Vec<u8> = (0..(KEEP_MEMBER as usize + 4096))
+                .map(|k| (k * (i + 7) % 251) as u8)
+                .collect();
+            let layer = tar_of(&[(&format!("layer{i}/data.bin"), &big)]);
+            let hex = sha256_hex(&layer);
+            diff_ids.push(format!("sha256:{hex}"));
+            members.push((format!("{hex}/layer.tar"), layer));
+        }
+        let config = serde_json::to_vec(&serde_json::json!({
+            "architecture": "amd64", "os": "linux",
+            "rootfs": {"type": "layers", "diff_ids": diff_ids}}))
+        .unwrap();
+        let config_name = format!("{}.json", sha256_hex(&config));
+        let layer_names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+        let manifest = serde_json::to_vec(&serde_json::json!([{
+            "Config": config_name, "RepoTags": ["t:1"], "Layers": layer_names}]))
+        .unwrap();
+        members.push((config_name, config));
+        // Last, as `docker save` writes it.
+        members.push(("manifest.json".into(), manifest));
+        let files: Vec<(&str, &[u8])> = members
+            .iter()
+            .map(|(n, d)| (n.as_str(), d.as_slice()))
+            .collect();
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(&compress(&tar_of(&files))).unwrap();
+        f
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn zstd(data: &[u8]) -> Vec<u8> {
+        zstd::stream::encode_all(data, 1).unwrap()
+    }
+
+    #[test]
+    fn compressed_archive_is_decompressed_twice_whatever_its_layer_count() {
+        for (what, compress) in [("gzip", gzip as fn(&[u8]) -> Vec<u8>), ("zstd", zstd)] {
+            let file = docker_archive(6, compress);
+            let archive = Arc::new(TarArchive::open(file.path()).unwrap());
+            assert_eq!(archive.decoders_started(), 1, "{what}: the index pass");
+            let image = open_docker_archive(archive.clone(), None, None).unwrap();
+            // Several walker threads, as by default: the layers still go one pass.
+            let opts = crate::scan::ScanOptions {
+                walk: crate::walk::WalkOptions {
+                    threads: Some(4),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let walked = crate::scan::walk_image(&image, &[], &opts);
+            assert!(walked.errors.is_empty(), "{what}: {:?}", walked.errors);
+            for (i, layer) in walked.layers.iter().enumerate() {
+                assert!(layer.verified_diff_id.is_some(), "{what}: layer {i}");
+                let p = crate::vocab::ImagePath::new(&format!("layer{i}/data.bin")).unwrap();
+                assert!(walked.tree.get(&p).is_some(), "{what}: layer {i}'s file");
+            }
+            assert_eq!(
+                archive.decoders_started(),
+                2,
+                "{what}: index + one pass over the layers, not one per layer"
+            );
+        }
+    }
 
     #[test]
     fn normalizes_repo_tags() {

@@ -129,6 +129,13 @@ impl ImageConfigFacts {
 /// gzip / zstd / plain tar from the first bytes.
 pub trait LayerBlob: Send + Sync {
     fn open(&self) -> anyhow::Result<Box<dyn Read + Send>>;
+
+    /// Where the blob starts in a decompressed stream it shares with other blobs (a member
+    /// of a compressed archive). Such blobs are opened one at a time in this order, so the
+    /// stream is decompressed once for all of them.
+    fn stream_offset(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The content of one layer.

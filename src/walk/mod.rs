@@ -10,6 +10,7 @@ mod content;
 mod fs;
 pub mod issue;
 
+mod pipe;
 mod tar;
 
 pub use crate::vocab::ImagePath;

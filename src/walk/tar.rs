@@ -3,6 +3,7 @@
 
 use super::content::{file_facts, Sink};
 use super::issue::{stream_error_kind, IssueKind, LimitExceeded, ScanIssue};
+use super::pipe::with_decoder_thread;
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
 use crate::format::tar::{Entry, EntryKind, TarReader};
@@ -12,6 +13,8 @@ use crate::vocab::name_from_bytes;
 use crate::vocab::Compression;
 use sha2::{Digest as _, Sha256};
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 const WHITEOUT_PREFIX: &str = ".wh.";
 const OPAQUE: &str = ".wh..wh..opq";
@@ -41,10 +44,13 @@ pub(crate) fn walk_tar(
     // The decoders read the raw blob through a shared handle, so that after a decode error
     // the rest of the blob can still be read: the source checks the blob's digest at its end,
     // and a digest mismatch is the root cause of any decode error before it.
-    let raw = Shared(std::sync::Arc::new(std::sync::Mutex::new(raw)));
+    let raw = Shared {
+        inner: Arc::new(Mutex::new(raw)),
+        failed: Arc::default(),
+    };
     let mut rest = raw.clone();
     let stream = io::Cursor::new(head[..n].to_vec()).chain(raw);
-    let decoded: Box<dyn Read> = match Compression::sniff(&head[..n]) {
+    let decoded: Box<dyn Read + Send> = match Compression::sniff(&head[..n]) {
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(
             io::BufReader::with_capacity(128 << 10, stream),
         )),
@@ -65,71 +71,52 @@ pub(crate) fn walk_tar(
     // The uncompressed stream is hashed as it is decoded: the layer's facts are used (and
     // cached under its diff_id) only when it is the layer the image config names.
     let expected = diff_id.and_then(|d| Digest::parse(d).ok().filter(Digest::verifiable));
-    let hashed = Hashing {
-        inner: decoded,
-        hasher: expected.as_ref().map(|_| Sha256::new()),
+    let (outcome, undelivered) = with_decoder_thread(decoded, |decoded| {
+        read_entries(
+            decoded,
+            expected.is_some(),
+            index,
+            name,
+            detectors,
+            opts,
+            &mut tree,
+        )
+    });
+    // The decoder thread has ended: the rest of the raw blob is ours to drain, unless reading
+    // it already failed (that failure is the cause; reading on would only wait for it again).
+    let drain_rest = || match undelivered {
+        Some(e) if rest.failed.load(Ordering::SeqCst) => Err(e),
+        _ => io::copy(&mut rest, &mut io::sink()),
     };
-    let bounded = Bounded {
-        inner: hashed,
-        left: opts.max_layer_bytes,
-        limit: opts.max_layer_bytes,
-    };
-    let mut archive = TarReader::new(io::BufReader::with_capacity(128 << 10, bounded));
-    let mut last_good: Option<ImagePath> = None;
-    let mut failed = None;
-    loop {
-        match archive.next_entry() {
-            Ok(Some(e)) => {
-                if let Some(p) =
-                    entry_into(&e, &mut archive, index, name, detectors, opts, &mut tree)
-                {
-                    last_good = Some(p);
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                failed = Some(e);
-                break;
-            }
-        }
-    }
-    let after = match &last_good {
-        Some(p) => format!("after {p}"),
-        None => "before the first entry".to_string(),
-    };
-    if let Some(e) = failed {
-        drop(archive);
-        let issue = match io::copy(&mut rest, &mut io::sink()) {
-            Err(cause) => ScanIssue::layer(
-                name,
-                stream_error_kind(&cause),
-                format!(
-                    "{cause} (the layer stream failed to decode {after}: {e}; later entries are missing)"
-                ),
-            ),
-            Ok(_) => {
-                let kind = stream_error_kind(&e);
-                let what = match kind {
-                    IssueKind::Truncated => "truncated layer stream",
-                    IssueKind::TooLarge => "layer stream over a bound",
-                    _ => "corrupt layer stream",
-                };
-                ScanIssue::layer(
+    match outcome {
+        Outcome::Failed { error, after } => {
+            let issue = match drain_rest() {
+                Err(cause) => ScanIssue::layer(
                     name,
-                    kind,
-                    format!("{what} {after}: {e}; later entries are missing"),
-                )
-            }
-        };
-        tree.errors.push(issue);
-        tree.partial = true;
-        return tree;
-    }
-    // Read to the end of the blob: trailing padding, and the digest checks that run at EOF.
-    let mut inner = archive.into_inner();
-    if let Err(e) = io::copy(&mut inner, &mut io::sink()) {
-        tree.errors
-            .push(match io::copy(&mut rest, &mut io::sink()) {
+                    stream_error_kind(&cause),
+                    format!(
+                        "{cause} (the layer stream failed to decode {after}: {error}; later entries are missing)"
+                    ),
+                ),
+                Ok(_) => {
+                    let kind = stream_error_kind(&error);
+                    let what = match kind {
+                        IssueKind::Truncated => "truncated layer stream",
+                        IssueKind::TooLarge => "layer stream over a bound",
+                        _ => "corrupt layer stream",
+                    };
+                    ScanIssue::layer(
+                        name,
+                        kind,
+                        format!("{what} {after}: {error}; later entries are missing"),
+                    )
+                }
+            };
+            tree.errors.push(issue);
+            tree.partial = true;
+        }
+        Outcome::FailedAtEnd(e) => {
+            tree.errors.push(match drain_rest() {
                 Err(cause) => ScanIssue::layer(
                     name,
                     stream_error_kind(&cause),
@@ -141,26 +128,84 @@ pub(crate) fn walk_tar(
                     format!("error at the end of the layer stream: {e}"),
                 ),
             });
-        tree.partial = true;
-        return tree;
-    }
-    let hashed = inner.into_inner().inner;
-    if let (Some(want), Some(h)) = (expected, hashed.hasher) {
-        let got = hex::encode(h.finalize());
-        if got == want.hex {
-            tree.verified_diff_id = Some(want.to_string());
-        } else {
-            tree.errors.push(ScanIssue::layer(
-                name,
-                IssueKind::DigestMismatch,
-                format!(
-                    "uncompressed content hashes to sha256:{got}, not the diff_id {want} the image config names; the layer's facts are not used"
-                ),
-            ));
             tree.partial = true;
+        }
+        Outcome::Read(hasher) => {
+            if let (Some(want), Some(h)) = (expected, hasher) {
+                let got = hex::encode(h.finalize());
+                if got == want.hex {
+                    tree.verified_diff_id = Some(want.to_string());
+                } else {
+                    tree.errors.push(ScanIssue::layer(
+                        name,
+                        IssueKind::DigestMismatch,
+                        format!(
+                            "uncompressed content hashes to sha256:{got}, not the diff_id {want} the image config names; the layer's facts are not used"
+                        ),
+                    ));
+                    tree.partial = true;
+                }
+            }
         }
     }
     tree
+}
+
+/// How reading a layer's entries ended.
+enum Outcome {
+    /// The stream failed to decode or parse `after` some entry.
+    Failed { error: io::Error, after: String },
+    /// Every entry was read, but the stream failed after them (padding, digest check).
+    FailedAtEnd(io::Error),
+    /// Read to the end; the hash of the uncompressed stream when one was asked for.
+    Read(Option<Sha256>),
+}
+
+/// The walking thread's part: hash the decoded stream, parse its tar headers and record
+/// every entry into `tree`, then read to the end of the stream (trailing padding, and the
+/// digest checks that run at EOF).
+fn read_entries(
+    decoded: &mut dyn Read,
+    hash: bool,
+    index: usize,
+    name: &str,
+    detectors: &[Box<dyn Detector>],
+    opts: &WalkOptions,
+    tree: &mut LayerTree,
+) -> Outcome {
+    let hashed = Hashing {
+        inner: decoded,
+        hasher: hash.then(Sha256::new),
+    };
+    let bounded = Bounded {
+        inner: hashed,
+        left: opts.max_layer_bytes,
+        limit: opts.max_layer_bytes,
+    };
+    let mut archive = TarReader::new(io::BufReader::with_capacity(128 << 10, bounded));
+    let mut last_good: Option<ImagePath> = None;
+    loop {
+        match archive.next_entry() {
+            Ok(Some(e)) => {
+                if let Some(p) = entry_into(&e, &mut archive, index, name, detectors, opts, tree) {
+                    last_good = Some(p);
+                }
+            }
+            Ok(None) => break,
+            Err(error) => {
+                let after = match &last_good {
+                    Some(p) => format!("after {p}"),
+                    None => "before the first entry".to_string(),
+                };
+                return Outcome::Failed { error, after };
+            }
+        }
+    }
+    let mut inner = archive.into_inner();
+    if let Err(e) = io::copy(&mut inner, &mut io::sink()) {
+        return Outcome::FailedAtEnd(e);
+    }
+    Outcome::Read(inner.into_inner().inner.hasher)
 }
 
 /// Hashes the decompressed stream on its way to the tar reader (one pass, no extra copy).
@@ -304,13 +349,25 @@ fn entry_into<R: Read>(
 }
 
 /// Fails (rather than ending quietly) once more than `limit` bytes have come through.
-/// A reader shared between the decoder and the walk (see `walk_tar`).
+/// A reader shared between the decoder and the walk (see `walk_tar`); `failed` once a read
+/// of it failed.
 #[derive(Clone)]
-struct Shared(std::sync::Arc<std::sync::Mutex<Box<dyn Read + Send>>>);
+struct Shared {
+    inner: Arc<Mutex<Box<dyn Read + Send>>>,
+    failed: Arc<AtomicBool>,
+}
 
 impl Read for Shared {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).read(buf)
+        let r = self
+            .inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .read(buf);
+        if r.is_err() {
+            self.failed.store(true, Ordering::SeqCst);
+        }
+        r
     }
 }
 
