@@ -11,8 +11,6 @@
 //! [`MAX_NESTING`] deep (iteratively checked before recursing). Past either, the word stays
 //! as written, unresolved, and the `try_` functions say which limit was hit.
 
-use std::collections::BTreeMap;
-
 /// What a variable name expands to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Var {
@@ -23,7 +21,10 @@ pub enum Var {
 }
 
 /// Variables in scope. Names absent from the map are unset (expand to "").
-pub type Vars = BTreeMap<String, Var>;
+/// A persistent (structure-sharing) ordered map: every stage of a Dockerfile, every RUN and
+/// every command keeps its own copy of the variables in scope, and with a plain map those
+/// copies made long FROM chains quadratic in time and memory; here a copy is O(1).
+pub type Vars = imbl::OrdMap<String, Var>;
 
 /// The most bytes one word may expand to.
 pub const MAX_EXPANDED: usize = 1 << 20;
