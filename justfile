@@ -43,6 +43,11 @@ bench-inventory mib="2048":
 bench-registry gb="2":
     bash ci/bench-registry.sh {{gb}}
 
+# Config linting: linear in input size per class, Dockerfile throughput vs hadolint, lint of
+# a 10k-file repository.
+bench-configs:
+    bash ci/bench-configs.sh
+
 # The fatbin reader against NVIDIA's cuobjdump on real PyPI wheels.
 fatbin-oracle:
     bash ci/fatbin-oracle.sh
