@@ -238,6 +238,40 @@ fn expand_checked(
     }
 }
 
+/// The most bytes the ENV and ARG values of one Dockerfile expand to together. One value is
+/// bounded by [`shell::MAX_EXPANDED`], but a chain `ENV V2=${V1}x`, `ENV V3=${V2}x`, … grows
+/// with the square of the file's length.
+const MAX_VALUES_TOTAL: usize = 16 << 20;
+
+/// `expanded` (from [`expand_checked`] of `word`) counted against the Dockerfile's value
+/// budget `total`; past it, the word as written (unresolved), with one error at the first.
+fn within_values_budget(
+    expanded: (String, bool),
+    word: &str,
+    total: &mut usize,
+    pos: Pos,
+    errors: &mut Vec<SpecError>,
+) -> (String, bool) {
+    if expanded.1 {
+        return expanded;
+    }
+    if total.saturating_add(expanded.0.len()) > MAX_VALUES_TOTAL {
+        if *total <= MAX_VALUES_TOTAL {
+            errors.push(SpecError {
+                pos,
+                message: format!(
+                    "ENV and ARG values expand to more than {} MiB in total; this and later values left unexpanded",
+                    MAX_VALUES_TOTAL >> 20
+                ),
+            });
+            *total = MAX_VALUES_TOTAL + 1;
+        }
+        return (word.to_string(), true);
+    }
+    *total += expanded.0.len();
+    expanded
+}
+
 pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -> BuildFacts {
     analyze_parsed(file, dockerfile::parse(text), opts, facts)
 }
@@ -265,6 +299,7 @@ pub fn analyze_parsed(
     let mut stages: Vec<Stage> = Vec::new();
     let mut cur: Option<Stage> = None;
     let mut stage_vars = Vars::new();
+    let mut values_total = 0usize;
     let ctx = opts.context.clone();
 
     // Stage name → index of the last stage with that name (what `FROM <name>` refers to):
@@ -361,11 +396,13 @@ pub fn analyze_parsed(
                     let val = if let Some(v) = opts.build_args.get(&name) {
                         Some((v.clone(), false))
                     } else if let Some(d) = default {
-                        Some(expand_checked(
+                        let pos = ins.pos_in_rest(off);
+                        let e = expand_checked(&d, scope, escape, pos, &mut errors);
+                        Some(within_values_budget(
+                            e,
                             &d,
-                            scope,
-                            escape,
-                            ins.pos_in_rest(off),
+                            &mut values_total,
+                            pos,
                             &mut errors,
                         ))
                     } else if cur.is_some() {
@@ -408,13 +445,11 @@ pub fn analyze_parsed(
                 let kvs = kv_words(ins, escape, true);
                 let before = stage_vars.clone();
                 for (name, value, off) in kvs {
-                    let (v, u) = expand_checked(
-                        value.as_deref().unwrap_or(""),
-                        &before,
-                        escape,
-                        ins.pos_in_rest(off),
-                        &mut errors,
-                    );
+                    let word = value.as_deref().unwrap_or("");
+                    let pos = ins.pos_in_rest(off);
+                    let e = expand_checked(word, &before, escape, pos, &mut errors);
+                    let (v, u) =
+                        within_values_budget(e, word, &mut values_total, pos, &mut errors);
                     stage_vars.insert(
                         name.clone(),
                         if u { Var::Unknown } else { Var::Set(v.clone()) },
@@ -712,5 +747,52 @@ mod tests {
         let b = an("RUN x\nFROM a b\nFOO bar\n", BuildOptions::default());
         let lines: Vec<_> = b.errors.iter().map(|e| e.pos.line).collect();
         assert_eq!(lines, vec![1, 2, 3]);
+    }
+
+    /// Every stage, RUN and command keeps the variables in scope; those copies share one
+    /// structure instead of each holding its own (which made a long FROM chain with an ENV
+    /// per stage quadratic in time and memory).
+    #[test]
+    fn copies_of_the_variables_in_scope_share_structure() {
+        let mut t = String::from("FROM ubuntu:22.04 AS s0\n");
+        for i in 1..200 {
+            t += &format!("FROM s{} AS s{i}\nENV V{i}=x{i}\nRUN echo a && echo b\n", i - 1);
+        }
+        let b = an(&t, BuildOptions::default());
+        let last = b.stages.last().unwrap();
+        assert_eq!(last.vars.get("V1"), Some(&Var::Set("x1".into())));
+        assert_eq!(last.cmds.len(), 2);
+        for c in &last.cmds {
+            assert!(c.vars.ptr_eq(&last.vars), "a command's variables are a deep copy");
+        }
+    }
+
+    /// Values that each stay under the per-word limit but grow along a chain are bounded in
+    /// total: the expanded bytes kept stop at the budget, and the rest stay as written.
+    #[test]
+    fn env_values_growing_along_a_chain_are_bounded_in_total() {
+        let mut t = format!("FROM ubuntu:22.04\nENV V0={}\n", "a".repeat(64 << 10));
+        for i in 1..400 {
+            t += &format!("ENV V{i}=${{V{}}}b\n", i - 1);
+        }
+        let b = an(&t, BuildOptions::default());
+        let kept: usize = b.stages[0]
+            .envs
+            .iter()
+            .filter(|e| !e.unresolved)
+            .map(|e| e.value.as_ref().map_or(0, String::len))
+            .sum();
+        assert!(kept <= MAX_VALUES_TOTAL, "{kept} bytes of values kept");
+        // Below the budget, values are expanded as before.
+        assert_eq!(b.stages[0].envs[3].value.as_ref().unwrap().len(), (64 << 10) + 3);
+        let over: Vec<_> = b
+            .errors
+            .iter()
+            .filter(|e| e.message.contains("in total"))
+            .collect();
+        assert_eq!(over.len(), 1, "{:?}", b.errors);
+        // 16 MiB / 64 KiB: V255 (line 257) is the first value past the budget.
+        assert_eq!(over[0].pos.line, 257);
+        assert!(b.stages[0].envs[300].unresolved);
     }
 }
