@@ -72,9 +72,16 @@ def dockerfile_stages(size):
 
 
 def dockerfile_from_chain(size):
-    # Each stage builds on the one before: a chain as long as the file.
-    return fill(lambda i: f"FROM s{i - 1} AS s{i}\nENV V{i}=${{V{i - 1}}}x\n"
+    # Each stage builds on the one before: a chain as long as the file, an ENV per stage.
+    return fill(lambda i: f"FROM s{i - 1} AS s{i}\nENV V{i}=x{i}\n"
                 f"RUN conda install -y numpy && pip install torch==2.3.0\n",
+                size, head="FROM continuumio/miniconda3 AS s-1\nENV V-1=a\n")
+
+
+def dockerfile_growing_env(size):
+    # A FROM chain whose ENV values grow by one byte a stage (quadratic bytes in total).
+    return fill(lambda i: f"FROM s{i - 1} AS s{i}\nENV V{i}=${{V{i - 1}}}x\n"
+                f"RUN pip install torch==2.3.0\n",
                 size, head="FROM continuumio/miniconda3 AS s-1\nENV V-1=a\n")
 
 
@@ -137,6 +144,7 @@ def markdown_fences(size):
 CLASSES = [
     ("dockerfile: many stages", "Dockerfile", dockerfile_stages, "dockerfile"),
     ("dockerfile: long FROM chain", "Dockerfile", dockerfile_from_chain, "dockerfile"),
+    ("dockerfile: chain, growing ENV", "Dockerfile", dockerfile_growing_env, "dockerfile"),
     ("dockerfile: many heredocs", "Dockerfile", dockerfile_heredocs, "dockerfile"),
     ("dockerfile: long RUN ${V%%*b*c}", "Dockerfile", dockerfile_long_run, "dockerfile"),
     ("script: heredocs", "run.sh", script_heredocs, "lint"),

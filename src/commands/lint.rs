@@ -540,7 +540,10 @@ mod tests {
         };
         // The walker itself (a temp dir is not in a git work tree, but make sure of it).
         let walked = rel(walk_ignoring(d.path()));
-        assert!(walked.contains(&"docker/Dockerfile".to_string()), "{walked:?}");
+        assert!(
+            walked.contains(&"docker/Dockerfile".to_string()),
+            "{walked:?}"
+        );
         assert!(walked.contains(&"sub/Dockerfile".to_string()), "{walked:?}");
         for skipped in [
             "build/Dockerfile",
@@ -548,11 +551,20 @@ mod tests {
             "sub/local/Dockerfile",
             ".hidden/Dockerfile",
         ] {
-            assert!(!walked.contains(&skipped.to_string()), "{skipped}: {walked:?}");
+            assert!(
+                !walked.contains(&skipped.to_string()),
+                "{skipped}: {walked:?}"
+            );
         }
         let found = rel(discover(d.path(), &Config::default()));
-        assert!(!found.contains(&"build/Dockerfile".to_string()), "{found:?}");
-        assert!(found.contains(&"docker/Dockerfile".to_string()), "{found:?}");
+        assert!(
+            !found.contains(&"build/Dockerfile".to_string()),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&"docker/Dockerfile".to_string()),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -448,8 +448,7 @@ pub fn analyze_parsed(
                     let word = value.as_deref().unwrap_or("");
                     let pos = ins.pos_in_rest(off);
                     let e = expand_checked(word, &before, escape, pos, &mut errors);
-                    let (v, u) =
-                        within_values_budget(e, word, &mut values_total, pos, &mut errors);
+                    let (v, u) = within_values_budget(e, word, &mut values_total, pos, &mut errors);
                     stage_vars.insert(
                         name.clone(),
                         if u { Var::Unknown } else { Var::Set(v.clone()) },
@@ -756,14 +755,20 @@ mod tests {
     fn copies_of_the_variables_in_scope_share_structure() {
         let mut t = String::from("FROM ubuntu:22.04 AS s0\n");
         for i in 1..200 {
-            t += &format!("FROM s{} AS s{i}\nENV V{i}=x{i}\nRUN echo a && echo b\n", i - 1);
+            t += &format!(
+                "FROM s{} AS s{i}\nENV V{i}=x{i}\nRUN echo a && echo b\n",
+                i - 1
+            );
         }
         let b = an(&t, BuildOptions::default());
         let last = b.stages.last().unwrap();
         assert_eq!(last.vars.get("V1"), Some(&Var::Set("x1".into())));
         assert_eq!(last.cmds.len(), 2);
         for c in &last.cmds {
-            assert!(c.vars.ptr_eq(&last.vars), "a command's variables are a deep copy");
+            assert!(
+                c.vars.ptr_eq(&last.vars),
+                "a command's variables are a deep copy"
+            );
         }
     }
 
@@ -784,7 +789,10 @@ mod tests {
             .sum();
         assert!(kept <= MAX_VALUES_TOTAL, "{kept} bytes of values kept");
         // Below the budget, values are expanded as before.
-        assert_eq!(b.stages[0].envs[3].value.as_ref().unwrap().len(), (64 << 10) + 3);
+        assert_eq!(
+            b.stages[0].envs[3].value.as_ref().unwrap().len(),
+            (64 << 10) + 3
+        );
         let over: Vec<_> = b
             .errors
             .iter()
