@@ -300,6 +300,9 @@ pub fn analyze_parsed(
     let mut cur: Option<Stage> = None;
     let mut stage_vars = Vars::new();
     let mut values_total = 0usize;
+    // What the words of all RUN scripts may expand to, together.
+    let mut run_budget = shell::MAX_SCRIPT_EXPANDED;
+    let mut run_budget_reported = false;
     let ctx = opts.context.clone();
 
     // Stage name → index of the last stage with that name (what `FROM <name>` refers to):
@@ -489,17 +492,21 @@ pub fn analyze_parsed(
                 } else {
                     let rest_map = RestMap(ins);
                     scripts.push((ins.rest.clone(), rest_map.to_posmap(), true));
-                    for h in &ins.heredocs {
-                        // `RUN <<EOF` / `RUN bash <<EOF`: the body is the script.
+                    // `RUN <<EOF` / `RUN bash <<EOF`: the bodies are the scripts (the line
+                    // is read once, whatever the number of heredocs).
+                    let runs_shell = !ins.heredocs.is_empty() && {
                         let mut v2 = stage_vars.clone();
-                        let head = shell::parse_script(&ins.rest, &mut v2);
-                        let runs_shell = head.iter().all(|c| {
+                        let (head, _) =
+                            shell::try_parse_script_within(&ins.rest, &mut v2, &mut run_budget);
+                        head.iter().all(|c| {
                             c.words.is_empty()
                                 || matches!(
                                     c.words[0].text.rsplit('/').next(),
                                     Some("sh" | "bash" | "ash" | "dash" | "zsh")
                                 )
-                        });
+                        })
+                    };
+                    for h in &ins.heredocs {
                         if runs_shell {
                             scripts.push((
                                 h.content.clone(),
@@ -512,7 +519,13 @@ pub fn analyze_parsed(
                 let read = |p: &str| read_context_file(ctx.as_deref(), &s.copies, p);
                 for (text, map, _expand) in scripts {
                     let mut vars = stage_vars.clone();
-                    let (cmds, limit) = shell::try_parse_script(&text, &mut vars);
+                    let (cmds, limit) =
+                        shell::try_parse_script_within(&text, &mut vars, &mut run_budget);
+                    // The Dockerfile-wide budget is reported once, where it ran out.
+                    let limit = limit.filter(|l| {
+                        *l != shell::ExpandLimit::Total
+                            || !std::mem::replace(&mut run_budget_reported, true)
+                    });
                     if let Some(l) = limit {
                         errors.push(SpecError {
                             pos: ins.pos(),
@@ -802,5 +815,33 @@ mod tests {
         // 16 MiB / 64 KiB: V255 (line 257) is the first value past the budget.
         assert_eq!(over[0].pos.line, 257);
         assert!(b.stages[0].envs[300].unresolved);
+    }
+
+    /// A few bytes of RUN expanding to half a MiB each: the RUN scripts of one Dockerfile
+    /// share one expansion budget, reported once.
+    #[test]
+    fn run_expansion_is_bounded_per_dockerfile() {
+        let mut t = String::from("FROM ubuntu:22.04\nENV V0=aaaaaaaaaaaaaaaa\n");
+        for i in 1..16 {
+            t += &format!("ENV V{i}=${{V{}}}${{V{}}}\n", i - 1, i - 1);
+        }
+        t += &"RUN echo $V15\n".repeat(100);
+        let b = an(&t, BuildOptions::default());
+        let expanded: usize = b.stages[0]
+            .cmds
+            .iter()
+            .flat_map(|c| &c.words)
+            .map(|w| w.text.len())
+            .sum();
+        assert!(expanded <= shell::MAX_SCRIPT_EXPANDED, "{expanded}");
+        assert_eq!(b.stages[0].cmds.len(), 100);
+        let total: Vec<_> = b
+            .errors
+            .iter()
+            .filter(|e| e.message.contains("in all"))
+            .collect();
+        assert_eq!(total.len(), 1, "{:?}", b.errors);
+        // 32 MiB / (512 KiB + 4): the 64th RUN (line 81) is the first past the budget.
+        assert_eq!(total[0].pos.line, 81);
     }
 }
