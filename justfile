@@ -47,6 +47,11 @@ bench-registry gb="2":
 bench-image:
     bash ci/bench-image.sh
 
+# Config linting: linear in input size per class, Dockerfile throughput vs hadolint, lint of
+# a 10k-file repository.
+bench-configs:
+    bash ci/bench-configs.sh
+
 # The fatbin reader against NVIDIA's cuobjdump on real PyPI wheels.
 fatbin-oracle:
     bash ci/fatbin-oracle.sh

@@ -57,6 +57,13 @@ pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
     None
 }
 
+fn is_yaml_name(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy().to_ascii_lowercase();
+        n.ends_with(".yaml") || n.ends_with(".yml")
+    })
+}
+
 /// Extensions that mark a `Dockerfile.<ext>` name as source code, data or documentation about
 /// Dockerfiles (`dockerfile.rs`, `dockerfile.py`, `Dockerfile.md`), not as a Dockerfile variant.
 const NON_DOCKERFILE_EXTENSIONS: &[&str] = &[
@@ -91,7 +98,9 @@ pub(crate) fn is_dockerfile_name(name: &str) -> bool {
 }
 
 /// Files under `dir` that `lint` reads: `git ls-files` when `dir` is in a git work tree
-/// (so .gitignore is respected exactly), else a walk that skips hidden and vendored dirs.
+/// (so .gitignore is respected exactly), else (or when git lists nothing) ripgrep's walker
+/// (`ignore`): `.gitignore` and `.ignore` files inside `dir` are honoured without a `.git`,
+/// hidden and vendored directories are not entered.
 pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = Vec::new();
     let git = std::process::Command::new("git")
@@ -105,38 +114,48 @@ pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
             "--exclude-standard",
         ])
         .output();
-    match git {
-        Ok(o) if o.status.success() => {
-            for f in o.stdout.split(|b| *b == 0) {
-                if !f.is_empty() {
-                    files.push(dir.join(String::from_utf8_lossy(f).as_ref()));
-                }
+    if let Ok(o) = git.as_ref() {
+        if o.status.success() {
+            for f in o.stdout.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+                files.push(dir.join(String::from_utf8_lossy(f).as_ref()));
             }
         }
-        _ => {
-            for e in walkdir::WalkDir::new(dir)
-                .into_iter()
-                .filter_entry(|e| {
-                    let n = e.file_name().to_string_lossy();
-                    e.depth() == 0
-                        || !(n.starts_with('.')
-                            || n == "node_modules"
-                            || n == "target"
-                            || n == "vendor")
-                })
-                .flatten()
-            {
-                if e.file_type().is_file() {
-                    files.push(e.into_path());
-                }
-            }
-        }
+    }
+    // Not a work tree, or `dir` itself is ignored by the tree around it (named explicitly, it
+    // is linted, with its own ignore files).
+    if files.is_empty() {
+        files = walk_ignoring(dir);
     }
     files.retain(|p| {
         let rel = p.strip_prefix(dir).unwrap_or(p);
         !in_vendored_tree(rel) && !config.path_ignored(&rel.to_string_lossy())
     });
     files.sort();
+    files
+}
+
+/// The walk outside a git work tree. Ignore files above `dir` are not read (the tree named is
+/// the tree linted), nor the user's global git excludes: the result depends on `dir` only.
+fn walk_ignoring(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let walk = ignore::WalkBuilder::new(dir)
+        .hidden(true)
+        .parents(false)
+        .git_global(false)
+        .git_exclude(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !e.file_type().is_some_and(|t| t.is_dir())
+                || !VENDORED_DIRS.contains(&e.file_name().to_string_lossy().as_ref())
+        })
+        .build();
+    for e in walk.flatten() {
+        if e.file_type().is_some_and(|t| t.is_file()) {
+            files.push(e.into_path());
+        }
+    }
     files
 }
 
@@ -256,6 +275,11 @@ pub(crate) fn lint_discovered(
                 "note: {c}: Helm chart templates skipped (not YAML before rendering); check them with `helm template {c} | gpulint k8s -`"
             );
         }
+        return;
+    }
+    // Only YAML needs its text to be classified: other names decide alone, so the source
+    // files that make up most of a repository are never opened.
+    if classify(p, None).is_none() && !is_yaml_name(p) {
         return;
     }
     // Regular files of at most 4 MiB only: checked on the opened handle before reading
@@ -484,6 +508,63 @@ mod tests {
         .unwrap();
         assert!(f.iter().all(|f| f.rule != "GL100"), "{f:?}");
         assert!(f.iter().any(|f| f.rule == "GL101"), "{f:?}");
+    }
+
+    #[test]
+    fn discovery_outside_git_honours_gitignore() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |rel: &str, t: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        };
+        let df = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n";
+        w(".gitignore", "build/\n*.generated.Dockerfile\n");
+        w("build/Dockerfile", df);
+        w("docker/x.generated.Dockerfile", df);
+        w("docker/Dockerfile", df);
+        w("sub/.gitignore", "local/\n");
+        w("sub/local/Dockerfile", df);
+        w("sub/Dockerfile", df);
+        w(".hidden/Dockerfile", df);
+        let rel = |files: Vec<PathBuf>| -> Vec<String> {
+            files
+                .iter()
+                .map(|p| {
+                    p.strip_prefix(d.path())
+                        .unwrap()
+                        .to_string_lossy()
+                        .replace('\\', "/")
+                })
+                .collect()
+        };
+        // The walker itself (a temp dir is not in a git work tree, but make sure of it).
+        let walked = rel(walk_ignoring(d.path()));
+        assert!(
+            walked.contains(&"docker/Dockerfile".to_string()),
+            "{walked:?}"
+        );
+        assert!(walked.contains(&"sub/Dockerfile".to_string()), "{walked:?}");
+        for skipped in [
+            "build/Dockerfile",
+            "docker/x.generated.Dockerfile",
+            "sub/local/Dockerfile",
+            ".hidden/Dockerfile",
+        ] {
+            assert!(
+                !walked.contains(&skipped.to_string()),
+                "{skipped}: {walked:?}"
+            );
+        }
+        let found = rel(discover(d.path(), &Config::default()));
+        assert!(
+            !found.contains(&"build/Dockerfile".to_string()),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&"docker/Dockerfile".to_string()),
+            "{found:?}"
+        );
     }
 
     #[test]

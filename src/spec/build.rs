@@ -87,8 +87,30 @@ impl BuildFacts {
         let mut cur = Some(i);
         while let Some(c) = cur {
             let Some(s) = self.stages.get(c) else { break };
+            #[cfg(test)]
+            count_chain_step();
             out.push(s);
             cur = s.parent.filter(|p| *p < c);
+        }
+        out
+    }
+    /// For every stage (by index), the first `own` value along its chain: this stage's, else
+    /// its FROM ancestors' nearest first — what `chain(i).find_map(own)` gives, with `own`
+    /// called once per stage instead of once per (stage, ancestor): linear in long chains.
+    pub(crate) fn nearest_in_chain<'a, T: Clone>(
+        &'a self,
+        mut own: impl FnMut(&'a Stage) -> Option<T>,
+    ) -> Vec<Option<T>> {
+        let mut out: Vec<Option<T>> = Vec::with_capacity(self.stages.len());
+        for (c, s) in self.stages.iter().enumerate() {
+            #[cfg(test)]
+            count_chain_step();
+            let v = own(s).or_else(|| {
+                s.parent
+                    .filter(|p| *p < c)
+                    .and_then(|p| out.get(p).cloned().flatten())
+            });
+            out.push(v);
         }
         out
     }
@@ -101,6 +123,18 @@ impl BuildFacts {
             .into_iter()
             .find_map(|s| s.envs.iter().rev().find(|e| e.name == name && !e.is_arg))
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Stages visited by `chain` and `nearest_in_chain` on this thread: the work the rules do
+    /// along FROM chains, counted so a test can tell linear from quadratic without a clock.
+    pub(crate) static CHAIN_STEPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+fn count_chain_step() {
+    CHAIN_STEPS.with(|c| c.set(c.get() + 1));
 }
 
 /// Environment the known base images set (from their published Dockerfiles:
@@ -204,6 +238,40 @@ fn expand_checked(
     }
 }
 
+/// The most bytes the ENV and ARG values of one Dockerfile expand to together. One value is
+/// bounded by [`shell::MAX_EXPANDED`], but a chain `ENV V2=${V1}x`, `ENV V3=${V2}x`, … grows
+/// with the square of the file's length.
+const MAX_VALUES_TOTAL: usize = 16 << 20;
+
+/// `expanded` (from [`expand_checked`] of `word`) counted against the Dockerfile's value
+/// budget `total`; past it, the word as written (unresolved), with one error at the first.
+fn within_values_budget(
+    expanded: (String, bool),
+    word: &str,
+    total: &mut usize,
+    pos: Pos,
+    errors: &mut Vec<SpecError>,
+) -> (String, bool) {
+    if expanded.1 {
+        return expanded;
+    }
+    if total.saturating_add(expanded.0.len()) > MAX_VALUES_TOTAL {
+        if *total <= MAX_VALUES_TOTAL {
+            errors.push(SpecError {
+                pos,
+                message: format!(
+                    "ENV and ARG values expand to more than {} MiB in total; this and later values left unexpanded",
+                    MAX_VALUES_TOTAL >> 20
+                ),
+            });
+            *total = MAX_VALUES_TOTAL + 1;
+        }
+        return (word.to_string(), true);
+    }
+    *total += expanded.0.len();
+    expanded
+}
+
 pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -> BuildFacts {
     analyze_parsed(file, dockerfile::parse(text), opts, facts)
 }
@@ -231,6 +299,10 @@ pub fn analyze_parsed(
     let mut stages: Vec<Stage> = Vec::new();
     let mut cur: Option<Stage> = None;
     let mut stage_vars = Vars::new();
+    let mut values_total = 0usize;
+    // What the words of all RUN scripts may expand to, together.
+    let mut run_budget = shell::MAX_SCRIPT_EXPANDED;
+    let mut run_budget_reported = false;
     let ctx = opts.context.clone();
 
     // Stage name → index of the last stage with that name (what `FROM <name>` refers to):
@@ -327,11 +399,13 @@ pub fn analyze_parsed(
                     let val = if let Some(v) = opts.build_args.get(&name) {
                         Some((v.clone(), false))
                     } else if let Some(d) = default {
-                        Some(expand_checked(
+                        let pos = ins.pos_in_rest(off);
+                        let e = expand_checked(&d, scope, escape, pos, &mut errors);
+                        Some(within_values_budget(
+                            e,
                             &d,
-                            scope,
-                            escape,
-                            ins.pos_in_rest(off),
+                            &mut values_total,
+                            pos,
                             &mut errors,
                         ))
                     } else if cur.is_some() {
@@ -374,13 +448,10 @@ pub fn analyze_parsed(
                 let kvs = kv_words(ins, escape, true);
                 let before = stage_vars.clone();
                 for (name, value, off) in kvs {
-                    let (v, u) = expand_checked(
-                        value.as_deref().unwrap_or(""),
-                        &before,
-                        escape,
-                        ins.pos_in_rest(off),
-                        &mut errors,
-                    );
+                    let word = value.as_deref().unwrap_or("");
+                    let pos = ins.pos_in_rest(off);
+                    let e = expand_checked(word, &before, escape, pos, &mut errors);
+                    let (v, u) = within_values_budget(e, word, &mut values_total, pos, &mut errors);
                     stage_vars.insert(
                         name.clone(),
                         if u { Var::Unknown } else { Var::Set(v.clone()) },
@@ -421,17 +492,21 @@ pub fn analyze_parsed(
                 } else {
                     let rest_map = RestMap(ins);
                     scripts.push((ins.rest.clone(), rest_map.to_posmap(), true));
-                    for h in &ins.heredocs {
-                        // `RUN <<EOF` / `RUN bash <<EOF`: the body is the script.
+                    // `RUN <<EOF` / `RUN bash <<EOF`: the bodies are the scripts (the line
+                    // is read once, whatever the number of heredocs).
+                    let runs_shell = !ins.heredocs.is_empty() && {
                         let mut v2 = stage_vars.clone();
-                        let head = shell::parse_script(&ins.rest, &mut v2);
-                        let runs_shell = head.iter().all(|c| {
+                        let (head, _) =
+                            shell::try_parse_script_within(&ins.rest, &mut v2, &mut run_budget);
+                        head.iter().all(|c| {
                             c.words.is_empty()
                                 || matches!(
                                     c.words[0].text.rsplit('/').next(),
                                     Some("sh" | "bash" | "ash" | "dash" | "zsh")
                                 )
-                        });
+                        })
+                    };
+                    for h in &ins.heredocs {
                         if runs_shell {
                             scripts.push((
                                 h.content.clone(),
@@ -444,7 +519,13 @@ pub fn analyze_parsed(
                 let read = |p: &str| read_context_file(ctx.as_deref(), &s.copies, p);
                 for (text, map, _expand) in scripts {
                     let mut vars = stage_vars.clone();
-                    let (cmds, limit) = shell::try_parse_script(&text, &mut vars);
+                    let (cmds, limit) =
+                        shell::try_parse_script_within(&text, &mut vars, &mut run_budget);
+                    // The Dockerfile-wide budget is reported once, where it ran out.
+                    let limit = limit.filter(|l| {
+                        *l != shell::ExpandLimit::Total
+                            || !std::mem::replace(&mut run_budget_reported, true)
+                    });
                     if let Some(l) = limit {
                         errors.push(SpecError {
                             pos: ins.pos(),
@@ -678,5 +759,89 @@ mod tests {
         let b = an("RUN x\nFROM a b\nFOO bar\n", BuildOptions::default());
         let lines: Vec<_> = b.errors.iter().map(|e| e.pos.line).collect();
         assert_eq!(lines, vec![1, 2, 3]);
+    }
+
+    /// Every stage, RUN and command keeps the variables in scope; those copies share one
+    /// structure instead of each holding its own (which made a long FROM chain with an ENV
+    /// per stage quadratic in time and memory).
+    #[test]
+    fn copies_of_the_variables_in_scope_share_structure() {
+        let mut t = String::from("FROM ubuntu:22.04 AS s0\n");
+        for i in 1..200 {
+            t += &format!(
+                "FROM s{} AS s{i}\nENV V{i}=x{i}\nRUN echo a && echo b\n",
+                i - 1
+            );
+        }
+        let b = an(&t, BuildOptions::default());
+        let last = b.stages.last().unwrap();
+        assert_eq!(last.vars.get("V1"), Some(&Var::Set("x1".into())));
+        assert_eq!(last.cmds.len(), 2);
+        for c in &last.cmds {
+            assert!(
+                c.vars.ptr_eq(&last.vars),
+                "a command's variables are a deep copy"
+            );
+        }
+    }
+
+    /// Values that each stay under the per-word limit but grow along a chain are bounded in
+    /// total: the expanded bytes kept stop at the budget, and the rest stay as written.
+    #[test]
+    fn env_values_growing_along_a_chain_are_bounded_in_total() {
+        let mut t = format!("FROM ubuntu:22.04\nENV V0={}\n", "a".repeat(64 << 10));
+        for i in 1..400 {
+            t += &format!("ENV V{i}=${{V{}}}b\n", i - 1);
+        }
+        let b = an(&t, BuildOptions::default());
+        let kept: usize = b.stages[0]
+            .envs
+            .iter()
+            .filter(|e| !e.unresolved)
+            .map(|e| e.value.as_ref().map_or(0, String::len))
+            .sum();
+        assert!(kept <= MAX_VALUES_TOTAL, "{kept} bytes of values kept");
+        // Below the budget, values are expanded as before.
+        assert_eq!(
+            b.stages[0].envs[3].value.as_ref().unwrap().len(),
+            (64 << 10) + 3
+        );
+        let over: Vec<_> = b
+            .errors
+            .iter()
+            .filter(|e| e.message.contains("in total"))
+            .collect();
+        assert_eq!(over.len(), 1, "{:?}", b.errors);
+        // 16 MiB / 64 KiB: V255 (line 257) is the first value past the budget.
+        assert_eq!(over[0].pos.line, 257);
+        assert!(b.stages[0].envs[300].unresolved);
+    }
+
+    /// A few bytes of RUN expanding to half a MiB each: the RUN scripts of one Dockerfile
+    /// share one expansion budget, reported once.
+    #[test]
+    fn run_expansion_is_bounded_per_dockerfile() {
+        let mut t = String::from("FROM ubuntu:22.04\nENV V0=aaaaaaaaaaaaaaaa\n");
+        for i in 1..16 {
+            t += &format!("ENV V{i}=${{V{}}}${{V{}}}\n", i - 1, i - 1);
+        }
+        t += &"RUN echo $V15\n".repeat(100);
+        let b = an(&t, BuildOptions::default());
+        let expanded: usize = b.stages[0]
+            .cmds
+            .iter()
+            .flat_map(|c| &c.words)
+            .map(|w| w.text.len())
+            .sum();
+        assert!(expanded <= shell::MAX_SCRIPT_EXPANDED, "{expanded}");
+        assert_eq!(b.stages[0].cmds.len(), 100);
+        let total: Vec<_> = b
+            .errors
+            .iter()
+            .filter(|e| e.message.contains("in all"))
+            .collect();
+        assert_eq!(total.len(), 1, "{:?}", b.errors);
+        // 32 MiB / (512 KiB + 4): the 64th RUN (line 81) is the first past the budget.
+        assert_eq!(total[0].pos.line, 81);
     }
 }

@@ -11,8 +11,6 @@
 //! [`MAX_NESTING`] deep (iteratively checked before recursing). Past either, the word stays
 //! as written, unresolved, and the `try_` functions say which limit was hit.
 
-use std::collections::BTreeMap;
-
 /// What a variable name expands to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Var {
@@ -23,7 +21,10 @@ pub enum Var {
 }
 
 /// Variables in scope. Names absent from the map are unset (expand to "").
-pub type Vars = BTreeMap<String, Var>;
+/// A persistent (structure-sharing) ordered map: every stage of a Dockerfile, every RUN and
+/// every command keeps its own copy of the variables in scope, and with a plain map those
+/// copies made long FROM chains quadratic in time and memory; here a copy is O(1).
+pub type Vars = imbl::OrdMap<String, Var>;
 
 /// The most bytes one word may expand to.
 pub const MAX_EXPANDED: usize = 1 << 20;
@@ -33,6 +34,10 @@ pub const MAX_NESTING: usize = 64;
 /// (the trim is linear in the value for a given pattern, so a 1 MiB value takes any pattern of
 /// up to 16 bytes).
 const MAX_GLOB_TRIM: usize = 16 << 20;
+/// The most bytes the words of one script (or all RUN scripts of one Dockerfile) expand to
+/// together: each word is bounded by [`MAX_EXPANDED`], but `echo $V` repeated, with `$V`
+/// near that bound, would otherwise cost a MiB per a few bytes of input.
+pub const MAX_SCRIPT_EXPANDED: usize = 32 << 20;
 
 /// A bound of variable expansion that a word went past.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +48,8 @@ pub enum ExpandLimit {
     Depth,
     /// A glob pattern trim whose value × pattern length exceeds `MAX_GLOB_TRIM`.
     Trim,
+    /// The script's words together would exceed [`MAX_SCRIPT_EXPANDED`] bytes.
+    Total,
 }
 
 impl std::fmt::Display for ExpandLimit {
@@ -62,6 +69,11 @@ impl std::fmt::Display for ExpandLimit {
                 "pattern trim of a long variable by a long pattern (over {} Mi value x pattern \
                  bytes); left unexpanded",
                 MAX_GLOB_TRIM >> 20
+            ),
+            ExpandLimit::Total => write!(
+                f,
+                "words expand to more than {} MiB in all; this and later words left unexpanded",
+                MAX_SCRIPT_EXPANDED >> 20
             ),
         }
     }
@@ -691,7 +703,19 @@ pub fn parse_script(src: &str, vars: &mut Vars) -> Vec<Command> {
 /// [`parse_script`], and the first expansion limit a word hit (that word stays as written,
 /// unresolved).
 pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<ExpandLimit>) {
+    try_parse_script_within(src, vars, &mut MAX_SCRIPT_EXPANDED.clone())
+}
+
+/// [`try_parse_script`] with the expansion budget shared with other scripts (a Dockerfile's
+/// RUN instructions): the bytes its words expand to are taken from `budget`; once it is
+/// spent, words that would expand stay as written, unresolved ([`ExpandLimit::Total`]).
+pub(crate) fn try_parse_script_within(
+    src: &str,
+    vars: &mut Vars,
+    budget: &mut usize,
+) -> (Vec<Command>, Option<ExpandLimit>) {
     let mut first_limit = None;
+    let no_vars = Vars::new();
     let mut lx = Lexer::new(src, b'\\', 0);
     let mut cmds = Vec::new();
     let mut cur = Command::default();
@@ -831,7 +855,10 @@ pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<Exp
         let mut text = String::new();
         let mut unresolved = false;
         let mut quoted = false;
-        lx.word_body(vars, &mut text, &mut unresolved, &mut quoted, true);
+        // Budget spent: lexed without expanding (the word is kept as written below).
+        let spent = *budget == 0;
+        let word_vars: &Vars = if spent { &no_vars } else { vars };
+        lx.word_body(word_vars, &mut text, &mut unresolved, &mut quoted, true);
         if lx.i == start {
             // Could not make progress (stray byte): skip it.
             lx.next_char();
@@ -842,6 +869,19 @@ pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<Exp
             first_limit.get_or_insert(l);
             text = raw.clone();
             unresolved = true;
+        } else if spent {
+            if raw.contains(['$', '`']) {
+                first_limit.get_or_insert(ExpandLimit::Total);
+                text = raw.clone();
+                unresolved = true;
+            }
+        } else if text.len() > *budget {
+            first_limit.get_or_insert(ExpandLimit::Total);
+            *budget = 0;
+            text = raw.clone();
+            unresolved = true;
+        } else {
+            *budget -= text.len();
         }
         let word = Word {
             text,
@@ -1080,5 +1120,30 @@ mod tests {
     fn glob() {
         assert!(glob_match("*.so*", "libcuda.so.1"));
         assert!(!glob_match("a?c", "ac"));
+    }
+
+    /// Each word stays under the per-word bound, but together they are bounded too: past the
+    /// script's budget, words that would expand stay as written (and cost no expansion).
+    #[test]
+    fn a_script_expands_to_a_bounded_total() {
+        let mut vars = Vars::new();
+        vars.insert("V".into(), Var::Set("a".repeat(1 << 20)));
+        let script = "echo $V\n".repeat(40);
+        let (cmds, limit) = try_parse_script(&script, &mut vars);
+        assert_eq!(limit, Some(ExpandLimit::Total));
+        assert_eq!(cmds.len(), 40);
+        let total: usize = cmds.iter().flat_map(|c| &c.words).map(|w| w.text.len()).sum();
+        assert!(total <= MAX_SCRIPT_EXPANDED, "{total}");
+        assert_eq!(cmds[0].words[1].text.len(), 1 << 20);
+        let last = &cmds[39].words;
+        assert_eq!((last[0].text.as_str(), last[0].unresolved), ("echo", false));
+        assert_eq!((last[1].text.as_str(), last[1].unresolved), ("$V", true));
+        // A budget shared between scripts: what one spends, the next no longer has.
+        let mut budget = (3 << 20) + 16;
+        let (_, l1) = try_parse_script_within("echo $V $V", &mut vars, &mut budget);
+        let (c2, l2) = try_parse_script_within("echo $V $V", &mut vars, &mut budget);
+        assert_eq!((l1, l2), (None, Some(ExpandLimit::Total)));
+        assert_eq!(c2[0].words[1].text.len(), 1 << 20);
+        assert!(c2[0].words[2].unresolved);
     }
 }

@@ -48,13 +48,23 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    // NVIDIA_REQUIRE_CUDA at the end of each stage, once for all stages (a chain walk per
+    // torch install is quadratic in a long FROM chain).
+    let require_env = bf.nearest_in_chain(|s| {
+        s.envs
+            .iter()
+            .rev()
+            .find(|e| e.name == "NVIDIA_REQUIRE_CUDA" && !e.is_arg)
+    });
     for t in all_torch(bf, cx.facts) {
         let TorchCuda::Pinned { cuda: tc, how } = &t.cuda else {
             continue;
         };
         let st = &bf.stages[t.stage];
-        let req = bf
-            .env_value(st.index, "NVIDIA_REQUIRE_CUDA")
+        let req = require_env
+            .get(st.index)
+            .copied()
+            .flatten()
             .and_then(|e| e.value.as_deref().and_then(require_cuda));
         let base = st.info.cuda.or(req);
         let Some(bc) = base else { continue };

@@ -33,29 +33,30 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         return Vec::new();
     };
     let mut out = Vec::new();
+    // The conda CUDA package nearest along each stage's FROM chain, computed once for all
+    // stages (walking the chain per stage is quadratic in a long chain).
+    let conda_in_chain = bf.nearest_in_chain(|s| {
+        s.installs.iter().find_map(|i| match i {
+            Install::Conda(c) => c
+                .pkgs
+                .iter()
+                .find(|p| {
+                    matches!(
+                        p.0.as_str(),
+                        "cudatoolkit"
+                            | "pytorch-cuda"
+                            | "cuda-toolkit"
+                            | "cuda-runtime"
+                            | "pytorch"
+                            | "cuda-version"
+                    )
+                })
+                .map(|p| (p.0.clone(), p.1.clone())),
+            _ => None,
+        })
+    });
     for st in bf.built_stages() {
-        let chain = bf.chain(st.index);
-        let conda = chain
-            .iter()
-            .flat_map(|s| &s.installs)
-            .find_map(|i| match i {
-                Install::Conda(c) => c
-                    .pkgs
-                    .iter()
-                    .find(|p| {
-                        matches!(
-                            p.0.as_str(),
-                            "cudatoolkit"
-                                | "pytorch-cuda"
-                                | "cuda-toolkit"
-                                | "cuda-runtime"
-                                | "pytorch"
-                                | "cuda-version"
-                        )
-                    })
-                    .map(|p| (p.0.clone(), p.1.clone())),
-                _ => None,
-            });
+        let conda = conda_in_chain.get(st.index).cloned().flatten();
         let Some((cname, cver)) = conda else { continue };
         for i in &st.installs {
             if let Install::Pip(p) = i {
@@ -92,5 +93,35 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
         assert!(dockerfile("FROM continuumio/miniconda3\nRUN conda install -y numpy\nRUN pip install torch==2.1.1\n", "GL105", vec![]).is_empty());
+    }
+
+    /// Every rule on a Dockerfile whose stages each build on the previous one: the work along
+    /// FROM chains (stages visited) grows linearly with the chain, not with its square.
+    #[test]
+    fn long_from_chains_are_walked_in_linear_work() {
+        use crate::commands::spec::analyze_dockerfile;
+        use crate::spec::build::{BuildOptions, CHAIN_STEPS};
+        use crate::spec::testutil;
+        let steps = |n: usize| {
+            let mut t = String::from(
+                "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04 AS s0\nRUN conda install -y pytorch-cuda=12.1 -c nvidia\n",
+            );
+            for i in 1..n {
+                t += &format!(
+                    "FROM s{} AS s{i}\nENV NVIDIA_REQUIRE_CUDA=cuda>=12.1\nRUN pip install torch==2.3.0+cu118\n",
+                    i - 1
+                );
+            }
+            let c = testutil::ctx(vec![]);
+            CHAIN_STEPS.with(|s| s.set(0));
+            let f = analyze_dockerfile("Dockerfile", &t, &BuildOptions::default(), &c);
+            // The chain is really walked: every stage's pip torch meets the root's conda.
+            assert_eq!(f.iter().filter(|f| f.rule == "GL105").count(), n - 1);
+            CHAIN_STEPS.with(|s| s.get())
+        };
+        let (small, big) = (steps(100), steps(400));
+        // Quadratic work would be ~16x; a handful of whole-chain walks is ~4x.
+        assert!(big <= 5 * small, "{small} -> {big} chain steps");
+        assert!(big <= 20 * 400, "{big} chain steps for 400 stages");
     }
 }
