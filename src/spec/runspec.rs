@@ -106,6 +106,10 @@ pub struct RunSpec {
     /// compose CPU profile (`deploy` overriding a GPU anchor, a `cpu` profile), a sidecar or
     /// init container of a pod whose GPU container is another one, a node agent (DaemonSet).
     pub cpu_role: Option<String>,
+    /// The GPU is requested by a mechanism other than an `nvidia.com/gpu` limit, so whether
+    /// one is attached cannot be told here: a DRA resource claim, a KServe serving runtime
+    /// (the InferenceService that uses it sets the resources).
+    pub gpu_elsewhere: Option<String>,
 }
 
 impl RunSpec {
@@ -137,6 +141,7 @@ impl RunSpec {
             gpu_product: None,
             build: false,
             cpu_role: None,
+            gpu_elsewhere: None,
         }
     }
     pub fn env_value(&self, name: &str) -> Option<&(String, String, Pos)> {
@@ -154,6 +159,29 @@ impl RunSpec {
                 || a.contains("device=cuda")
                 || a == "cuda"
                 || a.starts_with("--gpus")
+        })
+    }
+    /// The command only launches ranks on other hosts (`mpirun --host …`, `mpiexec
+    /// --hostfile …`, `horovodrun -H …`): the GPU work runs where it starts them, not here.
+    pub fn is_remote_launcher(&self) -> bool {
+        let words: Vec<&str> = self
+            .command
+            .iter()
+            .flat_map(|a| a.split(|c: char| c.is_whitespace() || c == ';'))
+            .collect();
+        words.iter().enumerate().any(|(i, w)| {
+            let prog = w.rsplit('/').next().unwrap_or(w);
+            matches!(prog, "mpirun" | "mpiexec" | "horovodrun")
+                && words[i + 1..]
+                    .iter()
+                    .take_while(|x| !matches!(**x, "python" | "python3" | "&&" | "||"))
+                    .any(|x| {
+                        matches!(
+                            *x,
+                            "--host" | "-host" | "-H" | "--hostfile" | "-hostfile" | "--machinefile" | "-machinefile"
+                        ) || x.starts_with("--host=")
+                            || x.starts_with("--hostfile=")
+                    })
         })
     }
     /// Any way of handing GPUs to the container.

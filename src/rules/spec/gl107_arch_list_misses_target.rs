@@ -181,11 +181,15 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     let mut out = Vec::new();
     for st in bf.built_stages() {
         let first_list = lists.len();
+        // An ARG reaches only this stage's commands (an ENV also the image and its users):
+        // where none of them compiles, the list builds nothing.
+        let stage_compiles = st.cmds.iter().any(may_compile);
         for e in &st.envs {
             if !matches!(
                 e.name.as_str(),
                 "TORCH_CUDA_ARCH_LIST" | "CMAKE_CUDA_ARCHITECTURES" | "CUDA_ARCHITECTURES"
-            ) {
+            ) || (e.is_arg && !stage_compiles)
+            {
                 continue;
             }
             match &e.value {
@@ -387,6 +391,67 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
 /// Entries of an arch list that the stage's nvcc (its base image's CUDA release) cannot
 /// compile: the build fails (`nvcc fatal : Unsupported gpu architecture 'compute_90'`; torch's
 /// cpp_extension refuses the entry first). Unknown when `cuda_arch.toml` has no row.
+/// Whether a command may compile CUDA code (and so read the architecture list from its
+/// environment). File, package-manager and user commands do not; pip installing only wheel
+/// files or packaging tools does not; anything else (a script, make, pip from source) may.
+fn may_compile(c: &crate::spec::pkg::LCmd) -> bool {
+    const NO_BUILD: &[&str] = &[
+        "apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk", "rm", "mkdir", "chmod",
+        "chown", "chgrp", "ln", "cp", "mv", "echo", "printf", "addgroup", "adduser", "useradd",
+        "groupadd", "usermod", "umask", "cd", "true", "touch", "curl", "wget", "tar", "unzip",
+        "git", "ls", "ldconfig", "locale-gen", "update-alternatives", "ssh-keygen",
+    ];
+    // Installing these builds nothing (pure Python or prebuilt binaries).
+    const TOOLS: &[&str] = &["pip", "wheel", "setuptools", "packaging", "uv", "ninja"];
+    // Options of pip/uv install that take a value.
+    const VALUED: &[&str] = &[
+        "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-t", "--target",
+        "--prefix", "--root", "--cache-dir", "--python", "--upgrade-strategy",
+    ];
+    let name = c.name();
+    if name.is_empty() || NO_BUILD.contains(&name) {
+        return false;
+    }
+    let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+    let pip_at = match name {
+        "pip" | "pip3" => Some(1),
+        "uv" if words.get(1) == Some(&"pip") => Some(2),
+        _ if name.starts_with("python") && words.get(1) == Some(&"-m") => {
+            (words.get(2).is_some_and(|m| m.starts_with("pip"))).then_some(3)
+        }
+        _ => None,
+    };
+    let Some(at) = pip_at else {
+        return true;
+    };
+    if words.get(at) != Some(&"install") {
+        return !matches!(words.get(at), Some(&"uninstall") | Some(&"list") | Some(&"freeze"));
+    }
+    let mut args = words[at + 1..].iter();
+    while let Some(a) = args.next() {
+        if VALUED.contains(a) {
+            args.next();
+            continue;
+        }
+        if a.starts_with('-') {
+            // -r / -e / -c name what is installed or built: unknown here.
+            if matches!(*a, "-r" | "--requirement" | "-e" | "--editable") {
+                return true;
+            }
+            continue;
+        }
+        let pkg = a
+            .split(|ch: char| "=<>!~;[ ".contains(ch))
+            .next()
+            .unwrap_or(a)
+            .to_ascii_lowercase();
+        if !(a.ends_with(".whl") || TOOLS.contains(&pkg.as_str())) {
+            return true;
+        }
+    }
+    false
+}
+
 fn unsupported_by_nvcc(
     what: &str,
     l: &[ArchTarget],
@@ -561,6 +626,25 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
         // The same list on CUDA 12.4 builds.
         let ok = t.replace("11.1.1", "12.4.1");
         assert!(dockerfile(&ok, "GL107", vec![target("a100", &["8.0"], None)]).is_empty());
+    }
+
+    #[test]
+    fn an_arg_in_a_stage_that_compiles_nothing_builds_nothing() {
+        // The runtime stage of a wheel-building Dockerfile: its ARG reaches only apt, user
+        // setup and the install of the builder's wheels.
+        let rt = "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nARG TORCH_CUDA_ARCH_LIST=\"3.5;7.0;8.0\"\nRUN apt update && apt install -y python3 pip && pip3 install --upgrade pip wheel setuptools && useradd app\nRUN umask 0002 && pip3 install --no-index ./*.whl && rm -r /w\n";
+        assert!(dockerfile(rt, "GL107", vec![]).is_empty());
+        // The same ARG where something is built from source is judged.
+        for build in ["pip3 install flash-attn", "pip install -r requirements.txt", "make", "./build.sh"] {
+            let t = format!("{rt}RUN {build}\n");
+            assert!(!dockerfile(&t, "GL107", vec![]).is_empty(), "{build}");
+        }
+        // An ENV stays in the image (later builds read it), so it is judged anyway.
+        let env = rt.replace("ARG TORCH", "ENV TORCH");
+        assert!(!dockerfile(&env, "GL107", vec![]).is_empty());
+        // An ARG without a default in such a stage is not reported either.
+        let bare = rt.replace("ARG TORCH_CUDA_ARCH_LIST=\"3.5;7.0;8.0\"", "ARG TORCH_CUDA_ARCH_LIST");
+        assert!(dockerfile(&bare, "GL107", vec![]).is_empty());
     }
 
     #[test]

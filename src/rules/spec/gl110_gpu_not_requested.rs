@@ -61,7 +61,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                     .with_help("set resources.limits[\"nvidia.com/gpu\"] (requests may be omitted)"),
             );
         }
-        if gets_gpus(r) || r.infra {
+        if gets_gpus(r) || r.infra || r.gpu_elsewhere.is_some() {
             continue;
         }
         // GPU intent comes from what runs, not from other services of the same image: a
@@ -77,7 +77,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             });
         if r.commented_gpu.is_none()
             && !r.command_uses_gpu()
-            && (r.cpu_role.is_some() || other_role)
+            && (r.cpu_role.is_some() || other_role || r.is_remote_launcher())
         {
             continue;
         }
@@ -170,6 +170,23 @@ mod tests {
         let f = runs("k8s", k, "GL110", vec![]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, crate::finding::Severity::Error);
+    }
+
+    #[test]
+    fn gpus_requested_another_way_or_used_elsewhere() {
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    command: [\"nvidia-smi\"]\n";
+        assert_eq!(runs("k8s", pod, "GL110", vec![]).len(), 1);
+        // DRA: the container names one of the pod's resource claims.
+        let dra = format!("{pod}    resources:\n      claims:\n      - name: gpu\n  resourceClaims:\n  - name: gpu\n    resourceClaimTemplateName: t\n");
+        assert!(runs("k8s", &dra, "GL110", vec![]).is_empty());
+        // A KServe runtime: the InferenceService sets the resources.
+        let rt = pod.replace("kind: Pod", "kind: ClusterServingRuntime").replace("  name: c\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    command: [\"nvidia-smi\"]", "  name: c\n    image: vllm/vllm-openai:v0.6.3");
+        assert!(runs("k8s", &rt, "GL110", vec![]).is_empty(), "{rt}");
+        // An MPI launcher starting ranks on other hosts; a local mpirun is still judged.
+        let launcher = pod.replace("[\"nvidia-smi\"]", "[\"bash\", \"-c\", \"sleep 10; mpiexec --host w0,w1 -np 2 python t.py\"]");
+        assert!(runs("k8s", &launcher, "GL110", vec![]).is_empty());
+        let local = pod.replace("[\"nvidia-smi\"]", "[\"mpirun\", \"-np\", \"8\", \"python\", \"t.py\"]");
+        assert_eq!(runs("k8s", &local, "GL110", vec![]).len(), 1);
     }
 
     #[test]
