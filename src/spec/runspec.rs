@@ -110,6 +110,10 @@ pub struct RunSpec {
     /// one is attached cannot be told here: a DRA resource claim, a KServe serving runtime
     /// (the InferenceService that uses it sets the resources).
     pub gpu_elsewhere: Option<String>,
+    /// compose `build.args` (after interpolation): passed to the Dockerfile's build.
+    pub build_args: Vec<(String, String, Pos)>,
+    /// compose `build:`: the context directory and the Dockerfile.
+    pub build_files: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl RunSpec {
@@ -142,6 +146,8 @@ impl RunSpec {
             build: false,
             cpu_role: None,
             gpu_elsewhere: None,
+            build_args: Vec::new(),
+            build_files: None,
         }
     }
     pub fn env_value(&self, name: &str) -> Option<&(String, String, Pos)> {

@@ -84,6 +84,26 @@ fn problems(
     out
 }
 
+/// An ENV that drops the inherited LD_LIBRARY_PATH, in an image that works with CUDA (the
+/// image's CUDA, or the value names CUDA/driver directories). The nvidia/cuda bases' own
+/// value is judged in [`problems`].
+fn replaces_inherited(value: &str, cuda_image: bool) -> bool {
+    let l = value.to_ascii_lowercase();
+    !value.is_empty()
+        && !value.contains("LD_LIBRARY_PATH")
+        && (cuda_image || ["cuda", "nvidia", "tegra"].iter().any(|k| l.contains(k)))
+}
+
+/// The ENV instruction at `pos` names `$LD_LIBRARY_PATH` in its value (as written: an unset
+/// inherited value expands to nothing).
+fn names_inherited(bf: &crate::spec::build::BuildFacts, pos: Pos) -> bool {
+    bf.df
+        .instructions
+        .iter()
+        .find(|i| i.cmd == "ENV" && i.start_line <= pos.line && pos.line <= i.end_line)
+        .is_some_and(|i| i.rest.matches("LD_LIBRARY_PATH").count() > 1)
+}
+
 fn push(out: &mut Vec<Finding>, file: &str, pos: Pos, ps: Vec<(Severity, String)>) {
     for (sev, m) in ps {
         out.push(
@@ -103,6 +123,16 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             // Other stages are throw-away builders, where stubs on LD_LIBRARY_PATH only serve
             // the build (linking, import checks without a GPU).
             let final_chain = super::final_chain(bf);
+            // The final image works with CUDA: a GPU base, or CUDA named in what it runs or sets.
+            let cuda_image = bf.stages.iter().filter(|s| final_chain.contains(&s.index)).any(|s| {
+                s.info.is_gpu()
+                    || s.envs.iter().any(|e| e.name.contains("CUDA"))
+                    || s.cmds.iter().any(|c| {
+                        c.words
+                            .iter()
+                            .any(|w| w.text.to_ascii_lowercase().contains("cuda"))
+                    })
+            });
             for st in bf.built_stages() {
                 let nvidia = st.info.kind == crate::spec::image::ImageKind::NvidiaCuda;
                 let builder = !final_chain.contains(&st.index);
@@ -115,6 +145,11 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                         let mut p = problems(v, st.info.cuda, nvidia, &[]);
                         if builder {
                             p.retain(|(_, m)| !m.contains("stub libcuda.so"));
+                        } else if !nvidia
+                            && replaces_inherited(v, cuda_image)
+                            && !names_inherited(bf, e.pos)
+                        {
+                            p.push((Severity::Info, "set, not appended to: it replaces the value the base image (or a build on it) set, so which copy of the CUDA libraries loads depends on this list alone".into()));
                         }
                         push(&mut out, &bf.file, e.pos, p);
                     }
@@ -186,6 +221,27 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
 mod tests {
     use crate::finding::Severity;
     use crate::spec::testutil::{dockerfile, runs};
+
+    #[test]
+    fn a_cuda_image_replacing_the_inherited_value() {
+        // A base we do not know (a local build) and an image that builds with CUDA.
+        let t = "FROM detectron2:v0\nRUN cmake .. -DWITH_CUDA=on && make\nENV LD_LIBRARY_PATH=$HOME/.local/lib\n";
+        let f = dockerfile(t, "GL106", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        // CUDA installed on an OS base, the value naming it.
+        let os = "FROM opensuse/tumbleweed\nENV LD_LIBRARY_PATH=\"/usr/lib64:/usr/local/cuda-12.6/lib64\"\n";
+        assert_eq!(dockerfile(os, "GL106", vec![]).len(), 1);
+        // Appending keeps it; an image without CUDA is not ours to judge.
+        let kept = os.replace("lib64\"", "lib64:${LD_LIBRARY_PATH}\"");
+        assert!(dockerfile(&kept, "GL106", vec![]).is_empty());
+        let plain = "FROM debian:12\nRUN make install\nENV LD_LIBRARY_PATH=/opt/app/lib\n";
+        assert!(dockerfile(plain, "GL106", vec![]).is_empty());
+        // A throw-away builder stage is not the image.
+        let builder = format!("{}FROM debian:12\nCOPY --from=0 /x /x\n", t);
+        assert!(dockerfile(&builder, "GL106", vec![]).is_empty());
+    }
 
     #[test]
     fn stubs_compat_and_other_cuda() {

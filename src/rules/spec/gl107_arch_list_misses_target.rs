@@ -172,9 +172,56 @@ fn gencode_targets(words: &[&str]) -> Vec<ArchTarget> {
 /// One arch list of a group, and where it is.
 type Member<'a> = (&'a [ArchTarget], Pos);
 
+/// A compose service's arch-list build arguments, where its Dockerfile could not be read
+/// (when it is, the Dockerfile is analyzed with them): the list is passed to the build, so
+/// what it leaves out is left out of the image's kernels.
+fn build_arg_lists(specs: &[crate::spec::runspec::RunSpec], cx: &RuleCtx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in specs.iter().filter(|r| r.built_gpu_image.is_none()) {
+        for (k, v, p) in &r.build_args {
+            if !matches!(
+                k.as_str(),
+                "TORCH_CUDA_ARCH_LIST" | "CMAKE_CUDA_ARCHITECTURES" | "CUDA_ARCHITECTURES"
+            ) {
+                continue;
+            }
+            let Some(l) = parse_arch_list(v, cx.facts) else {
+                continue;
+            };
+            let missed: std::collections::BTreeSet<String> = cx
+                .targets
+                .iter()
+                .flat_map(|t| t.capabilities())
+                .filter(|cc| !l.iter().any(|a| a.runs_on(*cc)))
+                .map(|cc| cc.to_string())
+                .collect();
+            if missed.is_empty() {
+                continue;
+            }
+            let missed: Vec<String> = missed.into_iter().collect();
+            out.push(
+                META.finding(format!(
+                    "build arg `{k}={v}` of service `{}` builds no code that runs on compute \
+                     capability {}: kernels compiled with it fail there with 'no kernel image \
+                     is available for execution on the device'",
+                    r.name,
+                    missed.join(", ")
+                ))
+                .with_location(loc(&r.file, *p))
+                .with_help(format!(
+                    "add {} to the list, or end it with +PTX",
+                    missed.join(", ")
+                )),
+            );
+        }
+    }
+    out
+}
+
 pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
-    let Subject::Dockerfile(bf) = s else {
-        return Vec::new();
+    let bf = match s {
+        Subject::Dockerfile(bf) => bf,
+        Subject::Runs(specs) => return build_arg_lists(specs, cx),
     };
     // (what, list, where, the instruction it belongs to)
     let mut lists: Vec<(String, Vec<ArchTarget>, Pos, Pos)> = Vec::new();
@@ -388,9 +435,6 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     out
 }
 
-/// Entries of an arch list that the stage's nvcc (its base image's CUDA release) cannot
-/// compile: the build fails (`nvcc fatal : Unsupported gpu architecture 'compute_90'`; torch's
-/// cpp_extension refuses the entry first). Unknown when `cuda_arch.toml` has no row.
 /// Whether a command may compile CUDA code (and so read the architecture list from its
 /// environment). File, package-manager and user commands do not; pip installing only wheel
 /// files or packaging tools does not; anything else (a script, make, pip from source) may.
@@ -452,6 +496,9 @@ fn may_compile(c: &crate::spec::pkg::LCmd) -> bool {
     false
 }
 
+/// Entries of an arch list that the stage's nvcc (its base image's CUDA release) cannot
+/// compile: the build fails (`nvcc fatal : Unsupported gpu architecture 'compute_90'`; torch's
+/// cpp_extension refuses the entry first). Unknown when `cuda_arch.toml` has no row.
 fn unsupported_by_nvcc(
     what: &str,
     l: &[ArchTarget],
@@ -645,6 +692,20 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
         // An ARG without a default in such a stage is not reported either.
         let bare = rt.replace("ARG TORCH_CUDA_ARCH_LIST=\"3.5;7.0;8.0\"", "ARG TORCH_CUDA_ARCH_LIST");
         assert!(dockerfile(&bare, "GL107", vec![]).is_empty());
+    }
+
+    #[test]
+    fn compose_build_args_are_arch_lists_too() {
+        use crate::spec::testutil::runs;
+        let c = "services:\n  web:\n    build:\n      context: .\n      args:\n        APP_UID: 1000\n        TORCH_CUDA_ARCH_LIST: ${TORCH_CUDA_ARCH_LIST:-7.5}\n";
+        let f = runs("compose", c, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(7));
+        assert!(f[0].message.contains("9.0"), "{}", f[0].message);
+        let ptx = c.replace(":-7.5}", ":-7.5+PTX}");
+        assert!(runs("compose", &ptx, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
+        let list = "services:\n  web:\n    build:\n      context: .\n      args:\n        - TORCH_CUDA_ARCH_LIST=8.0\n";
+        assert_eq!(runs("compose", list, "GL107", vec![target("h100", &["9.0"], None)]).len(), 1);
     }
 
     #[test]
