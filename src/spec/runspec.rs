@@ -574,7 +574,10 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
     for name in referenced_vars(&src) {
         vars.insert(name, Var::Unknown);
     }
-    let cmds = shell::parse_script(&src, &mut vars);
+    let cmds: Vec<shell::Command> = shell::parse_script(&src, &mut vars)
+        .into_iter()
+        .map(field_split)
+        .collect();
     let mut out = Vec::new();
     let mut built: Vec<String> = Vec::new();
     for c in &cmds {
@@ -604,6 +607,35 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
         }
     }
     out
+}
+
+/// Field splitting: an unquoted expansion (`$RUNCMD` holding `docker run --gpus all`) becomes
+/// one word per field, as the shell runs it. The fields keep the expansion's offset.
+fn field_split(mut c: shell::Command) -> shell::Command {
+    if !c
+        .words
+        .iter()
+        .any(|w| !w.quoted && w.raw.contains('$') && w.text.contains(char::is_whitespace))
+    {
+        return c;
+    }
+    c.words = c
+        .words
+        .into_iter()
+        .flat_map(|w| {
+            if w.quoted || !w.raw.contains('$') || !w.text.contains(char::is_whitespace) {
+                return vec![w];
+            }
+            w.text
+                .split_whitespace()
+                .map(|f| shell::Word {
+                    text: f.to_string(),
+                    ..w.clone()
+                })
+                .collect()
+        })
+        .collect();
+    c
 }
 
 /// The `-t`/`--tag` names of a `docker build` / `docker buildx build` / `podman build`
@@ -676,6 +708,26 @@ fn referenced_vars(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docker_run_held_in_a_variable() {
+        let v = scan_script(
+            "run.sh",
+            "RUNCMD=\"docker run --runtime=nvidia -it\"\n$RUNCMD -v /data:/data nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n",
+            false,
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].runtime.as_ref().unwrap().0, "nvidia");
+        assert_eq!(v[0].image.as_deref(), Some("nvidia/cuda:12.4.1-base-ubuntu22.04"));
+        assert_eq!(v[0].pos.line, 2);
+        // Quoted, the expansion is one word: the shell runs a command named "docker run …".
+        let quoted = scan_script(
+            "run.sh",
+            "RUNCMD=\"docker run --runtime=nvidia -it\"\n\"$RUNCMD\" nvidia/cuda:12.4.1-base-ubuntu22.04\n",
+            false,
+        );
+        assert!(quoted.is_empty(), "{quoted:?}");
+    }
 
     #[test]
     fn docker_run_flags() {

@@ -862,7 +862,8 @@ pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<Exp
             cur.redirects.push(r);
             continue;
         }
-        if cur.words.is_empty() && !word.quoted {
+        // `X="a b"` is an assignment too: only the name must be unquoted (is_name).
+        if cur.words.is_empty() {
             if let Some((k, v)) = word.raw.split_once('=') {
                 if is_name(k) {
                     let (val, _) = word
