@@ -85,13 +85,19 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         let info = ImageRef::parse(&image).map(|i| image_info(&i, cx.facts));
         let reason = if r.commented_gpu.is_some() {
             Some("its GPU request is commented out".to_string())
-        } else if info.as_ref().map(|i| i.is_gpu()).unwrap_or(false)
-            || is_gpu_name(&image)
-            || is_gpu_only_image(&image)
+        } else if !r.build
+            && (info.as_ref().map(|i| i.is_gpu()).unwrap_or(false)
+                || is_gpu_name(&image)
+                || is_gpu_only_image(&image))
         {
+            // A tag built here (`docker build -t gpulint .`, compose `build:` + `image:`) names
+            // a local image: what its Dockerfile builds says whether it is a GPU image, the
+            // words in its name do not.
             Some("it is a CUDA/GPU image".to_string())
         } else if r.built_gpu_image == Some(true) {
             Some("its Dockerfile builds a CUDA image".to_string())
+        } else if r.command_uses_gpu() {
+            Some("its command uses a GPU".to_string())
         } else if r.gpu_scheduling.is_some() {
             Some(format!(
                 "it is scheduled onto GPU nodes ({})",
@@ -170,6 +176,18 @@ mod tests {
         let f = runs("k8s", k, "GL110", vec![]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, crate::finding::Severity::Error);
+    }
+
+    #[test]
+    fn a_locally_built_image_is_not_judged_by_its_name() {
+        let md = "```sh\ndocker build -t gpulint .\ndocker run --rm -v \"$PWD:/work\" gpulint lint .\n```\n";
+        assert!(runs("md", md, "GL110", vec![]).is_empty());
+        // Pulled, not built here: the name is all there is to go by.
+        let pulled = md.replace("docker build -t gpulint .\n", "");
+        assert_eq!(runs("md", &pulled, "GL110", vec![]).len(), 1);
+        // Built here, but what runs asks for a GPU.
+        let smi = md.replace("gpulint lint .", "gpulint nvidia-smi");
+        assert_eq!(runs("md", &smi, "GL110", vec![]).len(), 1);
     }
 
     #[test]
