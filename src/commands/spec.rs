@@ -483,3 +483,46 @@ pub(crate) fn shell_quote(a: &str) -> String {
         format!("'{}'", a.replace('\'', "'\\''"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::testutil::{ctx, target};
+
+    #[test]
+    fn compose_build_args_flow_into_the_dockerfile() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("Dockerfile"),
+            "ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nARG TORCH_CUDA_ARCH_LIST=\"8.0;9.0\"\nRUN pip install flash-attn\n",
+        )
+        .unwrap();
+        let compose = d.path().join("compose.yaml");
+        std::fs::write(
+            &compose,
+            "services:\n  train:\n    build:\n      context: .\n      args:\n        CUDA: 11.3.1\n        TORCH_CUDA_ARCH_LIST: \"7.5\"\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              capabilities: [gpu]\n",
+        )
+        .unwrap();
+        let c = ctx(vec![target("h100", &["9.0"], None)]);
+        let (f, _) = compose_findings(&[("compose.yaml".into(), compose.clone())], &c);
+        let at = |rule: &str| -> Vec<u32> {
+            f.iter()
+                .filter(|x| x.rule == rule)
+                .map(|x| x.location.as_ref().unwrap().line.unwrap())
+                .collect()
+        };
+        // CUDA 11.3 (end of life) comes from the CUDA arg, the H100 miss from the arch list:
+        // each reported at its argument, naming the Dockerfile line.
+        assert_eq!(at("GL109"), vec![6], "{f:?}");
+        assert_eq!(at("GL107"), vec![7], "{f:?}");
+        assert!(f.iter().any(|x| x.message.contains("Dockerfile:2")), "{f:?}");
+        // The Dockerfile's own defaults cause nothing of this.
+        std::fs::write(
+            &compose,
+            "services:\n  train:\n    build:\n      context: .\n      args:\n        UNUSED: x\n",
+        )
+        .unwrap();
+        let (f, _) = compose_findings(&[("compose.yaml".into(), compose)], &c);
+        assert!(f.iter().all(|x| x.rule != "GL107" && x.rule != "GL109"), "{f:?}");
+    }
+}
