@@ -427,7 +427,18 @@ pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> V
         // Documentation examples (placeholders, registry pulls): no image scans.
         return run_checks(&Subject::Runs(&specs), ctx);
     }
-    runs_checks(&specs, ctx)
+    let mut out = runs_checks(&specs, ctx);
+    if ctx
+        .config
+        .rule_enabled(&crate::rules::spec::gl106_ld_library_path_cuda_override::META.code)
+    {
+        out.extend(
+            crate::rules::spec::gl106_ld_library_path_cuda_override::script_findings(
+                file, text, &specs,
+            ),
+        );
+    }
+    out
 }
 
 pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {

@@ -609,6 +609,36 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
     out
 }
 
+/// `LD_LIBRARY_PATH` values a script sets for what it runs (`export LD_LIBRARY_PATH=…`,
+/// `LD_LIBRARY_PATH=… cmd`): an entrypoint or a "run this in the container" script. The
+/// inherited value stays as written (`$LD_LIBRARY_PATH`).
+pub fn script_ld_library_paths(text: &str) -> Vec<(String, Pos)> {
+    if !text.contains("LD_LIBRARY_PATH") {
+        return Vec::new();
+    }
+    let idx = LineIndex::new(text);
+    let mut vars = Vars::new();
+    for name in referenced_vars(text) {
+        vars.insert(name, Var::Unknown);
+    }
+    let mut out = Vec::new();
+    for c in shell::parse_script(text, &mut vars) {
+        for (k, v) in &c.assigns {
+            if k == "LD_LIBRARY_PATH" {
+                out.push((v.clone(), idx.pos(c.offset)));
+            }
+        }
+        if c.words.first().is_some_and(|w| w.text == "export") {
+            for w in &c.words[1..] {
+                if let Some(v) = w.text.strip_prefix("LD_LIBRARY_PATH=") {
+                    out.push((v.to_string(), idx.pos(w.offset)));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Field splitting: an unquoted expansion (`$RUNCMD` holding `docker run --gpus all`) becomes
 /// one word per field, as the shell runs it. The fields keep the expansion's offset.
 fn field_split(mut c: shell::Command) -> shell::Command {
@@ -708,6 +738,17 @@ fn referenced_vars(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ld_library_path_set_by_a_script() {
+        let v = script_ld_library_paths(
+            "#!/bin/sh\nif [ x ]; then\n    export LD_LIBRARY_PATH=\"/usr/local/cuda/compat:${LD_LIBRARY_PATH}\"\nfi\nLD_LIBRARY_PATH=/opt/lib exec app\n",
+        );
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert_eq!(v[0].0, "/usr/local/cuda/compat:${LD_LIBRARY_PATH}");
+        assert_eq!(v[0].1.line, 3);
+        assert_eq!(v[1].0, "/opt/lib");
+    }
 
     #[test]
     fn docker_run_held_in_a_variable() {

@@ -115,6 +115,40 @@ fn push(out: &mut Vec<Finding>, file: &str, pos: Pos, ps: Vec<(Severity, String)
     }
 }
 
+/// LD_LIBRARY_PATH set by a script (an entrypoint, a "run in the container" step), judged
+/// with the directories its own `docker run` lines mount from the host.
+pub(crate) fn script_findings(
+    file: &str,
+    text: &str,
+    runs: &[crate::spec::runspec::RunSpec],
+) -> Vec<Finding> {
+    let targets: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.mounts.iter().map(|m| m.container.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for (v, p) in crate::spec::runspec::script_ld_library_paths(text) {
+        push(&mut out, file, p, problems(&v, None, false, &host_lib_targets(&targets)));
+    }
+    out
+}
+
+/// Host-mounted directories, less `/usr/local/nvidia/lib{,64}`, where the driver is meant to
+/// be mounted from the host (GKE: the device plugin mounts the host driver dir there;
+/// nvidia-docker 1; the nvidia/cuda images put it on LD_LIBRARY_PATH for that).
+fn host_lib_targets(containers: &[String]) -> Vec<String> {
+    containers
+        .iter()
+        .filter(|c| {
+            !matches!(
+                c.trim_end_matches('/'),
+                "/usr/local/nvidia" | "/usr/local/nvidia/lib" | "/usr/local/nvidia/lib64"
+            )
+        })
+        .cloned()
+        .collect()
+}
+
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let mut out = Vec::new();
     match s {
@@ -190,22 +224,10 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         }
         Subject::Runs(specs) => {
             for r in specs.iter() {
-                // /usr/local/nvidia/lib{,64} is where the driver is meant to be mounted from the
-                // host (GKE: the device plugin mounts the host driver dir there; nvidia-docker 1; the nvidia/cuda images put it on
-                // LD_LIBRARY_PATH for that): a host mount there is the driver, as intended.
-                let targets: Vec<String> = r
-                    .mounts
-                    .iter()
-                    .map(|m| m.container.clone())
-                    .filter(|c| {
-                        !matches!(
-                            c.trim_end_matches('/'),
-                            "/usr/local/nvidia"
-                                | "/usr/local/nvidia/lib"
-                                | "/usr/local/nvidia/lib64"
-                        )
-                    })
-                    .collect();
+                // A host mount at the driver's intended path is the driver, as intended.
+                let targets = host_lib_targets(
+                    &r.mounts.iter().map(|m| m.container.clone()).collect::<Vec<_>>(),
+                );
                 for (k, v, p) in &r.env {
                     if k == "LD_LIBRARY_PATH" {
                         push(&mut out, &r.file, *p, problems(v, None, false, &targets));
@@ -221,6 +243,22 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
 mod tests {
     use crate::finding::Severity;
     use crate::spec::testutil::{dockerfile, runs};
+
+    #[test]
+    fn a_script_setting_it() {
+        let sh = "docker run --gpus all -v /usr/cuda_files:/usr/cuda_files img bash\n# in the container\nexport LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/cuda_files/\n";
+        let runs = crate::spec::runspec::scan_script("start.sh", sh, false);
+        let f = super::script_findings("start.sh", sh, &runs);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        assert!(f[0].message.contains("host-mounted"), "{}", f[0].message);
+        let entry = "if [ \"$D\" -lt 12090 ]; then\n  export LD_LIBRARY_PATH=\"/usr/local/cuda/compat:${LD_LIBRARY_PATH}\"\nfi\nexec app\n";
+        let f = super::script_findings("entrypoint.sh", entry, &[]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("forward-compatibility"));
+        let fine = "export LD_LIBRARY_PATH=/opt/app/lib:$LD_LIBRARY_PATH\n";
+        assert!(super::script_findings("x.sh", fine, &[]).is_empty());
+    }
 
     #[test]
     fn a_cuda_image_replacing_the_inherited_value() {
