@@ -104,6 +104,40 @@ fn names_inherited(bf: &crate::spec::build::BuildFacts, pos: Pos) -> bool {
         .is_some_and(|i| i.rest.matches("LD_LIBRARY_PATH").count() > 1)
 }
 
+/// The stage a Dockerfile line belongs to: the last one whose FROM is at or above it.
+fn stage_at(bf: &crate::spec::build::BuildFacts, line: u32) -> Option<&crate::spec::build::Stage> {
+    bf.stages.iter().rev().find(|s| s.image_pos.line <= line)
+}
+
+/// The text inside each outermost `$( … )` of a shell command line.
+fn command_substitutions(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] == b'$' && b[i + 1] == b'(' && b.get(i + 2) != Some(&b'(') {
+            let start = i + 2;
+            let mut depth = 1;
+            let mut j = start;
+            while j < b.len() && depth > 0 {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if depth == 0 {
+                out.push(&text[start..j - 1]);
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
 fn push(out: &mut Vec<Finding>, file: &str, pos: Pos, ps: Vec<(Severity, String)>) {
     for (sev, m) in ps {
         out.push(
@@ -221,6 +255,22 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                     }
                 }
             }
+            // `X=$(export LD_LIBRARY_PATH=… && python -c …)`: set inside a command
+            // substitution, which the command list above keeps as one unknown value.
+            for i in bf.df.instructions.iter().filter(|i| i.cmd == "RUN") {
+                let Some(st) = stage_at(bf, i.start_line).filter(|s| s.built) else {
+                    continue;
+                };
+                for inner in command_substitutions(&i.rest) {
+                    for (v, _) in crate::spec::runspec::script_ld_library_paths(inner) {
+                        let pos = Pos {
+                            line: i.start_line,
+                            col: 1,
+                        };
+                        push(&mut out, &bf.file, pos, problems(&v, st.info.cuda, false, &[]));
+                    }
+                }
+            }
         }
         Subject::Runs(specs) => {
             for r in specs.iter() {
@@ -243,6 +293,16 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
 mod tests {
     use crate::finding::Severity;
     use crate::spec::testutil::{dockerfile, runs};
+
+    #[test]
+    fn set_inside_a_command_substitution() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN MSG=$(export LD_LIBRARY_PATH=${LD_LIBRARY_PATH}:${CUDA_HOME}/compat/lib.real && \\\n  python -c 'import x') || echo \"$MSG\"\n";
+        let f = dockerfile(t, "GL106", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        assert!(f[0].message.contains("compat"), "{}", f[0].message);
+        assert_eq!(super::command_substitutions("a $(b $(c)) $((1+2)) $(d"), vec!["b $(c)"]);
+    }
 
     #[test]
     fn a_script_setting_it() {
