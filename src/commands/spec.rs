@@ -421,13 +421,22 @@ pub(crate) fn is_markdown_name(file: &str) -> bool {
 }
 
 pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
+    use crate::rules::spec::gl116_deprecated_nvidia_runtime as gl116;
     let md = is_markdown_name(file);
     let specs = runspec::scan_script(file, text, md);
+    let installs = if ctx.config.rule_enabled(&gl116::META.code) {
+        gl116::script_findings(file, text, md)
+    } else {
+        Vec::new()
+    };
     if md {
         // Documentation examples (placeholders, registry pulls): no image scans.
-        return run_checks(&Subject::Runs(&specs), ctx);
+        let mut out = run_checks(&Subject::Runs(&specs), ctx);
+        out.extend(installs);
+        return out;
     }
     let mut out = runs_checks(&specs, ctx);
+    out.extend(installs);
     if ctx
         .config
         .rule_enabled(&crate::rules::spec::gl106_ld_library_path_cuda_override::META.code)

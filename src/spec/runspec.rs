@@ -551,7 +551,9 @@ pub fn markdown_shell(text: &str) -> String {
 }
 
 /// Every container start in a shell script (or the shell of a Markdown file).
-pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
+/// The shell text of a script or of a Markdown file's shell blocks, with Windows batch /
+/// PowerShell continuations made POSIX.
+fn script_source(file: &str, text: &str, markdown: bool) -> String {
     let mut src = if markdown {
         markdown_shell(text)
     } else {
@@ -565,6 +567,36 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
             .replace("`\n", "\\\n")
             .replace("`\r\n", "\\\r\n");
     }
+    src
+}
+
+/// Every simple command of a script (or a Markdown file's shell blocks): argv and position.
+pub fn script_commands(file: &str, text: &str, markdown: bool) -> Vec<(Vec<PWord>, Pos)> {
+    let src = script_source(file, text, markdown);
+    let idx = LineIndex::new(&src);
+    let mut vars = Vars::new();
+    for name in referenced_vars(&src) {
+        vars.insert(name, Var::Unknown);
+    }
+    shell::parse_script(&src, &mut vars)
+        .into_iter()
+        .map(field_split)
+        .map(|c| {
+            let words = c
+                .words
+                .iter()
+                .map(|w| PWord {
+                    text: w.text.clone(),
+                    pos: idx.pos(w.offset),
+                })
+                .collect();
+            (words, idx.pos(c.offset))
+        })
+        .collect()
+}
+
+pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
+    let src = script_source(file, text, markdown);
     if !src.contains("docker") && !src.contains("podman") {
         return Vec::new();
     }

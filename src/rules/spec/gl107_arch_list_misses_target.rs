@@ -566,6 +566,20 @@ mod tests {
     }
 
     #[test]
+    fn torch_architecture_names_are_known() {
+        // detectron2's list: every name is one of torch's named_arches.
+        let f = SpecFacts::load().unwrap();
+        let v = "Kepler;Kepler+Tesla;Maxwell;Maxwell+Tegra;Pascal;Volta;Turing";
+        let (l, u) = parse_arch_list_parts(v, &f).unwrap();
+        assert!(u.is_empty(), "{u:?}");
+        assert!(l.iter().any(|a| a.kind == CodeKind::Ptx));
+        let t = format!("FROM nvidia/cuda:11.1.1-cudnn8-devel-ubuntu18.04\nENV TORCH_CUDA_ARCH_LIST=\"{v}\"\nRUN pip install -e repo\n");
+        let out = dockerfile(&t, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0].message.contains("PTX JIT"), "{}", out[0].message);
+    }
+
+    #[test]
     fn misses_hopper() {
         let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV TORCH_CUDA_ARCH_LIST=\"7.0;7.5;8.0;8.6\"\nRUN nvcc -gencode arch=compute_90,code=sm_90 k.cu\n";
         let f = dockerfile(t, "GL107", vec![target("h100", &["9.0", "8.0"], None)]);
