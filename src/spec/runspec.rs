@@ -635,6 +635,18 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
             rs.pos = idx.pos(c.words[0].offset);
             // The script builds this image itself: its tag names a local build.
             rs.build = rs.image.as_ref().is_some_and(|i| built.contains(i));
+            // An image named through a variable (`IMAGE=repo:tag` … `docker run $IMAGE`) is
+            // written, and fixed, where the variable is set.
+            if let Some(w) = c.words[start..]
+                .iter()
+                .find(|w| Some(&w.text) == rs.image.as_ref() && w.raw.contains('$'))
+            {
+                if let Some(at) = lone_variable(&w.raw)
+                    .and_then(|name| assignment_offset(&src, name, c.words[0].offset))
+                {
+                    rs.image_pos = idx.pos(at);
+                }
+            }
             out.push(rs);
         }
     }
@@ -669,6 +681,40 @@ pub fn script_ld_library_paths(text: &str) -> Vec<(String, Pos)> {
         }
     }
     out
+}
+
+/// The variable a word consists of (`$IMAGE`, `${IMAGE}`, `"$IMAGE"`), if that is all it is.
+fn lone_variable(raw: &str) -> Option<&str> {
+    let r = raw.trim_matches('"');
+    let name = r
+        .strip_prefix("${")
+        .and_then(|x| x.strip_suffix('}'))
+        .or_else(|| r.strip_prefix('$'))?;
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(name)
+}
+
+/// Byte offset of the last `NAME=` assignment (`export NAME=`, `local NAME=`) starting a line
+/// before `before`.
+fn assignment_offset(src: &str, name: &str, before: usize) -> Option<usize> {
+    let mut at = None;
+    let mut off = 0;
+    for line in src.split_inclusive('\n') {
+        if off >= before {
+            break;
+        }
+        let t = line.trim_start();
+        let lead = line.len() - t.len();
+        let (t, kw) = ["export ", "local ", "readonly ", "declare "]
+            .iter()
+            .find_map(|k| t.strip_prefix(k).map(|r| (r, k.len())))
+            .unwrap_or((t, 0));
+        if t.strip_prefix(name).is_some_and(|r| r.starts_with('=')) {
+            at = Some(off + lead + kw);
+        }
+        off += line.len();
+    }
+    at
 }
 
 /// Field splitting: an unquoted expansion (`$RUNCMD` holding `docker run --gpus all`) becomes
@@ -780,6 +826,22 @@ mod tests {
         assert_eq!(v[0].0, "/usr/local/cuda/compat:${LD_LIBRARY_PATH}");
         assert_eq!(v[0].1.line, 3);
         assert_eq!(v[1].0, "/opt/lib");
+    }
+
+    #[test]
+    fn an_image_from_a_variable_is_placed_at_its_assignment() {
+        let v = scan_script(
+            "run.sh",
+            "IMAGE=repo/app-cuda:latest\nX=1\n\ndocker run --gpus all \\\n  ${IMAGE}\n",
+            false,
+        );
+        assert_eq!(v[0].image.as_deref(), Some("repo/app-cuda:latest"));
+        assert_eq!(v[0].image_pos, Pos { line: 1, col: 1 });
+        // Written in the command itself: placed there.
+        let v = scan_script("run.sh", "docker run --gpus all \\\n  repo/app:1\n", false);
+        assert_eq!(v[0].image_pos.line, 2);
+        assert_eq!(lone_variable("\"${A_1}\""), Some("A_1"));
+        assert_eq!(lone_variable("$A:tag"), None);
     }
 
     #[test]
