@@ -60,8 +60,9 @@ fn is_cuda_meta(n: &str) -> bool {
 }
 
 /// Debian/Ubuntu's own CUDA packages (multiverse/non-free, built from the distribution's
-/// CUDA release): `libcupti-dev`, `nvidia-cuda-dev`, `libcudart11.0`, `libcublas12`. NVIDIA's
-/// repository names them `cuda-cupti-12-4`, `libcublas-12-4`.
+/// CUDA release): `libcupti-dev`, `nvidia-cuda-dev`, `libcudart11.0`, `libcufft10`. NVIDIA's
+/// repository names them `cuda-cupti-12-4`, `libcufft-12-4`. (Not cuBLAS: NVIDIA's CUDA 10
+/// repository published `libcublas10` itself.)
 fn is_distro_cuda_pkg(n: &str) -> bool {
     if matches!(
         n,
@@ -70,8 +71,7 @@ fn is_distro_cuda_pkg(n: &str) -> bool {
         return true;
     }
     [
-        "libcupti", "libcudart", "libcublas", "libcufft", "libcurand", "libcusparse", "libnvrtc",
-        "libcusolver",
+        "libcupti", "libcudart", "libcufft", "libcurand", "libcusparse", "libnvrtc", "libcusolver",
     ]
     .iter()
     .any(|p| {
@@ -223,6 +223,8 @@ mod tests {
         assert!(f[0].message.contains("distribution's CUDA"), "{}", f[0].message);
         // NVIDIA's own packages of the image's release, and packages on a non-CUDA base, are not.
         let nv = "FROM nvidia/cuda:12.2.2-devel-ubuntu20.04\nRUN apt-get install -y libcublas-12-2 cuda-cupti-12-2\n";
+        let cuda10 = "FROM nvidia/cuda:10.1-base-ubuntu18.04\nRUN apt-get install -y libcublas10=10.2.1.243-1\n";
+        assert!(dockerfile(cuda10, "GL104", vec![]).is_empty());
         assert!(dockerfile(nv, "GL104", vec![]).is_empty());
         let plain = "FROM ubuntu:20.04\nRUN apt-get install -y libcupti-dev\n";
         assert!(dockerfile(plain, "GL104", vec![]).is_empty());
