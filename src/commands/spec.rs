@@ -287,8 +287,7 @@ fn build_arg_findings(
     dfp: &Path,
     args: &BTreeMap<String, String>,
 ) -> Vec<Finding> {
-    let Ok(text) = crate::io_util::read_regular_string(dfp, crate::io_util::MAX_CONFIG_FILE)
-    else {
+    let Ok(text) = crate::io_util::read_regular_string(dfp, crate::io_util::MAX_CONFIG_FILE) else {
         return Vec::new();
     };
     let shown = ctx.display(dfp);
@@ -314,7 +313,11 @@ fn build_arg_findings(
             .build_args
             .iter()
             .find(|(_, v, _)| !v.is_empty() && f.message.contains(v.as_str()))
-            .or_else(|| r.build_args.iter().find(|(k, _, _)| f.message.contains(k.as_str())))
+            .or_else(|| {
+                r.build_args
+                    .iter()
+                    .find(|(k, _, _)| f.message.contains(k.as_str()))
+            })
             .unwrap_or(&r.build_args[0]);
         let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
         f.message = format!(
@@ -535,7 +538,10 @@ mod tests {
         // each reported at its argument, naming the Dockerfile line.
         assert_eq!(at("GL109"), vec![6], "{f:?}");
         assert_eq!(at("GL107"), vec![7], "{f:?}");
-        assert!(f.iter().any(|x| x.message.contains("Dockerfile:2")), "{f:?}");
+        assert!(
+            f.iter().any(|x| x.message.contains("Dockerfile:2")),
+            "{f:?}"
+        );
         // The Dockerfile's own defaults cause nothing of this.
         std::fs::write(
             &compose,
@@ -543,6 +549,9 @@ mod tests {
         )
         .unwrap();
         let (f, _) = compose_findings(&[("compose.yaml".into(), compose)], &c);
-        assert!(f.iter().all(|x| x.rule != "GL107" && x.rule != "GL109"), "{f:?}");
+        assert!(
+            f.iter().all(|x| x.rule != "GL107" && x.rule != "GL109"),
+            "{f:?}"
+        );
     }
 }

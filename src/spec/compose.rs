@@ -443,7 +443,8 @@ fn service_spec(
             Some(Value::Sequence(l)) => {
                 for kv in l.iter().filter_map(s) {
                     if let Some((k, v)) = kv.split_once('=') {
-                        rs.build_args.push((k.to_string(), v.to_string(), arg_pos(k)));
+                        rs.build_args
+                            .push((k.to_string(), v.to_string(), arg_pos(k)));
                     }
                 }
             }

@@ -184,7 +184,13 @@ impl RunSpec {
                     .any(|x| {
                         matches!(
                             *x,
-                            "--host" | "-host" | "-H" | "--hostfile" | "-hostfile" | "--machinefile" | "-machinefile"
+                            "--host"
+                                | "-host"
+                                | "-H"
+                                | "--hostfile"
+                                | "-hostfile"
+                                | "--machinefile"
+                                | "-machinefile"
                         ) || x.starts_with("--host=")
                             || x.starts_with("--hostfile=")
                     })
@@ -853,7 +859,10 @@ mod tests {
         );
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].runtime.as_ref().unwrap().0, "nvidia");
-        assert_eq!(v[0].image.as_deref(), Some("nvidia/cuda:12.4.1-base-ubuntu22.04"));
+        assert_eq!(
+            v[0].image.as_deref(),
+            Some("nvidia/cuda:12.4.1-base-ubuntu22.04")
+        );
         assert_eq!(v[0].pos.line, 2);
         // Quoted, the expansion is one word: the shell runs a command named "docker run …".
         let quoted = scan_script(

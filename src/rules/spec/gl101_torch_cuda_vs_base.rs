@@ -195,7 +195,11 @@ mod tests {
         let f = dockerfile(t, "GL101", vec![]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, crate::finding::Severity::Warning);
-        assert!(f[0].message.contains("PyPI's default build"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("PyPI's default build"),
+            "{}",
+            f[0].message
+        );
         // In a runtime image, or within one major, GL102 alone speaks.
         let rt = t.replace("-devel-", "-runtime-");
         assert!(dockerfile(&rt, "GL101", vec![]).is_empty());

@@ -71,7 +71,13 @@ fn is_distro_cuda_pkg(n: &str) -> bool {
         return true;
     }
     [
-        "libcupti", "libcudart", "libcufft", "libcurand", "libcusparse", "libnvrtc", "libcusolver",
+        "libcupti",
+        "libcudart",
+        "libcufft",
+        "libcurand",
+        "libcusparse",
+        "libnvrtc",
+        "libcusolver",
     ]
     .iter()
     .any(|p| {
@@ -220,7 +226,11 @@ mod tests {
         let t = "FROM nvidia/cuda:12.2.2-devel-ubuntu20.04\nRUN apt-get update && apt-get install -y --no-install-recommends libsndfile-dev libcupti-dev libcudart10.1 libjpeg-dev\n";
         let f = dockerfile(t, "GL104", vec![]);
         assert_eq!(f.len(), 2, "{f:?}");
-        assert!(f[0].message.contains("distribution's CUDA"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("distribution's CUDA"),
+            "{}",
+            f[0].message
+        );
         // NVIDIA's own packages of the image's release, and packages on a non-CUDA base, are not.
         let nv = "FROM nvidia/cuda:12.2.2-devel-ubuntu20.04\nRUN apt-get install -y libcublas-12-2 cuda-cupti-12-2\n";
         let cuda10 = "FROM nvidia/cuda:10.1-base-ubuntu18.04\nRUN apt-get install -y libcublas10=10.2.1.243-1\n";

@@ -162,7 +162,12 @@ pub(crate) fn script_findings(
         .collect();
     let mut out = Vec::new();
     for (v, p) in crate::spec::runspec::script_ld_library_paths(text) {
-        push(&mut out, file, p, problems(&v, None, false, &host_lib_targets(&targets)));
+        push(
+            &mut out,
+            file,
+            p,
+            problems(&v, None, false, &host_lib_targets(&targets)),
+        );
     }
     out
 }
@@ -192,15 +197,19 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             // the build (linking, import checks without a GPU).
             let final_chain = super::final_chain(bf);
             // The final image works with CUDA: a GPU base, or CUDA named in what it runs or sets.
-            let cuda_image = bf.stages.iter().filter(|s| final_chain.contains(&s.index)).any(|s| {
-                s.info.is_gpu()
-                    || s.envs.iter().any(|e| e.name.contains("CUDA"))
-                    || s.cmds.iter().any(|c| {
-                        c.words
-                            .iter()
-                            .any(|w| w.text.to_ascii_lowercase().contains("cuda"))
-                    })
-            });
+            let cuda_image = bf
+                .stages
+                .iter()
+                .filter(|s| final_chain.contains(&s.index))
+                .any(|s| {
+                    s.info.is_gpu()
+                        || s.envs.iter().any(|e| e.name.contains("CUDA"))
+                        || s.cmds.iter().any(|c| {
+                            c.words
+                                .iter()
+                                .any(|w| w.text.to_ascii_lowercase().contains("cuda"))
+                        })
+                });
             for st in bf.built_stages() {
                 let nvidia = st.info.kind == crate::spec::image::ImageKind::NvidiaCuda;
                 let builder = !final_chain.contains(&st.index);
@@ -267,7 +276,12 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                             line: i.start_line,
                             col: 1,
                         };
-                        push(&mut out, &bf.file, pos, problems(&v, st.info.cuda, false, &[]));
+                        push(
+                            &mut out,
+                            &bf.file,
+                            pos,
+                            problems(&v, st.info.cuda, false, &[]),
+                        );
                     }
                 }
             }
@@ -276,7 +290,10 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             for r in specs.iter() {
                 // A host mount at the driver's intended path is the driver, as intended.
                 let targets = host_lib_targets(
-                    &r.mounts.iter().map(|m| m.container.clone()).collect::<Vec<_>>(),
+                    &r.mounts
+                        .iter()
+                        .map(|m| m.container.clone())
+                        .collect::<Vec<_>>(),
                 );
                 for (k, v, p) in &r.env {
                     if k == "LD_LIBRARY_PATH" {
@@ -301,7 +318,10 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
         assert!(f[0].message.contains("compat"), "{}", f[0].message);
-        assert_eq!(super::command_substitutions("a $(b $(c)) $((1+2)) $(d"), vec!["b $(c)"]);
+        assert_eq!(
+            super::command_substitutions("a $(b $(c)) $((1+2)) $(d"),
+            vec!["b $(c)"]
+        );
     }
 
     #[test]

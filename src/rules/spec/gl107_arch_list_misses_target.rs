@@ -440,17 +440,59 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
 /// files or packaging tools does not; anything else (a script, make, pip from source) may.
 fn may_compile(c: &crate::spec::pkg::LCmd) -> bool {
     const NO_BUILD: &[&str] = &[
-        "apt", "apt-get", "yum", "dnf", "microdnf", "zypper", "apk", "rm", "mkdir", "chmod",
-        "chown", "chgrp", "ln", "cp", "mv", "echo", "printf", "addgroup", "adduser", "useradd",
-        "groupadd", "usermod", "umask", "cd", "true", "touch", "curl", "wget", "tar", "unzip",
-        "git", "ls", "ldconfig", "locale-gen", "update-alternatives", "ssh-keygen",
+        "apt",
+        "apt-get",
+        "yum",
+        "dnf",
+        "microdnf",
+        "zypper",
+        "apk",
+        "rm",
+        "mkdir",
+        "chmod",
+        "chown",
+        "chgrp",
+        "ln",
+        "cp",
+        "mv",
+        "echo",
+        "printf",
+        "addgroup",
+        "adduser",
+        "useradd",
+        "groupadd",
+        "usermod",
+        "umask",
+        "cd",
+        "true",
+        "touch",
+        "curl",
+        "wget",
+        "tar",
+        "unzip",
+        "git",
+        "ls",
+        "ldconfig",
+        "locale-gen",
+        "update-alternatives",
+        "ssh-keygen",
     ];
     // Installing these builds nothing (pure Python or prebuilt binaries).
     const TOOLS: &[&str] = &["pip", "wheel", "setuptools", "packaging", "uv", "ninja"];
     // Options of pip/uv install that take a value.
     const VALUED: &[&str] = &[
-        "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-t", "--target",
-        "--prefix", "--root", "--cache-dir", "--python", "--upgrade-strategy",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--cache-dir",
+        "--python",
+        "--upgrade-strategy",
     ];
     let name = c.name();
     if name.is_empty() || NO_BUILD.contains(&name) {
@@ -469,7 +511,10 @@ fn may_compile(c: &crate::spec::pkg::LCmd) -> bool {
         return true;
     };
     if words.get(at) != Some(&"install") {
-        return !matches!(words.get(at), Some(&"uninstall") | Some(&"list") | Some(&"freeze"));
+        return !matches!(
+            words.get(at),
+            Some(&"uninstall") | Some(&"list") | Some(&"freeze")
+        );
     }
     let mut args = words[at + 1..].iter();
     while let Some(a) = args.next() {
@@ -696,7 +741,12 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
         let rt = "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nARG TORCH_CUDA_ARCH_LIST=\"3.5;7.0;8.0\"\nRUN apt update && apt install -y python3 pip && pip3 install --upgrade pip wheel setuptools && useradd app\nRUN umask 0002 && pip3 install --no-index ./*.whl && rm -r /w\n";
         assert!(dockerfile(rt, "GL107", vec![]).is_empty());
         // The same ARG where something is built from source is judged.
-        for build in ["pip3 install flash-attn", "pip install -r requirements.txt", "make", "./build.sh"] {
+        for build in [
+            "pip3 install flash-attn",
+            "pip install -r requirements.txt",
+            "make",
+            "./build.sh",
+        ] {
             let t = format!("{rt}RUN {build}\n");
             assert!(!dockerfile(&t, "GL107", vec![]).is_empty(), "{build}");
         }
@@ -704,7 +754,10 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
         let env = rt.replace("ARG TORCH", "ENV TORCH");
         assert!(!dockerfile(&env, "GL107", vec![]).is_empty());
         // An ARG without a default in such a stage is not reported either.
-        let bare = rt.replace("ARG TORCH_CUDA_ARCH_LIST=\"3.5;7.0;8.0\"", "ARG TORCH_CUDA_ARCH_LIST");
+        let bare = rt.replace(
+            "ARG TORCH_CUDA_ARCH_LIST=\"3.5;7.0;8.0\"",
+            "ARG TORCH_CUDA_ARCH_LIST",
+        );
         assert!(dockerfile(&bare, "GL107", vec![]).is_empty());
     }
 
@@ -717,9 +770,24 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(7));
         assert!(f[0].message.contains("9.0"), "{}", f[0].message);
         let ptx = c.replace(":-7.5}", ":-7.5+PTX}");
-        assert!(runs("compose", &ptx, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
+        assert!(runs(
+            "compose",
+            &ptx,
+            "GL107",
+            vec![target("h100", &["9.0"], None)]
+        )
+        .is_empty());
         let list = "services:\n  web:\n    build:\n      context: .\n      args:\n        - TORCH_CUDA_ARCH_LIST=8.0\n";
-        assert_eq!(runs("compose", list, "GL107", vec![target("h100", &["9.0"], None)]).len(), 1);
+        assert_eq!(
+            runs(
+                "compose",
+                list,
+                "GL107",
+                vec![target("h100", &["9.0"], None)]
+            )
+            .len(),
+            1
+        );
     }
 
     #[test]

@@ -201,9 +201,15 @@ mod tests {
         let rt = pod.replace("kind: Pod", "kind: ClusterServingRuntime").replace("  name: c\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    command: [\"nvidia-smi\"]", "  name: c\n    image: vllm/vllm-openai:v0.6.3");
         assert!(runs("k8s", &rt, "GL110", vec![]).is_empty(), "{rt}");
         // An MPI launcher starting ranks on other hosts; a local mpirun is still judged.
-        let launcher = pod.replace("[\"nvidia-smi\"]", "[\"bash\", \"-c\", \"sleep 10; mpiexec --host w0,w1 -np 2 python t.py\"]");
+        let launcher = pod.replace(
+            "[\"nvidia-smi\"]",
+            "[\"bash\", \"-c\", \"sleep 10; mpiexec --host w0,w1 -np 2 python t.py\"]",
+        );
         assert!(runs("k8s", &launcher, "GL110", vec![]).is_empty());
-        let local = pod.replace("[\"nvidia-smi\"]", "[\"mpirun\", \"-np\", \"8\", \"python\", \"t.py\"]");
+        let local = pod.replace(
+            "[\"nvidia-smi\"]",
+            "[\"mpirun\", \"-np\", \"8\", \"python\", \"t.py\"]",
+        );
         assert_eq!(runs("k8s", &local, "GL110", vec![]).len(), 1);
     }
 

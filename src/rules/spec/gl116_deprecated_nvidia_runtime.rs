@@ -41,7 +41,9 @@ pub(crate) fn script_findings(file: &str, text: &str, markdown: bool) -> Vec<Fin
     for (words, _) in crate::spec::runspec::script_commands(file, text, markdown) {
         let argv: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         let start = argv.iter().position(|w| *w != "sudo").unwrap_or(0);
-        let Some(tool) = argv.get(start) else { continue };
+        let Some(tool) = argv.get(start) else {
+            continue;
+        };
         if !matches!(*tool, "apt" | "apt-get" | "yum" | "dnf" | "zypper")
             || !argv[start..].contains(&"install")
         {
@@ -49,7 +51,10 @@ pub(crate) fn script_findings(file: &str, text: &str, markdown: bool) -> Vec<Fin
         }
         for w in &words[start..] {
             let pkg = w.text.split(['=', '-']).collect::<Vec<_>>();
-            if w.text == "nvidia-docker2" || w.text == "nvidia-docker" || pkg.starts_with(&["nvidia", "docker2"]) {
+            if w.text == "nvidia-docker2"
+                || w.text == "nvidia-docker"
+                || pkg.starts_with(&["nvidia", "docker2"])
+            {
                 out.push(
                     META.finding(format!("installs `{}`, the deprecated nvidia-docker runtime package (its repository is archived): GPUs then come from `--runtime=nvidia` / `runtime: nvidia`", w.text))
                         .with_location(loc(file, w.pos))
