@@ -723,21 +723,22 @@ fn assignment_offset(src: &str, name: &str, before: usize) -> Option<usize> {
     at
 }
 
+/// An unquoted expansion we know the value of (`$(cmd)` output is unknown: kept whole).
+fn splits(w: &shell::Word) -> bool {
+    !w.quoted && !w.unresolved && w.raw.contains('$') && w.text.contains(char::is_whitespace)
+}
+
 /// Field splitting: an unquoted expansion (`$RUNCMD` holding `docker run --gpus all`) becomes
 /// one word per field, as the shell runs it. The fields keep the expansion's offset.
 fn field_split(mut c: shell::Command) -> shell::Command {
-    if !c
-        .words
-        .iter()
-        .any(|w| !w.quoted && w.raw.contains('$') && w.text.contains(char::is_whitespace))
-    {
+    if !c.words.iter().any(splits) {
         return c;
     }
     c.words = c
         .words
         .into_iter()
         .flat_map(|w| {
-            if w.quoted || !w.raw.contains('$') || !w.text.contains(char::is_whitespace) {
+            if !splits(&w) {
                 return vec![w];
             }
             w.text
@@ -871,6 +872,13 @@ mod tests {
             false,
         );
         assert!(quoted.is_empty(), "{quoted:?}");
+        // A command substitution's output is unknown: the word stays whole.
+        let v = scan_script(
+            "run.sh",
+            "docker run --gpus all -e X=$(cat f | head -1) repo/app:1 python t.py\n",
+            false,
+        );
+        assert_eq!(v[0].image.as_deref(), Some("repo/app:1"), "{v:?}");
     }
 
     #[test]
