@@ -226,7 +226,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                             && replaces_inherited(v, cuda_image)
                             && !names_inherited(bf, e.pos)
                         {
-                            p.push((Severity::Info, "set, not appended to: it replaces the value the base image (or a build on it) set, so which copy of the CUDA libraries loads depends on this list alone".into()));
+                            p.push((Severity::Info, "set, not appended to: a value the base image set is dropped, and these directories win over every library's own RUNPATH, so which copy of the CUDA libraries loads (the system's or the one a wheel ships) depends on this list".into()));
                         }
                         push(&mut out, &bf.file, e.pos, p);
                     }
