@@ -15,7 +15,8 @@ pub static META: RuleMeta = RuleMeta {
     summary: "A CUDA toolkit / CUDA libraries of another release are installed over the base image's CUDA",
     doc: RuleDoc {
         what: "Apt/yum/conda installs CUDA packages (cuda-toolkit-X-Y, cuda-X-Y, \
-            nvidia-cuda-toolkit, cudatoolkit, or NCCL / cuDNN builds for another CUDA) on an \
+            nvidia-cuda-toolkit, cudatoolkit, the distribution's own CUDA packages such as \
+            libcupti-dev, or NCCL / cuDNN builds for another CUDA) on an \
             image that already ships CUDA (nvidia/cuda, pytorch/pytorch, NGC).",
         why: "Two toolkits mean two nvcc and two sets of libcudart/cublas; which one a program \
             loads depends on PATH and loader order. Unpinned libnccl2/libcudnn upgrades (often \

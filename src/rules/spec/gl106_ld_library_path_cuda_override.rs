@@ -14,10 +14,11 @@ pub static META: RuleMeta = RuleMeta {
     other_severities: &[Severity::Error, Severity::Info],
     summary: "LD_LIBRARY_PATH points at CUDA stubs, compat libraries, another CUDA, or drops the driver path",
     doc: RuleDoc {
-        what: "LD_LIBRARY_PATH (ENV, a RUN export, or a run configuration's environment) contains \
-            `…/stubs`, `…/compat`, a `/usr/local/cuda-X.Y` other than the image's CUDA, \
-            host-mounted library dirs, or replaces the nvidia/cuda base image's value without \
-            keeping it.",
+        what: "LD_LIBRARY_PATH (ENV, a RUN export or `$(…)`, a run configuration's environment, \
+            or a script's `export`: an entrypoint, an in-container step) contains `…/stubs`, \
+            `…/compat`, a `/usr/local/cuda-X.Y` other than the image's CUDA, host-mounted \
+            library dirs, or replaces the nvidia/cuda base image's value without keeping it; in \
+            other images that work with CUDA, an ENV that sets it without appending (info).",
         why: "LD_LIBRARY_PATH wins over the loader cache. The stub libcuda.so is for linking only \
             and fails at run time; compat/libcuda (forward compatibility) works only on \
             datacenter GPUs and fails with CUDA error 804 elsewhere; another CUDA's directory \

@@ -20,7 +20,9 @@ pub static META: RuleMeta = RuleMeta {
             the Dockerfile list no SASS that runs on a target GPU and no PTX old enough to JIT \
             for it (error); names an architecture the base image's nvcc cannot compile, so the \
             build fails (error); reaches a target only through PTX JIT (info); or \
-            TORCH_CUDA_ARCH_LIST is declared (ARG) without a value (warning).",
+            TORCH_CUDA_ARCH_LIST is declared (ARG) without a value (warning). An ARG counts only \
+            in a stage whose commands may compile; a compose service's `build.args` list is \
+            judged too.",
         why:
             "Kernels compiled during `docker build` see no GPU, so the list decides which GPUs can \
             run them. A missing architecture gives `no kernel image is available for execution on \

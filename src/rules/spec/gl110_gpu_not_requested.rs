@@ -21,7 +21,9 @@ pub static META: RuleMeta = RuleMeta {
             CUDA base), or whose command names a GPU. Not for containers configured to run \
             without one: compose CPU profiles, controller/API services running their own command, \
             sidecars and init containers of a pod whose GPU container is another one, per-node \
-            agents.",
+            agents, MPI launchers starting ranks on other hosts. Not for GPUs requested another \
+            way (a DRA resource claim, a KServe serving runtime whose InferenceService sets the \
+            resources), nor by the name of an image built in the same file.",
         why: "Without a request no GPU and no driver libraries are injected: frameworks silently \
             fall back to the CPU or fail with `no CUDA-capable device`. On Kubernetes, a GPU pod \
             without a limit is not accounted for by the scheduler; with the NVIDIA runtime as \

@@ -12,8 +12,8 @@ pub static META: RuleMeta = RuleMeta {
     other_severities: &[Severity::Info],
     summary: "GPUs requested through the legacy NVIDIA runtime (runtime: nvidia, nvidia-docker)",
     doc: RuleDoc {
-        what: "Compose `runtime: nvidia`, `docker run --runtime=nvidia`, or the `nvidia-docker` \
-            wrapper.",
+        what: "Compose `runtime: nvidia`, `docker run --runtime=nvidia`, the `nvidia-docker` \
+            wrapper, or a script installing the `nvidia-docker2` package.",
         why:
             "These need the nvidia runtime registered in the daemon's daemon.json (nvidia-docker2, \
             deprecated since 2023); the GPUs then come from NVIDIA_VISIBLE_DEVICES (usually `all` \
