@@ -233,6 +233,16 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
 
 /// Whether the image a Dockerfile builds is meant for a GPU (CUDA base or CUDA torch).
 pub(crate) fn dockerfile_is_gpu(ctx: &CommandContext, context: &Path, df: &Path) -> Option<bool> {
+    dockerfile_is_gpu_with(ctx, context, df, &BTreeMap::new())
+}
+
+/// [`dockerfile_is_gpu`] for a build given `build_args` (`--build-arg`, compose `build.args`).
+fn dockerfile_is_gpu_with(
+    ctx: &CommandContext,
+    context: &Path,
+    df: &Path,
+    build_args: &BTreeMap<String, String>,
+) -> Option<bool> {
     // Named by an untrusted compose file: a regular file, bounded, opened without blocking.
     let text = crate::io_util::read_regular_string(df, crate::io_util::MAX_CONFIG_FILE).ok()?;
     let bf = build::analyze(
@@ -240,6 +250,7 @@ pub(crate) fn dockerfile_is_gpu(ctx: &CommandContext, context: &Path, df: &Path)
         &text,
         &BuildOptions {
             context: Some(context.to_path_buf()),
+            build_args: build_args.clone(),
             ..Default::default()
         },
         &ctx.facts,
@@ -266,12 +277,77 @@ pub(crate) fn dockerfile_is_gpu(ctx: &CommandContext, context: &Path, df: &Path)
     Some(torch)
 }
 
+/// What a service's `build.args` change in its Dockerfile's findings: the Dockerfile is
+/// analyzed with and without them, and each finding only the arguments cause is reported at
+/// the argument in the compose file (the Dockerfile alone is linted on its own defaults).
+fn build_arg_findings(
+    ctx: &CommandContext,
+    r: &RunSpec,
+    cdir: &Path,
+    dfp: &Path,
+    args: &BTreeMap<String, String>,
+) -> Vec<Finding> {
+    let Ok(text) = crate::io_util::read_regular_string(dfp, crate::io_util::MAX_CONFIG_FILE) else {
+        return Vec::new();
+    };
+    let shown = ctx.display(dfp);
+    let analyze = |build_args: BTreeMap<String, String>| {
+        let opts = BuildOptions {
+            build_args,
+            context: Some(cdir.to_path_buf()),
+            ..Default::default()
+        };
+        let bf = build::analyze(&shown, &text, &opts, &ctx.facts);
+        run_checks(&Subject::Dockerfile(&bf), ctx)
+    };
+    let plain = analyze(BTreeMap::new());
+    let key = |f: &Finding| (f.rule, f.message.clone());
+    let seen: std::collections::BTreeSet<_> = plain.iter().map(key).collect();
+    let mut out = Vec::new();
+    for mut f in analyze(args.clone()) {
+        if seen.contains(&key(&f)) {
+            continue;
+        }
+        // The argument the finding names (its value or its name), else the first one.
+        let (k, v, p) = r
+            .build_args
+            .iter()
+            .find(|(_, v, _)| !v.is_empty() && f.message.contains(v.as_str()))
+            .or_else(|| {
+                r.build_args
+                    .iter()
+                    .find(|(k, _, _)| f.message.contains(k.as_str()))
+            })
+            .unwrap_or(&r.build_args[0]);
+        let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
+        f.message = format!(
+            "with build arg `{k}={v}` of service `{}`, {shown}:{line}: {}",
+            r.name, f.message
+        );
+        f.location = Some(loc(&r.file, *p));
+        out.push(f);
+    }
+    out
+}
+
 pub(crate) fn compose_findings(
     files: &[(String, PathBuf)],
     ctx: &CommandContext,
 ) -> (Vec<Finding>, Vec<FileText>) {
-    let (specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
+    let (mut specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
     let mut out: Vec<Finding> = errors.iter().map(|(f, e)| error_finding(f, e)).collect();
+    for r in specs.iter_mut().filter(|r| !r.build_args.is_empty()) {
+        let Some((cdir, dfp)) = r.build_files.clone() else {
+            continue;
+        };
+        let args: BTreeMap<String, String> = r
+            .build_args
+            .iter()
+            .map(|(k, v, _)| (k.clone(), v.clone()))
+            .collect();
+        r.built_gpu_image = dockerfile_is_gpu_with(ctx, &cdir, &dfp, &args);
+        out.extend(build_arg_findings(ctx, r, &cdir, &dfp, &args));
+    }
     out.extend(runs_checks(&specs, ctx));
     let texts = files
         .iter()
@@ -348,13 +424,33 @@ pub(crate) fn is_markdown_name(file: &str) -> bool {
 }
 
 pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
+    use crate::rules::spec::gl116_deprecated_nvidia_runtime as gl116;
     let md = is_markdown_name(file);
     let specs = runspec::scan_script(file, text, md);
+    let installs = if ctx.config.rule_enabled(&gl116::META.code) {
+        gl116::script_findings(file, text, md)
+    } else {
+        Vec::new()
+    };
     if md {
         // Documentation examples (placeholders, registry pulls): no image scans.
-        return run_checks(&Subject::Runs(&specs), ctx);
+        let mut out = run_checks(&Subject::Runs(&specs), ctx);
+        out.extend(installs);
+        return out;
     }
-    runs_checks(&specs, ctx)
+    let mut out = runs_checks(&specs, ctx);
+    out.extend(installs);
+    if ctx
+        .config
+        .rule_enabled(&crate::rules::spec::gl106_ld_library_path_cuda_override::META.code)
+    {
+        out.extend(
+            crate::rules::spec::gl106_ld_library_path_cuda_override::script_findings(
+                file, text, &specs,
+            ),
+        );
+    }
+    out
 }
 
 pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
@@ -408,5 +504,54 @@ pub(crate) fn shell_quote(a: &str) -> String {
         a.to_string()
     } else {
         format!("'{}'", a.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::testutil::{ctx, target};
+
+    #[test]
+    fn compose_build_args_flow_into_the_dockerfile() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("Dockerfile"),
+            "ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nARG TORCH_CUDA_ARCH_LIST=\"8.0;9.0\"\nRUN pip install flash-attn\n",
+        )
+        .unwrap();
+        let compose = d.path().join("compose.yaml");
+        std::fs::write(
+            &compose,
+            "services:\n  train:\n    build:\n      context: .\n      args:\n        CUDA: 11.3.1\n        TORCH_CUDA_ARCH_LIST: \"7.5\"\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              capabilities: [gpu]\n",
+        )
+        .unwrap();
+        let c = ctx(vec![target("h100", &["9.0"], None)]);
+        let (f, _) = compose_findings(&[("compose.yaml".into(), compose.clone())], &c);
+        let at = |rule: &str| -> Vec<u32> {
+            f.iter()
+                .filter(|x| x.rule == rule)
+                .map(|x| x.location.as_ref().unwrap().line.unwrap())
+                .collect()
+        };
+        // CUDA 11.3 (end of life) comes from the CUDA arg, the H100 miss from the arch list:
+        // each reported at its argument, naming the Dockerfile line.
+        assert_eq!(at("GL109"), vec![6], "{f:?}");
+        assert_eq!(at("GL107"), vec![7], "{f:?}");
+        assert!(
+            f.iter().any(|x| x.message.contains("Dockerfile:2")),
+            "{f:?}"
+        );
+        // The Dockerfile's own defaults cause nothing of this.
+        std::fs::write(
+            &compose,
+            "services:\n  train:\n    build:\n      context: .\n      args:\n        UNUSED: x\n",
+        )
+        .unwrap();
+        let (f, _) = compose_findings(&[("compose.yaml".into(), compose)], &c);
+        assert!(
+            f.iter().all(|x| x.rule != "GL107" && x.rule != "GL109"),
+            "{f:?}"
+        );
     }
 }

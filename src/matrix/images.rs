@@ -39,6 +39,16 @@ pub(crate) struct RepoRow {
     pub(crate) repo: String,
     pub(crate) source: String,
 }
+/// A published image whose CUDA its tag does not spell (`k8s.gcr.io/cuda-vector-add:v0.1`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ImageCudaRow {
+    /// Registry and repository, as `ImageRef::full_repo` spells it.
+    pub(crate) repo: String,
+    pub(crate) tag: String,
+    pub(crate) cuda: String,
+    pub(crate) source: String,
+}
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ImagesFile {
@@ -47,4 +57,6 @@ pub(crate) struct ImagesFile {
     pub(crate) required_device: Vec<DeviceRow>,
     pub(crate) arch_name: Vec<ArchNameRow>,
     pub(crate) no_latest_tag: Vec<RepoRow>,
+    #[serde(default)]
+    pub(crate) image_cuda: Vec<ImageCudaRow>,
 }

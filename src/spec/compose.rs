@@ -423,11 +423,39 @@ fn service_spec(
             ),
             _ => (".".into(), "Dockerfile".into()),
         };
+        // `args:` as a mapping or a `KEY=VALUE` list; a key without a value takes it from
+        // the environment, which we do not know.
+        let args_blk = y.key(blk, "args").map(|p| y.block_of(p.line, blk));
+        let arg_pos = |k: &str| {
+            args_blk
+                .and_then(|b| y.text(b, k))
+                .unwrap_or_else(|| y.key(blk, "args").unwrap_or(spos))
+        };
+        match b.get("args") {
+            Some(Value::Mapping(m)) => {
+                for (k, v) in m {
+                    if let (Some(k), Some(v)) = (s(k), s(v)) {
+                        let p = arg_pos(&k);
+                        rs.build_args.push((k, v, p));
+                    }
+                }
+            }
+            Some(Value::Sequence(l)) => {
+                for kv in l.iter().filter_map(s) {
+                    if let Some((k, v)) = kv.split_once('=') {
+                        rs.build_args
+                            .push((k.to_string(), v.to_string(), arg_pos(k)));
+                    }
+                }
+            }
+            _ => {}
+        }
         if !ctx.contains("://") {
             let base = cf.path.parent().unwrap_or(project_dir);
             let cdir = base.join(&ctx);
             let dfp = cdir.join(&df);
             rs.built_gpu_image = is_gpu_build(&cdir, &dfp);
+            rs.build_files = Some((cdir, dfp));
         }
     }
     if let Some(rt) = svc.get("runtime").and_then(s) {

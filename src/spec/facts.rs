@@ -34,6 +34,11 @@ pub trait Facts: Send + Sync {
     fn arch_name(&self, name: &str) -> Option<String>;
     /// Image repositories without a `latest` tag.
     fn has_no_latest_tag(&self, repo: &str) -> Option<Sourced<()>>;
+    /// The CUDA of a published image whose tag does not spell it (`image_cuda` rows).
+    fn image_cuda(&self, full_repo: &str, tag: &str) -> Option<Sourced<CudaVersion>> {
+        let _ = (full_repo, tag);
+        None
+    }
     /// Whether nvcc of this CUDA release can compile for `target` (`cuda_arch.toml`); None
     /// when the release has no row.
     fn nvcc_supports(
@@ -164,6 +169,18 @@ impl Facts for SpecFacts {
             .iter()
             .find(|r| r.name == n)
             .map(|r| r.archs.clone())
+    }
+    fn image_cuda(&self, full_repo: &str, tag: &str) -> Option<Sourced<CudaVersion>> {
+        self.matrix.images().image_cuda.iter().find_map(|r| {
+            (r.repo == full_repo && r.tag == tag)
+                .then(|| {
+                    r.cuda.parse().ok().map(|value| Sourced {
+                        value,
+                        source: r.source.clone(),
+                    })
+                })
+                .flatten()
+        })
     }
     fn has_no_latest_tag(&self, repo: &str) -> Option<Sourced<()>> {
         self.matrix.images().no_latest_tag.iter().find_map(|r| {

@@ -205,6 +205,12 @@ pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
         }
         return info;
     }
+    if let Some(s) = facts.image_cuda(&r.full_repo(), &tag) {
+        info.kind = ImageKind::OtherGpu;
+        info.cuda = Some(s.value);
+        info.source = Some(s.source);
+        return info;
+    }
     let whole = format!("{repo}:{tag}");
     if let Some(v) = find_cuda_in(&whole) {
         info.kind = ImageKind::OtherGpu;

@@ -258,6 +258,19 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
         } else {
             None
         };
+        // Dynamic Resource Allocation: the container names claims of the pod's
+        // `resourceClaims` (a GPU device class, as a rule, on GPU nodes); KServe serving
+        // runtimes are templates whose resources the InferenceService sets.
+        let claims = c
+            .get("resources")
+            .and_then(|r| r.get("claims"))
+            .and_then(|l| l.as_sequence())
+            .is_some_and(|l| !l.is_empty());
+        if claims {
+            rs.gpu_elsewhere = Some("a DRA resource claim".into());
+        } else if matches!(kind.as_str(), "ServingRuntime" | "ClusterServingRuntime") {
+            rs.gpu_elsewhere = Some("the InferenceService using this runtime".into());
+        }
         if let Some(rc) = &runtime_class {
             rs.runtime_class = Some((rc.clone(), y.key(all, "runtimeClassName").unwrap_or(cpos)));
         }

@@ -106,6 +106,14 @@ pub struct RunSpec {
     /// compose CPU profile (`deploy` overriding a GPU anchor, a `cpu` profile), a sidecar or
     /// init container of a pod whose GPU container is another one, a node agent (DaemonSet).
     pub cpu_role: Option<String>,
+    /// The GPU is requested by a mechanism other than an `nvidia.com/gpu` limit, so whether
+    /// one is attached cannot be told here: a DRA resource claim, a KServe serving runtime
+    /// (the InferenceService that uses it sets the resources).
+    pub gpu_elsewhere: Option<String>,
+    /// compose `build.args` (after interpolation): passed to the Dockerfile's build.
+    pub build_args: Vec<(String, String, Pos)>,
+    /// compose `build:`: the context directory and the Dockerfile.
+    pub build_files: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl RunSpec {
@@ -137,6 +145,9 @@ impl RunSpec {
             gpu_product: None,
             build: false,
             cpu_role: None,
+            gpu_elsewhere: None,
+            build_args: Vec::new(),
+            build_files: None,
         }
     }
     pub fn env_value(&self, name: &str) -> Option<&(String, String, Pos)> {
@@ -154,6 +165,35 @@ impl RunSpec {
                 || a.contains("device=cuda")
                 || a == "cuda"
                 || a.starts_with("--gpus")
+        })
+    }
+    /// The command only launches ranks on other hosts (`mpirun --host …`, `mpiexec
+    /// --hostfile …`, `horovodrun -H …`): the GPU work runs where it starts them, not here.
+    pub fn is_remote_launcher(&self) -> bool {
+        let words: Vec<&str> = self
+            .command
+            .iter()
+            .flat_map(|a| a.split(|c: char| c.is_whitespace() || c == ';'))
+            .collect();
+        words.iter().enumerate().any(|(i, w)| {
+            let prog = w.rsplit('/').next().unwrap_or(w);
+            matches!(prog, "mpirun" | "mpiexec" | "horovodrun")
+                && words[i + 1..]
+                    .iter()
+                    .take_while(|x| !matches!(**x, "python" | "python3" | "&&" | "||"))
+                    .any(|x| {
+                        matches!(
+                            *x,
+                            "--host"
+                                | "-host"
+                                | "-H"
+                                | "--hostfile"
+                                | "-hostfile"
+                                | "--machinefile"
+                                | "-machinefile"
+                        ) || x.starts_with("--host=")
+                            || x.starts_with("--hostfile=")
+                    })
         })
     }
     /// Any way of handing GPUs to the container.
@@ -517,7 +557,9 @@ pub fn markdown_shell(text: &str) -> String {
 }
 
 /// Every container start in a shell script (or the shell of a Markdown file).
-pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
+/// The shell text of a script or of a Markdown file's shell blocks, with Windows batch /
+/// PowerShell continuations made POSIX.
+fn script_source(file: &str, text: &str, markdown: bool) -> String {
     let mut src = if markdown {
         markdown_shell(text)
     } else {
@@ -531,6 +573,36 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
             .replace("`\n", "\\\n")
             .replace("`\r\n", "\\\r\n");
     }
+    src
+}
+
+/// Every simple command of a script (or a Markdown file's shell blocks): argv and position.
+pub fn script_commands(file: &str, text: &str, markdown: bool) -> Vec<(Vec<PWord>, Pos)> {
+    let src = script_source(file, text, markdown);
+    let idx = LineIndex::new(&src);
+    let mut vars = Vars::new();
+    for name in referenced_vars(&src) {
+        vars.insert(name, Var::Unknown);
+    }
+    shell::parse_script(&src, &mut vars)
+        .into_iter()
+        .map(field_split)
+        .map(|c| {
+            let words = c
+                .words
+                .iter()
+                .map(|w| PWord {
+                    text: w.text.clone(),
+                    pos: idx.pos(w.offset),
+                })
+                .collect();
+            (words, idx.pos(c.offset))
+        })
+        .collect()
+}
+
+pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
+    let src = script_source(file, text, markdown);
     if !src.contains("docker") && !src.contains("podman") {
         return Vec::new();
     }
@@ -540,7 +612,10 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
     for name in referenced_vars(&src) {
         vars.insert(name, Var::Unknown);
     }
-    let cmds = shell::parse_script(&src, &mut vars);
+    let cmds: Vec<shell::Command> = shell::parse_script(&src, &mut vars)
+        .into_iter()
+        .map(field_split)
+        .collect();
     let mut out = Vec::new();
     let mut built: Vec<String> = Vec::new();
     for c in &cmds {
@@ -566,10 +641,116 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
             rs.pos = idx.pos(c.words[0].offset);
             // The script builds this image itself: its tag names a local build.
             rs.build = rs.image.as_ref().is_some_and(|i| built.contains(i));
+            // An image named through a variable (`IMAGE=repo:tag` … `docker run $IMAGE`) is
+            // written, and fixed, where the variable is set.
+            if let Some(w) = c.words[start..]
+                .iter()
+                .find(|w| Some(&w.text) == rs.image.as_ref() && w.raw.contains('$'))
+            {
+                if let Some(at) = lone_variable(&w.raw)
+                    .and_then(|name| assignment_offset(&src, name, c.words[0].offset))
+                {
+                    rs.image_pos = idx.pos(at);
+                }
+            }
             out.push(rs);
         }
     }
     out
+}
+
+/// `LD_LIBRARY_PATH` values a script sets for what it runs (`export LD_LIBRARY_PATH=…`,
+/// `LD_LIBRARY_PATH=… cmd`): an entrypoint or a "run this in the container" script. The
+/// inherited value stays as written (`$LD_LIBRARY_PATH`).
+pub fn script_ld_library_paths(text: &str) -> Vec<(String, Pos)> {
+    if !text.contains("LD_LIBRARY_PATH") {
+        return Vec::new();
+    }
+    let idx = LineIndex::new(text);
+    let mut vars = Vars::new();
+    for name in referenced_vars(text) {
+        vars.insert(name, Var::Unknown);
+    }
+    let mut out = Vec::new();
+    for c in shell::parse_script(text, &mut vars) {
+        for (k, v) in &c.assigns {
+            if k == "LD_LIBRARY_PATH" {
+                out.push((v.clone(), idx.pos(c.offset)));
+            }
+        }
+        if c.words.first().is_some_and(|w| w.text == "export") {
+            for w in &c.words[1..] {
+                if let Some(v) = w.text.strip_prefix("LD_LIBRARY_PATH=") {
+                    out.push((v.to_string(), idx.pos(w.offset)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The variable a word consists of (`$IMAGE`, `${IMAGE}`, `"$IMAGE"`), if that is all it is.
+fn lone_variable(raw: &str) -> Option<&str> {
+    let r = raw.trim_matches('"');
+    let name = r
+        .strip_prefix("${")
+        .and_then(|x| x.strip_suffix('}'))
+        .or_else(|| r.strip_prefix('$'))?;
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(name)
+}
+
+/// Byte offset of the last `NAME=` assignment (`export NAME=`, `local NAME=`) starting a line
+/// before `before`.
+fn assignment_offset(src: &str, name: &str, before: usize) -> Option<usize> {
+    let mut at = None;
+    let mut off = 0;
+    for line in src.split_inclusive('\n') {
+        if off >= before {
+            break;
+        }
+        let t = line.trim_start();
+        let lead = line.len() - t.len();
+        let (t, kw) = ["export ", "local ", "readonly ", "declare "]
+            .iter()
+            .find_map(|k| t.strip_prefix(k).map(|r| (r, k.len())))
+            .unwrap_or((t, 0));
+        if t.strip_prefix(name).is_some_and(|r| r.starts_with('=')) {
+            at = Some(off + lead + kw);
+        }
+        off += line.len();
+    }
+    at
+}
+
+/// An unquoted expansion we know the value of (`$(cmd)` output is unknown: kept whole).
+fn splits(w: &shell::Word) -> bool {
+    !w.quoted && !w.unresolved && w.raw.contains('$') && w.text.contains(char::is_whitespace)
+}
+
+/// Field splitting: an unquoted expansion (`$RUNCMD` holding `docker run --gpus all`) becomes
+/// one word per field, as the shell runs it. The fields keep the expansion's offset.
+fn field_split(mut c: shell::Command) -> shell::Command {
+    if !c.words.iter().any(splits) {
+        return c;
+    }
+    c.words = c
+        .words
+        .into_iter()
+        .flat_map(|w| {
+            if !splits(&w) {
+                return vec![w];
+            }
+            w.text
+                .split_whitespace()
+                .map(|f| shell::Word {
+                    text: f.to_string(),
+                    ..w.clone()
+                })
+                .collect()
+        })
+        .collect();
+    c
 }
 
 /// The `-t`/`--tag` names of a `docker build` / `docker buildx build` / `podman build`
@@ -642,6 +823,63 @@ fn referenced_vars(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ld_library_path_set_by_a_script() {
+        let v = script_ld_library_paths(
+            "#!/bin/sh\nif [ x ]; then\n    export LD_LIBRARY_PATH=\"/usr/local/cuda/compat:${LD_LIBRARY_PATH}\"\nfi\nLD_LIBRARY_PATH=/opt/lib exec app\n",
+        );
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert_eq!(v[0].0, "/usr/local/cuda/compat:${LD_LIBRARY_PATH}");
+        assert_eq!(v[0].1.line, 3);
+        assert_eq!(v[1].0, "/opt/lib");
+    }
+
+    #[test]
+    fn an_image_from_a_variable_is_placed_at_its_assignment() {
+        let v = scan_script(
+            "run.sh",
+            "IMAGE=repo/app-cuda:latest\nX=1\n\ndocker run --gpus all \\\n  ${IMAGE}\n",
+            false,
+        );
+        assert_eq!(v[0].image.as_deref(), Some("repo/app-cuda:latest"));
+        assert_eq!(v[0].image_pos, Pos { line: 1, col: 1 });
+        // Written in the command itself: placed there.
+        let v = scan_script("run.sh", "docker run --gpus all \\\n  repo/app:1\n", false);
+        assert_eq!(v[0].image_pos.line, 2);
+        assert_eq!(lone_variable("\"${A_1}\""), Some("A_1"));
+        assert_eq!(lone_variable("$A:tag"), None);
+    }
+
+    #[test]
+    fn docker_run_held_in_a_variable() {
+        let v = scan_script(
+            "run.sh",
+            "RUNCMD=\"docker run --runtime=nvidia -it\"\n$RUNCMD -v /data:/data nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n",
+            false,
+        );
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].runtime.as_ref().unwrap().0, "nvidia");
+        assert_eq!(
+            v[0].image.as_deref(),
+            Some("nvidia/cuda:12.4.1-base-ubuntu22.04")
+        );
+        assert_eq!(v[0].pos.line, 2);
+        // Quoted, the expansion is one word: the shell runs a command named "docker run …".
+        let quoted = scan_script(
+            "run.sh",
+            "RUNCMD=\"docker run --runtime=nvidia -it\"\n\"$RUNCMD\" nvidia/cuda:12.4.1-base-ubuntu22.04\n",
+            false,
+        );
+        assert!(quoted.is_empty(), "{quoted:?}");
+        // A command substitution's output is unknown: the word stays whole.
+        let v = scan_script(
+            "run.sh",
+            "docker run --gpus all -e X=$(cat f | head -1) repo/app:1 python t.py\n",
+            false,
+        );
+        assert_eq!(v[0].image.as_deref(), Some("repo/app:1"), "{v:?}");
+    }
 
     #[test]
     fn docker_run_flags() {

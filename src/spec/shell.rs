@@ -902,7 +902,8 @@ pub(crate) fn try_parse_script_within(
             cur.redirects.push(r);
             continue;
         }
-        if cur.words.is_empty() && !word.quoted {
+        // `X="a b"` is an assignment too: only the name must be unquoted (is_name).
+        if cur.words.is_empty() {
             if let Some((k, v)) = word.raw.split_once('=') {
                 if is_name(k) {
                     let (val, _) = word

@@ -57,8 +57,16 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             .find(|e| e.name == "NVIDIA_REQUIRE_CUDA" && !e.is_arg)
     });
     for t in all_torch(bf, cx.facts) {
-        let TorchCuda::Pinned { cuda: tc, how } = &t.cuda else {
-            continue;
+        // PyPI's default build of a pinned release is a known CUDA too (GL102 says it was not
+        // chosen); from it only what breaks is reported here, not the harmless mixes.
+        let (tc, how, by_default) = match &t.cuda {
+            TorchCuda::Pinned { cuda, how } => (cuda, how.clone(), false),
+            TorchCuda::PypiDefault {
+                version: Some(v),
+                cuda: Some(cuda),
+                ..
+            } => (cuda, format!("PyPI's default build of torch {v}"), true),
+            _ => continue,
         };
         let st = &bf.stages[t.stage];
         let req = require_env
@@ -136,6 +144,9 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         } else {
             continue;
         };
+        if by_default && (sev == Severity::Info || tc.major == bc.major) {
+            continue;
+        }
         out.push(
             META.finding(format!(
                 "`{}` is built for CUDA {} ({how}) but the base image {image} has CUDA {}: {why}",
@@ -185,6 +196,26 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::spec::testutil::{dockerfile, target};
+
+    #[test]
+    fn pypi_default_build_of_another_cuda_major() {
+        // torch 1.13.0 from PyPI is the cu117 build: extensions built with a CUDA 12 nvcc
+        // fail torch's major check.
+        let t = "FROM nvidia/cuda:12.2.2-devel-ubuntu20.04\nENV V=1.13.0\nRUN pip install torch==${V}\n";
+        let f = dockerfile(t, "GL101", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::finding::Severity::Warning);
+        assert!(
+            f[0].message.contains("PyPI's default build"),
+            "{}",
+            f[0].message
+        );
+        // In a runtime image, or within one major, GL102 alone speaks.
+        let rt = t.replace("-devel-", "-runtime-");
+        assert!(dockerfile(&rt, "GL101", vec![]).is_empty());
+        let same = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install torch==2.7.0\n";
+        assert!(dockerfile(same, "GL101", vec![]).is_empty());
+    }
 
     #[test]
     fn older_torch_cuda_major_on_a_newer_base_runs() {

@@ -15,7 +15,8 @@ pub static META: RuleMeta = RuleMeta {
     summary: "A CUDA toolkit / CUDA libraries of another release are installed over the base image's CUDA",
     doc: RuleDoc {
         what: "Apt/yum/conda installs CUDA packages (cuda-toolkit-X-Y, cuda-X-Y, \
-            nvidia-cuda-toolkit, cudatoolkit, or NCCL / cuDNN builds for another CUDA) on an \
+            nvidia-cuda-toolkit, cudatoolkit, the distribution's own CUDA packages such as \
+            libcupti-dev, or NCCL / cuDNN builds for another CUDA) on an \
             image that already ships CUDA (nvidia/cuda, pytorch/pytorch, NGC).",
         why: "Two toolkits mean two nvcc and two sets of libcudart/cublas; which one a program \
             loads depends on PATH and loader order. Unpinned libnccl2/libcudnn upgrades (often \
@@ -59,6 +60,33 @@ fn is_cuda_meta(n: &str) -> bool {
         })
 }
 
+/// Debian/Ubuntu's own CUDA packages (multiverse/non-free, built from the distribution's
+/// CUDA release): `libcupti-dev`, `nvidia-cuda-dev`, `libcudart11.0`, `libcufft10`. NVIDIA's
+/// repository names them `cuda-cupti-12-4`, `libcufft-12-4`. (Not cuBLAS: NVIDIA's CUDA 10
+/// repository published `libcublas10` itself.)
+fn is_distro_cuda_pkg(n: &str) -> bool {
+    if matches!(
+        n,
+        "libcupti-dev" | "nvidia-cuda-dev" | "nvidia-cuda-toolkit-gcc" | "libcupti-doc"
+    ) {
+        return true;
+    }
+    [
+        "libcupti",
+        "libcudart",
+        "libcufft",
+        "libcurand",
+        "libcusparse",
+        "libnvrtc",
+        "libcusolver",
+    ]
+    .iter()
+    .any(|p| {
+        n.strip_prefix(p)
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    })
+}
+
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let Subject::Dockerfile(bf) = s else {
         return Vec::new();
@@ -85,7 +113,9 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                             || n_l.starts_with("libcublas-")
                             || n_l.starts_with("libcusparse-")
                             || n_l.starts_with("libcufft-");
-                        let msg = if toolkit {
+                        let msg = if is_distro_cuda_pkg(&n_l) {
+                            Some(format!("`{n}` is the distribution's CUDA package (the CUDA release the OS packages, not the image's {base_s}): a second copy of those libraries, and the loader picks whichever comes first"))
+                        } else if toolkit {
                             Some(format!("`{n}` installs a whole CUDA toolkit (its own version) on an image that already has CUDA {base_s}"))
                         } else if cuda_pkg {
                             match (pkg_cuda(&n_l), base) {
@@ -191,6 +221,25 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::spec::testutil::dockerfile;
+
+    #[test]
+    fn distribution_cuda_packages_on_a_cuda_image() {
+        let t = "FROM nvidia/cuda:12.2.2-devel-ubuntu20.04\nRUN apt-get update && apt-get install -y --no-install-recommends libsndfile-dev libcupti-dev libcudart10.1 libjpeg-dev\n";
+        let f = dockerfile(t, "GL104", vec![]);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f[0].message.contains("distribution's CUDA"),
+            "{}",
+            f[0].message
+        );
+        // NVIDIA's own packages of the image's release, and packages on a non-CUDA base, are not.
+        let nv = "FROM nvidia/cuda:12.2.2-devel-ubuntu20.04\nRUN apt-get install -y libcublas-12-2 cuda-cupti-12-2\n";
+        let cuda10 = "FROM nvidia/cuda:10.1-base-ubuntu18.04\nRUN apt-get install -y libcublas10=10.2.1.243-1\n";
+        assert!(dockerfile(cuda10, "GL104", vec![]).is_empty());
+        assert!(dockerfile(nv, "GL104", vec![]).is_empty());
+        let plain = "FROM ubuntu:20.04\nRUN apt-get install -y libcupti-dev\n";
+        assert!(dockerfile(plain, "GL104", vec![]).is_empty());
+    }
 
     #[test]
     fn toolkits_and_held_packages() {

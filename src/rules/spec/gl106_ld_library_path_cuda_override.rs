@@ -14,10 +14,11 @@ pub static META: RuleMeta = RuleMeta {
     other_severities: &[Severity::Error, Severity::Info],
     summary: "LD_LIBRARY_PATH points at CUDA stubs, compat libraries, another CUDA, or drops the driver path",
     doc: RuleDoc {
-        what: "LD_LIBRARY_PATH (ENV, a RUN export, or a run configuration's environment) contains \
-            `…/stubs`, `…/compat`, a `/usr/local/cuda-X.Y` other than the image's CUDA, \
-            host-mounted library dirs, or replaces the nvidia/cuda base image's value without \
-            keeping it.",
+        what: "LD_LIBRARY_PATH (ENV, a RUN export or `$(…)`, a run configuration's environment, \
+            or a script's `export`: an entrypoint, an in-container step) contains `…/stubs`, \
+            `…/compat`, a `/usr/local/cuda-X.Y` other than the image's CUDA, host-mounted \
+            library dirs, or replaces the nvidia/cuda base image's value without keeping it; in \
+            other images that work with CUDA, an ENV that sets it without appending (info).",
         why: "LD_LIBRARY_PATH wins over the loader cache. The stub libcuda.so is for linking only \
             and fails at run time; compat/libcuda (forward compatibility) works only on \
             datacenter GPUs and fails with CUDA error 804 elsewhere; another CUDA's directory \
@@ -84,6 +85,60 @@ fn problems(
     out
 }
 
+/// An ENV that drops the inherited LD_LIBRARY_PATH, in an image that works with CUDA (the
+/// image's CUDA, or the value names CUDA/driver directories). The nvidia/cuda bases' own
+/// value is judged in [`problems`].
+fn replaces_inherited(value: &str, cuda_image: bool) -> bool {
+    let l = value.to_ascii_lowercase();
+    !value.is_empty()
+        && !value.contains("LD_LIBRARY_PATH")
+        && (cuda_image || ["cuda", "nvidia", "tegra"].iter().any(|k| l.contains(k)))
+}
+
+/// The ENV instruction at `pos` names `$LD_LIBRARY_PATH` in its value (as written: an unset
+/// inherited value expands to nothing).
+fn names_inherited(bf: &crate::spec::build::BuildFacts, pos: Pos) -> bool {
+    bf.df
+        .instructions
+        .iter()
+        .find(|i| i.cmd == "ENV" && i.start_line <= pos.line && pos.line <= i.end_line)
+        .is_some_and(|i| i.rest.matches("LD_LIBRARY_PATH").count() > 1)
+}
+
+/// The stage a Dockerfile line belongs to: the last one whose FROM is at or above it.
+fn stage_at(bf: &crate::spec::build::BuildFacts, line: u32) -> Option<&crate::spec::build::Stage> {
+    bf.stages.iter().rev().find(|s| s.image_pos.line <= line)
+}
+
+/// The text inside each outermost `$( … )` of a shell command line.
+fn command_substitutions(text: &str) -> Vec<&str> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] == b'$' && b[i + 1] == b'(' && b.get(i + 2) != Some(&b'(') {
+            let start = i + 2;
+            let mut depth = 1;
+            let mut j = start;
+            while j < b.len() && depth > 0 {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                }
+                j += 1;
+            }
+            if depth == 0 {
+                out.push(&text[start..j - 1]);
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
 fn push(out: &mut Vec<Finding>, file: &str, pos: Pos, ps: Vec<(Severity, String)>) {
     for (sev, m) in ps {
         out.push(
@@ -95,6 +150,45 @@ fn push(out: &mut Vec<Finding>, file: &str, pos: Pos, ps: Vec<(Severity, String)
     }
 }
 
+/// LD_LIBRARY_PATH set by a script (an entrypoint, a "run in the container" step), judged
+/// with the directories its own `docker run` lines mount from the host.
+pub(crate) fn script_findings(
+    file: &str,
+    text: &str,
+    runs: &[crate::spec::runspec::RunSpec],
+) -> Vec<Finding> {
+    let targets: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.mounts.iter().map(|m| m.container.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for (v, p) in crate::spec::runspec::script_ld_library_paths(text) {
+        push(
+            &mut out,
+            file,
+            p,
+            problems(&v, None, false, &host_lib_targets(&targets)),
+        );
+    }
+    out
+}
+
+/// Host-mounted directories, less `/usr/local/nvidia/lib{,64}`, where the driver is meant to
+/// be mounted from the host (GKE: the device plugin mounts the host driver dir there;
+/// nvidia-docker 1; the nvidia/cuda images put it on LD_LIBRARY_PATH for that).
+fn host_lib_targets(containers: &[String]) -> Vec<String> {
+    containers
+        .iter()
+        .filter(|c| {
+            !matches!(
+                c.trim_end_matches('/'),
+                "/usr/local/nvidia" | "/usr/local/nvidia/lib" | "/usr/local/nvidia/lib64"
+            )
+        })
+        .cloned()
+        .collect()
+}
+
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let mut out = Vec::new();
     match s {
@@ -103,6 +197,20 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
             // Other stages are throw-away builders, where stubs on LD_LIBRARY_PATH only serve
             // the build (linking, import checks without a GPU).
             let final_chain = super::final_chain(bf);
+            // The final image works with CUDA: a GPU base, or CUDA named in what it runs or sets.
+            let cuda_image = bf
+                .stages
+                .iter()
+                .filter(|s| final_chain.contains(&s.index))
+                .any(|s| {
+                    s.info.is_gpu()
+                        || s.envs.iter().any(|e| e.name.contains("CUDA"))
+                        || s.cmds.iter().any(|c| {
+                            c.words
+                                .iter()
+                                .any(|w| w.text.to_ascii_lowercase().contains("cuda"))
+                        })
+                });
             for st in bf.built_stages() {
                 let nvidia = st.info.kind == crate::spec::image::ImageKind::NvidiaCuda;
                 let builder = !final_chain.contains(&st.index);
@@ -115,6 +223,11 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                         let mut p = problems(v, st.info.cuda, nvidia, &[]);
                         if builder {
                             p.retain(|(_, m)| !m.contains("stub libcuda.so"));
+                        } else if !nvidia
+                            && replaces_inherited(v, cuda_image)
+                            && !names_inherited(bf, e.pos)
+                        {
+                            p.push((Severity::Info, "set, not appended to: a value the base image set is dropped, and these directories win over every library's own RUNPATH, so which copy of the CUDA libraries loads (the system's or the one a wheel ships) depends on this list".into()));
                         }
                         push(&mut out, &bf.file, e.pos, p);
                     }
@@ -152,25 +265,37 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                     }
                 }
             }
+            // `X=$(export LD_LIBRARY_PATH=… && python -c …)`: set inside a command
+            // substitution, which the command list above keeps as one unknown value.
+            for i in bf.df.instructions.iter().filter(|i| i.cmd == "RUN") {
+                let Some(st) = stage_at(bf, i.start_line).filter(|s| s.built) else {
+                    continue;
+                };
+                for inner in command_substitutions(&i.rest) {
+                    for (v, _) in crate::spec::runspec::script_ld_library_paths(inner) {
+                        let pos = Pos {
+                            line: i.start_line,
+                            col: 1,
+                        };
+                        push(
+                            &mut out,
+                            &bf.file,
+                            pos,
+                            problems(&v, st.info.cuda, false, &[]),
+                        );
+                    }
+                }
+            }
         }
         Subject::Runs(specs) => {
             for r in specs.iter() {
-                // /usr/local/nvidia/lib{,64} is where the driver is meant to be mounted from the
-                // host (GKE: the device plugin mounts the host driver dir there; nvidia-docker 1; the nvidia/cuda images put it on
-                // LD_LIBRARY_PATH for that): a host mount there is the driver, as intended.
-                let targets: Vec<String> = r
-                    .mounts
-                    .iter()
-                    .map(|m| m.container.clone())
-                    .filter(|c| {
-                        !matches!(
-                            c.trim_end_matches('/'),
-                            "/usr/local/nvidia"
-                                | "/usr/local/nvidia/lib"
-                                | "/usr/local/nvidia/lib64"
-                        )
-                    })
-                    .collect();
+                // A host mount at the driver's intended path is the driver, as intended.
+                let targets = host_lib_targets(
+                    &r.mounts
+                        .iter()
+                        .map(|m| m.container.clone())
+                        .collect::<Vec<_>>(),
+                );
                 for (k, v, p) in &r.env {
                     if k == "LD_LIBRARY_PATH" {
                         push(&mut out, &r.file, *p, problems(v, None, false, &targets));
@@ -186,6 +311,56 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
 mod tests {
     use crate::finding::Severity;
     use crate::spec::testutil::{dockerfile, runs};
+
+    #[test]
+    fn set_inside_a_command_substitution() {
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN MSG=$(export LD_LIBRARY_PATH=${LD_LIBRARY_PATH}:${CUDA_HOME}/compat/lib.real && \\\n  python -c 'import x') || echo \"$MSG\"\n";
+        let f = dockerfile(t, "GL106", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        assert!(f[0].message.contains("compat"), "{}", f[0].message);
+        assert_eq!(
+            super::command_substitutions("a $(b $(c)) $((1+2)) $(d"),
+            vec!["b $(c)"]
+        );
+    }
+
+    #[test]
+    fn a_script_setting_it() {
+        let sh = "docker run --gpus all -v /usr/cuda_files:/usr/cuda_files img bash\n# in the container\nexport LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/cuda_files/\n";
+        let runs = crate::spec::runspec::scan_script("start.sh", sh, false);
+        let f = super::script_findings("start.sh", sh, &runs);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        assert!(f[0].message.contains("host-mounted"), "{}", f[0].message);
+        let entry = "if [ \"$D\" -lt 12090 ]; then\n  export LD_LIBRARY_PATH=\"/usr/local/cuda/compat:${LD_LIBRARY_PATH}\"\nfi\nexec app\n";
+        let f = super::script_findings("entrypoint.sh", entry, &[]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("forward-compatibility"));
+        let fine = "export LD_LIBRARY_PATH=/opt/app/lib:$LD_LIBRARY_PATH\n";
+        assert!(super::script_findings("x.sh", fine, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_cuda_image_replacing_the_inherited_value() {
+        // A base we do not know (a local build) and an image that builds with CUDA.
+        let t = "FROM detectron2:v0\nRUN cmake .. -DWITH_CUDA=on && make\nENV LD_LIBRARY_PATH=$HOME/.local/lib\n";
+        let f = dockerfile(t, "GL106", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        // CUDA installed on an OS base, the value naming it.
+        let os = "FROM opensuse/tumbleweed\nENV LD_LIBRARY_PATH=\"/usr/lib64:/usr/local/cuda-12.6/lib64\"\n";
+        assert_eq!(dockerfile(os, "GL106", vec![]).len(), 1);
+        // Appending keeps it; an image without CUDA is not ours to judge.
+        let kept = os.replace("lib64\"", "lib64:${LD_LIBRARY_PATH}\"");
+        assert!(dockerfile(&kept, "GL106", vec![]).is_empty());
+        let plain = "FROM debian:12\nRUN make install\nENV LD_LIBRARY_PATH=/opt/app/lib\n";
+        assert!(dockerfile(plain, "GL106", vec![]).is_empty());
+        // A throw-away builder stage is not the image.
+        let builder = format!("{}FROM debian:12\nCOPY --from=0 /x /x\n", t);
+        assert!(dockerfile(&builder, "GL106", vec![]).is_empty());
+    }
 
     #[test]
     fn stubs_compat_and_other_cuda() {

@@ -20,7 +20,9 @@ pub static META: RuleMeta = RuleMeta {
             the Dockerfile list no SASS that runs on a target GPU and no PTX old enough to JIT \
             for it (error); names an architecture the base image's nvcc cannot compile, so the \
             build fails (error); reaches a target only through PTX JIT (info); or \
-            TORCH_CUDA_ARCH_LIST is declared (ARG) without a value (warning).",
+            TORCH_CUDA_ARCH_LIST is declared (ARG) without a value (warning). An ARG counts only \
+            in a stage whose commands may compile; a compose service's `build.args` list is \
+            judged too.",
         why:
             "Kernels compiled during `docker build` see no GPU, so the list decides which GPUs can \
             run them. A missing architecture gives `no kernel image is available for execution on \
@@ -172,20 +174,71 @@ fn gencode_targets(words: &[&str]) -> Vec<ArchTarget> {
 /// One arch list of a group, and where it is.
 type Member<'a> = (&'a [ArchTarget], Pos);
 
+/// A compose service's arch-list build arguments, where its Dockerfile could not be read
+/// (when it is, the Dockerfile is analyzed with them): the list is passed to the build, so
+/// what it leaves out is left out of the image's kernels.
+fn build_arg_lists(specs: &[crate::spec::runspec::RunSpec], cx: &RuleCtx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in specs.iter().filter(|r| r.built_gpu_image.is_none()) {
+        for (k, v, p) in &r.build_args {
+            if !matches!(
+                k.as_str(),
+                "TORCH_CUDA_ARCH_LIST" | "CMAKE_CUDA_ARCHITECTURES" | "CUDA_ARCHITECTURES"
+            ) {
+                continue;
+            }
+            let Some(l) = parse_arch_list(v, cx.facts) else {
+                continue;
+            };
+            let missed: std::collections::BTreeSet<String> = cx
+                .targets
+                .iter()
+                .flat_map(|t| t.capabilities())
+                .filter(|cc| !l.iter().any(|a| a.runs_on(*cc)))
+                .map(|cc| cc.to_string())
+                .collect();
+            if missed.is_empty() {
+                continue;
+            }
+            let missed: Vec<String> = missed.into_iter().collect();
+            out.push(
+                META.finding(format!(
+                    "build arg `{k}={v}` of service `{}` builds no code that runs on compute \
+                     capability {}: kernels compiled with it fail there with 'no kernel image \
+                     is available for execution on the device'",
+                    r.name,
+                    missed.join(", ")
+                ))
+                .with_location(loc(&r.file, *p))
+                .with_help(format!(
+                    "add {} to the list, or end it with +PTX",
+                    missed.join(", ")
+                )),
+            );
+        }
+    }
+    out
+}
+
 pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
-    let Subject::Dockerfile(bf) = s else {
-        return Vec::new();
+    let bf = match s {
+        Subject::Dockerfile(bf) => bf,
+        Subject::Runs(specs) => return build_arg_lists(specs, cx),
     };
     // (what, list, where, the instruction it belongs to)
     let mut lists: Vec<(String, Vec<ArchTarget>, Pos, Pos)> = Vec::new();
     let mut out = Vec::new();
     for st in bf.built_stages() {
         let first_list = lists.len();
+        // An ARG reaches only this stage's commands (an ENV also the image and its users):
+        // where none of them compiles, the list builds nothing.
+        let stage_compiles = st.cmds.iter().any(may_compile);
         for e in &st.envs {
             if !matches!(
                 e.name.as_str(),
                 "TORCH_CUDA_ARCH_LIST" | "CMAKE_CUDA_ARCHITECTURES" | "CUDA_ARCHITECTURES"
-            ) {
+            ) || (e.is_arg && !stage_compiles)
+            {
                 continue;
             }
             match &e.value {
@@ -384,6 +437,112 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     out
 }
 
+/// Whether a command may compile CUDA code (and so read the architecture list from its
+/// environment). File, package-manager and user commands do not; pip installing only wheel
+/// files or packaging tools does not; anything else (a script, make, pip from source) may.
+fn may_compile(c: &crate::spec::pkg::LCmd) -> bool {
+    const NO_BUILD: &[&str] = &[
+        "apt",
+        "apt-get",
+        "yum",
+        "dnf",
+        "microdnf",
+        "zypper",
+        "apk",
+        "rm",
+        "mkdir",
+        "chmod",
+        "chown",
+        "chgrp",
+        "ln",
+        "cp",
+        "mv",
+        "echo",
+        "printf",
+        "addgroup",
+        "adduser",
+        "useradd",
+        "groupadd",
+        "usermod",
+        "umask",
+        "cd",
+        "true",
+        "touch",
+        "curl",
+        "wget",
+        "tar",
+        "unzip",
+        "git",
+        "ls",
+        "ldconfig",
+        "locale-gen",
+        "update-alternatives",
+        "ssh-keygen",
+    ];
+    // Installing these builds nothing (pure Python or prebuilt binaries).
+    const TOOLS: &[&str] = &["pip", "wheel", "setuptools", "packaging", "uv", "ninja"];
+    // Options of pip/uv install that take a value.
+    const VALUED: &[&str] = &[
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--cache-dir",
+        "--python",
+        "--upgrade-strategy",
+    ];
+    let name = c.name();
+    if name.is_empty() || NO_BUILD.contains(&name) {
+        return false;
+    }
+    let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+    let pip_at = match name {
+        "pip" | "pip3" => Some(1),
+        "uv" if words.get(1) == Some(&"pip") => Some(2),
+        _ if name.starts_with("python") && words.get(1) == Some(&"-m") => {
+            (words.get(2).is_some_and(|m| m.starts_with("pip"))).then_some(3)
+        }
+        _ => None,
+    };
+    let Some(at) = pip_at else {
+        return true;
+    };
+    if words.get(at) != Some(&"install") {
+        return !matches!(
+            words.get(at),
+            Some(&"uninstall") | Some(&"list") | Some(&"freeze")
+        );
+    }
+    let mut args = words[at + 1..].iter();
+    while let Some(a) = args.next() {
+        if VALUED.contains(a) {
+            args.next();
+            continue;
+        }
+        if a.starts_with('-') {
+            // -r / -e / -c name what is installed or built: unknown here.
+            if matches!(*a, "-r" | "--requirement" | "-e" | "--editable") {
+                return true;
+            }
+            continue;
+        }
+        let pkg = a
+            .split(|ch: char| "=<>!~;[ ".contains(ch))
+            .next()
+            .unwrap_or(a)
+            .to_ascii_lowercase();
+        if !(a.ends_with(".whl") || TOOLS.contains(&pkg.as_str())) {
+            return true;
+        }
+    }
+    false
+}
+
 /// Entries of an arch list that the stage's nvcc (its base image's CUDA release) cannot
 /// compile: the build fails (`nvcc fatal : Unsupported gpu architecture 'compute_90'`; torch's
 /// cpp_extension refuses the entry first). Unknown when `cuda_arch.toml` has no row.
@@ -451,6 +610,20 @@ mod tests {
             .any(|a| a.kind == CodeKind::Ptx));
         assert!(parse_arch_list("all", &f).is_none());
         assert_eq!(parse_arch_list("80-real;90", &f).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn torch_architecture_names_are_known() {
+        // detectron2's list: every name is one of torch's named_arches.
+        let f = SpecFacts::load().unwrap();
+        let v = "Kepler;Kepler+Tesla;Maxwell;Maxwell+Tegra;Pascal;Volta;Turing";
+        let (l, u) = parse_arch_list_parts(v, &f).unwrap();
+        assert!(u.is_empty(), "{u:?}");
+        assert!(l.iter().any(|a| a.kind == CodeKind::Ptx));
+        let t = format!("FROM nvidia/cuda:11.1.1-cudnn8-devel-ubuntu18.04\nENV TORCH_CUDA_ARCH_LIST=\"{v}\"\nRUN pip install -e repo\n");
+        let out = dockerfile(&t, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0].message.contains("PTX JIT"), "{}", out[0].message);
     }
 
     #[test]
@@ -561,6 +734,62 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
         // The same list on CUDA 12.4 builds.
         let ok = t.replace("11.1.1", "12.4.1");
         assert!(dockerfile(&ok, "GL107", vec![target("a100", &["8.0"], None)]).is_empty());
+    }
+
+    #[test]
+    fn an_arg_in_a_stage_that_compiles_nothing_builds_nothing() {
+        // The runtime stage of a wheel-building Dockerfile: its ARG reaches only apt, user
+        // setup and the install of the builder's wheels.
+        let rt = "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nARG TORCH_CUDA_ARCH_LIST=\"3.5;7.0;8.0\"\nRUN apt update && apt install -y python3 pip && pip3 install --upgrade pip wheel setuptools && useradd app\nRUN umask 0002 && pip3 install --no-index ./*.whl && rm -r /w\n";
+        assert!(dockerfile(rt, "GL107", vec![]).is_empty());
+        // The same ARG where something is built from source is judged.
+        for build in [
+            "pip3 install flash-attn",
+            "pip install -r requirements.txt",
+            "make",
+            "./build.sh",
+        ] {
+            let t = format!("{rt}RUN {build}\n");
+            assert!(!dockerfile(&t, "GL107", vec![]).is_empty(), "{build}");
+        }
+        // An ENV stays in the image (later builds read it), so it is judged anyway.
+        let env = rt.replace("ARG TORCH", "ENV TORCH");
+        assert!(!dockerfile(&env, "GL107", vec![]).is_empty());
+        // An ARG without a default in such a stage is not reported either.
+        let bare = rt.replace(
+            "ARG TORCH_CUDA_ARCH_LIST=\"3.5;7.0;8.0\"",
+            "ARG TORCH_CUDA_ARCH_LIST",
+        );
+        assert!(dockerfile(&bare, "GL107", vec![]).is_empty());
+    }
+
+    #[test]
+    fn compose_build_args_are_arch_lists_too() {
+        use crate::spec::testutil::runs;
+        let c = "services:\n  web:\n    build:\n      context: .\n      args:\n        APP_UID: 1000\n        TORCH_CUDA_ARCH_LIST: ${TORCH_CUDA_ARCH_LIST:-7.5}\n";
+        let f = runs("compose", c, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(7));
+        assert!(f[0].message.contains("9.0"), "{}", f[0].message);
+        let ptx = c.replace(":-7.5}", ":-7.5+PTX}");
+        assert!(runs(
+            "compose",
+            &ptx,
+            "GL107",
+            vec![target("h100", &["9.0"], None)]
+        )
+        .is_empty());
+        let list = "services:\n  web:\n    build:\n      context: .\n      args:\n        - TORCH_CUDA_ARCH_LIST=8.0\n";
+        assert_eq!(
+            runs(
+                "compose",
+                list,
+                "GL107",
+                vec![target("h100", &["9.0"], None)]
+            )
+            .len(),
+            1
+        );
     }
 
     #[test]

@@ -212,6 +212,17 @@ mod tests {
     use crate::spec::testutil::{dockerfile, runs};
 
     #[test]
+    fn a_published_image_whose_tag_does_not_spell_its_cuda() {
+        // k8s.gcr.io/cuda-vector-add:v0.1 is built FROM nvidia/cuda:8.0-devel-ubuntu16.04.
+        let k = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: \"k8s.gcr.io/cuda-vector-add:v0.1\"\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+        let f = crate::spec::testutil::runs("k8s", k, "GL109", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("CUDA 8"), "{}", f[0].message);
+        let other = k.replace("v0.1", "v0.2");
+        assert!(crate::spec::testutil::runs("k8s", &other, "GL109", vec![]).is_empty());
+    }
+
+    #[test]
     fn eol_bases() {
         let f = dockerfile(
             "ARG CUDA=10.1\nFROM nvidia/cuda:${CUDA}-cudnn7-devel-ubuntu18.04\n",

@@ -21,7 +21,9 @@ pub static META: RuleMeta = RuleMeta {
             CUDA base), or whose command names a GPU. Not for containers configured to run \
             without one: compose CPU profiles, controller/API services running their own command, \
             sidecars and init containers of a pod whose GPU container is another one, per-node \
-            agents.",
+            agents, MPI launchers starting ranks on other hosts. Not for GPUs requested another \
+            way (a DRA resource claim, a KServe serving runtime whose InferenceService sets the \
+            resources), nor by the name of an image built in the same file.",
         why: "Without a request no GPU and no driver libraries are injected: frameworks silently \
             fall back to the CPU or fail with `no CUDA-capable device`. On Kubernetes, a GPU pod \
             without a limit is not accounted for by the scheduler; with the NVIDIA runtime as \
@@ -61,7 +63,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                     .with_help("set resources.limits[\"nvidia.com/gpu\"] (requests may be omitted)"),
             );
         }
-        if gets_gpus(r) || r.infra {
+        if gets_gpus(r) || r.infra || r.gpu_elsewhere.is_some() {
             continue;
         }
         // GPU intent comes from what runs, not from other services of the same image: a
@@ -77,7 +79,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             });
         if r.commented_gpu.is_none()
             && !r.command_uses_gpu()
-            && (r.cpu_role.is_some() || other_role)
+            && (r.cpu_role.is_some() || other_role || r.is_remote_launcher())
         {
             continue;
         }
@@ -85,13 +87,19 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         let info = ImageRef::parse(&image).map(|i| image_info(&i, cx.facts));
         let reason = if r.commented_gpu.is_some() {
             Some("its GPU request is commented out".to_string())
-        } else if info.as_ref().map(|i| i.is_gpu()).unwrap_or(false)
-            || is_gpu_name(&image)
-            || is_gpu_only_image(&image)
+        } else if !r.build
+            && (info.as_ref().map(|i| i.is_gpu()).unwrap_or(false)
+                || is_gpu_name(&image)
+                || is_gpu_only_image(&image))
         {
+            // A tag built here (`docker build -t gpulint .`, compose `build:` + `image:`) names
+            // a local image: what its Dockerfile builds says whether it is a GPU image, the
+            // words in its name do not.
             Some("it is a CUDA/GPU image".to_string())
         } else if r.built_gpu_image == Some(true) {
             Some("its Dockerfile builds a CUDA image".to_string())
+        } else if r.command_uses_gpu() {
+            Some("its command uses a GPU".to_string())
         } else if r.gpu_scheduling.is_some() {
             Some(format!(
                 "it is scheduled onto GPU nodes ({})",
@@ -170,6 +178,41 @@ mod tests {
         let f = runs("k8s", k, "GL110", vec![]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, crate::finding::Severity::Error);
+    }
+
+    #[test]
+    fn a_locally_built_image_is_not_judged_by_its_name() {
+        let md = "```sh\ndocker build -t gpulint .\ndocker run --rm -v \"$PWD:/work\" gpulint lint .\n```\n";
+        assert!(runs("md", md, "GL110", vec![]).is_empty());
+        // Pulled, not built here: the name is all there is to go by.
+        let pulled = md.replace("docker build -t gpulint .\n", "");
+        assert_eq!(runs("md", &pulled, "GL110", vec![]).len(), 1);
+        // Built here, but what runs asks for a GPU.
+        let smi = md.replace("gpulint lint .", "gpulint nvidia-smi");
+        assert_eq!(runs("md", &smi, "GL110", vec![]).len(), 1);
+    }
+
+    #[test]
+    fn gpus_requested_another_way_or_used_elsewhere() {
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    command: [\"nvidia-smi\"]\n";
+        assert_eq!(runs("k8s", pod, "GL110", vec![]).len(), 1);
+        // DRA: the container names one of the pod's resource claims.
+        let dra = format!("{pod}    resources:\n      claims:\n      - name: gpu\n  resourceClaims:\n  - name: gpu\n    resourceClaimTemplateName: t\n");
+        assert!(runs("k8s", &dra, "GL110", vec![]).is_empty());
+        // A KServe runtime: the InferenceService sets the resources.
+        let rt = pod.replace("kind: Pod", "kind: ClusterServingRuntime").replace("  name: c\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    command: [\"nvidia-smi\"]", "  name: c\n    image: vllm/vllm-openai:v0.6.3");
+        assert!(runs("k8s", &rt, "GL110", vec![]).is_empty(), "{rt}");
+        // An MPI launcher starting ranks on other hosts; a local mpirun is still judged.
+        let launcher = pod.replace(
+            "[\"nvidia-smi\"]",
+            "[\"bash\", \"-c\", \"sleep 10; mpiexec --host w0,w1 -np 2 python t.py\"]",
+        );
+        assert!(runs("k8s", &launcher, "GL110", vec![]).is_empty());
+        let local = pod.replace(
+            "[\"nvidia-smi\"]",
+            "[\"mpirun\", \"-np\", \"8\", \"python\", \"t.py\"]",
+        );
+        assert_eq!(runs("k8s", &local, "GL110", vec![]).len(), 1);
     }
 
     #[test]

@@ -45,16 +45,16 @@ const WORDS: &[&str] = &[
     "nemo",
 ];
 
-fn torch_workload(r: &RunSpec) -> Option<String> {
+fn torch_workload(r: &RunSpec, facts: &dyn crate::spec::facts::Facts) -> Option<String> {
+    use crate::spec::image::{image_info, ImageKind, ImageRef};
     let img = r.image.clone().unwrap_or_default().to_ascii_lowercase();
-    // The image's repository name says PyTorch as a word (`pytorch/pytorch`,
-    // `nvcr.io/nvidia/pytorch`, `…/pytorch-cuda`); `torch` alone may be Lua Torch7.
-    let repo = img.split(['@', ':']).next().unwrap_or("");
-    let last = repo.rsplit('/').next().unwrap_or("");
-    if last
-        .split(['-', '_', '.'])
-        .any(|w| w == "pytorch" || w == "torchrun")
-    {
+    // The published PyTorch images (`pytorch/pytorch`, NGC PyTorch) are PyTorch; any other
+    // name saying "pytorch" is a guess (a local build, a project named after it), and
+    // `torch` alone may be Lua Torch7: there what runs decides.
+    let known = ImageRef::parse(r.image.as_deref().unwrap_or(""))
+        .map(|i| image_info(&i, facts).kind)
+        .is_some_and(|k| matches!(k, ImageKind::PyTorch | ImageKind::NgcPyTorch));
+    if known {
         return Some(format!("image {}", r.image.as_deref().unwrap_or("")));
     }
     let cmd = r.command.join(" ").to_ascii_lowercase();
@@ -67,7 +67,7 @@ fn torch_workload(r: &RunSpec) -> Option<String> {
         .map(|w| format!("command mentions `{w}`"))
 }
 
-pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     let Subject::Runs(specs) = s else {
         return Vec::new();
     };
@@ -80,7 +80,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
         if !gpu {
             continue;
         }
-        let Some(why) = torch_workload(r) else {
+        let Some(why) = torch_workload(r, cx.facts) else {
             continue;
         };
         let fix = match r.kind {
@@ -129,6 +129,16 @@ mod tests {
         .is_empty());
         let k = "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\n    resources:\n      limits:\n        nvidia.com/gpu: 8\n    volumeMounts:\n    - {name: shm, mountPath: /dev/shm}\n  volumes:\n  - name: shm\n    emptyDir: {medium: Memory}\n";
         assert!(runs("k8s", k, "GL114", vec![]).is_empty());
+    }
+
+    #[test]
+    fn no_pytorch_guess_from_an_image_name() {
+        // A project image named after PyTorch, running nothing that says so.
+        let sh = "docker run --gpus all myorg/pytorch-app:1.0 ./serve\n";
+        assert!(runs("sh", sh, "GL114", vec![]).is_empty());
+        // What runs says it: reported.
+        let sh = "docker run --gpus all myorg/pytorch-app:1.0 torchrun --nproc-per-node 2 t.py\n";
+        assert_eq!(runs("sh", sh, "GL114", vec![]).len(), 1);
     }
 
     #[test]

@@ -12,8 +12,8 @@ pub static META: RuleMeta = RuleMeta {
     other_severities: &[Severity::Info],
     summary: "GPUs requested through the legacy NVIDIA runtime (runtime: nvidia, nvidia-docker)",
     doc: RuleDoc {
-        what: "Compose `runtime: nvidia`, `docker run --runtime=nvidia`, or the `nvidia-docker` \
-            wrapper.",
+        what: "Compose `runtime: nvidia`, `docker run --runtime=nvidia`, the `nvidia-docker` \
+            wrapper, or a script installing the `nvidia-docker2` package.",
         why:
             "These need the nvidia runtime registered in the daemon's daemon.json (nvidia-docker2, \
             deprecated since 2023); the GPUs then come from NVIDIA_VISIBLE_DEVICES (usually `all` \
@@ -30,6 +30,41 @@ pub static META: RuleMeta = RuleMeta {
         ],
     },
 };
+
+/// A host setup script (or its documentation) installing the deprecated nvidia-docker
+/// packages: `apt-get install nvidia-docker2`, `yum install nvidia-docker2`.
+pub(crate) fn script_findings(file: &str, text: &str, markdown: bool) -> Vec<Finding> {
+    if !text.contains("nvidia-docker") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (words, _) in crate::spec::runspec::script_commands(file, text, markdown) {
+        let argv: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        let start = argv.iter().position(|w| *w != "sudo").unwrap_or(0);
+        let Some(tool) = argv.get(start) else {
+            continue;
+        };
+        if !matches!(*tool, "apt" | "apt-get" | "yum" | "dnf" | "zypper")
+            || !argv[start..].contains(&"install")
+        {
+            continue;
+        }
+        for w in &words[start..] {
+            let pkg = w.text.split(['=', '-']).collect::<Vec<_>>();
+            if w.text == "nvidia-docker2"
+                || w.text == "nvidia-docker"
+                || pkg.starts_with(&["nvidia", "docker2"])
+            {
+                out.push(
+                    META.finding(format!("installs `{}`, the deprecated nvidia-docker runtime package (its repository is archived): GPUs then come from `--runtime=nvidia` / `runtime: nvidia`", w.text))
+                        .with_location(loc(file, w.pos))
+                        .with_help("install nvidia-container-toolkit and request GPUs with `docker run --gpus` (or CDI)"),
+                );
+            }
+        }
+    }
+    out
+}
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
     let Subject::Runs(specs) = s else {
@@ -99,6 +134,18 @@ fn bump_count(msg: &mut String) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn installing_nvidia_docker2() {
+        let sh = "curl -s -L https://nvidia.github.io/nvidia-docker/gpgkey | sudo apt-key add -\nsudo apt-get update && sudo apt-get install -y nvidia-docker2\nsudo systemctl restart docker\n";
+        let f = super::script_findings("setup.sh", sh, false);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        let md = "Install:\n\n```bash\nyum install -y nvidia-docker2\n```\n\nThe `nvidia-docker2` package is gone.\n";
+        assert_eq!(super::script_findings("README.md", md, true).len(), 1);
+        let toolkit = "sudo apt-get install -y nvidia-container-toolkit\n";
+        assert!(super::script_findings("setup.sh", toolkit, false).is_empty());
+    }
+
     use crate::finding::Severity;
     use crate::spec::testutil::runs;
 
