@@ -1133,7 +1133,11 @@ mod tests {
         let (cmds, limit) = try_parse_script(&script, &mut vars);
         assert_eq!(limit, Some(ExpandLimit::Total));
         assert_eq!(cmds.len(), 40);
-        let total: usize = cmds.iter().flat_map(|c| &c.words).map(|w| w.text.len()).sum();
+        let total: usize = cmds
+            .iter()
+            .flat_map(|c| &c.words)
+            .map(|w| w.text.len())
+            .sum();
         assert!(total <= MAX_SCRIPT_EXPANDED, "{total}");
         assert_eq!(cmds[0].words[1].text.len(), 1 << 20);
         let last = &cmds[39].words;
