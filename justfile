@@ -43,6 +43,10 @@ bench-inventory mib="2048":
 bench-registry gb="2":
     bash ci/bench-registry.sh {{gb}}
 
+# dir: scans seek to ELF headers: torch 2.8.0's libtorch_cuda.so and venv (VENV=0 skips it).
+bench-seek:
+    bash ci/bench-seek.sh
+
 # The fatbin reader against NVIDIA's cuobjdump on real PyPI wheels.
 fatbin-oracle:
     bash ci/fatbin-oracle.sh

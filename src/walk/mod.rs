@@ -13,6 +13,7 @@ pub mod issue;
 mod tar;
 
 pub use crate::vocab::ImagePath;
+pub use content::{read_stats, ReadStats};
 pub use issue::{IssueKind, ScanIssue};
 
 use crate::detect::{Detector, Fact};

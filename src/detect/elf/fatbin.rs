@@ -578,6 +578,26 @@ impl Candidate {
     }
 }
 
+/// Parses the container at `start` on its own, reading each header piece it asks for with
+/// `read(offset, len)`: its end when it is strictly valid (what a data section's container
+/// must be), else None.
+pub(crate) fn probe_container(
+    start: u64,
+    mut read: impl FnMut(u64, usize) -> Option<Vec<u8>>,
+) -> Option<u64> {
+    let mut c = Candidate::new(start);
+    let mut budget = MAX_ENTRIES;
+    while !c.finished() {
+        let at = c.want_at + c.buf.len() as u64;
+        let piece = read(at, c.want_len - c.buf.len())?;
+        if piece.is_empty() {
+            return None;
+        }
+        c.feed(at, &piece, &mut budget);
+    }
+    c.strictly_valid().then_some(c.end)
+}
+
 /// Looks for non-zero bytes after a container's end.
 #[derive(Debug, Clone)]
 pub(crate) struct GapWatch {
@@ -660,11 +680,12 @@ impl FatbinScanner {
             }
             off += 8;
         }
-        // Existing candidates see the whole chunk.
+        // Existing candidates see the whole chunk; those it completes make room.
         for c in &mut self.active {
             c.feed(base, chunk, &mut self.entry_budget);
             note_opened(c, &mut self.opened);
         }
+        self.retire(base, chunk);
         for o in new_at {
             if self.active.len() >= MAX_ACTIVE || self.done.len() >= MAX_CANDIDATES {
                 self.dropped += 1;
@@ -673,9 +694,13 @@ impl FatbinScanner {
             let mut c = Candidate::new(base + o as u64);
             c.feed(base, chunk, &mut self.entry_budget);
             note_opened(&mut c, &mut self.opened);
-            self.active.push(c);
+            if c.finished() {
+                self.retire_one(c, base, chunk);
+            } else {
+                self.active.push(c);
+            }
         }
-        self.retire(base, chunk);
+        self.settle_watches(base + chunk.len() as u64);
     }
 
     /// The first byte at or after `from` that a container being parsed still needs, and how
@@ -719,23 +744,31 @@ impl FatbinScanner {
         while i < self.active.len() {
             if self.active[i].finished() {
                 let c = self.active.swap_remove(i);
-                if c.header_error.is_none() && !c.dead && self.watches.len() < MAX_ACTIVE {
-                    let mut w = GapWatch {
-                        from: c.end,
-                        upto: c.end.saturating_add(GAP_WATCH),
-                        first_nonzero: None,
-                    };
-                    w.look(base, chunk);
-                    self.watches.push(w);
-                }
-                if self.done.len() < MAX_CANDIDATES {
-                    self.done.push(c);
-                } else {
-                    self.dropped += 1;
-                }
+                self.retire_one(c, base, chunk);
             } else {
                 i += 1;
             }
+        }
+        self.settle_watches(base + chunk.len() as u64);
+    }
+
+    /// Retires one finished candidate right away, freeing its slot: a chunk may hold far
+    /// more small containers than [`MAX_ACTIVE`] (libcublasLt 12.8 has over a hundred in
+    /// 64 KiB), which must not crowd each other out.
+    fn retire_one(&mut self, c: Candidate, base: u64, chunk: &[u8]) {
+        if c.header_error.is_none() && !c.dead && self.watches.len() < MAX_ACTIVE {
+            let mut w = GapWatch {
+                from: c.end,
+                upto: c.end.saturating_add(GAP_WATCH),
+                first_nonzero: None,
+            };
+            w.look(base, chunk);
+            self.watches.push(w);
+        }
+        if self.done.len() < MAX_CANDIDATES {
+            self.done.push(c);
+        } else {
+            self.dropped += 1;
         }
         self.settle_watches(base + chunk.len() as u64);
     }

@@ -17,7 +17,9 @@ pub use fatbin::{
     is_fatbin_section_name, scan_fatbin_bytes, scan_fatbin_bytes_detailed, FatbinContainer,
     FatbinEntry, FatbinError, FatbinSection, FatbinSummary,
 };
-pub(crate) use seek::{ReadAt, SeekReader, SeekScan};
+#[cfg(test)]
+use seek::SeekReader;
+pub(crate) use seek::{ReadAt, SeekScan};
 
 use crate::arch::{ArchTarget, CodeKind};
 use serde::{Deserialize, Serialize};
@@ -158,6 +160,7 @@ pub(crate) fn scan_elf_at(file: &dyn ReadAt, size: u64) -> Result<SeekScan, ElfE
 }
 
 /// [`scan_elf_at`] with explicit memory bounds (they decide what a stream would still have).
+#[cfg(test)]
 pub(crate) fn scan_elf_at_with(
     file: &dyn ReadAt,
     size: u64,

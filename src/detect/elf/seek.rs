@@ -11,16 +11,20 @@
 //! still have when the dynamic section names them, the warnings) follows from running the
 //! same [`Scan`] with its stream position moved to where the stream would learn something.
 
-use super::fatbin::is_fatbin_section_name;
+use super::fatbin::{is_fatbin_section_name, probe_container};
 use super::stream::{cstr, Scan, CHUNK, SHF_ALLOC, SHF_EXECINSTR};
 use super::{ElfError, ElfFacts, ScanOptions};
 use std::cell::{Cell, RefCell};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
+#[cfg(test)]
+use std::io::{Read, Seek, SeekFrom};
 
 const SHT_PROGBITS: u32 = 1;
 const SHT_NOBITS: u32 = 8;
 /// The container header, always inside the search that found its magic.
 const CONTAINER_HEADER: u64 = 16;
+/// The first read of a search (bytes; doubled up to a chunk while nothing is found).
+const MIN_SEARCH: u64 = 512;
 
 /// Random access to a file's bytes (`pread`).
 pub(crate) trait ReadAt {
@@ -41,14 +45,17 @@ impl ReadAt for std::fs::File {
 }
 
 /// [`ReadAt`] over any seekable reader.
+#[cfg(test)]
 pub(crate) struct SeekReader<R>(RefCell<R>);
 
+#[cfg(test)]
 impl<R: Read + Seek> SeekReader<R> {
     pub(crate) fn new(r: R) -> Self {
         SeekReader(RefCell::new(r))
     }
 }
 
+#[cfg(test)]
 impl<R: Read + Seek> ReadAt for SeekReader<R> {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let mut r = self.0.borrow_mut();
@@ -93,6 +100,14 @@ impl<'a> Source<'a> {
         }
         self.bytes_read.set(self.bytes_read.get() + n as u64);
         n
+    }
+
+    /// Up to `len` bytes at `off` (fewer at the end of the file).
+    fn read_some(&self, off: u64, len: usize) -> Option<Vec<u8>> {
+        let mut v = vec![0u8; len];
+        let n = self.read_into(off, &mut v);
+        v.truncate(n);
+        Some(v)
     }
 
     /// Exactly `len` bytes at `off`, or None.
@@ -196,27 +211,34 @@ fn regions(s: &Scan<'_>, end: u64) -> Vec<Region> {
     v
 }
 
-/// Accepted containers of fatbin sections, `[start, end)` clipped to their section, sorted:
-/// the streaming result ignores every candidate that starts inside one, so nothing there
-/// is searched (only the container's own entry headers are read).
+/// Containers the streaming result accepts, `[start, end)` clipped to their section, sorted:
+/// it ignores every candidate that starts inside one, so nothing there is searched (only the
+/// container's own entry headers are read). In a fatbin section every container whose header
+/// is understood is accepted; in a data section only a strictly valid one ending inside it,
+/// which is checked ahead by reading its entry headers (`probe_container`).
 #[derive(Default)]
 struct Covers(Vec<(u64, u64)>);
 
 impl Covers {
-    /// Adds a container whose header was understood unless it lies inside an accepted one.
-    fn accept(&mut self, start: u64, end: u64, regions: &[Region]) {
-        let Some(r) = regions
-            .iter()
-            .find(|r| r.lenient && r.lo <= start && start < r.hi)
-        else {
-            return;
+    /// Adds a container whose header was understood, unless it lies inside an accepted one
+    /// or the section does not accept it.
+    fn accept(&mut self, start: u64, end: u64, regions: &[Region], src: &Source<'_>) -> bool {
+        let Some(r) = regions.iter().find(|r| r.lo <= start && start < r.hi) else {
+            return false;
         };
         if self.covering(start).is_some() {
-            return;
+            return false;
+        }
+        if !r.lenient {
+            let valid = probe_container(start, |at, len| src.read_some(at, len));
+            if valid.is_none_or(|e| e > r.hi) {
+                return false;
+            }
         }
         let i = self.0.partition_point(|c| c.0 < start);
         let end = end.max(start + CONTAINER_HEADER).min(r.hi);
         self.0.insert(i, (start, end));
+        true
     }
 
     /// The end of the container covering `at`.
@@ -246,13 +268,11 @@ fn next_search(regions: &[Region], covers: &Covers, pos: u64) -> Option<(u64, u6
         // a container the stream sees as inside it.
         let mut hi = r.hi.saturating_add(7) & !7;
         let mut lo = r.lo.max(pos);
-        if r.lenient {
-            while let Some(e) = covers.covering(lo) {
-                lo = e;
-            }
-            if let Some(next) = covers.next_start(lo) {
-                hi = hi.min(next);
-            }
+        while let Some(e) = covers.covering(lo) {
+            lo = e;
+        }
+        if let Some(next) = covers.next_start(lo) {
+            hi = hi.min(next);
         }
         if lo < hi && best.is_none_or(|b| lo < b.0) {
             best = Some((lo, hi));
@@ -268,14 +288,19 @@ fn feed_fatbins(s: &mut Scan<'_>, src: &Source<'_>, end: u64) {
     let mut covers = Covers::default();
     let mut buf = vec![0u8; CHUNK];
     let mut pos = 0u64;
+    // Search in small reads right after a container (the next one usually starts there, and
+    // its header lets the search skip it), growing while nothing is found.
+    let mut search_len = MIN_SEARCH;
     loop {
         let search = next_search(&regions, &covers, pos);
         let wanted = s.fat.next_wanted(pos);
         let (at, stop, searching) = match (search, wanted) {
             (None, None) => break,
             (Some((a, e)), w) if w.is_none_or(|w| a <= w.0) => {
-                // Whole chunks, ending 8-aligned (a magic word never straddles two).
-                (a, e.min((a & !7) + CHUNK as u64), true)
+                // Ending 8-aligned: a magic word never straddles two reads.
+                let stop = e.min((a & !7) + search_len);
+                search_len = (search_len * 2).min(CHUNK as u64);
+                (a, stop, true)
             }
             (s, w) => {
                 let (w, len) = w.unwrap_or_default();
@@ -295,7 +320,9 @@ fn feed_fatbins(s: &mut Scan<'_>, src: &Source<'_>, end: u64) {
         let mut opened = s.fat.take_opened();
         opened.sort_unstable();
         for (start, end) in opened {
-            covers.accept(start, end, &regions);
+            if covers.accept(start, end, &regions, src) {
+                search_len = MIN_SEARCH;
+            }
         }
     }
 }
