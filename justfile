@@ -52,6 +52,10 @@ bench-image:
 bench-configs:
     bash ci/bench-configs.sh
 
+# dir: scans seek to ELF headers: torch 2.8.0's libtorch_cuda.so and venv (VENV=0 skips it).
+bench-seek:
+    bash ci/bench-seek.sh
+
 # The fatbin reader against NVIDIA's cuobjdump on real PyPI wheels.
 fatbin-oracle:
     bash ci/fatbin-oracle.sh

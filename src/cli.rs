@@ -136,6 +136,10 @@ pub struct InventoryArgs {
     pub source: ImageSourceArgs,
     #[arg(long, value_enum, default_value_t = InventoryFormat::Text)]
     pub format: InventoryFormat,
+    /// After the scan, print to stderr how many bytes of how many files were read, and how
+    /// long it took (ELF files on disk are read by seeking to their headers).
+    #[arg(long)]
+    pub stats: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

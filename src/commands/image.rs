@@ -5,7 +5,11 @@ use super::*;
 
 pub(super) fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
     let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
+    let started = std::time::Instant::now();
     let inv = crate::scan::scan(&a.source.image, &opts)?;
+    if a.stats {
+        eprintln!("{}", crate::walk::read_stats().line(started.elapsed()));
+    }
     match a.format {
         InventoryFormat::Json => print(&report::escape::json_text(format!(
             "{}\n",

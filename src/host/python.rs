@@ -171,8 +171,8 @@ mod tests {
     }
 }
 
-/// The ELF/fatbin reader of `crate::detect::elf`, streaming the file (libtorch_cuda.so is
-/// hundreds of MB) with bounded memory.
+/// The ELF/fatbin reader of `crate::detect::elf`, seeking to the headers it needs
+/// (libtorch_cuda.so is a GB, its fatbin entry headers a few MB).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ElfArchScanner;
 
@@ -180,8 +180,9 @@ impl ArchScanner for ElfArchScanner {
     fn scan(&self, local_path: &Path) -> Result<Option<BinaryArchs>, String> {
         let f = std::fs::File::open(local_path).map_err(|e| e.to_string())?;
         let size = f.metadata().map_err(|e| e.to_string())?.len();
-        let facts = crate::detect::elf::scan_elf(std::io::BufReader::new(f), size)
-            .map_err(|e| e.to_string())?;
+        let facts = crate::detect::elf::scan_elf_at(&f, size)
+            .map_err(|e| e.to_string())?
+            .facts;
         Ok(crate::inventory::binary_from_elf(
             // A host path, shown like an in-image one (absolute, normalized).
             ImagePath::new(&local_path.to_string_lossy()).map_err(|e| e.to_string())?,

@@ -1,8 +1,10 @@
 //! `dir:` layers: a directory tree walked with the filesystem, never following links (they are
 //! recorded as symlink entries and resolved inside the image later). `proc`, `sys` and `dev`
-//! at the top are recorded but not descended into; special files are never opened.
+//! at the top are recorded but not descended into; special files are never opened. ELF files
+//! are scanned by seeking to their headers (`GPULINT_STREAM_FILES=1` reads them whole, as
+//! from a tar layer: the benchmark's baseline).
 
-use super::content::{file_facts, Sink};
+use super::content::{file_facts, file_facts_seekable, Sink};
 use super::issue::{IssueKind, ScanIssue};
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detector;
@@ -19,6 +21,7 @@ pub(crate) fn walk_dir(
     opts: &WalkOptions,
 ) -> LayerTree {
     let name = format!("dir:{}", root.display());
+    let stream_files = std::env::var_os("GPULINT_STREAM_FILES").is_some_and(|v| v == "1");
     let mut tree = LayerTree::default();
     let mut it = walkdir::WalkDir::new(root).follow_links(false).into_iter();
     while let Some(res) = it.next() {
@@ -99,13 +102,17 @@ pub(crate) fn walk_dir(
             let size = meta.len();
             match std::fs::File::open(entry.path()) {
                 Ok(f) => {
-                    let mut r = std::io::BufReader::new(f);
                     let mut sink = Sink {
                         layer: &name,
                         errors: &mut tree.errors,
                         warnings: &mut tree.warnings,
                     };
-                    facts = file_facts(&path, size, &mut r, detectors, opts, &mut sink);
+                    facts = if stream_files {
+                        let mut r = std::io::BufReader::new(f);
+                        file_facts(&path, size, &mut r, detectors, opts, &mut sink)
+                    } else {
+                        file_facts_seekable(&path, size, &f, detectors, opts, &mut sink)
+                    };
                 }
                 Err(e) => tree.errors.push(ScanIssue::at(
                     &name,

@@ -14,6 +14,7 @@ mod pipe;
 mod tar;
 
 pub use crate::vocab::ImagePath;
+pub use content::{read_stats, ReadStats};
 pub use issue::{IssueKind, ScanIssue};
 
 use crate::detect::{Detector, Fact};

@@ -13,6 +13,8 @@
 //! is searched too, should a build inline it). The value must have the shape of a CUDA version
 //! (major × 1000 + minor × 10) and be the only one found; anything else is unknown (None).
 
+use std::borrow::Cow;
+
 const X86_64: u16 = 62;
 const AARCH64: u16 = 183;
 /// Bytes of the function body searched for calls, and of each callee for the store.
@@ -100,10 +102,11 @@ pub(super) fn runtime_version<'a>(
     machine: u16,
     vaddr: u64,
     size: u64,
-    code: impl Fn(u64, usize) -> Option<&'a [u8]>,
+    code: impl Fn(u64, usize) -> Option<Cow<'a, [u8]>>,
 ) -> Option<u32> {
     let len = usize::try_from(size).ok()?.clamp(1, MAX_BODY);
     let body = code(vaddr, len)?;
+    let body = &body[..];
     type Stores = fn(&[u8]) -> Vec<u32>;
     let (calls, stores): (Vec<u64>, Stores) = match machine {
         X86_64 => (x86_calls(body, vaddr), x86_stores),
@@ -113,7 +116,7 @@ pub(super) fn runtime_version<'a>(
     let mut found = stores(body);
     for t in calls {
         if let Some(c) = code(t, CALLEE_HEAD).or_else(|| code(t, 16)) {
-            found.extend(stores(c));
+            found.extend(stores(&c));
         }
     }
     found.sort_unstable();
@@ -146,14 +149,20 @@ mod tests {
         mem[0x200..0x20e].copy_from_slice(&[
             0x48, 0x85, 0xff, 0x74, 0x0b, 0xc7, 0x07, 0x3e, 0x2b, 0, 0, 0x31, 0xc0, 0xc3,
         ]);
-        let code = |a: u64, n: usize| mem.get(a as usize..(a as usize + n).min(mem.len()));
+        let code = |a: u64, n: usize| {
+            mem.get(a as usize..(a as usize + n).min(mem.len()))
+                .map(Cow::Borrowed)
+        };
         assert_eq!(runtime_version(X86_64, 0x100, 16, code), Some(11070));
         // Another machine: unknown, never a guess.
         assert_eq!(runtime_version(3, 0x100, 16, code), None);
         // Two different constants: ambiguous, unknown.
         let mut two = mem.clone();
         two[0x108..0x10e].copy_from_slice(&[0xc7, 0x07, 0x30, 0x2f, 0, 0]);
-        let code2 = |a: u64, n: usize| two.get(a as usize..(a as usize + n).min(two.len()));
+        let code2 = |a: u64, n: usize| {
+            two.get(a as usize..(a as usize + n).min(two.len()))
+                .map(Cow::Borrowed)
+        };
         assert_eq!(runtime_version(X86_64, 0x100, 16, code2), None);
     }
 
@@ -175,14 +184,20 @@ mod tests {
         // body at 0x100, bl 0x300 as its third instruction
         let bl: u32 = 0x9400_0000 | ((0x300 - 0x108) / 4);
         mem[0x108..0x10c].copy_from_slice(&bl.to_le_bytes());
-        let code = |a: u64, n: usize| mem.get(a as usize..(a as usize + n).min(mem.len()));
+        let code = |a: u64, n: usize| {
+            mem.get(a as usize..(a as usize + n).min(mem.len()))
+                .map(Cow::Borrowed)
+        };
         assert_eq!(runtime_version(AARCH64, 0x100, 16, code), Some(12080));
         // A backward call works too.
         let mut back = vec![0u8; 0x400];
         back[..24].copy_from_slice(&mem[0x300..0x318]);
         let bl: u32 = 0x9400_0000 | ((0u32.wrapping_sub(0x108) / 4) & 0x03ff_ffff);
         back[0x108..0x10c].copy_from_slice(&bl.to_le_bytes());
-        let code = |a: u64, n: usize| back.get(a as usize..(a as usize + n).min(back.len()));
+        let code = |a: u64, n: usize| {
+            back.get(a as usize..(a as usize + n).min(back.len()))
+                .map(Cow::Borrowed)
+        };
         assert_eq!(runtime_version(AARCH64, 0x100, 16, code), Some(12080));
     }
 }

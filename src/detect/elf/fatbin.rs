@@ -189,6 +189,8 @@ pub(crate) struct Candidate {
     entry_start: u64,
     entry_hsize: u64,
     entry_end: u64,
+    /// Already reported by the scanner's `opened` list.
+    opened_noted: bool,
 }
 
 impl Candidate {
@@ -207,6 +209,7 @@ impl Candidate {
             entry_start: 0,
             entry_hsize: 0,
             entry_end: 0,
+            opened_noted: false,
         }
     }
 
@@ -575,6 +578,26 @@ impl Candidate {
     }
 }
 
+/// Parses the container at `start` on its own, reading each header piece it asks for with
+/// `read(offset, len)`: its end when it is strictly valid (what a data section's container
+/// must be), else None.
+pub(crate) fn probe_container(
+    start: u64,
+    mut read: impl FnMut(u64, usize) -> Option<Vec<u8>>,
+) -> Option<u64> {
+    let mut c = Candidate::new(start);
+    let mut budget = MAX_ENTRIES;
+    while !c.finished() {
+        let at = c.want_at + c.buf.len() as u64;
+        let piece = read(at, c.want_len - c.buf.len())?;
+        if piece.is_empty() {
+            return None;
+        }
+        c.feed(at, &piece, &mut budget);
+    }
+    c.strictly_valid().then_some(c.end)
+}
+
 /// Looks for non-zero bytes after a container's end.
 #[derive(Debug, Clone)]
 pub(crate) struct GapWatch {
@@ -610,6 +633,16 @@ pub(crate) struct FatbinScanner {
     pub warnings: Vec<String>,
     entry_budget: usize,
     dropped: u64,
+    /// Containers whose header was understood, not yet taken by [`Self::take_opened`].
+    opened: Vec<(u64, u64)>,
+}
+
+/// Records `c` in `opened` the first time its header is known to be a container's.
+fn note_opened(c: &mut Candidate, opened: &mut Vec<(u64, u64)>) {
+    if !c.opened_noted && c.state != State::ContainerHeader && c.header_error.is_none() {
+        c.opened_noted = true;
+        opened.push((c.start, c.end));
+    }
 }
 
 impl FatbinScanner {
@@ -624,6 +657,13 @@ impl FatbinScanner {
     /// Magic words are found at 8-aligned offsets; a word straddling two chunks is missed, so
     /// callers must use chunk boundaries that are multiples of 8 (the last chunk excepted).
     pub(crate) fn feed(&mut self, base: u64, chunk: &[u8]) {
+        self.feed_part(base, chunk, true);
+    }
+
+    /// [`feed`](Self::feed) for a reader that skips what nobody needs: chunks are in order
+    /// but may leave gaps (never inside a range [`next_wanted`](Self::next_wanted) names),
+    /// and containers are looked for only where `search` is set.
+    pub(crate) fn feed_part(&mut self, base: u64, chunk: &[u8], search: bool) {
         // Gap watchers started by earlier chunks.
         for w in &mut self.watches {
             w.look(base, chunk);
@@ -634,16 +674,18 @@ impl FatbinScanner {
         let first = ((base + 7) & !7) - base;
         let mut off = first as usize;
         let mut new_at: Vec<usize> = Vec::new();
-        while off + 4 <= chunk.len() {
+        while search && off + 4 <= chunk.len() {
             if chunk[off..off + 4] == FATBIN_MAGIC.to_le_bytes() {
                 new_at.push(off);
             }
             off += 8;
         }
-        // Existing candidates see the whole chunk.
+        // Existing candidates see the whole chunk; those it completes make room.
         for c in &mut self.active {
             c.feed(base, chunk, &mut self.entry_budget);
+            note_opened(c, &mut self.opened);
         }
+        self.retire(base, chunk);
         for o in new_at {
             if self.active.len() >= MAX_ACTIVE || self.done.len() >= MAX_CANDIDATES {
                 self.dropped += 1;
@@ -651,9 +693,35 @@ impl FatbinScanner {
             }
             let mut c = Candidate::new(base + o as u64);
             c.feed(base, chunk, &mut self.entry_budget);
-            self.active.push(c);
+            note_opened(&mut c, &mut self.opened);
+            if c.finished() {
+                self.retire_one(c, base, chunk);
+            } else {
+                self.active.push(c);
+            }
         }
-        self.retire(base, chunk);
+        self.settle_watches(base + chunk.len() as u64);
+    }
+
+    /// The first byte at or after `from` that a container being parsed still needs, and how
+    /// many bytes it needs from there (its next header piece; payloads are never needed).
+    pub(crate) fn next_wanted(&self, from: u64) -> Option<(u64, u64)> {
+        self.active
+            .iter()
+            .filter(|c| c.state != State::Done)
+            .map(|c| {
+                let next = c.want_at + c.buf.len() as u64;
+                let end = c.want_at + c.want_len as u64;
+                (next.max(from), end)
+            })
+            .filter(|&(at, end)| at < end)
+            .min()
+            .map(|(at, end)| (at, end - at))
+    }
+
+    /// Containers whose header was read and understood since the last call, as (start, end).
+    pub(crate) fn take_opened(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.opened)
     }
 
     fn settle_watches(&mut self, chunk_end: u64) {
@@ -676,23 +744,31 @@ impl FatbinScanner {
         while i < self.active.len() {
             if self.active[i].finished() {
                 let c = self.active.swap_remove(i);
-                if c.header_error.is_none() && !c.dead && self.watches.len() < MAX_ACTIVE {
-                    let mut w = GapWatch {
-                        from: c.end,
-                        upto: c.end.saturating_add(GAP_WATCH),
-                        first_nonzero: None,
-                    };
-                    w.look(base, chunk);
-                    self.watches.push(w);
-                }
-                if self.done.len() < MAX_CANDIDATES {
-                    self.done.push(c);
-                } else {
-                    self.dropped += 1;
-                }
+                self.retire_one(c, base, chunk);
             } else {
                 i += 1;
             }
+        }
+        self.settle_watches(base + chunk.len() as u64);
+    }
+
+    /// Retires one finished candidate right away, freeing its slot: a chunk may hold far
+    /// more small containers than [`MAX_ACTIVE`] (libcublasLt 12.8 has over a hundred in
+    /// 64 KiB), which must not crowd each other out.
+    fn retire_one(&mut self, c: Candidate, base: u64, chunk: &[u8]) {
+        if c.header_error.is_none() && !c.dead && self.watches.len() < MAX_ACTIVE {
+            let mut w = GapWatch {
+                from: c.end,
+                upto: c.end.saturating_add(GAP_WATCH),
+                first_nonzero: None,
+            };
+            w.look(base, chunk);
+            self.watches.push(w);
+        }
+        if self.done.len() < MAX_CANDIDATES {
+            self.done.push(c);
+        } else {
+            self.dropped += 1;
         }
         self.settle_watches(base + chunk.len() as u64);
     }

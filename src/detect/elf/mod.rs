@@ -1,5 +1,6 @@
 //! Host ELF files (shared libraries, executables, objects): dynamic-linking facts and the
-//! CUDA device code (fatbins) they carry, read in one forward pass with bounded memory.
+//! CUDA device code (fatbins) they carry, read in one forward pass with bounded memory — or,
+//! where the file can be read at any offset, by reading only the headers (`seek`).
 //!
 //! Format reference: `shared/notes/fatbin-format.md` (fatbin container/entry layout) and the
 //! System V gABI (ELF). Only little-endian ELF is supported (every CUDA host is).
@@ -7,6 +8,7 @@
 mod cudart;
 pub mod deep;
 pub mod fatbin;
+mod seek;
 mod stream;
 
 pub use cudart::format_version as format_cudart_version;
@@ -15,6 +17,9 @@ pub use fatbin::{
     is_fatbin_section_name, scan_fatbin_bytes, scan_fatbin_bytes_detailed, FatbinContainer,
     FatbinEntry, FatbinError, FatbinSection, FatbinSummary,
 };
+#[cfg(test)]
+use seek::SeekReader;
+pub(crate) use seek::{ReadAt, SeekScan};
 
 use crate::arch::{ArchTarget, CodeKind};
 use serde::{Deserialize, Serialize};
@@ -145,6 +150,23 @@ pub fn scan_elf_with<R: std::io::Read>(
     opts: &ScanOptions,
 ) -> Result<ElfFacts, ElfError> {
     stream::scan(reader, size, opts)
+}
+
+/// Scans an ELF file that can be read at any offset, reading only the headers, tables and
+/// fatbin entry headers the facts come from: the same facts as [`scan_elf`] on its bytes
+/// (see `seek` for the one exception), plus how many bytes were read.
+pub(crate) fn scan_elf_at(file: &dyn ReadAt, size: u64) -> Result<SeekScan, ElfError> {
+    seek::scan_at(file, size, &ScanOptions::default())
+}
+
+/// [`scan_elf_at`] with explicit memory bounds (they decide what a stream would still have).
+#[cfg(test)]
+pub(crate) fn scan_elf_at_with(
+    file: &dyn ReadAt,
+    size: u64,
+    opts: &ScanOptions,
+) -> Result<SeekScan, ElfError> {
+    seek::scan_at(file, size, opts)
 }
 
 /// Convenience over a byte slice.

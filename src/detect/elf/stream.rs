@@ -1,14 +1,20 @@
 //! The forward-only ELF scan: keeps the head of the file, captures the ranges it learns
 //! about before the stream reaches them, and feeds every byte to the fatbin scanner.
+//!
+//! The seekable scan ([`super::seek`]) runs the same [`Scan`] over a file it can read at any
+//! offset: it keeps nothing, moves the stream position only to where the streaming scan
+//! would next learn something, and reads a range when the streaming scan would have it.
 
 use super::cudart;
 use super::fatbin::{is_fatbin_section_name, resolve_section, FatbinScanner};
+use super::seek::Source;
 use super::{
     machine_name, type_name, ElfError, ElfFacts, FatbinSection, FatbinSummary, ScanOptions,
 };
+use std::borrow::Cow;
 use std::io::Read;
 
-const CHUNK: usize = 64 * 1024;
+pub(super) const CHUNK: usize = 64 * 1024;
 const MAX_PHDRS_BYTES: u64 = 1 << 20;
 const MAX_SHDRS_BYTES: u64 = 8 << 20;
 const MAX_DYNAMIC_BYTES: u64 = 1 << 20;
@@ -25,6 +31,8 @@ const SHT_STRTAB: u32 = 3;
 const SHT_DYNAMIC: u32 = 6;
 const SHT_NOBITS: u32 = 8;
 const SHT_DYNSYM: u32 = 11;
+pub(super) const SHF_ALLOC: u64 = 0x2;
+pub(super) const SHF_EXECINSTR: u64 = 0x4;
 /// A CUDA runtime's dynamic symbol table is searched for `cudaRuntimeGetVersion` when it is
 /// at most this big (cudart 13.0's is 28 KiB).
 const MAX_DYNSYM_BYTES: u64 = 4 << 20;
@@ -53,15 +61,18 @@ struct Capture {
     data: Vec<u8>,
 }
 
-/// Bytes kept from the stream: the head plus requested ranges.
-struct Retained {
+/// Bytes kept from the stream: the head plus requested ranges. With a `src` (seekable scan)
+/// nothing is kept: `get` reads what a streaming scan would have kept, ending at `end`.
+pub(super) struct Retained<'a> {
     head: Vec<u8>,
     head_max: u64,
     caps: Vec<Capture>,
-    pos: u64,
+    pub(super) pos: u64,
+    src: Option<&'a Source<'a>>,
+    end: u64,
 }
 
-impl Retained {
+impl Retained<'_> {
     fn feed(&mut self, base: u64, chunk: &[u8]) {
         let end = base + chunk.len() as u64;
         if base < self.head_max {
@@ -108,15 +119,29 @@ impl Retained {
         true
     }
 
-    fn get(&self, off: u64, len: u64) -> Option<&[u8]> {
+    pub(super) fn get(&self, off: u64, len: u64) -> Option<Cow<'_, [u8]>> {
         let end = off.checked_add(len)?;
-        if end <= self.head.len() as u64 {
-            return self.head.get(off as usize..end as usize);
+        let Some(src) = self.src else {
+            if end <= self.head.len() as u64 {
+                return self.head.get(off as usize..end as usize).map(Cow::Borrowed);
+            }
+            return self
+                .caps
+                .iter()
+                .find(|c| c.off <= off && end <= c.off + c.data.len() as u64)
+                .and_then(|c| c.data.get((off - c.off) as usize..(end - c.off) as usize))
+                .map(Cow::Borrowed);
+        };
+        // What the stream would have kept: the head, and captures filled up to its end.
+        let kept = end <= self.head_max.min(self.end)
+            || self
+                .caps
+                .iter()
+                .any(|c| c.off <= off && end <= c.off + c.len.min(self.end.saturating_sub(c.off)));
+        if !kept {
+            return None;
         }
-        self.caps
-            .iter()
-            .find(|c| c.off <= off && end <= c.off + c.data.len() as u64)
-            .and_then(|c| c.data.get((off - c.off) as usize..(end - c.off) as usize))
+        src.read(off, len).map(Cow::Owned)
     }
 }
 
@@ -127,7 +152,7 @@ enum Step {
     Done,
 }
 
-struct Hdr {
+pub(super) struct Hdr {
     is64: bool,
     e_type: u16,
     machine: u16,
@@ -147,11 +172,12 @@ struct Phdr {
     filesz: u64,
 }
 
-struct Shdr {
-    name: u32,
-    sh_type: u32,
-    offset: u64,
-    size: u64,
+pub(super) struct Shdr {
+    pub(super) name: u32,
+    pub(super) sh_type: u32,
+    pub(super) flags: u64,
+    pub(super) offset: u64,
+    pub(super) size: u64,
     link: u32,
 }
 
@@ -165,26 +191,53 @@ struct Dynamic {
     strsz: u64,
 }
 
-struct Scan {
-    ret: Retained,
-    fat: FatbinScanner,
+pub(super) struct Scan<'a> {
+    pub(super) ret: Retained<'a>,
+    pub(super) fat: FatbinScanner,
     warnings: Vec<String>,
-    hdr: Option<Hdr>,
-    eof: bool,
+    pub(super) hdr: Option<Hdr>,
+    pub(super) eof: bool,
     phdr_want: Option<(u64, u64)>,
     phdrs: Vec<Phdr>,
     dyn_want: Option<(u64, u64)>,
     dynamic: Option<Dynamic>,
     shdr_want: Option<(u64, u64)>,
-    shdrs: Option<Vec<Shdr>>,
+    pub(super) shdrs: Option<Vec<Shdr>>,
     shstr_want: Option<(u64, u64)>,
     tail_max: u64,
     strtab_vaddr: Option<u64>,
 }
 
-impl Scan {
+impl<'a> Scan<'a> {
+    /// A scan of a stream (`src` None) or of a file read at offsets, whose data ends at `end`.
+    pub(super) fn new(opts: &ScanOptions, src: Option<&'a Source<'a>>, end: u64) -> Self {
+        Scan {
+            ret: Retained {
+                head: Vec::new(),
+                head_max: opts.head_max.max(4096) as u64,
+                caps: Vec::new(),
+                pos: 0,
+                src,
+                end,
+            },
+            fat: FatbinScanner::new(),
+            warnings: Vec::new(),
+            hdr: None,
+            eof: false,
+            phdr_want: None,
+            phdrs: Vec::new(),
+            dyn_want: None,
+            dynamic: None,
+            shdr_want: None,
+            shdrs: None,
+            shstr_want: None,
+            tail_max: opts.tail_max as u64,
+            strtab_vaddr: None,
+        }
+    }
+
     /// End offsets of the ranges still awaited.
-    fn pending_ends(&self) -> impl Iterator<Item = u64> {
+    pub(super) fn pending_ends(&self) -> impl Iterator<Item = u64> {
         [self.phdr_want, self.dyn_want, self.shdr_want]
             .into_iter()
             .flatten()
@@ -199,7 +252,7 @@ impl Scan {
         }
     }
 
-    fn parse_header(&mut self, b: &[u8], total: u64) -> Result<(), ElfError> {
+    pub(super) fn parse_header(&mut self, b: &[u8], total: u64) -> Result<(), ElfError> {
         if b.len() < 6 {
             let prefix = b.len().min(4);
             return if !b.is_empty() && b"\x7fELF".starts_with(&b[..prefix]) {
@@ -299,14 +352,14 @@ impl Scan {
         Ok(())
     }
 
-    fn warn(&mut self, w: String) {
+    pub(super) fn warn(&mut self, w: String) {
         if self.warnings.len() < 1000 && !self.warnings.contains(&w) {
             self.warnings.push(w);
         }
     }
 
     /// Parses whatever has become available; registers captures for what is learned.
-    fn advance(&mut self) {
+    pub(super) fn advance(&mut self) {
         let Some(h) = &self.hdr else { return };
         let is64 = h.is64;
         let (phentsize, shentsize, shstrndx) = (h.phentsize, h.shentsize, h.shstrndx);
@@ -317,6 +370,7 @@ impl Scan {
                 let (o, l) = self.phdr_want.take().unwrap_or_default();
                 match self.ret.get(o, l) {
                     Some(b) => {
+                        let b = b.into_owned();
                         self.phdrs = b
                             .chunks_exact(phentsize as usize)
                             .map(|p| parse_phdr(p, is64))
@@ -355,7 +409,7 @@ impl Scan {
                 let (o, l) = self.dyn_want.take().unwrap_or_default();
                 match self.ret.get(o, l) {
                     Some(b) => {
-                        let mut d = parse_dynamic(b, is64);
+                        let mut d = parse_dynamic(&b, is64);
                         self.strtab_vaddr = d.strtab_off;
                         d.strtab_off = d.strtab_off.and_then(|v| self.strtab_offset(v));
                         self.request_strings(&d);
@@ -371,6 +425,7 @@ impl Scan {
                 let (o, l) = self.shdr_want.take().unwrap_or_default();
                 match self.ret.get(o, l) {
                     Some(b) => {
+                        let b = b.into_owned();
                         let v: Vec<Shdr> = b
                             .chunks_exact(shentsize as usize)
                             .map(|s| parse_shdr(s, is64))
@@ -504,6 +559,7 @@ fn parse_shdr(s: &[u8], is64: bool) -> Shdr {
         Shdr {
             name: rd(s, 0, 4) as u32,
             sh_type: rd(s, 4, 4) as u32,
+            flags: rd(s, 8, 8),
             offset: rd(s, 24, 8),
             size: rd(s, 32, 8),
             link: rd(s, 40, 4) as u32,
@@ -512,6 +568,7 @@ fn parse_shdr(s: &[u8], is64: bool) -> Shdr {
         Shdr {
             name: rd(s, 0, 4) as u32,
             sh_type: rd(s, 4, 4) as u32,
+            flags: rd(s, 8, 4),
             offset: rd(s, 16, 4),
             size: rd(s, 20, 4),
             link: rd(s, 24, 4) as u32,
@@ -547,27 +604,7 @@ pub(super) fn scan<R: Read>(
     size: u64,
     opts: &ScanOptions,
 ) -> Result<ElfFacts, ElfError> {
-    let mut s = Scan {
-        ret: Retained {
-            head: Vec::new(),
-            head_max: opts.head_max.max(4096) as u64,
-            caps: Vec::new(),
-            pos: 0,
-        },
-        fat: FatbinScanner::new(),
-        warnings: Vec::new(),
-        hdr: None,
-        eof: false,
-        phdr_want: None,
-        phdrs: Vec::new(),
-        dyn_want: None,
-        dynamic: None,
-        shdr_want: None,
-        shdrs: None,
-        shstr_want: None,
-        tail_max: opts.tail_max as u64,
-        strtab_vaddr: None,
-    };
+    let mut s = Scan::new(opts, None, size);
     let mut buf = vec![0u8; CHUNK];
     loop {
         let remaining = size.saturating_sub(s.ret.pos);
@@ -628,8 +665,15 @@ pub(super) fn scan<R: Read>(
     Ok(s.finish())
 }
 
-impl Scan {
-    fn finish(mut self) -> ElfFacts {
+impl Scan<'_> {
+    /// The section name table, when it was kept.
+    pub(super) fn section_names(&self) -> Option<Vec<u8>> {
+        self.shstr_want
+            .and_then(|(o, l)| self.ret.get(o, l))
+            .map(Cow::into_owned)
+    }
+
+    pub(super) fn finish(mut self) -> ElfFacts {
         let Some(h) = self.hdr.take() else {
             // parse_header succeeded before finish() is called
             return ElfFacts {
@@ -696,10 +740,7 @@ impl Scan {
         let mut warnings = std::mem::take(&mut self.fat.warnings);
         let mut sections: Vec<FatbinSection> = Vec::new();
         let shdrs = self.shdrs.take();
-        let names = self
-            .shstr_want
-            .and_then(|(o, l)| self.ret.get(o, l))
-            .map(<[u8]>::to_vec);
+        let names = self.section_names();
         match (&shdrs, &names) {
             (Some(shdrs), Some(names)) => {
                 for sh in shdrs {
@@ -783,6 +824,7 @@ impl Scan {
         }
         let syms = self.ret.get(dynsym.offset, dynsym.size)?;
         let strs = self.ret.get(strtab.offset, strtab.size)?;
+        let (syms, strs) = (&syms[..], &strs[..]);
         let (value, size) = syms.chunks_exact(24).find_map(|e| {
             let name = strs.get(rd(e, 0, 4) as usize..)?;
             let shndx = rd(e, 6, 2);
@@ -816,7 +858,7 @@ impl Scan {
     }
 }
 
-fn cstr(b: &[u8], o: usize) -> String {
+pub(super) fn cstr(b: &[u8], o: usize) -> String {
     let Some(s) = b.get(o..) else {
         return String::new();
     };

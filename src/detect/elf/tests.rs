@@ -384,6 +384,7 @@ fn not_elf_and_big_endian_are_errors() {
 // ---------------------------------------------------------------------------------------
 // Synthetic ELF files.
 
+#[derive(Clone)]
 struct Sec {
     name: &'static str,
     sh_type: u32,
@@ -397,6 +398,16 @@ fn sec(name: &'static str, data: Vec<u8>, align: u64) -> Sec {
         sh_type: 1,
         data,
         align,
+    }
+}
+
+/// SHF_ALLOC (2), SHF_WRITE (1) and SHF_EXECINSTR (4) as a linker sets them.
+fn section_flags(name: &str) -> u64 {
+    match name {
+        ".text" => 2 | 4,
+        ".data" | ".dynamic" => 2 | 1,
+        ".nv_fatbin" | ".dynstr" => 2,
+        _ => 0,
     }
 }
 
@@ -462,8 +473,9 @@ fn build_elf_split(is64: bool, secs: &[Sec], before_shdrs: usize) -> Vec<u8> {
         let mut h = Vec::new();
         h.extend_from_slice(&(n as u32).to_le_bytes());
         h.extend_from_slice(&t.to_le_bytes());
+        let flags = secs.get(i).map_or(0, |s| section_flags(s.name));
         if is64 {
-            h.extend_from_slice(&0u64.to_le_bytes()); // flags
+            h.extend_from_slice(&flags.to_le_bytes());
             h.extend_from_slice(&0u64.to_le_bytes()); // addr
             h.extend_from_slice(&(off as u64).to_le_bytes());
             h.extend_from_slice(&(size as u64).to_le_bytes());
@@ -472,7 +484,7 @@ fn build_elf_split(is64: bool, secs: &[Sec], before_shdrs: usize) -> Vec<u8> {
             h.extend_from_slice(&align.to_le_bytes());
             h.extend_from_slice(&0u64.to_le_bytes());
         } else {
-            h.extend_from_slice(&0u32.to_le_bytes());
+            h.extend_from_slice(&(flags as u32).to_le_bytes());
             h.extend_from_slice(&0u32.to_le_bytes());
             h.extend_from_slice(&(off as u32).to_le_bytes());
             h.extend_from_slice(&(size as u32).to_le_bytes());
@@ -1118,4 +1130,133 @@ fn cudart_version_from_real_runtimes() {
         .unwrap();
     data[at + 2] = 0x3f; // 11071
     assert_eq!(scan_elf_bytes(&data).unwrap().cudart_version, None);
+}
+
+/// Every ELF file of the fixtures (`../shared/fixtures`) and of testdata (gzipped ones
+/// unpacked), with its bytes.
+fn every_elf_fixture() -> Vec<(PathBuf, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for dir in [root.join("../shared/fixtures"), root.join("testdata")] {
+        assert!(dir.is_dir(), "{} missing", dir.display());
+        for p in walk(&dir) {
+            if !p.symlink_metadata().unwrap().is_file() {
+                continue;
+            }
+            let data = if p.extension().is_some_and(|e| e == "gz") {
+                let mut out = Vec::new();
+                let ok = flate2::read::GzDecoder::new(std::fs::File::open(&p).unwrap())
+                    .read_to_end(&mut out)
+                    .is_ok();
+                if !ok {
+                    continue;
+                }
+                out
+            } else {
+                read(&p)
+            };
+            if is_elf(&data) {
+                out.push((p, data));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The seekable scan reports exactly what the streaming scan reports, for every real and
+/// synthetic ELF file we have, under default and tight memory bounds (which decide what a
+/// stream still has when the dynamic section names it), and reads less of the files that
+/// carry device code.
+#[test]
+fn seekable_scan_equals_streaming_scan_on_every_fixture() {
+    let files = every_elf_fixture();
+    assert!(files.len() >= 40, "{} ELF fixtures", files.len());
+    let tight = ScanOptions {
+        head_max: 4096,
+        tail_max: 4096,
+    };
+    let (mut total, mut read_fatbin_files, mut total_fatbin_files) = (0u64, 0u64, 0u64);
+    for (p, data) in &files {
+        let size = data.len() as u64;
+        for opts in [ScanOptions::default(), tight] {
+            let want = scan_elf_with(&data[..], size, &opts).map_err(|e| e.to_string());
+            let file = std::fs::File::open(p).unwrap();
+            let got = if p.extension().is_some_and(|e| e == "gz") {
+                scan_elf_at_with(&SeekReader::new(std::io::Cursor::new(data)), size, &opts)
+            } else {
+                scan_elf_at_with(&file, size, &opts)
+            };
+            let read = got.as_ref().map_or(0, |g| g.bytes_read);
+            let got = got.map(|g| g.facts).map_err(|e| e.to_string());
+            assert_eq!(got, want, "{} ({opts:?})", p.display());
+            if let (Ok(want), true) = (&want, opts == ScanOptions::default()) {
+                total += size;
+                if want.fatbin.is_some() {
+                    total_fatbin_files += size;
+                    read_fatbin_files += read;
+                }
+            }
+        }
+        // A file shorter than its listed size is truncated the same way.
+        let cut = &data[..data.len() * 2 / 3];
+        let want = scan_elf(cut, size).map_err(|e| e.to_string());
+        let got = scan_elf_at(&SeekReader::new(std::io::Cursor::new(cut)), size)
+            .map(|g| g.facts)
+            .map_err(|e| e.to_string());
+        assert_eq!(got, want, "{} truncated", p.display());
+    }
+    assert!(total_fatbin_files > 0 && total > 0);
+    assert!(
+        read_fatbin_files * 2 < total_fatbin_files,
+        "read {read_fatbin_files} of {total_fatbin_files} bytes of the files with device code"
+    );
+}
+
+/// The hand-built layouts whose dynamic strings sit far from the head: the seekable scan
+/// finds them where the stream does, and misses them where the stream misses them.
+#[test]
+fn seekable_scan_follows_the_stream_on_late_dynamic_strings() {
+    let (dynamic, dynstr) = dyn_sections();
+    let layouts = [
+        build_elf_split(
+            true,
+            &[
+                sec(".text", vec![0x90; 300_000], 16),
+                sec(".nv_fatbin", fixture_fatbin("fx_variants.fatbin"), 8),
+                dynstr.clone(),
+                sec(".gap", vec![b'g'; 20_000], 1),
+                dynamic.clone(),
+            ],
+            2,
+        ),
+        build_elf(
+            true,
+            &[
+                sec(".text", vec![0x90; 300_000], 16),
+                sec(".nv_fatbin", fixture_fatbin("fx_variants.fatbin"), 8),
+                dynstr.clone(),
+                sec(".gap", vec![b'g'; 20_000], 1),
+                dynamic.clone(),
+                sec(".comment", vec![b'x'; 20_000], 1),
+            ],
+        ),
+        build_elf(
+            false,
+            &[
+                sec(".data", fixture_fatbin("fx_variants.fatbin"), 8),
+                dynstr,
+                dynamic,
+            ],
+        ),
+    ];
+    for elf in &layouts {
+        for opts in [ScanOptions::default(), SMALL_HEAD] {
+            let want = scan_elf_with(&elf[..], elf.len() as u64, &opts).unwrap();
+            let src = SeekReader::new(std::io::Cursor::new(elf));
+            let got = scan_elf_at_with(&src, elf.len() as u64, &opts).unwrap();
+            assert_eq!(got.facts, want, "{opts:?}");
+            assert!(want.fatbin.is_some());
+        }
+    }
 }
