@@ -194,6 +194,8 @@ fn run_image_case(image: &str, args: &[String], format: &str) -> (i32, String) {
         shown.push_str("--- stderr\n");
         shown.push_str(&stderr);
     }
+    // Messages may name the case by its absolute path: show it relative to the checkout.
+    let shown = shown.replace(&format!("{}/", repo().display()), "");
     (out.status.code().unwrap_or(-1), shown)
 }
 

@@ -110,6 +110,10 @@ pub enum ElfError {
     BadClass(u8),
     #[error("invalid ELF data encoding {0}")]
     BadEncoding(u8),
+    /// The header names tables beyond the end of the file: the file was cut short (a broken
+    /// copy or download), so what it holds cannot be known.
+    #[error("{0} (file truncated?)")]
+    BeyondEnd(String),
     #[error("read error: {0}")]
     Io(#[from] std::io::Error),
 }

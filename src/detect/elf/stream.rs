@@ -334,9 +334,15 @@ impl<'a> Scan<'a> {
                     "section header entry size {} too small",
                     h.shentsize
                 ));
-            } else if len > MAX_SHDRS_BYTES || h.shoff.saturating_add(len) > total {
+            } else if h.shoff.saturating_add(len) > total {
+                return Err(ElfError::BeyondEnd(format!(
+                    "section header table at 0x{:x} ({len} bytes) ends past the end of the \
+                     {total}-byte file",
+                    h.shoff
+                )));
+            } else if len > MAX_SHDRS_BYTES {
                 self.warn(format!(
-                    "section header table at 0x{:x} ({len} bytes) exceeds the file",
+                    "section header table at 0x{:x} ({len} bytes) is larger than gpulint reads",
                     h.shoff
                 ));
             } else if self.ret.request(h.shoff, len) {

@@ -788,13 +788,28 @@ fn random_and_hostile_bytes() {
     check_robust(&d);
     let fb = scan_fatbin_bytes_detailed(&spam).unwrap();
     assert!(!fb.1.is_empty());
-    // Header claims giant program/section header tables.
+    // Header claims a giant program header table.
     let mut h = fixture_fatbin("fx_default.so");
     h[56..58].copy_from_slice(&u16::MAX.to_le_bytes());
-    h[60..62].copy_from_slice(&u16::MAX.to_le_bytes());
     h[32..40].copy_from_slice(&(u64::MAX - 8).to_le_bytes());
     let f = scan_elf_bytes(&h).unwrap();
     assert!(!f.warnings.is_empty());
+    // A section header table past the end of the file (too many entries, or too far): the
+    // file was cut short or is corrupt, and what it holds is unknown — an error (GL000),
+    // never an empty "no device code".
+    let mut many = h.clone();
+    many[60..62].copy_from_slice(&u16::MAX.to_le_bytes());
+    assert!(matches!(scan_elf_bytes(&many), Err(ElfError::BeyondEnd(_))));
+    h[40..48].copy_from_slice(&(u64::MAX - 8).to_le_bytes());
+    assert!(matches!(scan_elf_bytes(&h), Err(ElfError::BeyondEnd(_))));
+    let v01 = std::fs::read(
+        data_dir().join("cuda-binaries/v01_sm80_sm90_ptx90/libv01_sm80_sm90_ptx90.so"),
+    )
+    .unwrap();
+    assert!(matches!(
+        scan_elf_bytes(&v01[..v01.len() * 2 / 3]),
+        Err(ElfError::BeyondEnd(_))
+    ));
 }
 
 /// .dynamic followed directly by .dynstr far into the file (the layout patchelf produces, e.g.
