@@ -427,6 +427,13 @@ mod tests {
     use super::*;
     use crate::spec::testutil;
 
+    /// Writes `text` at `rel` under `root`, creating the directories on the way.
+    fn write_file(root: &std::path::Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
     #[test]
     fn discovery_names_follow_hadolint_not_source_files() {
         for df in [
@@ -460,11 +467,7 @@ mod tests {
     #[test]
     fn lint_skips_vendored_trees_and_helm_templates() {
         let d = tempfile::tempdir().unwrap();
-        let w = |rel: &str, t: &str| {
-            let p = d.path().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, t).unwrap();
-        };
+        let w = |rel: &str, t: &str| write_file(d.path(), rel, t);
         let bad =
             "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu121\n";
         w("node_modules/x/Dockerfile", bad);
@@ -513,11 +516,7 @@ mod tests {
     #[test]
     fn discovery_outside_git_honours_gitignore() {
         let d = tempfile::tempdir().unwrap();
-        let w = |rel: &str, t: &str| {
-            let p = d.path().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, t).unwrap();
-        };
+        let w = |rel: &str, t: &str| write_file(d.path(), rel, t);
         let df = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n";
         w(".gitignore", "build/\n*.generated.Dockerfile\n");
         w("build/Dockerfile", df);

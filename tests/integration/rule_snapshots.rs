@@ -56,28 +56,36 @@ fn command_for(name: &str) -> Vec<&'static str> {
     }
 }
 
-/// Runs one fixture from its own folder (so paths in the output are relative and stable)
-/// with an empty configuration and no local host.
-fn run_fixture(path: &Path) -> (i32, String) {
-    let name = path.file_name().unwrap().to_str().unwrap();
-    let text = std::fs::read_to_string(path).unwrap();
+/// `gpulint ARGS` run from `cwd` with an empty configuration and its own HOME and cache, no
+/// daemon and no colour variables.
+fn run_isolated(cwd: &Path, args: &[String]) -> std::process::Output {
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("empty.toml");
     std::fs::write(&config, "").unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpulint"));
-    cmd.current_dir(path.parent().unwrap())
-        .args(command_for(name))
-        .arg(name)
-        .args(fixture_args(&text))
-        .args(["--no-local-host", "--format", "concise", "--color", "never"])
+    Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .current_dir(cwd)
+        .args(args)
         .arg("--config")
         .arg(&config)
         .env("HOME", home.path())
         .env("XDG_CACHE_HOME", home.path())
         .env_remove("DOCKER_HOST")
         .env_remove("NO_COLOR")
-        .env_remove("FORCE_COLOR");
-    let out = cmd.output().unwrap();
+        .env_remove("FORCE_COLOR")
+        .output()
+        .unwrap()
+}
+
+/// Runs one fixture from its own folder (so paths in the output are relative and stable)
+/// with an empty configuration and no local host.
+fn run_fixture(path: &Path) -> (i32, String) {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut args: Vec<String> = command_for(name).iter().map(|a| a.to_string()).collect();
+    args.push(name.to_string());
+    args.extend(fixture_args(&text));
+    args.extend(["--no-local-host", "--format", "concise", "--color", "never"].map(String::from));
+    let out = run_isolated(path.parent().unwrap(), &args);
     let mut shown = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !stderr.trim().is_empty() {
@@ -164,30 +172,19 @@ struct ImageCase {
 /// `gpulint image IMAGE ARGS` from the repository root, as a user runs it, with an empty
 /// configuration, no cache and no local host: (exit code, stdout [+ stderr]).
 fn run_image_case(image: &str, args: &[String], format: &str) -> (i32, String) {
-    let home = tempfile::tempdir().unwrap();
-    let config = home.path().join("empty.toml");
-    std::fs::write(&config, "").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
-        .current_dir(repo())
-        .args([
-            "image",
-            image,
-            "--no-cache",
-            "--no-local-host",
-            "--color",
-            "never",
-        ])
-        .args(["--format", format])
-        .args(args)
-        .arg("--config")
-        .arg(&config)
-        .env("HOME", home.path())
-        .env("XDG_CACHE_HOME", home.path())
-        .env_remove("DOCKER_HOST")
-        .env_remove("NO_COLOR")
-        .env_remove("FORCE_COLOR")
-        .output()
-        .unwrap();
+    let mut all: Vec<String> = [
+        "image",
+        image,
+        "--no-cache",
+        "--no-local-host",
+        "--color",
+        "never",
+    ]
+    .map(String::from)
+    .to_vec();
+    all.extend(["--format".to_string(), format.to_string()]);
+    all.extend_from_slice(args);
+    let out = run_isolated(&repo(), &all);
     let mut shown = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if format != "json" && !stderr.trim().is_empty() {
