@@ -27,6 +27,11 @@ need_install() {
 
 install() {
   if ! need_install; then return 0; fi
+  # Tests start services in parallel: one installs, the others wait for it (apt's own lock
+  # would make them fail instead).
+  exec 9>"${TMPDIR:-/tmp}/gpulint-services-install.lock"
+  flock 9
+  if ! need_install; then return 0; fi
   if [[ $(id -u) != 0 ]] || ! command -v apt-get >/dev/null; then
     log "missing tools and not root on Debian: cannot install docker.io docker-registry skopeo umoci podman apache2-utils"
     return 1

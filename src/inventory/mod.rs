@@ -211,6 +211,11 @@ pub struct Binary {
     pub compression: Vec<String>,
     /// True if the file has device code (a fatbin); false if it only links CUDA libraries.
     pub has_device_code: bool,
+    /// The CUDA runtime release linked into the binary itself (nvcc's default `-cudart
+    /// static`), read from its `cudaRuntimeGetVersion`: it needs a driver for that release
+    /// like a libcudart would. Known only while the binary keeps its `.symtab`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_cuda_runtime: Option<CudaVersion>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }

@@ -113,7 +113,10 @@ printf '/* cuda_runtime_api.h placeholder */\n#define CUDART_VERSION 12010\n' \
 distinfo myext 0.1.0 cp311-cp311-linux_x86_64 'torch==2.3.0'
 mkdir -p "$v/$sp/myext"
 printf 'from . import _C  # noqa: F401\n' >"$v/$sp/myext/__init__.py"
-cp "$EXT" "$v/$sp/myext/_C.so"
+# Stripped, as wheels ship their extensions: nvcc's static CUDA runtime (13.0 here) is then
+# named nowhere, so the image's runtime is the wheel's cudart 12.1 (gpulint reads a static
+# runtime from .symtab; testdata/rules/image/cases keeps an unstripped one).
+strip -s -o "$v/$sp/myext/_C.so" "$EXT"
 chmod 755 "$v/$sp/myext/_C.so"
 
 # A driver library copied in by mistake; layer 3 deletes it again.

@@ -27,6 +27,7 @@ const MAX_DYNSTR_BYTES: u64 = 8 << 20;
 
 const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
+const SHT_SYMTAB: u32 = 2;
 const SHT_STRTAB: u32 = 3;
 const SHT_DYNAMIC: u32 = 6;
 const SHT_NOBITS: u32 = 8;
@@ -735,10 +736,13 @@ impl Scan<'_> {
         }
 
         // A CUDA runtime's version, from its code (the soname only names the major).
+        // A CUDA runtime exports cudaRuntimeGetVersion; a binary built with nvcc's default
+        // `-cudart static` carries its own copy, named only in `.symtab` (absent once stripped).
         let cudart_version = match (&soname, &self.shdrs) {
             (Some(so), Some(shdrs)) if so.starts_with("libcudart") && h.is64 => {
-                self.cudart_version(h.machine, shdrs)
+                self.cudart_version(h.machine, shdrs, SHT_DYNSYM)
             }
+            (_, Some(shdrs)) if h.is64 => self.cudart_version(h.machine, shdrs, SHT_SYMTAB),
             _ => None,
         };
 
@@ -822,8 +826,10 @@ impl Scan<'_> {
 
     /// What `cudaRuntimeGetVersion` reports (see [`cudart`]), from the dynamic symbol table
     /// and the code it points at, when both were kept (a runtime is far smaller than the head).
-    fn cudart_version(&self, machine: u16, shdrs: &[Shdr]) -> Option<u32> {
-        let dynsym = shdrs.iter().find(|s| s.sh_type == SHT_DYNSYM)?;
+    /// What `cudaRuntimeGetVersion`, found in the symbol table of type `table` (SHT_DYNSYM or
+    /// SHT_SYMTAB), reports; None when the table, the symbol or its code was not kept.
+    fn cudart_version(&self, machine: u16, shdrs: &[Shdr], table: u32) -> Option<u32> {
+        let dynsym = shdrs.iter().find(|s| s.sh_type == table)?;
         let strtab = shdrs.get(dynsym.link as usize)?;
         if dynsym.size > MAX_DYNSYM_BYTES || strtab.size > MAX_DYNSTR_BYTES {
             return None;

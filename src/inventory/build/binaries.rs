@@ -35,7 +35,18 @@ pub(crate) fn binary_from_elf(
         .flat_map(|c| c.entries.iter())
         .collect();
     let has_device_code = !entries.is_empty() || !embedded.is_empty();
-    if !has_device_code && !e.needed.iter().any(|n| links_cuda(n)) {
+    // The CUDA runtime linked into the binary itself (nvcc's default `-cudart static`).
+    // A libcudart itself is a CUDA library, not a binary that carries one.
+    let is_cudart = path.file_name().starts_with("libcudart")
+        || e.soname
+            .as_deref()
+            .is_some_and(|s| s.starts_with("libcudart"));
+    let static_cuda_runtime: Option<CudaVersion> = e
+        .cudart_version
+        .filter(|_| !is_cudart)
+        .and_then(|v| crate::detect::elf::format_cudart_version(v).parse().ok());
+    if !has_device_code && !e.needed.iter().any(|n| links_cuda(n)) && static_cuda_runtime.is_none()
+    {
         return None;
     }
     let mut ptx_isa: BTreeMap<String, (u16, u16)> = BTreeMap::new();
@@ -82,6 +93,7 @@ pub(crate) fn binary_from_elf(
             .collect(),
         compression: compression.into_iter().collect(),
         has_device_code,
+        static_cuda_runtime,
         warnings: e.warnings.clone(),
     })
 }

@@ -73,6 +73,19 @@ impl<'a> ImageContext<'a> {
                 });
             }
         }
+        // Runtimes linked into binaries (nvcc's default `-cudart static`): one per release
+        // not already carried by a libcudart.
+        for b in &inv.binaries {
+            if let Some(v) = b.static_cuda_runtime {
+                if !out.iter().any(|r| r.version.same_release(&v)) {
+                    out.push(RuntimeUse {
+                        version: v,
+                        what: format!("CUDA runtime {v} linked statically into {}", b.path),
+                        location: Some(self.binary_location(b)),
+                    });
+                }
+            }
+        }
         for p in &inv.python_packages {
             if p.name == "torch" {
                 if let Some(v) = p.cuda {
