@@ -54,8 +54,8 @@ pub fn block(s: &str) -> Cow<'_, str> {
 }
 
 /// Serialized JSON (or SARIF) text: serde_json already escapes C0 controls; DEL, C1 and the
-/// bidi overrides are valid raw in JSON but not safe on a terminal, so they become `\uXXXX`
-/// escapes. The parsed data is unchanged.
+/// bidi overrides are valid raw in JSON but not safe on a terminal, so they become `\u`
+/// escapes of four hex digits. The parsed data is unchanged.
 pub fn json_text(s: String) -> String {
     if !s.chars().any(is_unsafe_in_json) {
         return s;
