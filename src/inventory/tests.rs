@@ -475,6 +475,7 @@ fn binaries_with_device_code_or_cuda_links() {
     let elf = |needed: &[&str], fatbin: Option<FatbinSummary>| {
         Fact::Elf(ElfFacts {
             cudart_version: None,
+            static_cudart_version: None,
             class: 64,
             elf_type: "dyn".into(),
             soname: None,

@@ -40,12 +40,14 @@ pub struct ElfFacts {
     pub rpath: Vec<String>,
     /// DT_RUNPATH split on ':'.
     pub runpath: Vec<String>,
-    /// What `cudaRuntimeGetVersion` reports (11070 = CUDA 11.7), read from its code: for a CUDA
-    /// runtime (`libcudart*`, from `.dynsym`) and for a binary with the runtime linked in
-    /// statically (nvcc's default; from `.symtab`, so only while not stripped). None when
-    /// there is no runtime or it is not readable.
+    /// For a CUDA runtime (`libcudart*`): the value its `cudaRuntimeGetVersion` reports
+    /// (11070 = CUDA 11.7), read from its code; None when not a runtime or not readable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cudart_version: Option<u32>,
+    /// For any other binary: the same, of a runtime linked into it (nvcc's default `-cudart
+    /// static`), found through `.symtab`, so only while the binary is not stripped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_cudart_version: Option<u32>,
     /// None if the file has no device code.
     pub fatbin: Option<FatbinSummary>,
     /// Malformed or unreadable parts.

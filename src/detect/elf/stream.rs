@@ -692,6 +692,7 @@ impl Scan<'_> {
                 rpath: Vec::new(),
                 runpath: Vec::new(),
                 cudart_version: None,
+                static_cudart_version: None,
                 fatbin: None,
                 warnings: self.warnings,
             };
@@ -738,12 +739,12 @@ impl Scan<'_> {
         // A CUDA runtime's version, from its code (the soname only names the major).
         // A CUDA runtime exports cudaRuntimeGetVersion; a binary built with nvcc's default
         // `-cudart static` carries its own copy, named only in `.symtab` (absent once stripped).
-        let cudart_version = match (&soname, &self.shdrs) {
+        let (cudart_version, static_cudart_version) = match (&soname, &self.shdrs) {
             (Some(so), Some(shdrs)) if so.starts_with("libcudart") && h.is64 => {
-                self.cudart_version(h.machine, shdrs, SHT_DYNSYM)
+                (self.cudart_version(h.machine, shdrs, SHT_DYNSYM), None)
             }
-            (_, Some(shdrs)) if h.is64 => self.cudart_version(h.machine, shdrs, SHT_SYMTAB),
-            _ => None,
+            (_, Some(shdrs)) if h.is64 => (None, self.cudart_version(h.machine, shdrs, SHT_SYMTAB)),
+            _ => (None, None),
         };
 
         // Sections and fatbins.
@@ -815,6 +816,7 @@ impl Scan<'_> {
             rpath,
             runpath,
             cudart_version,
+            static_cudart_version,
             fatbin: if sections.is_empty() {
                 None
             } else {

@@ -35,15 +35,11 @@ pub(crate) fn binary_from_elf(
         .flat_map(|c| c.entries.iter())
         .collect();
     let has_device_code = !entries.is_empty() || !embedded.is_empty();
-    // The CUDA runtime linked into the binary itself (nvcc's default `-cudart static`).
-    // A libcudart itself is a CUDA library, not a binary that carries one.
-    let is_cudart = path.file_name().starts_with("libcudart")
-        || e.soname
-            .as_deref()
-            .is_some_and(|s| s.starts_with("libcudart"));
+    // The CUDA runtime linked into the binary itself (nvcc's default `-cudart static`); a
+    // libcudart file without a DT_SONAME is still a CUDA library, not a binary carrying one.
     let static_cuda_runtime: Option<CudaVersion> = e
-        .cudart_version
-        .filter(|_| !is_cudart)
+        .static_cudart_version
+        .filter(|_| !path.file_name().starts_with("libcudart"))
         .and_then(|v| crate::detect::elf::format_cudart_version(v).parse().ok());
     if !has_device_code && !e.needed.iter().any(|n| links_cuda(n)) && static_cuda_runtime.is_none()
     {
