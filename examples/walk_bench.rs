@@ -88,7 +88,11 @@ fn decompress(reference: &str) -> Result<(), String> {
 fn walk(reference: &str) -> Result<(), String> {
     let image = open_image(reference, None).map_err(|e| e.to_string())?;
     let start = Instant::now();
-    let r = walk_image(&image, &[], &ScanOptions::default());
+    let r = walk_image(
+        &image,
+        &gpulint::detect::Detectors::none(),
+        &ScanOptions::default(),
+    );
     let secs = start.elapsed().as_secs_f64();
     let elf = r.tree.files().filter(|(_, n)| !n.facts.is_empty()).count();
     println!(

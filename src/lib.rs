@@ -17,6 +17,7 @@ pub mod format;
 pub mod host;
 pub mod inventory;
 mod io_util;
+pub mod loader;
 pub mod matrix;
 pub mod progress;
 pub mod report;

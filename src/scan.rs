@@ -2,7 +2,7 @@
 //! (each layer from the cache when seen before) → inventory.
 
 use crate::cache::{scan_layers, LayerCache};
-use crate::detect::Detector;
+use crate::detect::Detectors;
 use crate::inventory::{build, ImageMeta, Inventory};
 use crate::progress::Progress;
 use crate::source::live::{open_bare_name, SourceArgs, SourceOptions};
@@ -48,9 +48,9 @@ pub fn analyzer_version() -> String {
     analyzer_version_of(&crate::detect::detectors())
 }
 
-fn analyzer_version_of(detectors: &[Box<dyn Detector>]) -> String {
+fn analyzer_version_of(detectors: &Detectors) -> String {
     let mut s = format!("gpulint-{}-r{ANALYZER_REVISION}", env!("CARGO_PKG_VERSION"));
-    for d in detectors {
+    for d in detectors.iter() {
         s.push_str(&format!("-{}{}", d.name(), d.version()));
     }
     s
@@ -103,11 +103,7 @@ pub struct WalkResult {
 /// Walks every layer of an opened image with `detectors`, in layer order: each layer from
 /// the cache when it holds the layer, the others in parallel. The one orchestration the CLI,
 /// the tests and the benchmarks all run.
-fn walk_layers(
-    image: &Image,
-    detectors: &[Box<dyn Detector>],
-    opts: &ScanOptions,
-) -> Vec<LayerTree> {
+fn walk_layers(image: &Image, detectors: &Detectors, opts: &ScanOptions) -> Vec<LayerTree> {
     let jobs = opts
         .walk
         .threads
@@ -135,11 +131,7 @@ fn issues_of(layers: &[LayerTree]) -> (Vec<ScanIssue>, bool) {
 
 /// [`scan`]'s walk, keeping every layer's tree beside the squashed one (for tests and
 /// benchmarks that look at layers).
-pub fn walk_image(
-    image: &Image,
-    detectors: &[Box<dyn Detector>],
-    opts: &ScanOptions,
-) -> WalkResult {
+pub fn walk_image(image: &Image, detectors: &Detectors, opts: &ScanOptions) -> WalkResult {
     let layers = walk_layers(image, detectors, opts);
     let (errors, partial) = issues_of(&layers);
     let tree = FileTree::squash_refs(&layers);

@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn glob_paths() {
         assert_wants(
-            &crate::detect::TableDetector::new(&DETECTOR),
+            &DETECTOR,
             &[
                 "opt/conda/conda-meta/pytorch-2.1.0-py3.11_cuda12.1_cudnn8.9.2_0.json",
                 "opt/conda/envs/x/conda-meta/cuda-version-12.1-h1d6eff3_3.json",

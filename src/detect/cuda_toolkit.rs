@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn glob_paths() {
         assert_wants(
-            &crate::detect::TableDetector::new(&DETECTOR),
+            &DETECTOR,
             &[
                 "usr/local/cuda-12.1/version.json",
                 "usr/local/cuda/version.txt",

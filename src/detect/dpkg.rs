@@ -120,7 +120,7 @@ Version: 2.17.1-1+cuda12.1\n";
     #[test]
     fn glob_paths() {
         assert_wants(
-            &crate::detect::TableDetector::new(&DETECTOR),
+            &DETECTOR,
             &["var/lib/dpkg/status", "var/lib/dpkg/status.d/libc6"],
             &[
                 "var/lib/dpkg/status-old",

@@ -145,7 +145,7 @@ mod tests {
     #[test]
     fn glob_paths() {
         assert_wants(
-            &crate::detect::TableDetector::new(&DETECTOR),
+            &DETECTOR,
             &[
                 "usr/lib/x86_64-linux-gnu/libc.so.6",
                 "lib/x86_64-linux-gnu/libc.so.6",

@@ -55,13 +55,71 @@ pub trait Detector: Send + Sync {
     fn name(&self) -> &'static str;
     /// Bumped when the detector's output changes, so cached layer results are recomputed.
     fn version(&self) -> u32;
-    /// Whether this detector wants the content of the regular file at `path`.
-    fn wants(&self, path: &ImagePath, size: u64) -> bool;
+    /// In-image paths it reads (`*` never crosses a `/`, `**/` is any number of leading
+    /// directories). All detectors' globs are matched at once by [`Detectors`].
+    fn globs(&self) -> &[&'static str];
+    /// A further test on a path the globs matched.
+    fn accept(&self, _path: &ImagePath) -> bool {
+        true
+    }
     /// At most this many bytes are read; larger files get the first `max_bytes` and a warning.
     fn max_bytes(&self) -> u64 {
         4 << 20
     }
     fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String>;
+}
+
+/// The detectors of one walk, their globs compiled into one [`GlobSet`] so each path in a
+/// layer is matched once (syft's `WithParserByGlobs` selection, Trivy's analyzer group).
+pub struct Detectors {
+    list: Vec<Box<dyn Detector>>,
+    globs: GlobSet,
+    /// For each glob of `globs`, the index of its detector in `list`.
+    owner: Vec<usize>,
+}
+
+impl Detectors {
+    pub fn new(list: Vec<Box<dyn Detector>>) -> Detectors {
+        let mut b = GlobSetBuilder::new();
+        let mut owner = Vec::new();
+        for (i, d) in list.iter().enumerate() {
+            for p in d.globs() {
+                // The patterns are constants of the detector; a bad one is a bug caught by
+                // its glob test, so it is skipped here rather than panicking at run time.
+                if let Ok(g) = GlobBuilder::new(p).literal_separator(true).build() {
+                    b.add(g);
+                    owner.push(i);
+                }
+            }
+        }
+        let globs = b.build().unwrap_or_else(|_| GlobSet::empty());
+        Detectors { list, globs, owner }
+    }
+
+    /// The detectors that read the file at `path`, in their list order.
+    pub fn wanting(&self, path: &ImagePath) -> Vec<&dyn Detector> {
+        let mut hits: Vec<usize> = self
+            .globs
+            .matches(path.as_str())
+            .into_iter()
+            .map(|g| self.owner[g])
+            .collect();
+        hits.sort_unstable();
+        hits.dedup();
+        hits.into_iter()
+            .map(|i| self.list[i].as_ref())
+            .filter(|d| d.accept(path))
+            .collect()
+    }
+
+    /// No detector: a walk that records entries only.
+    pub fn none() -> Detectors {
+        Detectors::new(Vec::new())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &dyn Detector> {
+        self.list.iter().map(|d| d.as_ref())
+    }
 }
 
 /// A path-selected detector as data (syft's `WithParserByGlobs`, Trivy's analyzers): the paths
@@ -95,51 +153,47 @@ pub const TABLE: &[&DetectorSpec] = &[
     &ld_so_conf::DETECTOR,
 ];
 
-/// A [`DetectorSpec`] with its globs compiled.
-pub struct TableDetector {
-    spec: &'static DetectorSpec,
-    globs: GlobSet,
-}
+/// A [`DetectorSpec`] as a [`Detector`].
+pub struct TableDetector(&'static DetectorSpec);
 
 impl TableDetector {
     pub fn new(spec: &'static DetectorSpec) -> TableDetector {
-        TableDetector {
-            spec,
-            globs: glob_set(spec.globs),
-        }
+        TableDetector(spec)
     }
 }
 
 impl Detector for TableDetector {
     fn name(&self) -> &'static str {
-        self.spec.name
+        self.0.name
     }
     fn version(&self) -> u32 {
-        self.spec.version
+        self.0.version
     }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        self.globs.is_match(path.as_str()) && self.spec.accept.is_none_or(|ok| ok(path))
+    fn globs(&self) -> &[&'static str] {
+        self.0.globs
+    }
+    fn accept(&self, path: &ImagePath) -> bool {
+        self.0.accept.is_none_or(|ok| ok(path))
     }
     fn max_bytes(&self) -> u64 {
-        self.spec.max_bytes
+        self.0.max_bytes
     }
     fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
-        (self.spec.parse)(path, data)
+        (self.0.parse)(path, data)
     }
 }
 
 /// Every path-selected detector of [`TABLE`], ready to run.
-pub fn detectors() -> Vec<Box<dyn Detector>> {
-    TABLE
-        .iter()
-        .map(|s| Box::new(TableDetector::new(s)) as Box<dyn Detector>)
-        .collect()
+pub fn detectors() -> Detectors {
+    Detectors::new(
+        TABLE
+            .iter()
+            .map(|s| Box::new(TableDetector::new(s)) as Box<dyn Detector>)
+            .collect(),
+    )
 }
 
-/// Build a glob set over in-image paths (relative, `/`-separated). `*` never crosses a `/`;
-/// `**/` matches any number of leading directories, including none. The patterns are
-/// constants of this crate; a bad one is a bug caught by each detector's glob test, so it is
-/// skipped here rather than panicking at run time.
+/// Build a glob set over in-image paths (relative, `/`-separated), as [`Detectors`] does.
 pub(crate) fn glob_set(patterns: &[&str]) -> GlobSet {
     let mut b = GlobSetBuilder::new();
     for p in patterns {
@@ -165,12 +219,14 @@ pub(crate) mod testutil {
     }
 
     /// Assert which of `paths` a detector asks for.
-    pub(crate) fn assert_wants(d: &dyn Detector, yes: &[&str], no: &[&str]) {
+    pub(crate) fn assert_wants(spec: &'static DetectorSpec, yes: &[&str], no: &[&str]) {
+        let set = Detectors::new(vec![Box::new(TableDetector::new(spec))]);
+        let wants = |path: &str| !set.wanting(&p(path)).is_empty();
         for y in yes {
-            assert!(d.wants(&p(y), 100), "{} should want {y}", d.name());
+            assert!(wants(y), "{} should want {y}", spec.name);
         }
         for n in no {
-            assert!(!d.wants(&p(n), 100), "{} should not want {n}", d.name());
+            assert!(!wants(n), "{} should not want {n}", spec.name);
         }
     }
 
@@ -222,9 +278,9 @@ pub(crate) mod testutil {
         let ds = detectors();
         for (path, data) in real {
             let path = p(path);
-            let d = ds
-                .iter()
-                .find(|d| d.wants(&path, data.len() as u64))
+            let d = *ds
+                .wanting(&path)
+                .first()
                 .unwrap_or_else(|| panic!("no detector wants {path}"));
             for n in 0..=data.len() {
                 let _ = d.detect(&path, &data[..n]);

@@ -65,7 +65,7 @@ mod tests {
     #[test]
     fn glob_paths() {
         assert_wants(
-            &crate::detect::TableDetector::new(&DETECTOR),
+            &DETECTOR,
             &["opt/torch/.venv/pyvenv.cfg", "pyvenv.cfg"],
             &["opt/torch/.venv/pyvenv.cfg.bak"],
         );

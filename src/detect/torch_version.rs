@@ -207,9 +207,8 @@ mod tests {
 
     #[test]
     fn glob_paths() {
-        let d = crate::detect::TableDetector::new(&DETECTOR);
         assert_wants(
-            &d,
+            &DETECTOR,
             &[
                 "opt/torch/.venv/lib/python3.12/site-packages/torch/version.py",
                 "usr/local/lib/python3.10/dist-packages/torchvision/version.py",

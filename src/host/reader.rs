@@ -232,40 +232,38 @@ pub trait HostReader {
     }
 }
 
-/// Resolve symlinks of `path` inside the reader, up to 16 hops. Only the final component
-/// chain is followed (enough for `/usr/local/cuda -> /etc/alternatives/cuda -> …`).
+/// `path` with the symlinks in every component resolved inside the reader (the one loader
+/// model's [`crate::loader::canonical`]): `/usr/local/cuda/lib64` →
+/// `/usr/local/cuda-12.1/targets/x86_64-linux/lib`.
 pub fn resolve_link(reader: &dyn HostReader, path: &str) -> String {
-    let mut p = path.trim_end_matches('/').to_string();
-    for _ in 0..16 {
-        let Some(t) = reader.read_link(&p) else {
-            break;
-        };
-        p = if t.starts_with('/') {
-            normalize(&t)
-        } else {
-            let parent = Path::new(&p)
-                .parent()
-                .map(|x| x.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            normalize(&format!("{parent}/{t}"))
-        };
-    }
-    p
+    crate::loader::canonical(&HostFs(reader), path)
 }
 
-/// Lexically normalize an absolute path (`/a/./b/../c` → `/a/c`).
-pub fn normalize(p: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            x => out.push(x),
-        }
+pub use crate::loader::normalize;
+
+/// A host (live or captured) as the dynamic loader model sees it.
+pub struct HostFs<'a>(pub &'a dyn HostReader);
+
+impl crate::loader::LoaderFs for HostFs<'_> {
+    fn read_link(&self, path: &str) -> Option<String> {
+        self.0.read_link(path)
     }
-    format!("/{}", out.join("/"))
+    fn is_file(&self, path: &str) -> bool {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let dir = if dir.is_empty() { "/" } else { dir };
+        self.0
+            .list_dir(dir)
+            .unwrap_or_default()
+            .iter()
+            .any(|(n, k)| n == name && *k == EntryKind::File)
+    }
+    fn list_dir(&self, dir: &str) -> Vec<String> {
+        let entries = self.0.list_dir(dir).unwrap_or_default();
+        entries.into_iter().map(|(n, _)| n).collect()
+    }
+    fn ld_conf(&self, path: &str) -> Option<crate::loader::LdSoConf> {
+        Some(crate::loader::parse_ld_so_conf(&self.0.read(path)?))
+    }
 }
 
 fn list_local(dir: &Path) -> Option<Vec<(String, EntryKind)>> {
@@ -521,6 +519,16 @@ impl CapturedReader {
         let n = normalize(path);
         self.root.join(n.trim_start_matches('/'))
     }
+
+    /// The file under the root that `path` names, symlinks in every component resolved inside
+    /// the captured tree (an absolute link means the captured host's path, never this
+    /// machine's); None where they loop or the result is still a link.
+    fn inside(&self, path: &str) -> Option<PathBuf> {
+        let real = crate::loader::resolve(&HostFs(self), path)?;
+        let p = self.host(&real);
+        let is_link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        (!is_link).then_some(p)
+    }
 }
 
 impl HostReader for CapturedReader {
@@ -531,27 +539,10 @@ impl HostReader for CapturedReader {
         false
     }
     fn read(&self, path: &str) -> Option<Vec<u8>> {
-        let p = self.host(path);
-        // Absolute symlinks inside the tree point into the tree, not to this machine.
-        if std::fs::symlink_metadata(&p).ok()?.file_type().is_symlink() {
-            let r = resolve_link(self, path);
-            if r == normalize(path) {
-                return None;
-            }
-            return read_local(&self.host(&r));
-        }
-        read_local(&p)
+        read_local(&self.inside(path)?)
     }
     fn list_dir(&self, path: &str) -> Option<Vec<(String, EntryKind)>> {
-        let p = self.host(path);
-        if std::fs::symlink_metadata(&p).ok()?.file_type().is_symlink() {
-            let r = resolve_link(self, path);
-            if r == normalize(path) {
-                return None;
-            }
-            return list_local(&self.host(&r));
-        }
-        list_local(&p)
+        list_local(&self.inside(path)?)
     }
     fn read_link(&self, path: &str) -> Option<String> {
         std::fs::read_link(self.host(path))
@@ -584,8 +575,7 @@ impl HostReader for CapturedReader {
         Some(crate::host::parse::parse_ls_l(&String::from_utf8_lossy(&b)))
     }
     fn local_path(&self, path: &str) -> PathBuf {
-        let r = resolve_link(self, path);
-        self.host(&r)
+        self.inside(path).unwrap_or_else(|| self.host(path))
     }
 }
 

@@ -44,8 +44,8 @@ pub(crate) fn tree_from_dir(root: &Path) -> (FileTree, Vec<String>) {
             NodeKind::Dir { mode }
         } else if ft.is_file() {
             let size = meta.len();
-            for d in &ds {
-                if d.wants(&path, size) {
+            for d in ds.wanting(&path) {
+                {
                     let mut buf = Vec::new();
                     std::fs::File::open(e.path())
                         .expect("open")
@@ -648,4 +648,89 @@ fn bundled_runtime_version_from_its_code() {
     assert_eq!(rt.provider, LibraryProvider::Bundled);
     let other = lib(&inv, &format!("/{sp}/libcudart-0123abcd.so.11.0"));
     assert_eq!(other.version.as_deref(), Some("11.0"));
+}
+
+/// One loader model: the same root filesystem read as an image layer (the walker's file tree)
+/// and as a captured host (`gpulint host --root`) gives the same ld.so.conf directories and
+/// resolves every soname to the same file through relative, absolute and chained links.
+#[test]
+fn image_and_host_resolve_libraries_the_same_way() {
+    use crate::loader::{self, LoadRequest, LoaderFs};
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let file = |p: &str, text: &str| {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let link = |p: &str, target: &str| {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        symlink(target, p).unwrap();
+    };
+    let lib = "usr/local/cuda-12.1/targets/x86_64-linux/lib";
+    file(&format!("{lib}/libcudart.so.12.1.105"), "x");
+    link(&format!("{lib}/libcudart.so.12"), "libcudart.so.12.1.105");
+    file(&format!("{lib}/libcublas.so.12.1.3.1"), "x");
+    link(&format!("{lib}/libcublas.so.12"), "libcublas.so.12.1.3.1");
+    link("usr/local/cuda-12.1/lib64", "targets/x86_64-linux/lib");
+    link("etc/alternatives/cuda", "/usr/local/cuda-12.1");
+    link("usr/local/cuda", "/etc/alternatives/cuda");
+    file("etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+    file("etc/ld.so.conf.d/000_cuda.conf", "/usr/local/cuda/lib64\n");
+    file("etc/ld.so.conf.d/.hidden.conf", "/nowhere\n");
+    let venv = "opt/venv/lib/python3.12/site-packages";
+    file(&format!("{venv}/nvidia/cuda_runtime/lib/libcudart.so.12"), "x");
+    file(&format!("{venv}/torch/lib/libtorch_cuda.so"), "x");
+    // A loop must end in both, resolving nothing.
+    link("opt/loop/a", "b");
+    link("opt/loop/b", "a");
+
+    let (tree, _) = tree_from_dir(root);
+    let image = super::build::TreeFs(&tree);
+    let captured = crate::host::CapturedReader::new(root).unwrap();
+    let host = crate::host::reader::HostFs(&captured);
+    let both: [&dyn LoaderFs; 2] = [&image, &host];
+
+    let conf: Vec<Vec<(String, String)>> =
+        both.iter().map(|fs| loader::system_search_dirs(*fs)).collect();
+    assert_eq!(conf[0], conf[1]);
+    assert_eq!(
+        conf[0],
+        [(
+            "/usr/local/cuda/lib64".to_string(),
+            "/etc/ld.so.conf.d/000_cuda.conf".to_string()
+        )]
+    );
+    let conf_dirs: Vec<String> = conf[0].iter().map(|(d, _)| d.clone()).collect();
+    let runpath = vec!["$ORIGIN/../../nvidia/cuda_runtime/lib".to_string()];
+    let origin = format!("/{venv}/torch/lib");
+    for ld_library_path in [None, Some("/usr/local/cuda/lib64"), Some("/opt/loop/a:/usr/lib")] {
+        let order = loader::search_order(&LoadRequest {
+            origin: &origin,
+            runpath: &runpath,
+            ld_library_path,
+            ld_so_conf: &conf_dirs,
+            machine: "x86_64",
+            ..Default::default()
+        });
+        for needed in ["libcudart.so.12", "libcublas.so.12", "libcufft.so.11"] {
+            let found: Vec<_> = both.iter().map(|fs| loader::find(*fs, &order, needed)).collect();
+            assert_eq!(found[0], found[1], "{needed} with {ld_library_path:?}");
+        }
+        let cudart = loader::find(&image, &order, "libcudart.so.12").unwrap();
+        let expected = match ld_library_path {
+            Some(d) if d.starts_with("/usr/local/cuda") => {
+                format!("/{lib}/libcudart.so.12.1.105")
+            }
+            _ => format!("/{venv}/nvidia/cuda_runtime/lib/libcudart.so.12"),
+        };
+        assert_eq!(cudart.real, expected, "{ld_library_path:?}");
+        // cuBLAS is found through ld.so.conf and the absolute /etc/alternatives link.
+        let cublas = loader::find(&host, &order, "libcublas.so.12").unwrap();
+        assert_eq!(cublas.real, format!("/{lib}/libcublas.so.12.1.3.1"));
+    }
+    assert_eq!(loader::resolve(&image, "/opt/loop/a"), None);
+    assert_eq!(loader::resolve(&host, "/opt/loop/a"), None);
 }

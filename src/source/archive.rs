@@ -670,7 +670,7 @@ mod tests {
                 },
                 ..Default::default()
             };
-            let walked = crate::scan::walk_image(&image, &[], &opts);
+            let walked = crate::scan::walk_image(&image, &crate::detect::Detectors::none(), &opts);
             assert!(walked.errors.is_empty(), "{what}: {:?}", walked.errors);
             for (i, layer) in walked.layers.iter().enumerate() {
                 assert!(layer.verified_diff_id.is_some(), "{what}: layer {i}");

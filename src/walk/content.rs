@@ -4,7 +4,7 @@
 
 use super::issue::{stream_error_kind, IssueKind, ScanIssue};
 use super::{ImagePath, WalkOptions};
-use crate::detect::{elf, Detector, Fact};
+use crate::detect::{elf, Detector, Detectors, Fact};
 use crate::io_util::read_up_to;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -83,7 +83,7 @@ pub(crate) fn file_facts(
     path: &ImagePath,
     size: u64,
     reader: &mut dyn Read,
-    detectors: &[Box<dyn Detector>],
+    detectors: &Detectors,
     opts: &WalkOptions,
     sink: &mut Sink<'_>,
 ) -> Vec<Fact> {
@@ -96,7 +96,7 @@ pub(crate) fn file_facts_seekable(
     path: &ImagePath,
     size: u64,
     file: &std::fs::File,
-    detectors: &[Box<dyn Detector>],
+    detectors: &Detectors,
     opts: &WalkOptions,
     sink: &mut Sink<'_>,
 ) -> Vec<Fact> {
@@ -119,7 +119,7 @@ fn facts_of(
     size: u64,
     reader: &mut dyn Read,
     seekable: Option<&std::fs::File>,
-    detectors: &[Box<dyn Detector>],
+    detectors: &Detectors,
     opts: &WalkOptions,
     sink: &mut Sink<'_>,
 ) -> Vec<Fact> {
@@ -153,16 +153,12 @@ fn facts_with(
     size: u64,
     reader: &mut Counted<'_>,
     seekable: Option<&std::fs::File>,
-    detectors: &[Box<dyn Detector>],
+    detectors: &Detectors,
     opts: &WalkOptions,
     sink: &mut Sink<'_>,
 ) -> Vec<Fact> {
     let mut facts = Vec::new();
-    let wanting: Vec<&dyn Detector> = detectors
-        .iter()
-        .map(|d| d.as_ref())
-        .filter(|d| d.wants(path, size))
-        .collect();
+    let wanting: Vec<&dyn Detector> = detectors.wanting(path);
     let elf_candidate = opts.scan_elf && size >= MIN_ELF_SIZE;
     if wanting.is_empty() && !elf_candidate {
         return facts;

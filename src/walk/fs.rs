@@ -7,7 +7,7 @@
 use super::content::{file_facts, file_facts_seekable, Sink};
 use super::issue::{IssueKind, ScanIssue};
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
-use crate::detect::Detector;
+use crate::detect::Detectors;
 use crate::vocab::name_from_bytes;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -17,7 +17,7 @@ const PSEUDO_FS: &[&str] = &["proc", "sys", "dev"];
 pub(crate) fn walk_dir(
     root: &Path,
     index: usize,
-    detectors: &[Box<dyn Detector>],
+    detectors: &Detectors,
     opts: &WalkOptions,
 ) -> LayerTree {
     let name = format!("dir:{}", root.display());

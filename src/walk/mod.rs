@@ -17,7 +17,7 @@ pub use crate::vocab::ImagePath;
 pub use content::{read_stats, ReadStats};
 pub use issue::{IssueKind, ScanIssue};
 
-use crate::detect::{Detector, Fact};
+use crate::detect::{Detectors, Fact};
 use crate::source::{Layer, LayerContent};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -102,7 +102,7 @@ impl Default for WalkOptions {
 pub fn walk_layer(
     layer: &Layer,
     index: usize,
-    detectors: &[Box<dyn Detector>],
+    detectors: &Detectors,
     opts: &WalkOptions,
 ) -> LayerTree {
     let name = layer.display_name(index);
@@ -257,6 +257,14 @@ impl FileTree {
                 None => return self.is_implicit_dir(&p).then_some(p),
             }
         }
+    }
+
+    /// Follow a path that names a directory to the directory it ends at (links in every
+    /// component; the target may be an implicit directory). None when it is not a directory.
+    pub fn resolve_dir(&self, p: &ImagePath) -> Option<ImagePath> {
+        let mut hops = 0;
+        let p = self.resolve_dirs(p, &mut hops)?;
+        self.resolve_dir_link(p, &mut hops)
     }
 
     /// A directory with no entry of its own but with entries below it.

@@ -5,7 +5,7 @@ use super::content::{file_facts, Sink};
 use super::issue::{stream_error_kind, IssueKind, LimitExceeded, ScanIssue};
 use super::pipe::with_decoder_thread;
 use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
-use crate::detect::Detector;
+use crate::detect::Detectors;
 use crate::format::tar::{Entry, EntryKind, TarReader};
 use crate::io_util::read_up_to;
 use crate::source::digest::Digest;
@@ -24,7 +24,7 @@ pub(crate) fn walk_tar(
     index: usize,
     name: &str,
     diff_id: Option<&str>,
-    detectors: &[Box<dyn Detector>],
+    detectors: &Detectors,
     opts: &WalkOptions,
 ) -> LayerTree {
     let mut tree = LayerTree::default();
@@ -169,7 +169,7 @@ fn read_entries(
     hash: bool,
     index: usize,
     name: &str,
-    detectors: &[Box<dyn Detector>],
+    detectors: &Detectors,
     opts: &WalkOptions,
     tree: &mut LayerTree,
 ) -> Outcome {
@@ -230,7 +230,7 @@ fn entry_into<R: Read>(
     archive: &mut TarReader<R>,
     index: usize,
     name: &str,
-    detectors: &[Box<dyn Detector>],
+    detectors: &Detectors,
     opts: &WalkOptions,
     tree: &mut LayerTree,
 ) -> Option<ImagePath> {
@@ -427,7 +427,7 @@ mod tests {
             0,
             "l0",
             None,
-            &[],
+            &crate::detect::Detectors::none(),
             &opts,
         );
         assert_eq!(l0.entries.len(), 2, "{:?}", l0.entries.keys());
@@ -436,7 +436,7 @@ mod tests {
             1,
             "l1",
             None,
-            &[],
+            &crate::detect::Detectors::none(),
             &opts,
         );
         assert!(l0.errors.is_empty() && l1.errors.is_empty());

@@ -374,7 +374,7 @@ pub fn join(dir: &tempfile::TempDir, name: &str) -> PathBuf {
 /// with these walk options, no cache and no progress bars.
 pub fn walk_image(
     image: &gpulint::source::Image,
-    detectors: &[Box<dyn gpulint::detect::Detector>],
+    detectors: &gpulint::detect::Detectors,
     walk: &gpulint::walk::WalkOptions,
 ) -> gpulint::scan::WalkResult {
     gpulint::scan::walk_image(

@@ -2,7 +2,7 @@
 //! the real skopeo / umoci / tar).
 
 use crate::common::*;
-use gpulint::detect::{elf, Detector, Fact};
+use gpulint::detect::{elf, Detector, Detectors, Fact};
 use gpulint::scan::WalkResult;
 use gpulint::source::{open_image, Platform, SourceError};
 use gpulint::walk::{FileTree, ImagePath, IssueKind, NodeKind, WalkOptions};
@@ -25,11 +25,8 @@ impl Detector for Probe {
     fn version(&self) -> u32 {
         1
     }
-    fn wants(&self, path: &ImagePath, _size: u64) -> bool {
-        matches!(
-            path.file_name(),
-            "os-release" | "version.json" | "libv01.so"
-        )
+    fn globs(&self) -> &[&'static str] {
+        &["**/os-release", "**/version.json", "**/libv01.so"]
     }
     fn max_bytes(&self) -> u64 {
         8
@@ -43,15 +40,15 @@ impl Detector for Probe {
     }
 }
 
-fn probe() -> (Vec<Box<dyn Detector>>, Calls) {
+fn probe() -> (Detectors, Calls) {
     let calls: Calls = Arc::default();
     let elf = elf_bytes();
     let fact = Fact::Elf(elf::scan_elf(&elf[..], elf.len() as u64).expect("fixture scans"));
     (
-        vec![Box::new(Probe {
+        Detectors::new(vec![Box::new(Probe {
             calls: calls.clone(),
             fact,
-        })],
+        })]),
         calls,
     )
 }
@@ -354,7 +351,7 @@ fn multi_platform_index_selects_the_platform() {
         let pl: Platform = plat.parse().unwrap();
         let image = open_image(&r, Some(&pl)).unwrap();
         assert_eq!(image.platform.architecture, want);
-        let res = walk_image(&image, &[], &WalkOptions::default());
+        let res = walk_image(&image, &Detectors::none(), &WalkOptions::default());
         assert_eq!(
             res.tree.get(&p("arch")).map(|n| n.kind.clone()),
             Some(NodeKind::File {
@@ -634,11 +631,11 @@ fn decompression_is_bounded() {
         max_layer_bytes: 1 << 20,
         ..WalkOptions::default()
     };
-    let r = walk_image(&image, &[], &opts);
+    let r = walk_image(&image, &Detectors::none(), &opts);
     assert!(r.partial);
     assert!(r.errors[0].to_string().contains("limit"), "{:?}", r.errors);
     assert_eq!(r.errors[0].kind, IssueKind::TooLarge);
-    let ok = walk_image(&image, &[], &WalkOptions::default());
+    let ok = walk_image(&image, &Detectors::none(), &WalkOptions::default());
     assert!(!ok.partial, "{:?}", ok.errors);
 }
 
@@ -662,7 +659,7 @@ fn layers_in_parallel_keep_layer_order() {
     for threads in [1, 4] {
         let r = walk_image(
             &image,
-            &[],
+            &Detectors::none(),
             &WalkOptions {
                 threads: Some(threads),
                 ..WalkOptions::default()

@@ -19,7 +19,7 @@
 //! fetch no layer.
 
 use gpulint::cache::{scan_layers, LayerCache};
-use gpulint::detect::Detector;
+use gpulint::detect::Detectors;
 use gpulint::progress::Progress;
 use gpulint::scan::ScanOptions;
 use gpulint::source::{
@@ -250,8 +250,8 @@ fn cuda_elf() -> Vec<u8> {
 
 // ---------- scanning and comparing ----------
 
-fn detectors() -> &'static [Box<dyn Detector>] {
-    static D: std::sync::OnceLock<Vec<Box<dyn Detector>>> = std::sync::OnceLock::new();
+fn detectors() -> &'static Detectors {
+    static D: std::sync::OnceLock<Detectors> = std::sync::OnceLock::new();
     D.get_or_init(gpulint::detect::detectors)
 }
 

@@ -204,26 +204,12 @@ pub(super) fn fill_aliases(tree: &FileTree, cuda: &mut [CudaLibrary]) {
 
 /// Directory symlinks (`usr/local/cuda` → `usr/local/cuda-12.1`), resolved, for the loader.
 pub(crate) fn dir_links(tree: &FileTree) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for (p, n) in &tree.nodes {
-        if let NodeKind::Symlink { .. } = n.kind {
-            if let Some((real, node)) = tree.resolve(p) {
-                if matches!(node.kind, NodeKind::Dir { .. }) {
-                    out.insert(p.as_str().to_string(), real.as_str().to_string());
-                }
-            } else if let Some(real) = resolve_implicit_dir(tree, p) {
-                out.insert(p.as_str().to_string(), real);
-            }
-        }
-    }
-    out
-}
-
-/// A symlink to a directory that has no entry of its own (only entries below it).
-pub(super) fn resolve_implicit_dir(tree: &FileTree, p: &ImagePath) -> Option<String> {
-    let NodeKind::Symlink { target } = &tree.get(p)?.kind else {
-        return None;
-    };
-    let t = p.resolve_link(target);
-    tree.is_implicit_dir(&t).then(|| t.as_str().to_string())
+    tree.nodes
+        .iter()
+        .filter(|(_, n)| matches!(n.kind, NodeKind::Symlink { .. }))
+        .filter_map(|(p, _)| {
+            let real = tree.resolve_dir(p)?;
+            Some((p.as_str().to_string(), real.as_str().to_string()))
+        })
+        .collect()
 }

@@ -1,57 +1,71 @@
 //! The dynamic loader's configuration as the image's file tree gives it (`ld.so.conf` and its
-//! includes), through the one implementation in `detect::ld_so_conf`.
+//! includes), through the one loader model in [`crate::loader`].
 
 use super::*;
+use crate::loader::{system_search_dirs, LdSoConf, LoaderFs};
 
-/// An image's file tree as the loader configuration sees it.
-pub(super) struct TreeConf<'a>(&'a FileTree);
+/// An image's file tree as the loader sees it (paths absolute, resolved inside the image).
+pub(crate) struct TreeFs<'a>(pub &'a FileTree);
 
-impl ConfFiles for TreeConf<'_> {
-    fn conf(&self, path: &str) -> Option<(String, LdSoConf)> {
-        let file = ImagePath::new(path.trim_start_matches('/')).ok()?;
-        let (real, node) = self.0.resolve(&file)?;
-        let conf = node.facts.iter().find_map(|f| match f {
+impl TreeFs<'_> {
+    fn node(&self, path: &str) -> Option<&Node> {
+        self.0
+            .get(&ImagePath::new(path.trim_start_matches('/')).ok()?)
+    }
+}
+
+impl LoaderFs for TreeFs<'_> {
+    fn read_link(&self, path: &str) -> Option<String> {
+        match &self.node(path)?.kind {
+            NodeKind::Symlink { target } => Some(target.clone()),
+            _ => None,
+        }
+    }
+    fn is_file(&self, path: &str) -> bool {
+        let Ok(p) = ImagePath::new(path.trim_start_matches('/')) else {
+            return false;
+        };
+        matches!(self.0.resolve(&p), Some((_, n)) if matches!(n.kind, NodeKind::File { .. }))
+    }
+    fn list_dir(&self, dir: &str) -> Vec<String> {
+        let Ok(d) = ImagePath::new(dir.trim_start_matches('/')) else {
+            return vec![];
+        };
+        let prefix = if d.is_root() {
+            String::new()
+        } else {
+            format!("{}/", d.as_str())
+        };
+        let mut names: Vec<String> = self
+            .0
+            .nodes
+            .range(d.clone()..)
+            .take_while(|(k, _)| k.as_str().starts_with(d.as_str()))
+            .filter_map(|(k, _)| k.as_str().strip_prefix(prefix.as_str()))
+            .filter_map(|rest| rest.split('/').next())
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+    fn ld_conf(&self, path: &str) -> Option<LdSoConf> {
+        let Ok(p) = ImagePath::new(path.trim_start_matches('/')) else {
+            return None;
+        };
+        let (_, node) = self.0.resolve(&p)?;
+        node.facts.iter().find_map(|f| match f {
             Fact::LdSoConf(c) => Some(c.clone()),
             _ => None,
-        })?;
-        Some((display(&real), conf))
-    }
-    fn glob(&self, pattern: &str) -> Vec<String> {
-        glob_in_tree(self.0, pattern).iter().map(display).collect()
+        })
     }
 }
 
-/// The directories of `etc/ld.so.conf`, includes expanded in ldconfig's order
-/// ([`crate::detect::ld_so_conf::search_dirs`]).
+/// The directories of `etc/ld.so.conf`, includes expanded in ldconfig's order.
 pub(super) fn ld_so_conf(tree: &FileTree) -> Vec<String> {
-    search_dirs(&TreeConf(tree), "/etc/ld.so.conf")
+    system_search_dirs(&TreeFs(tree))
         .into_iter()
         .map(|(d, _)| d)
-        .collect()
-}
-
-/// Paths in the tree matching an absolute glob, sorted (as glob(3) returns them).
-pub(super) fn glob_in_tree(tree: &FileTree, pattern: &str) -> Vec<ImagePath> {
-    let rel = pattern.trim_start_matches('/');
-    let Ok(g) = GlobBuilder::new(rel).literal_separator(true).build() else {
-        return vec![];
-    };
-    let m = g.compile_matcher();
-    // Only look below the pattern's literal directory prefix.
-    let lit_end = rel.find(['*', '?', '[', '{']).unwrap_or(rel.len());
-    let base = rel[..lit_end].rsplit_once('/').map_or("", |(d, _)| d);
-    let base = ImagePath::new(base).unwrap_or_else(|_| ImagePath::root());
-    tree.nodes
-        .range(base.clone()..)
-        .take_while(|(k, _)| k.as_str().starts_with(base.as_str()))
-        .filter(|(k, n)| {
-            k.starts_with(&base)
-                && matches!(
-                    n.kind,
-                    NodeKind::File { .. } | NodeKind::Symlink { .. } | NodeKind::Hardlink { .. }
-                )
-                && m.is_match(k.as_str())
-        })
-        .map(|(k, _)| k.clone())
         .collect()
 }

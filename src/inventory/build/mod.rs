@@ -10,14 +10,12 @@ use super::*;
 use crate::detect::conda::CondaMeta;
 use crate::detect::dpkg::DpkgPackage;
 use crate::detect::elf::ElfFacts;
-use crate::detect::ld_so_conf::{search_dirs, ConfFiles, LdSoConf};
 use crate::detect::python_dist::{normalize_name, DistMetadata, DistRecord};
 use crate::detect::torch_version::ModuleVersion;
 use crate::detect::Fact;
 use crate::source::{Image, ImageConfigFacts};
 use crate::version::DriverVersion;
 use crate::walk::{FileTree, ImagePath, Node, NodeKind, ScanIssue};
-use globset::GlobBuilder;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod binaries;
@@ -29,6 +27,7 @@ mod python;
 mod toolkits;
 
 pub(crate) use binaries::binary_from_elf;
+pub(crate) use loader::TreeFs;
 use binaries::*;
 use image::*;
 use libraries::*;

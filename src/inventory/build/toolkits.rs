@@ -12,24 +12,6 @@ pub(super) fn is_toolkit_dir_name(name: &str) -> bool {
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Follow a path that names a directory to the directory it ends at (tar images often have
-/// no entry for the target directory itself, which `FileTree::resolve` needs).
-pub(super) fn resolve_dir(tree: &FileTree, p: &ImagePath) -> Option<ImagePath> {
-    if let Some((rp, n)) = tree.resolve(p) {
-        return matches!(n.kind, NodeKind::Dir { .. }).then_some(rp);
-    }
-    let mut cur = p.clone();
-    for _ in 0..40 {
-        match tree.get(&cur).map(|n| &n.kind) {
-            Some(NodeKind::Symlink { target }) => cur = cur.resolve_link(target),
-            Some(NodeKind::Dir { .. }) => return Some(cur),
-            None if tree.is_implicit_dir(&cur) => return Some(cur),
-            _ => return None,
-        }
-    }
-    None
-}
-
 pub(super) fn cuda_toolkits(tree: &FileTree) -> Vec<CudaToolkit> {
     let mut dirs: BTreeMap<ImagePath, Option<usize>> = BTreeMap::new();
     let Ok(local) = ImagePath::new("usr/local") else {
@@ -73,7 +55,7 @@ pub(super) fn cuda_toolkits(tree: &FileTree) -> Vec<CudaToolkit> {
     }
     let default = ImagePath::new("usr/local/cuda")
         .ok()
-        .and_then(|p| resolve_dir(tree, &p));
+        .and_then(|p| tree.resolve_dir(&p));
     dirs.into_iter()
         .map(|(dir, layer)| CudaToolkit {
             path: dir.clone(),

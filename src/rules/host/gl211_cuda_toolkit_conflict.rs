@@ -4,7 +4,8 @@
 use super::{first_line, ld_so_conf_dirs, CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::parse;
-use crate::host::reader::{resolve_link, HostCommand, HostReader};
+use crate::host::reader::{normalize, resolve_link, HostCommand, HostReader};
+use crate::loader::SearchFrom;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -139,15 +140,27 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             ));
         }
     }
-    // Loader order: LD_LIBRARY_PATH first, then ld.so.conf.
-    let mut order: Vec<(String, String)> = r
-        .env("LD_LIBRARY_PATH")
-        .unwrap_or_default()
-        .split(':')
-        .filter(|d| !d.is_empty())
-        .map(|d| (d.to_string(), "LD_LIBRARY_PATH".to_string()))
-        .collect();
-    order.extend(ld_so_conf_dirs(r));
+    // The loader's order for a program (no DT_RPATH/DT_RUNPATH of its own): LD_LIBRARY_PATH,
+    // then ld.so.conf; each directory named with where it came from.
+    let ld = r.env("LD_LIBRARY_PATH");
+    let conf = ld_so_conf_dirs(r);
+    let conf_dirs: Vec<String> = conf.iter().map(|(d, _)| d.clone()).collect();
+    let order: Vec<(String, String)> = crate::loader::search_order(&crate::loader::LoadRequest {
+        origin: "/",
+        ld_library_path: ld.as_deref(),
+        ld_so_conf: &conf_dirs,
+        ..Default::default()
+    })
+    .into_iter()
+    .filter_map(|d| match d.from {
+        SearchFrom::LdLibraryPath => Some((d.dir, d.from.to_string())),
+        SearchFrom::LdSoConf => {
+            let file = conf.iter().find(|(c, _)| normalize(c) == d.dir)?;
+            Some((d.dir, file.1.clone()))
+        }
+        _ => None,
+    })
+    .collect();
     let cuda_dirs: Vec<(String, String, String)> = order
         .iter()
         .filter(|(d, _)| !d.contains("/compat") && !d.contains("/stubs"))

@@ -4,8 +4,9 @@
 use super::{CheckResult, Ctx};
 use crate::finding::Severity;
 use crate::host::python::find_torch;
-use crate::host::reader::{normalize, HostReader};
+use crate::host::reader::{resolve_link, HostFs, HostReader};
 use crate::inventory::libs::{classify_stem, file_name_version, parse_so_name, LibKind};
+use crate::loader::{self, LoadRequest, SearchFrom};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
 
@@ -42,34 +43,6 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-/// Resolve symlinks in every component of `path` inside the reader (`/usr/local/cuda/lib64` →
-/// `/usr/local/cuda-12.1/targets/x86_64-linux/lib`).
-fn resolve_dir(r: &dyn HostReader, path: &str) -> String {
-    let mut cur = normalize(path);
-    for _ in 0..16 {
-        let comps: Vec<&str> = cur.split('/').filter(|c| !c.is_empty()).collect();
-        let mut changed = None;
-        for i in 1..=comps.len() {
-            let prefix = format!("/{}", comps[..i].join("/"));
-            if let Some(t) = r.read_link(&prefix) {
-                let base = if t.starts_with('/') {
-                    t
-                } else {
-                    format!("/{}/{t}", comps[..i - 1].join("/"))
-                };
-                let rest = comps[i..].join("/");
-                changed = Some(normalize(&format!("{base}/{rest}")));
-                break;
-            }
-        }
-        match changed {
-            Some(n) if n != cur => cur = n,
-            _ => break,
-        }
-    }
-    cur
-}
-
 /// The CUDA library sonames (`libnvJitLink.so.12`) in a directory, with the file ld.so would
 /// open.
 fn cuda_sonames(r: &dyn HostReader, dir: &str) -> Vec<(String, String)> {
@@ -89,7 +62,7 @@ fn cuda_sonames(r: &dyn HostReader, dir: &str) -> Vec<(String, String)> {
 
 /// CUDA major.minor of a library file: its real file name, else its toolkit directory.
 fn lib_cuda_version(r: &dyn HostReader, path: &str) -> Option<(CudaVersion, String)> {
-    let real = resolve_dir(r, path);
+    let real = resolve_link(r, path);
     let file = real.rsplit('/').next().unwrap_or_default();
     if let Some(v) = parse_so_name(file).and_then(|so| file_name_version(&so)) {
         let mut it = v.split('.');
@@ -108,6 +81,10 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     let r = cx.reader;
     let ld = r.env("LD_LIBRARY_PATH").unwrap_or_default();
     let dirs: Vec<&str> = ld.split(':').filter(|d| d.starts_with('/')).collect();
+    let conf_dirs: Vec<String> = super::ld_so_conf_dirs(r)
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect();
     let installs: Vec<_> = find_torch(r, &cx.opts.pythons)
         .into_iter()
         .filter(|t| t.cuda.is_some())
@@ -137,41 +114,58 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         for (pkg, _) in r.list_dir(&nv).unwrap_or_default() {
             wheel_dirs.push(format!("{nv}/{pkg}/lib"));
         }
-        let wheel: Vec<(String, String)> =
+        let mut wheel: Vec<(String, String)> =
             wheel_dirs.iter().flat_map(|d| cuda_sonames(r, d)).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        wheel.retain(|(so, _)| seen.insert(so.clone()));
+        // torch's libraries find the wheels' through DT_RUNPATH ($ORIGIN/../../nvidia/*/lib,
+        // $ORIGIN); the loader model gives which copy each soname really resolves to.
+        let torch_lib = format!("{}/torch/lib", t.site_packages);
+        let runpath: Vec<String> = wheel_dirs.clone();
+        let order = loader::search_order(&LoadRequest {
+            origin: &torch_lib,
+            rpath: &[],
+            runpath: &runpath,
+            ld_library_path: Some(&ld),
+            ld_so_conf: &conf_dirs,
+            machine: std::env::consts::ARCH,
+        });
         let label = format!("torch {} ({})", t.version, t.site_packages);
         let mut evidence = vec![format!("env: LD_LIBRARY_PATH={ld}")];
         let mut problems = Vec::new();
-        for dir in &dirs {
-            let real = resolve_dir(r, dir);
-            for (soname, path) in cuda_sonames(r, &real) {
-                let Some((_, wheel_path)) = wheel.iter().find(|(s, _)| *s == soname) else {
-                    continue;
+        for (soname, wheel_path) in &wheel {
+            let Some(found) = loader::find(&HostFs(r), &order, soname) else {
+                continue;
+            };
+            if found.dir.from != SearchFrom::LdLibraryPath {
+                continue;
+            }
+            let dir = found.dir.dir.as_str();
+            let Some((v, how)) = lib_cuda_version(r, &found.named) else {
+                evidence.push(format!("{dir}: {soname}: CUDA version unknown"));
+                continue;
+            };
+            evidence.push(format!("{dir}: {soname} is CUDA {v} ({how})"));
+            if v < tc {
+                // The environment is the library directory's parent (`<env>/lib`).
+                let env = parent(&parent(&found.real));
+                let conda = r.exists(&format!("{env}/conda-meta"));
+                let whose = if conda {
+                    "a conda environment's"
+                } else {
+                    "a CUDA toolkit's"
                 };
-                let Some((v, how)) = lib_cuda_version(r, &path) else {
-                    evidence.push(format!("{dir}: {soname}: CUDA version unknown"));
-                    continue;
+                let symbol = if soname.starts_with("libnvJitLink") {
+                    format!(
+                        ": `undefined symbol: __nvJitLinkAddData_{}_{}, version {soname}`",
+                        tc.major, tc.minor
+                    )
+                } else {
+                    format!(": symbols that torch's CUDA {tc} libraries need may be missing (`undefined symbol` at import)")
                 };
-                evidence.push(format!("{dir}: {soname} is CUDA {v} ({how})"));
-                if v < tc {
-                    let conda = r.exists(&format!("{}/conda-meta", parent(&real)));
-                    let whose = if conda {
-                        "a conda environment's"
-                    } else {
-                        "a CUDA toolkit's"
-                    };
-                    let symbol = if soname.starts_with("libnvJitLink") {
-                        format!(
-                            ": `undefined symbol: __nvJitLinkAddData_{}_{}, version {soname}`",
-                            tc.major, tc.minor
-                        )
-                    } else {
-                        format!(": symbols that torch's CUDA {tc} libraries need may be missing (`undefined symbol` at import)")
-                    };
-                    problems.push(format!(
-                        "LD_LIBRARY_PATH puts {dir} ({whose}) first: its {soname} is CUDA {v}, older than torch's CUDA {tc} ({wheel_path}), and is loaded instead{symbol}"
-                    ));
-                }
+                problems.push(format!(
+                    "LD_LIBRARY_PATH puts {dir} ({whose}) first: its {soname} is CUDA {v}, older than torch's CUDA {tc} ({wheel_path}), and is loaded instead{symbol}"
+                ));
             }
         }
         if problems.is_empty() {

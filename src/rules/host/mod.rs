@@ -468,51 +468,11 @@ pub(crate) fn identity(r: &dyn HostReader) -> Option<crate::host::reader::Identi
     parse::parse_id(r.run(HostCommand::Id).ok_stdout()?)
 }
 
-/// A host (live or captured) as the loader configuration sees it.
-struct HostConf<'a>(&'a dyn HostReader);
-
-impl crate::detect::ld_so_conf::ConfFiles for HostConf<'_> {
-    fn conf(&self, path: &str) -> Option<(String, crate::detect::ld_so_conf::LdSoConf)> {
-        let bytes = self.0.read(path)?;
-        let real = crate::host::reader::resolve_link(self.0, path);
-        Some((real, crate::detect::ld_so_conf::parse_ld_so_conf(&bytes)))
-    }
-    fn glob(&self, pattern: &str) -> Vec<String> {
-        // The directory part is literal (`/etc/ld.so.conf.d/*.conf`, as distributions write
-        // it); the file name part is a glob.
-        let (dir, pat) = pattern.rsplit_once('/').unwrap_or(("", pattern));
-        let Ok(g) = globset::Glob::new(pat) else {
-            return Vec::new();
-        };
-        let m = g.compile_matcher();
-        let mut v: Vec<String> = self
-            .0
-            .list_dir(dir)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|(n, _)| m.is_match(n))
-            .map(|(n, _)| format!("{dir}/{n}"))
-            .collect();
-        v.sort();
-        v
-    }
-}
-
-/// Directories the dynamic loader searches, from /etc/ld.so.conf (+ includes), in order,
-/// each with the file that named it: the image rules' implementation
-/// ([`crate::detect::ld_so_conf::search_dirs`]) over the host reader.
+/// Directories the dynamic loader searches, from /etc/ld.so.conf (+ includes; only the .d
+/// directory where the file is missing), in order, each with the file that named it: the one
+/// loader model ([`crate::loader::system_search_dirs`]) over the host reader.
 pub(crate) fn ld_so_conf_dirs(r: &dyn HostReader) -> Vec<(String, String)> {
-    use crate::detect::ld_so_conf::{search_dirs, ConfFiles};
-    let out = search_dirs(&HostConf(r), "/etc/ld.so.conf");
-    if !out.is_empty() || r.read("/etc/ld.so.conf").is_some() {
-        return out;
-    }
-    // Some systems have only the .d directory.
-    let mut out = Vec::new();
-    for f in HostConf(r).glob("/etc/ld.so.conf.d/*.conf") {
-        out.extend(search_dirs(&HostConf(r), &f));
-    }
-    out
+    crate::loader::system_search_dirs(&crate::host::reader::HostFs(r))
 }
 
 /// First line of the output for messages.

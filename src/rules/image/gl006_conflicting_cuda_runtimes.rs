@@ -2,9 +2,10 @@
 //! one the binary ships with, or none at all.
 
 use super::context::ImageContext;
-use super::loader::{resolve, search_order, SearchDir};
+use super::loader::{resolve, search_order};
 use crate::finding::{Finding, Severity};
 use crate::inventory::LibraryProvider;
+use crate::loader::SearchDir;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::vocab::ImagePath;
 
@@ -52,11 +53,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             continue;
         }
         let order = search_order(inv, b);
-        let own: Vec<SearchDir> = order
-            .iter()
-            .filter(|d| d.from == "DT_RUNPATH" || d.from == "DT_RPATH")
-            .cloned()
-            .collect();
+        let own: Vec<SearchDir> = order.iter().filter(|d| d.from.is_own()).cloned().collect();
         for needed in b
             .needed
             .iter()
@@ -121,16 +118,12 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                             a.path,
                             a.version.as_deref().unwrap_or("version unknown"),
                             via.from,
-                            if via.dir.is_empty() {
-                                "/".to_string()
-                            } else {
-                                format!("/{}", via.dir)
-                            },
+                            via.dir,
                         ))
                         .with_severity(sev)
                         .with_location(loc)
                         .with_help(format!(
-                            "remove /{} from {} or install one CUDA stack",
+                            "remove {} from {} or install one CUDA stack",
                             via.dir, via.from
                         )),
                     );
