@@ -583,6 +583,33 @@ impl HostReader for CapturedReader {
 mod tests {
     use super::*;
 
+    /// A captured tree's links mean the captured host's paths: an absolute link in a middle
+    /// component resolves inside the tree, never on this machine.
+    #[test]
+    fn captured_links_resolve_inside_the_tree_in_every_component() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("usr/local/cuda-12.1")).unwrap();
+        std::fs::write(
+            root.join("usr/local/cuda-12.1/version.txt"),
+            "CUDA Version 12.1.1\n",
+        )
+        .unwrap();
+        symlink("/usr/local/cuda-12.1", root.join("usr/local/cuda")).unwrap();
+        // `/x` is this machine's `/etc` if followed by the OS, an empty spot in the tree here.
+        symlink("/etc", root.join("x")).unwrap();
+        let r = CapturedReader::new(root).unwrap();
+        assert_eq!(
+            r.read_string("/usr/local/cuda/version.txt").as_deref(),
+            Some("CUDA Version 12.1.1\n")
+        );
+        assert!(r.list_dir("/usr/local/cuda").is_some());
+        assert_eq!(r.read("/x/hostname"), None);
+        assert_eq!(r.list_dir("/x"), None);
+        assert!(r.local_path("/x/hostname").starts_with(root));
+    }
+
     #[test]
     fn commands_time_out_and_missing_ones_are_not_found() {
         let c = Command::new("sleep")

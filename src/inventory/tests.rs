@@ -681,7 +681,10 @@ fn image_and_host_resolve_libraries_the_same_way() {
     file("etc/ld.so.conf.d/000_cuda.conf", "/usr/local/cuda/lib64\n");
     file("etc/ld.so.conf.d/.hidden.conf", "/nowhere\n");
     let venv = "opt/venv/lib/python3.12/site-packages";
-    file(&format!("{venv}/nvidia/cuda_runtime/lib/libcudart.so.12"), "x");
+    file(
+        &format!("{venv}/nvidia/cuda_runtime/lib/libcudart.so.12"),
+        "x",
+    );
     file(&format!("{venv}/torch/lib/libtorch_cuda.so"), "x");
     // A loop must end in both, resolving nothing.
     link("opt/loop/a", "b");
@@ -693,8 +696,10 @@ fn image_and_host_resolve_libraries_the_same_way() {
     let host = crate::host::reader::HostFs(&captured);
     let both: [&dyn LoaderFs; 2] = [&image, &host];
 
-    let conf: Vec<Vec<(String, String)>> =
-        both.iter().map(|fs| loader::system_search_dirs(*fs)).collect();
+    let conf: Vec<Vec<(String, String)>> = both
+        .iter()
+        .map(|fs| loader::system_search_dirs(*fs))
+        .collect();
     assert_eq!(conf[0], conf[1]);
     assert_eq!(
         conf[0],
@@ -706,7 +711,11 @@ fn image_and_host_resolve_libraries_the_same_way() {
     let conf_dirs: Vec<String> = conf[0].iter().map(|(d, _)| d.clone()).collect();
     let runpath = vec!["$ORIGIN/../../nvidia/cuda_runtime/lib".to_string()];
     let origin = format!("/{venv}/torch/lib");
-    for ld_library_path in [None, Some("/usr/local/cuda/lib64"), Some("/opt/loop/a:/usr/lib")] {
+    for ld_library_path in [
+        None,
+        Some("/usr/local/cuda/lib64"),
+        Some("/opt/loop/a:/usr/lib"),
+    ] {
         let order = loader::search_order(&LoadRequest {
             origin: &origin,
             runpath: &runpath,
@@ -716,7 +725,10 @@ fn image_and_host_resolve_libraries_the_same_way() {
             ..Default::default()
         });
         for needed in ["libcudart.so.12", "libcublas.so.12", "libcufft.so.11"] {
-            let found: Vec<_> = both.iter().map(|fs| loader::find(*fs, &order, needed)).collect();
+            let found: Vec<_> = both
+                .iter()
+                .map(|fs| loader::find(*fs, &order, needed))
+                .collect();
             assert_eq!(found[0], found[1], "{needed} with {ld_library_path:?}");
         }
         let cudart = loader::find(&image, &order, "libcudart.so.12").unwrap();

@@ -27,10 +27,10 @@ mod python;
 mod toolkits;
 
 pub(crate) use binaries::binary_from_elf;
-pub(crate) use loader::TreeFs;
 use binaries::*;
 use image::*;
 use libraries::*;
+pub(crate) use loader::TreeFs;
 use loader::*;
 use packages::*;
 use python::*;
