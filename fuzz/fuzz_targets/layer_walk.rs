@@ -16,7 +16,7 @@ impl LayerBlob for Bytes {
 }
 
 fuzz_target!(|data: &[u8]| {
-    static DETECTORS: OnceLock<Vec<Box<dyn gpulint::detect::Detector>>> = OnceLock::new();
+    static DETECTORS: OnceLock<gpulint::detect::Detectors> = OnceLock::new();
     let detectors = DETECTORS.get_or_init(gpulint::detect::detectors);
     let layer = Layer {
         digest: None,
