@@ -30,6 +30,7 @@ pub(crate) use binaries::binary_from_elf;
 use binaries::*;
 use image::*;
 use libraries::*;
+#[cfg(test)]
 pub(crate) use loader::TreeFs;
 use loader::*;
 use packages::*;

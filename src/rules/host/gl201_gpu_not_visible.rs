@@ -240,19 +240,11 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
             .map(|(p, _)| format!("{p}: GPU Excluded: Yes"))
             .collect();
         let mut files = Vec::new();
-        for dir in [
-            "/etc/modprobe.d",
-            "/usr/lib/modprobe.d",
-            "/lib/modprobe.d",
-            "/run/modprobe.d",
-        ] {
-            for (name, _) in r.list_dir(dir).unwrap_or_default() {
-                let p = format!("{dir}/{name}");
-                for l in r.read_string(&p).unwrap_or_default().lines() {
-                    if l.contains("NVreg_ExcludedGpus") || l.contains("NVreg_ExcludeAllGpus") {
-                        ev.push(format!("{p}: {}", l.trim()));
-                        files.push(p.clone());
-                    }
+        for (p, text) in super::modprobe_files(r) {
+            for l in text.lines() {
+                if l.contains("NVreg_ExcludedGpus") || l.contains("NVreg_ExcludeAllGpus") {
+                    ev.push(format!("{p}: {}", l.trim()));
+                    files.push(p.clone());
                 }
             }
         }

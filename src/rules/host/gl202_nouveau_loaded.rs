@@ -36,23 +36,13 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     let r = cx.reader;
     let mut evidence = Vec::new();
     let mut blacklisted = false;
-    for dir in [
-        "/etc/modprobe.d",
-        "/usr/lib/modprobe.d",
-        "/lib/modprobe.d",
-        "/run/modprobe.d",
-    ] {
-        for (name, _) in r.list_dir(dir).unwrap_or_default() {
-            let p = format!("{dir}/{name}");
-            if let Some(t) = r.read_string(&p) {
-                if parse::parse_modprobe_blacklist(&t)
-                    .iter()
-                    .any(|m| m == "nouveau")
-                {
-                    blacklisted = true;
-                    evidence.push(format!("{p}: blacklists nouveau"));
-                }
-            }
+    for (p, t) in super::modprobe_files(r) {
+        if parse::parse_modprobe_blacklist(&t)
+            .iter()
+            .any(|m| m == "nouveau")
+        {
+            blacklisted = true;
+            evidence.push(format!("{p}: blacklists nouveau"));
         }
     }
     if let Some(c) = r.read_string("/proc/cmdline") {

@@ -176,22 +176,9 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
     }
     if !problems.is_empty() {
-        let sev = problems
-            .iter()
-            .map(|p| p.1)
-            .max()
-            .unwrap_or(Severity::Error);
-        return vec![CheckResult::problem(
-            &META,
-            problems
-                .iter()
-                .map(|p| p.0.clone())
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-        .severity(sev)
-        .evidence(evidence)
-        .fix(fix_for(missing, &groups))];
+        return vec![CheckResult::problems(&META, "", &problems)
+            .evidence(evidence)
+            .fix(fix_for(missing, &groups))];
     }
     if !unknown.is_empty() {
         return vec![CheckResult::could_not(

@@ -190,13 +190,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
     }
     if !problems.is_empty() {
-        let sev = problems
-            .iter()
-            .map(|p| p.1)
-            .max()
-            .unwrap_or(Severity::Error);
-        return vec![CheckResult::problem(&META, problems.iter().map(|p| p.0.clone()).collect::<Vec<_>>().join("; "))
-            .severity(sev)
+        return vec![CheckResult::problems(&META, "", &problems)
             .evidence(evidence)
             .fix("Install nvidia-container-toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker` (or containerd) and restart the engine; for CDI `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`.")];
     }

@@ -136,14 +136,8 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             )),
         }
         if !problems.is_empty() {
-            let sev = problems
-                .iter()
-                .map(|p| p.1)
-                .max()
-                .unwrap_or(Severity::Error);
             out.push(
-                CheckResult::problem(&META, format!("{label}: {}", problems.iter().map(|p| p.0.clone()).collect::<Vec<_>>().join("; ")))
-                    .severity(sev)
+                CheckResult::problems(&META, &label, &problems)
                     .evidence(ev)
                     .fix("Install the torch variant for this host's driver and GPUs, or upgrade the driver."),
             );

@@ -90,6 +90,23 @@ impl CheckResult {
     pub(crate) fn problem(meta: &RuleMeta, message: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::Problem, message)
     }
+    /// One problem result for several problems found by one check: their messages joined
+    /// with `; ` (after `prefix: ` when there is one), at the worst of their severities.
+    /// `problems` must not be empty.
+    pub(crate) fn problems(meta: &RuleMeta, prefix: &str, problems: &[(String, Severity)]) -> Self {
+        let joined = problems
+            .iter()
+            .map(|(m, _)| m.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        let message = if prefix.is_empty() {
+            joined
+        } else {
+            format!("{prefix}: {joined}")
+        };
+        let worst = problems.iter().map(|(_, s)| *s).max();
+        Self::problem(meta, message).severity(worst.unwrap_or(meta.default_severity))
+    }
     pub(crate) fn could_not(meta: &RuleMeta, message: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::CouldNotCheck, message)
     }
@@ -473,6 +490,26 @@ pub(crate) fn identity(r: &dyn HostReader) -> Option<crate::host::reader::Identi
 /// loader model ([`crate::loader::system_search_dirs`]) over the host reader.
 pub(crate) fn ld_so_conf_dirs(r: &dyn HostReader) -> Vec<(String, String)> {
     crate::loader::system_search_dirs(&crate::host::reader::HostFs(r))
+}
+
+/// The modprobe configuration files (`*.conf` and the rest modprobe reads) with their text,
+/// from every directory modprobe.d(5) names, in that order.
+pub(crate) fn modprobe_files(r: &dyn HostReader) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for dir in [
+        "/etc/modprobe.d",
+        "/usr/lib/modprobe.d",
+        "/lib/modprobe.d",
+        "/run/modprobe.d",
+    ] {
+        for (name, _) in r.list_dir(dir).unwrap_or_default() {
+            let p = format!("{dir}/{name}");
+            if let Some(t) = r.read_string(&p) {
+                out.push((p, t));
+            }
+        }
+    }
+    out
 }
 
 /// First line of the output for messages.
