@@ -148,37 +148,7 @@ pub fn system_search_dirs(fs: &dyn LoaderFs) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Files with their text, and symlinks.
-    struct Mem {
-        files: Vec<(&'static str, &'static str)>,
-        links: Vec<(&'static str, &'static str)>,
-    }
-    impl LoaderFs for Mem {
-        fn read_link(&self, p: &str) -> Option<String> {
-            self.links
-                .iter()
-                .find(|(l, _)| *l == p)
-                .map(|(_, t)| t.to_string())
-        }
-        fn is_file(&self, p: &str) -> bool {
-            self.files.iter().any(|(f, _)| *f == p)
-        }
-        fn list_dir(&self, dir: &str) -> Vec<String> {
-            let pre = join(dir, "");
-            let names = self.files.iter().map(|(f, _)| *f);
-            let names = names.chain(self.links.iter().map(|(l, _)| *l));
-            names
-                .filter_map(|f| f.strip_prefix(pre.as_str()))
-                .filter_map(|r| r.split('/').next())
-                .map(str::to_string)
-                .collect()
-        }
-        fn ld_conf(&self, p: &str) -> Option<LdSoConf> {
-            let (_, t) = self.files.iter().find(|(f, _)| *f == p)?;
-            Some(parse_ld_so_conf(t.as_bytes()))
-        }
-    }
+    use crate::loader::MemFs as Mem;
 
     #[test]
     fn debian_style() {

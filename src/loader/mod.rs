@@ -31,3 +31,35 @@ pub trait LoaderFs {
     /// The loader configuration file at `path`, parsed; None when missing or not a file.
     fn ld_conf(&self, path: &str) -> Option<LdSoConf>;
 }
+
+/// An in-memory filesystem for the loader's tests: files with their text, and symlinks.
+#[cfg(test)]
+pub(crate) struct MemFs {
+    pub files: Vec<(&'static str, &'static str)>,
+    pub links: Vec<(&'static str, &'static str)>,
+}
+
+#[cfg(test)]
+impl LoaderFs for MemFs {
+    fn read_link(&self, p: &str) -> Option<String> {
+        let (_, t) = self.links.iter().find(|(l, _)| *l == p)?;
+        Some(t.to_string())
+    }
+    fn is_file(&self, p: &str) -> bool {
+        self.files.iter().any(|(f, _)| *f == p)
+    }
+    fn list_dir(&self, dir: &str) -> Vec<String> {
+        let pre = path::join(dir, "");
+        let names = self.files.iter().map(|(f, _)| *f);
+        let names = names.chain(self.links.iter().map(|(l, _)| *l));
+        names
+            .filter_map(|f| f.strip_prefix(pre.as_str()))
+            .filter_map(|r| r.split('/').next())
+            .map(str::to_string)
+            .collect()
+    }
+    fn ld_conf(&self, p: &str) -> Option<LdSoConf> {
+        let (_, t) = self.files.iter().find(|(f, _)| *f == p)?;
+        Some(parse_ld_so_conf(t.as_bytes()))
+    }
+}

@@ -96,34 +96,24 @@ pub fn join(dir: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::LdSoConf;
-    use std::collections::BTreeMap;
+    use crate::loader::MemFs;
 
     /// Symlinks only.
-    pub(crate) struct Links(pub BTreeMap<&'static str, &'static str>);
-    impl LoaderFs for Links {
-        fn read_link(&self, p: &str) -> Option<String> {
-            self.0.get(p).map(|s| s.to_string())
-        }
-        fn is_file(&self, _: &str) -> bool {
-            false
-        }
-        fn list_dir(&self, _: &str) -> Vec<String> {
-            vec![]
-        }
-        fn ld_conf(&self, _: &str) -> Option<LdSoConf> {
-            None
+    fn links(links: &[(&'static str, &'static str)]) -> MemFs {
+        MemFs {
+            files: vec![],
+            links: links.to_vec(),
         }
     }
 
     #[test]
     fn every_component_is_resolved() {
-        let fs = Links(BTreeMap::from([
+        let fs = links(&[
             ("/usr/local/cuda", "/etc/alternatives/cuda"),
             ("/etc/alternatives/cuda", "/usr/local/cuda-12.1"),
             ("/usr/local/cuda-12.1/lib64", "targets/x86_64-linux/lib"),
             ("/lib", "usr/lib"),
-        ]));
+        ]);
         assert_eq!(
             canonical(&fs, "/usr/local/cuda/lib64/libcudart.so.12"),
             "/usr/local/cuda-12.1/targets/x86_64-linux/lib/libcudart.so.12"
@@ -143,7 +133,7 @@ mod tests {
 
     #[test]
     fn a_link_loop_ends() {
-        let fs = Links(BTreeMap::from([("/a", "/b"), ("/b", "/a")]));
+        let fs = links(&[("/a", "/b"), ("/b", "/a")]);
         let r = canonical(&fs, "/a/x");
         assert!(r.ends_with("/x"), "{r}");
         assert_eq!(resolve(&fs, "/a/x"), None);

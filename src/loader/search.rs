@@ -129,29 +129,7 @@ pub struct Found {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::loader::LdSoConf;
-
-    struct Fs {
-        files: &'static [&'static str],
-        links: &'static [(&'static str, &'static str)],
-    }
-    impl LoaderFs for Fs {
-        fn read_link(&self, p: &str) -> Option<String> {
-            self.links
-                .iter()
-                .find(|(l, _)| *l == p)
-                .map(|(_, t)| t.to_string())
-        }
-        fn is_file(&self, p: &str) -> bool {
-            self.files.contains(&p)
-        }
-        fn list_dir(&self, _: &str) -> Vec<String> {
-            vec![]
-        }
-        fn ld_conf(&self, _: &str) -> Option<LdSoConf> {
-            None
-        }
-    }
+    use crate::loader::MemFs;
 
     fn order(rpath: &[&str], runpath: &[&str], lp: Option<&str>) -> Vec<(String, SearchFrom)> {
         let rpath: Vec<String> = rpath.iter().map(|s| s.to_string()).collect();
@@ -201,12 +179,15 @@ mod tests {
 
     #[test]
     fn finds_the_first_directory_that_has_it_through_links() {
-        let fs = Fs {
-            files: &[
-                "/usr/local/cuda-12.1/targets/x86_64-linux/lib/libcudart.so.12.1.105",
-                "/opt/nvidia/cuda_runtime/lib/libcudart.so.12",
+        let fs = MemFs {
+            files: vec![
+                (
+                    "/usr/local/cuda-12.1/targets/x86_64-linux/lib/libcudart.so.12.1.105",
+                    "",
+                ),
+                ("/opt/nvidia/cuda_runtime/lib/libcudart.so.12", ""),
             ],
-            links: &[
+            links: vec![
                 ("/usr/local/cuda", "cuda-12.1"),
                 ("/usr/local/cuda-12.1/lib64", "targets/x86_64-linux/lib"),
                 (
