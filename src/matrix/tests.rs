@@ -218,8 +218,15 @@ fn nvcc_targets_spot_checks() {
     assert!(m.nvcc_targets(&c("13.1")).unwrap().contains(&88));
     assert!(!m.nvcc_targets(&c("13.3")).unwrap().contains(&107));
     assert_eq!(m.nvcc_supports(&c("13.4"), &t("sm_107a")), Some(true));
-    // No nvcc of 11.2-11.6 could be measured: unknown. 11.7 from its ptxas: sm_87, no sm_90.
+    // Nothing of 11.2 or 11.5 could be measured: unknown. 11.3/11.4/11.6 from their NVRTC:
+    // sm_87 arrives in 11.4; 11.7 from its ptxas: sm_87, no sm_90.
     assert_eq!(m.nvcc_targets(&c("11.5")), None);
+    assert_eq!(m.nvcc_targets(&c("11.2")), None);
+    assert!(!m.nvcc_targets(&c("11.3")).unwrap().contains(&87));
+    assert!(m.nvcc_targets(&c("11.3")).unwrap().contains(&86));
+    assert!(m.nvcc_targets(&c("11.4")).unwrap().contains(&87));
+    assert!(m.nvcc_targets(&c("11.6.2")).unwrap().contains(&35));
+    assert!(!m.nvcc_targets(&c("11.6")).unwrap().contains(&89));
     assert!(m.nvcc_targets(&c("11.7")).unwrap().contains(&87));
     assert!(!m.nvcc_targets(&c("11.7")).unwrap().contains(&90));
 }
@@ -461,27 +468,12 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     (
         CUDA_ARCH,
         "11.2",
-        "no nvcc of this release on PyPI to measure, nvcc guide's feature list not stored",
-    ),
-    (
-        CUDA_ARCH,
-        "11.3",
-        "no nvcc of this release on PyPI to measure, nvcc guide's feature list not stored",
-    ),
-    (
-        CUDA_ARCH,
-        "11.4",
-        "no nvcc of this release on PyPI to measure, nvcc guide's feature list not stored",
+        "no wheel found on PyPI with its nvcc, ptxas or NVRTC; nvcc guide's feature list not stored",
     ),
     (
         CUDA_ARCH,
         "11.5",
-        "no nvcc of this release on PyPI to measure, nvcc guide's feature list not stored",
-    ),
-    (
-        CUDA_ARCH,
-        "11.6",
-        "no nvcc of this release on PyPI to measure, nvcc guide's feature list not stored",
+        "no wheel found on PyPI with its nvcc, ptxas or NVRTC; nvcc guide's feature list not stored",
     ),
 ];
 
