@@ -91,8 +91,7 @@ def measure(cuda, spec, tmp):
         "arch_specific = []",
         "family_specific = []",
         f'note = "measured by ci/nvrtc-arch-lists.py: the sm_XY targets NVRTC {cuda} '
-        f"({lib.name} inside {whl.name}, sha256 {sha}) lists and builds a cubin for; no nvcc "
-        f'of this release is on PyPI"',
+        f'({lib.name} inside {whl.name}, sha256 {sha}) lists and builds a cubin for"',
         f'source = "https://pypi.org/project/{dist}/{version}/#files"',
         "",
     ])
