@@ -73,6 +73,10 @@ measure-nvcc:
     python3 ci/nvcc-arch-lists.py
     python3 ci/nvcc-ptx-isa.py
 
+# CUDA 11.3/11.4/11.6 arch rows from their NVRTC (no nvcc of them on PyPI); 11.7/11.8 check it.
+measure-nvrtc:
+    python3 ci/nvrtc-arch-lists.py 11.3=cumm-cu113==0.5.3 11.4=cumm-cu114==0.8.2 11.6=cumm-cu116==0.5.3 11.7=nvidia-cuda-nvrtc-cu11==11.7.99 11.8=nvidia-cuda-nvrtc-cu11==11.8.89
+
 measure-cuda-components:
     python3 ci/cuda-components.py
 

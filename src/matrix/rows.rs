@@ -77,6 +77,9 @@ pub enum Segment {
     Workstation,
     Consumer,
     Jetson,
+    /// A product whose compute capability an NVIDIA page states but no page we read places in
+    /// a segment: forward compatibility eligibility stays unknown rather than guessed.
+    Unknown,
 }
 
 /// One GPU product from `gpus.toml`.
@@ -102,11 +105,12 @@ impl GpuModel {
     /// Whether CUDA forward compatibility (the `cuda-compat` package) may be used on this GPU.
     /// The CUDA Compatibility guide allows it on data center GPUs and Jetson boards, and on
     /// "select NGC Server Ready SKUs of RTX cards", which a product name cannot tell apart:
-    /// workstation RTX parts answer `None` (unknown), consumer GeForce parts `Some(false)`.
+    /// workstation RTX parts and products of no known segment answer `None` (unknown),
+    /// consumer GeForce parts `Some(false)`.
     pub fn forward_compat_eligible(&self) -> Option<bool> {
         match self.segment {
             Segment::Datacenter | Segment::Jetson => Some(true),
-            Segment::Workstation => None,
+            Segment::Workstation | Segment::Unknown => None,
             Segment::Consumer => Some(false),
         }
     }

@@ -218,8 +218,15 @@ fn nvcc_targets_spot_checks() {
     assert!(m.nvcc_targets(&c("13.1")).unwrap().contains(&88));
     assert!(!m.nvcc_targets(&c("13.3")).unwrap().contains(&107));
     assert_eq!(m.nvcc_supports(&c("13.4"), &t("sm_107a")), Some(true));
-    // No nvcc of 11.2-11.6 could be measured: unknown. 11.7 from its ptxas: sm_87, no sm_90.
+    // Nothing of 11.2 or 11.5 could be measured: unknown. 11.3/11.4/11.6 from their NVRTC:
+    // sm_87 arrives in 11.4; 11.7 from its ptxas: sm_87, no sm_90.
     assert_eq!(m.nvcc_targets(&c("11.5")), None);
+    assert_eq!(m.nvcc_targets(&c("11.2")), None);
+    assert!(!m.nvcc_targets(&c("11.3")).unwrap().contains(&87));
+    assert!(m.nvcc_targets(&c("11.3")).unwrap().contains(&86));
+    assert!(m.nvcc_targets(&c("11.4")).unwrap().contains(&87));
+    assert!(m.nvcc_targets(&c("11.6.2")).unwrap().contains(&35));
+    assert!(!m.nvcc_targets(&c("11.6")).unwrap().contains(&89));
     assert!(m.nvcc_targets(&c("11.7")).unwrap().contains(&87));
     assert!(!m.nvcc_targets(&c("11.7")).unwrap().contains(&90));
 }
@@ -267,6 +274,45 @@ fn gpu_lookup_spot_checks() {
         Some(false)
     );
     assert_eq!(m.gpu("RTX A6000").unwrap().forward_compat_eligible(), None);
+}
+
+/// Products added from the legacy compute-capability page and from pages that state an
+/// architecture with a single compute capability; the two TITAN X generations stay apart.
+#[test]
+fn legacy_and_architecture_sourced_gpus() {
+    let m = m();
+    let g = |q: &str| m.gpu(q).map(|g| (g.name.clone(), g.cc));
+    assert_eq!(g("Quadro P4000").unwrap().1, cc("6.1"));
+    assert_eq!(
+        g("NVIDIA GeForce GTX 1070 Ti").unwrap().0,
+        "GeForce GTX 1070 Ti"
+    );
+    assert_eq!(g("NVIDIA GeForce GTX 1070").unwrap().0, "GeForce GTX 1070");
+    assert_eq!(g("Quadro M6000 24GB").unwrap().0, "Quadro M6000 24GB");
+    assert_eq!(g("Quadro M6000").unwrap().1, cc("5.2"));
+    assert_eq!(g("NVIDIA GeForce GTX 750 Ti").unwrap().1, cc("5.0"));
+    assert_eq!(g("Quadro K620").unwrap().0, "Quadro K620");
+    assert_eq!(g("Quadro K620M").unwrap().0, "Quadro K620M");
+    assert_eq!(g("NVIDIA TITAN X (Pascal)").unwrap().1, cc("6.1"));
+    assert_eq!(g("NVIDIA GeForce GTX TITAN X").unwrap().1, cc("5.2"));
+    // A bare "TITAN X" names two GPUs of different compute capability: unknown.
+    assert_eq!(g("TITAN X"), None);
+    assert_eq!(
+        m.gpu("Quadro P4000").unwrap().forward_compat_eligible(),
+        None
+    );
+    assert_eq!(
+        m.gpu("GeForce GTX 950").unwrap().forward_compat_eligible(),
+        Some(false)
+    );
+    // L20: Ada (8.9) from NVIDIA's TensorRT-LLM page, which names no segment.
+    let l20 = m.gpu("NVIDIA L20").unwrap();
+    assert_eq!((l20.cc, l20.segment), (cc("8.9"), Segment::Unknown));
+    assert_eq!(l20.forward_compat_eligible(), None);
+    assert_eq!(g("L20").unwrap().0, "NVIDIA L20");
+    assert_eq!(g("NVIDIA L2"), None);
+    // No NVIDIA page read gives these: unknown, not the nearest product.
+    assert_eq!(g("NVIDIA A800-SXM4-80GB"), None);
 }
 
 #[test]
@@ -417,32 +463,17 @@ const KNOWN_GAPS: &[(&str, &str, &str)] = &[
     (
         CUDA_DRIVER,
         "13.5",
-        "minimum driver not yet transcribed with an NVIDIA source",
+        "the 13.5 notes' driver table is past the end of every stored copy read",
     ),
     (
         CUDA_ARCH,
         "11.2",
-        "no nvcc of this release on PyPI to measure",
-    ),
-    (
-        CUDA_ARCH,
-        "11.3",
-        "no nvcc of this release on PyPI to measure",
-    ),
-    (
-        CUDA_ARCH,
-        "11.4",
-        "no nvcc of this release on PyPI to measure",
+        "no wheel found on PyPI with its nvcc, ptxas or NVRTC; nvcc guide's feature list not stored",
     ),
     (
         CUDA_ARCH,
         "11.5",
-        "no nvcc of this release on PyPI to measure",
-    ),
-    (
-        CUDA_ARCH,
-        "11.6",
-        "no nvcc of this release on PyPI to measure",
+        "no wheel found on PyPI with its nvcc, ptxas or NVRTC; nvcc guide's feature list not stored",
     ),
 ];
 
