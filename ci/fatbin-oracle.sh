@@ -7,6 +7,7 @@
 # Prints PASS/FAIL/SKIP per file; exits non-zero on any FAIL.
 #
 # Usage: ci/fatbin-oracle.sh [PACKAGE...]
+#   Its output of the last recorded run is kept in testdata/fatbin/fatbin-oracle-results.txt.
 #   env ORACLE_WORK=DIR    keep downloads/unpacked files in DIR (default: a temp dir, removed)
 #   env CARGO_TARGET_DIR   as usual
 # cuobjdump failures (e.g. 13.x refusing sm_35, "Invalid ELF") are SKIPs, not FAILs.
