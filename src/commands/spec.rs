@@ -83,7 +83,10 @@ pub(crate) fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding
         }
         out.extend(check(subject, &rc));
     }
-    out
+    match subject {
+        Subject::Runs(specs) => crate::rules::spec::group_repeats(out, specs),
+        Subject::Dockerfile(_) => out,
+    }
 }
 
 /// The GL1xx checks on run specs, plus the image checks on the images they name when

@@ -321,8 +321,40 @@ pub fn analyze_parsed(
         }
     };
 
-    for ins in &df.instructions {
+    // Lines of a merge conflict's `<<<<<<<` … `>>>>>>>` span being reported.
+    let mut conflict_until = 0u32;
+    for (i, ins) in df.instructions.iter().enumerate() {
         if !dockerfile::KNOWN.contains(&ins.cmd.as_str()) {
+            // A committed merge conflict is one problem, not one per marker: reported once at
+            // its `<<<<<<<` with the lines of its markers (Git writes exactly seven).
+            let marker = |c: &str| ["<<<<<<<", "|||||||", "=======", ">>>>>>>"].contains(&c);
+            if marker(&ins.cmd) {
+                if ins.pos().line <= conflict_until {
+                    continue;
+                }
+                let rest = &df.instructions[i + 1..];
+                let end = rest
+                    .iter()
+                    .take_while(|x| x.cmd != "<<<<<<<")
+                    .filter(|x| marker(&x.cmd))
+                    .map(|x| x.pos().line)
+                    .collect::<Vec<_>>();
+                conflict_until = end.last().copied().unwrap_or(ins.pos().line);
+                let lines: Vec<String> = std::iter::once(ins.pos().line)
+                    .chain(end)
+                    .map(|l| l.to_string())
+                    .collect();
+                errors.push(SpecError {
+                    pos: ins.pos(),
+                    message: format!(
+                        "unresolved merge conflict (markers on lines {}): `{}` is not an \
+                         instruction, so the image does not build from this version",
+                        lines.join(", "),
+                        ins.cmd
+                    ),
+                });
+                continue;
+            }
             errors.push(SpecError {
                 pos: ins.pos(),
                 message: format!("unknown instruction: {}", ins.cmd),
@@ -752,6 +784,23 @@ mod tests {
         assert_eq!(p.reqs[0].pos.line, 4);
         let built: Vec<_> = b.stages.iter().map(|s| s.built).collect();
         assert_eq!(built, vec![true, false, true]);
+    }
+
+    #[test]
+    fn a_merge_conflict_is_one_error_naming_its_markers() {
+        let t = "FROM ubuntu:22.04\n<<<<<<< HEAD\nRUN make a\n=======\nRUN make b\n>>>>>>> main\nRUN x\n<<<<<<< HEAD\nRUN c\n>>>>>>> main\nFROOM y\n";
+        let b = an(t, BuildOptions::default());
+        let m: Vec<(u32, &str)> = b
+            .errors
+            .iter()
+            .map(|e| (e.pos.line, e.message.as_str()))
+            .collect();
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert_eq!(m[0].0, 2);
+        assert!(m[0].1.contains("lines 2, 4, 6)"), "{}", m[0].1);
+        assert_eq!(m[1].0, 8);
+        assert!(m[1].1.contains("lines 8, 10)"), "{}", m[1].1);
+        assert_eq!(m[2], (11, "unknown instruction: FROOM"));
     }
 
     #[test]
