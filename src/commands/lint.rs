@@ -379,6 +379,9 @@ pub fn lint_file(
 /// (`apiVersion:` and `kind:`); prose is never read.
 pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let mut out = Vec::new();
+    // Every block's services: one document repeating a configuration in several snippets
+    // gets one finding per problem (as its repeated `docker run` lines do).
+    let mut all_specs = Vec::new();
     // (first body line, body, tagged as YAML)
     let mut block: Option<(u32, String, bool)> = None;
     for (i, line) in text.lines().enumerate() {
@@ -406,10 +409,12 @@ pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContex
                             let specs =
                                 compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None);
                             out.extend(run_checks(&Subject::Runs(&specs), ctx));
+                            all_specs.extend(specs);
                         }
                     } else if manifest {
                         let (specs, _) = k8s::parse(file, &padded);
                         out.extend(run_checks(&Subject::Runs(&specs), ctx));
+                        all_specs.extend(specs);
                     }
                     block = None;
                 } else {
@@ -419,7 +424,7 @@ pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContex
             }
         }
     }
-    out
+    crate::rules::spec::group_repeats(out, &all_specs)
 }
 
 #[cfg(test)]
@@ -587,5 +592,21 @@ mod tests {
         // "pragma" neither suppresses anything nor is reported unused.
         assert!(f.iter().any(|f| f.rule == "GL116"), "{f:?}");
         assert!(f.iter().all(|f| f.rule != "GL199"), "{f:?}");
+    }
+
+    #[test]
+    fn a_document_repeating_a_compose_snippet_gets_one_finding() {
+        let block = |name: &str| {
+            format!("```yaml\nservices:\n  {name}:\n    image: tensorflow/serving:2.11.0-gpu\n#    runtime: nvidia\n    environment:\n      CUDA_VISIBLE_DEVICES: 0\n```\n")
+        };
+        let md = format!("# app\n{}\n# serving\n{}", block("app"), block("serving"));
+        let c = testutil::ctx(vec![]);
+        let f: Vec<Finding> = markdown_yaml_findings("README.md", &md, &c)
+            .into_iter()
+            .filter(|f| f.rule == "GL117")
+            .collect();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(8));
+        assert!(f[0].message.contains("`serving` (line 18)"), "{}", f[0].message);
     }
 }

@@ -62,6 +62,11 @@ pub struct Stage {
     pub vars: Vars,
     /// Built for the chosen target.
     pub built: bool,
+    /// The global ARG defaults the FROM reference expands, directly or through another ARG
+    /// (`FROM nvidia/cuda:${CUDA}-devel` with `ARG CUDA=11.3.1` above it): (name, default as
+    /// written, where), which is where a version taken from the image is changed. ARGs given
+    /// by `--build-arg` are not listed.
+    pub image_args: Vec<(String, String, Pos)>,
 }
 
 #[derive(Debug, Clone)]
@@ -296,6 +301,9 @@ pub fn analyze_parsed(
         .collect();
     let escape = df.escape;
     let mut global = Vars::new();
+    // Global ARG defaults and where they are written, every definition (for
+    // [`Stage::image_args`]).
+    let mut global_defaults: Vec<(String, String, Pos)> = Vec::new();
     let mut stages: Vec<Stage> = Vec::new();
     let mut cur: Option<Stage> = None;
     let mut stage_vars = Vars::new();
@@ -408,7 +416,22 @@ pub fn analyze_parsed(
                     }
                 };
                 stage_vars = vars;
+                // The ARGs the reference names, and those their defaults name in turn
+                // (`ARG BASE=nvidia/cuda:${CUDA}-devel` … `FROM ${BASE}`).
+                let mut image_args: Vec<(String, String, Pos)> = Vec::new();
+                let mut texts = vec![img_w.text.clone()];
+                while let Some(t) = texts.pop() {
+                    for a in &global_defaults {
+                        // Every definition of a name: a redefinition may build on the
+                        // earlier value (`ARG B=${B:-ubuntu}`).
+                        if refers_to(&t, &a.0) && !image_args.iter().any(|x| x.2 == a.2) {
+                            texts.push(a.1.clone());
+                            image_args.push(a.clone());
+                        }
+                    }
+                }
                 cur = Some(Stage {
+                    image_args,
                     index: stages.len(),
                     name,
                     image,
@@ -430,12 +453,12 @@ pub fn analyze_parsed(
                     let scope = if cur.is_some() { &stage_vars } else { &global };
                     let val = if let Some(v) = opts.build_args.get(&name) {
                         Some((v.clone(), false))
-                    } else if let Some(d) = default {
+                    } else if let Some(d) = &default {
                         let pos = ins.pos_in_rest(off);
-                        let e = expand_checked(&d, scope, escape, pos, &mut errors);
+                        let e = expand_checked(d, scope, escape, pos, &mut errors);
                         Some(within_values_budget(
                             e,
-                            &d,
+                            d,
                             &mut values_total,
                             pos,
                             &mut errors,
@@ -463,6 +486,9 @@ pub fn analyze_parsed(
                             is_arg: true,
                         });
                     } else {
+                        if let (Some(raw), false) = (&default, opts.build_args.contains_key(&name)) {
+                            global_defaults.push((name.clone(), raw.clone(), ins.pos_in_rest(off)));
+                        }
                         global.insert(name, var);
                     }
                 }
@@ -731,6 +757,17 @@ pub fn read_context_file(ctx: Option<&Path>, copies: &[CopyIns], path: &str) -> 
         }
     }
     None
+}
+
+/// Whether `text` (as written) expands variable `name`: `$name` or `${name…}`.
+pub(crate) fn refers_to(text: &str, name: &str) -> bool {
+    text.match_indices('$').any(|(i, _)| {
+        let rest = &text[i + 1..];
+        let rest = rest.strip_prefix('{').unwrap_or(rest);
+        rest.strip_prefix(name).is_some_and(|after| {
+            !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
+use crate::spec::image::ImageKind;
 use crate::spec::{loc, RuleCtx, Subject};
 use crate::version::CudaVersion;
 
@@ -93,6 +94,17 @@ fn replaces_inherited(value: &str, cuda_image: bool) -> bool {
     !value.is_empty()
         && !value.contains("LD_LIBRARY_PATH")
         && (cuda_image || ["cuda", "nvidia", "tegra"].iter().any(|k| l.contains(k)))
+}
+
+/// Every directory is a Python wheel's library directory (`…/site-packages/torch/lib`,
+/// `…/site-packages/nvidia/cublas/lib`): the copies the wheels' own RUNPATHs name, in the
+/// order PyTorch's wheel build lists them. On a base not known to carry CUDA there is no
+/// system copy for them to compete with, and what the wheels load does not change.
+fn wheel_dirs_only(value: &str) -> bool {
+    value
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .all(|d| d.contains("/site-packages/") || d.contains("/dist-packages/"))
 }
 
 /// The ENV instruction at `pos` names `$LD_LIBRARY_PATH` in its value (as written: an unset
@@ -226,6 +238,7 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                         } else if !nvidia
                             && replaces_inherited(v, cuda_image)
                             && !names_inherited(bf, e.pos)
+                            && !(st.info.kind == ImageKind::Other && wheel_dirs_only(v))
                         {
                             p.push((Severity::Info, "set, not appended to: a value the base image set is dropped, and these directories win over every library's own RUNPATH, so which copy of the CUDA libraries loads (the system's or the one a wheel ships) depends on this list".into()));
                         }
@@ -357,6 +370,12 @@ mod tests {
         assert!(dockerfile(&kept, "GL106", vec![]).is_empty());
         let plain = "FROM debian:12\nRUN make install\nENV LD_LIBRARY_PATH=/opt/app/lib\n";
         assert!(dockerfile(plain, "GL106", vec![]).is_empty());
+        // Only the wheels' own library directories, on a base without CUDA (PyTorch's
+        // build_cuda.sh RPATH order): nothing to compete with; not on a CUDA base.
+        let wheels = "FROM opensuse/leap:15.6\nRUN pip install torch --index-url https://download.pytorch.org/whl/cu118\nENV LD_LIBRARY_PATH=\"/usr/local/lib64/python3.11/site-packages/torch/lib:/usr/local/lib/python3.11/site-packages/nvidia/cublas/lib\"\n";
+        assert!(dockerfile(wheels, "GL106", vec![]).is_empty());
+        let mixed = wheels.replace("cublas/lib\"", "cublas/lib:/usr/local/cuda/lib64\"");
+        assert_eq!(dockerfile(&mixed, "GL106", vec![]).len(), 1);
         // A throw-away builder stage is not the image.
         let builder = format!("{}FROM debian:12\nCOPY --from=0 /x /x\n", t);
         assert!(dockerfile(&builder, "GL106", vec![]).is_empty());
