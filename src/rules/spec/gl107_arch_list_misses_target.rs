@@ -399,24 +399,24 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         ccs.dedup();
         let ccs: Vec<String> = ccs.iter().map(|c| c.to_string()).collect();
         let gpus: Vec<&str> = missed.iter().map(|(_, g)| g.as_str()).collect();
-        let subject = if offending.len() > 1 {
-            let lines: Vec<String> = offending.iter().map(|(_, p)| p.line.to_string()).collect();
-            format!(
-                "`{what}` in {} commands of this instruction (lines {}): at least one of them builds",
-                offending.len(),
-                lines.join(", ")
-            )
-        } else {
-            format!("`{what}` builds")
-        };
         let origin = origins.iter().find(|o| o.0 == *group);
         let (at, from) = match origin {
             Some((_, arg, p)) => (*p, format!(" (targets from `ARG {arg}`)")),
             None => (*first, String::new()),
         };
+        let subject = if offending.len() > 1 {
+            let lines: Vec<String> = offending.iter().map(|(_, p)| p.line.to_string()).collect();
+            format!(
+                "`{what}`{from} in {} commands of this instruction (lines {}): at least one of them builds",
+                offending.len(),
+                lines.join(", ")
+            )
+        } else {
+            format!("`{what}`{from} builds")
+        };
         let mut f = META
             .finding(format!(
-                "{subject}{from} no code that runs on {}: {} kernels fail with 'no kernel image is available'",
+                "{subject} no code that runs on {}: {} kernels fail with 'no kernel image is available'",
                 gpus.join(", "),
                 if offending.len() > 1 { "such" } else { "its" }
             ))
