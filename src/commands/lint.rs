@@ -607,6 +607,10 @@ mod tests {
             .collect();
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(8));
-        assert!(f[0].message.contains("`serving` (line 18)"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("`serving` (line 18)"),
+            "{}",
+            f[0].message
+        );
     }
 }

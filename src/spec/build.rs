@@ -486,7 +486,8 @@ pub fn analyze_parsed(
                             is_arg: true,
                         });
                     } else {
-                        if let (Some(raw), false) = (&default, opts.build_args.contains_key(&name)) {
+                        if let (Some(raw), false) = (&default, opts.build_args.contains_key(&name))
+                        {
                             global_defaults.push((name.clone(), raw.clone(), ins.pos_in_rest(off)));
                         }
                         global.insert(name, var);

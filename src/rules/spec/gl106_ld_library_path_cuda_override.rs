@@ -233,12 +233,14 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                 {
                     if let Some(v) = &e.value {
                         let mut p = problems(v, st.info.cuda, nvidia, &[]);
+                        let wheels_on_plain_base =
+                            st.info.kind == ImageKind::Other && wheel_dirs_only(v);
                         if builder {
                             p.retain(|(_, m)| !m.contains("stub libcuda.so"));
                         } else if !nvidia
                             && replaces_inherited(v, cuda_image)
                             && !names_inherited(bf, e.pos)
-                            && !(st.info.kind == ImageKind::Other && wheel_dirs_only(v))
+                            && !wheels_on_plain_base
                         {
                             p.push((Severity::Info, "set, not appended to: a value the base image set is dropped, and these directories win over every library's own RUNPATH, so which copy of the CUDA libraries loads (the system's or the one a wheel ships) depends on this list".into()));
                         }

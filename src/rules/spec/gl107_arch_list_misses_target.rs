@@ -316,11 +316,16 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 lists.push(("-gencode flags".into(), g, c.pos, c.run));
                 // Targets spelled from a build ARG (`code=sm_${CUDA_COMPUTE_CAP}`): the ARG's
                 // default chooses what the image gets, so that is where it is reported.
-                let arg = st.envs.iter().filter(|e| e.is_arg && e.value.is_some()).find(|e| {
-                    c.words.iter().any(|w| {
-                        w.raw.contains("code=") && crate::spec::build::refers_to(&w.raw, &e.name)
-                    })
-                });
+                let arg = st
+                    .envs
+                    .iter()
+                    .filter(|e| e.is_arg && e.value.is_some())
+                    .find(|e| {
+                        c.words.iter().any(|w| {
+                            w.raw.contains("code=")
+                                && crate::spec::build::refers_to(&w.raw, &e.name)
+                        })
+                    });
                 if let (Some(e), false) = (arg, origins.iter().any(|o| o.0 == c.run)) {
                     let v = e.value.clone().unwrap_or_default();
                     origins.push((c.run, format!("{}={v}", e.name), e.pos));
@@ -742,7 +747,11 @@ RUN if [ $CAP -lt 90 ]; then nvprune --generate-code code=sm_${CAP} a.a -o a.a; 
         let f = dockerfile(t, "GL107", fleet());
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
-        assert!(f[0].message.contains("(targets from `ARG CAP=80`)"), "{}", f[0].message);
+        assert!(
+            f[0].message.contains("(targets from `ARG CAP=80`)"),
+            "{}",
+            f[0].message
+        );
         // Literal targets stay on their command.
         let f = dockerfile(&t.replace("sm_${CAP}", "sm_80"), "GL107", fleet());
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));

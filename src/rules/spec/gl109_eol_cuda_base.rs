@@ -238,12 +238,17 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(1));
         assert!(
-            f[0].message.contains("(`ARG CUDA_VERSION=11.3.1`, used by the FROM on line 5)"),
+            f[0].message
+                .contains("(`ARG CUDA_VERSION=11.3.1`, used by the FROM on line 5)"),
             "{}",
             f[0].message
         );
         // Written in the FROM itself: reported there.
-        let f = dockerfile("ARG UBUNTU=22.04\nFROM nvidia/cuda:11.3.1-devel-ubuntu${UBUNTU}\n", "GL109", vec![]);
+        let f = dockerfile(
+            "ARG UBUNTU=22.04\nFROM nvidia/cuda:11.3.1-devel-ubuntu${UBUNTU}\n",
+            "GL109",
+            vec![],
+        );
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
     }
 

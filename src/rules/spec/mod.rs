@@ -65,7 +65,8 @@ pub(crate) fn group_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Fi
             .max_by_key(|r| r.pos.line)
     };
     // Per kept finding: its grouping key (None: not grouped) and the others' (name, line).
-    let mut kept: Vec<(Finding, Option<String>, Vec<(String, u32)>)> = Vec::new();
+    type Kept = (Finding, Option<String>, Vec<(String, u32)>);
+    let mut kept: Vec<Kept> = Vec::new();
     for f in findings {
         let Some(o) = owner(&f) else {
             kept.push((f, None, Vec::new()));
@@ -79,7 +80,10 @@ pub(crate) fn group_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Fi
             f.message.replace(&format!("`{}`", o.name), "`\u{1}`")
         );
         let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
-        match kept.iter_mut().find(|k| k.1.as_deref() == Some(key.as_str())) {
+        match kept
+            .iter_mut()
+            .find(|k| k.1.as_deref() == Some(key.as_str()))
+        {
             Some((first, _, others)) => {
                 let first_line = first.location.as_ref().and_then(|l| l.line);
                 // The same finding twice at one place (two containers both reported at one
@@ -100,7 +104,11 @@ pub(crate) fn group_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Fi
                     .collect();
                 f.message.push_str(&format!(
                     " (also {}: {})",
-                    if others.len() > 1 { "these" } else { "this one" },
+                    if others.len() > 1 {
+                        "these"
+                    } else {
+                        "this one"
+                    },
                     names.join(", ")
                 ));
             }
