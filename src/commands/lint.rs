@@ -326,9 +326,13 @@ pub(crate) fn lint_discovered(
             all.extend(f);
         }
         FileKind::K8s => all.extend(k8s_findings(&file, &text, ctx)),
-        FileKind::Script => all.extend(script_findings(&file, &text, ctx)),
+        FileKind::Script => {
+            all.extend(script_findings(&file, &text, ctx));
+            all.extend(script_build_findings(p, &file, &text, ctx));
+        }
         FileKind::Markdown => {
             all.extend(script_findings(&file, &text, ctx));
+            all.extend(script_build_findings(p, &file, &text, ctx));
             all.extend(markdown_yaml_findings(&file, &text, ctx));
             texts.push(FileText {
                 text: markdown_code_only(&text),
@@ -364,9 +368,14 @@ pub fn lint_file(
         }
         FileKind::Compose => compose_findings(&[(display.to_string(), path.to_path_buf())], ctx).0,
         FileKind::K8s => k8s_findings(display, &text, ctx),
-        FileKind::Script => script_findings(display, &text, ctx),
+        FileKind::Script => {
+            let mut v = script_findings(display, &text, ctx);
+            v.extend(script_build_findings(path, display, &text, ctx));
+            v
+        }
         FileKind::Markdown => {
             let mut v = script_findings(display, &text, ctx);
+            v.extend(script_build_findings(path, display, &text, ctx));
             v.extend(markdown_yaml_findings(display, &text, ctx));
             v
         }
@@ -592,6 +601,52 @@ mod tests {
         // "pragma" neither suppresses anything nor is reported unused.
         assert!(f.iter().any(|f| f.rule == "GL116"), "{f:?}");
         assert!(f.iter().all(|f| f.rule != "GL199"), "{f:?}");
+    }
+
+    #[test]
+    fn docker_build_args_in_a_script_flow_into_its_dockerfile() {
+        let d = tempfile::tempdir().unwrap();
+        write_file(
+            d.path(),
+            "docker/Dockerfile",
+            "ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nRUN true\n",
+        );
+        // Relative to the script's directory; a build arg the Dockerfile judges differently.
+        write_file(
+            d.path(),
+            "scripts/build.sh",
+            "#!/bin/sh\ndocker build -f ../docker/Dockerfile --build-arg CUDA=11.3.1 -t app ..\n",
+        );
+        let c = testutil::ctx(vec![]);
+        let f = cmd_lint(
+            &LintArgs {
+                paths: vec![d.path().to_path_buf()],
+            },
+            &c,
+        )
+        .unwrap();
+        let eol: Vec<&Finding> = f.iter().filter(|f| f.rule == "GL109").collect();
+        assert_eq!(eol.len(), 1, "{f:?}");
+        let l = eol[0].location.as_ref().unwrap();
+        assert!(
+            l.file.as_deref().unwrap().ends_with("scripts/build.sh"),
+            "{l:?}"
+        );
+        assert_eq!(l.line, Some(2));
+        assert!(
+            eol[0]
+                .message
+                .starts_with("with build arg `CUDA=11.3.1` of `docker build`"),
+            "{}",
+            eol[0].message
+        );
+        // The Dockerfile's own default is fine: nothing at the Dockerfile.
+        assert!(f.iter().all(|f| !f
+            .location
+            .as_ref()
+            .and_then(|l| l.file.as_deref())
+            .unwrap_or("")
+            .ends_with("Dockerfile")));
     }
 
     #[test]
