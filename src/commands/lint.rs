@@ -19,6 +19,8 @@ pub enum FileKind {
     K8s,
     Script,
     Markdown,
+    /// `docker-bake.hcl` / `docker-bake.json`.
+    Bake,
 }
 
 /// Classify by name, then by content for YAML and Markdown.
@@ -26,6 +28,9 @@ pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
     if is_dockerfile_name(&name) {
         return Some(FileKind::Dockerfile);
+    }
+    if crate::spec::bake::is_bake_name(&name).is_some() {
+        return Some(FileKind::Bake);
     }
     if name.ends_with(".sh")
         || name.ends_with(".bash")
@@ -330,6 +335,7 @@ pub(crate) fn lint_discovered(
             all.extend(script_findings(&file, &text, ctx));
             all.extend(script_build_findings(p, &file, &text, ctx));
         }
+        FileKind::Bake => all.extend(bake_findings(p, &file, &text, ctx)),
         FileKind::Markdown => {
             all.extend(script_findings(&file, &text, ctx));
             all.extend(script_build_findings(p, &file, &text, ctx));
@@ -373,6 +379,7 @@ pub fn lint_file(
             v.extend(script_build_findings(path, display, &text, ctx));
             v
         }
+        FileKind::Bake => bake_findings(path, display, &text, ctx),
         FileKind::Markdown => {
             let mut v = script_findings(display, &text, ctx);
             v.extend(script_build_findings(path, display, &text, ctx));
@@ -647,6 +654,45 @@ mod tests {
             .and_then(|l| l.file.as_deref())
             .unwrap_or("")
             .ends_with("Dockerfile")));
+    }
+
+    #[test]
+    fn bake_targets_are_built_with_their_args() {
+        let d = tempfile::tempdir().unwrap();
+        write_file(
+            d.path(),
+            "docker/Dockerfile",
+            "ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nRUN true\n",
+        );
+        write_file(
+            d.path(),
+            "docker-bake.hcl",
+            "target \"gpu\" {\n  context = \"docker\"\n  matrix = {\n    cuda = [\"12.4.1\", \"11.3.1\"]\n  }\n  name = \"gpu-${cuda}\"\n  args = {\n    CUDA = \"${cuda}\"\n  }\n}\n",
+        );
+        let c = testutil::ctx(vec![]);
+        let f = cmd_lint(
+            &LintArgs {
+                paths: vec![d.path().to_path_buf()],
+            },
+            &c,
+        )
+        .unwrap();
+        let eol: Vec<&Finding> = f.iter().filter(|f| f.rule == "GL109").collect();
+        assert_eq!(eol.len(), 1, "{f:?}");
+        let l = eol[0].location.as_ref().unwrap();
+        assert!(
+            l.file.as_deref().unwrap().ends_with("docker-bake.hcl"),
+            "{l:?}"
+        );
+        // At the matrix value that causes it.
+        assert_eq!(l.line, Some(4));
+        assert!(
+            eol[0]
+                .message
+                .starts_with("with build arg `CUDA=11.3.1` of bake target `gpu-11.3.1`"),
+            "{}",
+            eol[0].message
+        );
     }
 
     #[test]

@@ -481,6 +481,55 @@ pub(crate) fn script_build_findings(
     out
 }
 
+/// A bake file's targets (`docker-bake.hcl` / `.json`): each target whose Dockerfile is in
+/// the tree is analyzed with its `args` (inherited, matrix-expanded, variables substituted)
+/// and stage, and what those args cause is reported at the arg, as for compose `build.args`.
+pub(crate) fn bake_findings(
+    path: &Path,
+    file: &str,
+    text: &str,
+    ctx: &CommandContext,
+) -> Vec<Finding> {
+    let json = file.to_ascii_lowercase().ends_with(".json");
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut out: Vec<Finding> = Vec::new();
+    for t in crate::spec::bake::parse(text, json) {
+        // `target:other` / `docker-image://…` / git URLs are not directories here.
+        if t.args.is_empty() || t.context.contains(':') {
+            continue;
+        }
+        let cdir = dir.join(&t.context);
+        let dfp = cdir.join(&t.dockerfile);
+        if !dfp.is_file() {
+            continue;
+        }
+        let args: BTreeMap<String, String> = t
+            .args
+            .iter()
+            .map(|(k, v, _)| (k.clone(), v.clone()))
+            .collect();
+        let src = ArgSource {
+            who: format!("bake target `{}`", t.name),
+            file,
+            args: &t.args,
+            target: t.target.clone(),
+        };
+        for f in build_arg_findings(ctx, &src, &cdir, &dfp, &args) {
+            // Matrix combinations sharing an arg report what it causes once.
+            let same = |o: &Finding| {
+                o.rule == f.rule
+                    && o.location == f.location
+                    && o.message.split_once(", ").map(|x| x.1)
+                        == f.message.split_once(", ").map(|x| x.1)
+            };
+            if !out.iter().any(same) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
 pub(crate) fn is_markdown_name(file: &str) -> bool {
     file.ends_with(".md") || file.ends_with(".mdx") || file.ends_with(".markdown")
 }
