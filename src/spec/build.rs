@@ -721,7 +721,8 @@ impl RestMap<'_> {
 }
 
 /// A file named in a RUN (`-r /tmp/requirements.txt`) as it is in the build context: through
-/// the COPY that put it there, else by its path or name relative to the context.
+/// the COPY that put it there, else by its path relative to the context (an absolute path
+/// also by its name).
 pub fn read_context_file(ctx: Option<&Path>, copies: &[CopyIns], path: &str) -> Option<String> {
     let ctx = ctx?;
     let mut cands: Vec<PathBuf> = Vec::new();
@@ -741,7 +742,12 @@ pub fn read_context_file(ctx: Option<&Path>, copies: &[CopyIns], path: &str) -> 
         }
     }
     cands.push(ctx.join(path.trim_start_matches('/')));
-    if let Some(b) = Path::new(path).file_name() {
+    // An absolute path in the image copied by a COPY we cannot match: by its name. A relative
+    // one (`server/pyproject.toml`) names its own directory, not another file of that name.
+    if let Some(b) = Path::new(path)
+        .file_name()
+        .filter(|_| path.starts_with('/'))
+    {
         cands.push(ctx.join(b));
     }
     for c in cands {
@@ -822,6 +828,43 @@ mod tests {
         assert_eq!(p.reqs[0].pos.line, 4);
         let built: Vec<_> = b.stages.iter().map(|s| s.built).collect();
         assert_eq!(built, vec![true, false, true]);
+    }
+
+    #[test]
+    fn a_local_project_installs_its_declared_requirements() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |rel: &str, t: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        };
+        w(
+            "pyproject.toml",
+            "[project]\nname = \"app\"\ndependencies = [\"numpy\", \"torch>=2.1 ; sys_platform == 'linux'\"]\n[project.optional-dependencies]\nexport = [\"onnx\"]\ndev = [\"pytest\"]\n",
+        );
+        w("server/setup.py", "from setuptools import setup\nsetup(name='s', install_requires=[\n  'vllm==0.6.3',  # serving\n  \"fastapi\",\n])\n");
+        w("tools/pyproject.toml", "[project]\nname = \"t\"\ndynamic = [\"dependencies\"]\n[tool.setuptools.dynamic]\ndependencies = {file = [\"requirements.txt\"]}\n");
+        w("tools/requirements.txt", "torchvision==0.19.0\n");
+        let opts = BuildOptions {
+            context: Some(d.path().to_path_buf()),
+            ..Default::default()
+        };
+        let t = "FROM python:3.11\nCOPY . /app\nWORKDIR /app\nRUN pip install -e .[export]\nRUN pip install ./server ./tools\nRUN pip install --no-deps .\n";
+        let b = an(t, opts);
+        let names = |i: usize| -> Vec<String> {
+            match &b.stages[0].installs[i] {
+                Install::Pip(p) => p.reqs.iter().map(|r| r.name.clone()).collect(),
+                _ => panic!(),
+            }
+        };
+        assert_eq!(names(0), vec!["numpy", "torch", "onnx"]);
+        let Install::Pip(p) = &b.stages[0].installs[0] else {
+            panic!()
+        };
+        assert_eq!((p.reqs[1].spec.as_str(), p.reqs[1].pos.line), (">=2.1", 4));
+        assert_eq!(names(1), vec!["vllm", "fastapi", "torchvision"]);
+        // --no-deps installs the project alone.
+        assert!(names(2).is_empty());
     }
 
     #[test]
