@@ -21,6 +21,8 @@ pub enum FileKind {
     Markdown,
     /// `docker-bake.hcl` / `docker-bake.json`.
     Bake,
+    /// A CI pipeline (GitHub Actions workflow, `.gitlab-ci.yml`): its shell steps.
+    CiYaml,
 }
 
 /// Classify by name, then by content for YAML and Markdown.
@@ -43,6 +45,12 @@ pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
         return Some(FileKind::Markdown);
     }
     if name.ends_with(".yaml") || name.ends_with(".yml") {
+        let in_workflows = path
+            .parent()
+            .is_some_and(|d| d.ends_with(".github/workflows"));
+        if in_workflows || name == ".gitlab-ci.yml" {
+            return Some(FileKind::CiYaml);
+        }
         if compose::DEFAULT_FILES.contains(&name.as_str())
             || name.starts_with("docker-compose")
             || name.starts_with("compose.")
@@ -225,6 +233,64 @@ pub fn markdown_code_only(text: &str) -> String {
     out
 }
 
+/// The shell steps of a CI pipeline, everything else blanked (lines kept, so findings point
+/// into the YAML): GitHub Actions `run:` (inline or a `|` / `>` block) and GitLab
+/// `script:` / `before_script:` / `after_script:` (a command or a list of them).
+pub fn ci_shell_steps(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    // Inside a block: the key's indentation, and whether items are list entries (GitLab).
+    let mut block: Option<(usize, bool)> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let nl = &line[body.len()..];
+        let t = body.trim_start();
+        let indent = body.len() - t.len();
+        if let Some((key_indent, list)) = block {
+            if t.is_empty() || t.starts_with('#') {
+                out.push_str(nl);
+                continue;
+            }
+            let item = t.strip_prefix("- ").filter(|_| list);
+            if indent > key_indent || (list && indent == key_indent && item.is_some()) {
+                match item {
+                    Some(cmd) => out.push_str(unquote(cmd)),
+                    None if list => {}
+                    None => out.push_str(t),
+                }
+                out.push_str(nl);
+                continue;
+            }
+            block = None;
+        }
+        let key = t.strip_prefix("- ").unwrap_or(t);
+        let key_indent = indent + (t.len() - key.len());
+        let found = ["run:", "script:", "before_script:", "after_script:"]
+            .iter()
+            .find_map(|k| key.strip_prefix(k).map(|v| (*k, v.trim())));
+        if let Some((k, v)) = found {
+            let list = k != "run:";
+            if v.is_empty() || v.starts_with('|') || v.starts_with('>') {
+                block = Some((key_indent, list));
+            } else if !v.starts_with('[') {
+                out.push_str(unquote(v));
+            }
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
+/// A YAML scalar written in quotes, without them.
+fn unquote(v: &str) -> &str {
+    let v = v.trim();
+    for q in ['"', '\''] {
+        if let Some(x) = v.strip_prefix(q).and_then(|x| x.strip_suffix(q)) {
+            return x;
+        }
+    }
+    v
+}
+
 pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
     let roots = if args.paths.is_empty() {
         vec![ctx.cwd.clone()]
@@ -336,6 +402,11 @@ pub(crate) fn lint_discovered(
             all.extend(script_build_findings(p, &file, &text, ctx));
         }
         FileKind::Bake => all.extend(bake_findings(p, &file, &text, ctx)),
+        FileKind::CiYaml => {
+            let script = ci_shell_steps(&text);
+            all.extend(script_findings(&file, &script, ctx));
+            all.extend(script_build_findings(p, &file, &script, ctx));
+        }
         FileKind::Markdown => {
             all.extend(script_findings(&file, &text, ctx));
             all.extend(script_build_findings(p, &file, &text, ctx));
@@ -380,6 +451,12 @@ pub fn lint_file(
             v
         }
         FileKind::Bake => bake_findings(path, display, &text, ctx),
+        FileKind::CiYaml => {
+            let script = ci_shell_steps(&text);
+            let mut v = script_findings(display, &script, ctx);
+            v.extend(script_build_findings(path, display, &script, ctx));
+            v
+        }
         FileKind::Markdown => {
             let mut v = script_findings(display, &text, ctx);
             v.extend(script_build_findings(path, display, &text, ctx));
@@ -654,6 +731,59 @@ mod tests {
             .and_then(|l| l.file.as_deref())
             .unwrap_or("")
             .ends_with("Dockerfile")));
+    }
+
+    #[test]
+    fn ci_shell_steps_keep_lines_and_only_commands() {
+        let gh = "on: push\njobs:\n  b:\n    steps:\n      - uses: actions/checkout@v4\n      - run: docker build --build-arg A=1 .\n      - name: gpu\n        run: |\n          docker build \\\n            --build-arg CUDA=11.3.1 .\n\n          echo done\n      - run: 'docker run --gpus all x:1'\nenv:\n  X: docker build\n";
+        let s = ci_shell_steps(gh);
+        assert_eq!(s.lines().count(), gh.lines().count());
+        let l: Vec<&str> = s.lines().collect();
+        assert_eq!(l[5], "docker build --build-arg A=1 .");
+        assert_eq!(l[8].trim(), "docker build \\");
+        assert_eq!(l[9].trim(), "--build-arg CUDA=11.3.1 .");
+        assert_eq!(l[11].trim(), "echo done");
+        assert_eq!(l[12], "docker run --gpus all x:1");
+        assert!(l[14].is_empty() && l[4].is_empty());
+        let gl = "build:\n  image: docker:24\n  script:\n    - docker build --build-arg CUDA=11.3.1 .\n    - \"docker push x\"\n  tags: [gpu]\n";
+        let s = ci_shell_steps(gl);
+        let l: Vec<&str> = s.lines().collect();
+        assert_eq!(l[3], "docker build --build-arg CUDA=11.3.1 .");
+        assert_eq!(l[4], "docker push x");
+        assert!(l[5].is_empty() && l[1].is_empty());
+        assert_eq!(
+            classify(Path::new("repo/.github/workflows/ci.yml"), None),
+            Some(FileKind::CiYaml)
+        );
+    }
+
+    #[test]
+    fn docker_build_args_in_a_workflow_flow_into_its_dockerfile() {
+        let d = tempfile::tempdir().unwrap();
+        write_file(
+            d.path(),
+            "docker/Dockerfile",
+            "ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nRUN true\n",
+        );
+        write_file(
+            d.path(),
+            ".github/workflows/image.yml",
+            "jobs:\n  b:\n    steps:\n      - run: |\n          docker build -f docker/Dockerfile \\\n            --build-arg CUDA=11.3.1 docker\n",
+        );
+        let c = CommandContext {
+            cwd: d.path().to_path_buf(),
+            ..testutil::ctx(vec![])
+        };
+        let f = lint_file(
+            &d.path().join(".github/workflows/image.yml"),
+            ".github/workflows/image.yml",
+            FileKind::CiYaml,
+            &c,
+        )
+        .unwrap();
+        let eol: Vec<&Finding> = f.iter().filter(|f| f.rule == "GL109").collect();
+        assert_eq!(eol.len(), 1, "{f:?}");
+        assert_eq!(eol[0].location.as_ref().unwrap().line, Some(6));
     }
 
     #[test]
