@@ -152,16 +152,21 @@ pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
 fn walk_ignoring(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let walk = ignore::WalkBuilder::new(dir)
-        .hidden(true)
+        .hidden(false)
         .parents(false)
         .git_global(false)
         .git_exclude(false)
         .require_git(false)
         .follow_links(false)
         .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            // Hidden entries are skipped, but for the CI pipelines (`.github/workflows`,
+            // `.gitlab-ci.yml`), which `git ls-files` lists in a work tree too.
+            let hidden = name.starts_with('.') && name != ".github" && name != ".gitlab-ci.yml";
             e.depth() == 0
-                || !e.file_type().is_some_and(|t| t.is_dir())
-                || !VENDORED_DIRS.contains(&e.file_name().to_string_lossy().as_ref())
+                || (!hidden
+                    && (!e.file_type().is_some_and(|t| t.is_dir())
+                        || !VENDORED_DIRS.contains(&name.as_ref())))
         })
         .build();
     for e in walk.flatten() {
@@ -687,50 +692,42 @@ mod tests {
         assert!(f.iter().all(|f| f.rule != "GL199"), "{f:?}");
     }
 
-    #[test]
-    fn docker_build_args_in_a_script_flow_into_its_dockerfile() {
+    /// Lints a tree holding `docker/Dockerfile` (a supported CUDA by default, from
+    /// `ARG CUDA`) and `rel`, which builds it with `CUDA=11.3.1`: the one GL109 that causes,
+    /// reported in `rel` (the Dockerfile alone reports nothing).
+    fn eol_through_build_arg(rel: &str, text: &str) -> Finding {
         let d = tempfile::tempdir().unwrap();
         write_file(
             d.path(),
             "docker/Dockerfile",
             "ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nRUN true\n",
         );
-        // Relative to the script's directory; a build arg the Dockerfile judges differently.
-        write_file(
-            d.path(),
+        write_file(d.path(), rel, text);
+        let c = CommandContext {
+            cwd: d.path().to_path_buf(),
+            ..testutil::ctx(vec![])
+        };
+        let args = LintArgs {
+            paths: vec![d.path().to_path_buf()],
+        };
+        let f = cmd_lint(&args, &c).unwrap();
+        let eol: Vec<&Finding> = f.iter().filter(|f| f.rule == "GL109").collect();
+        assert_eq!(eol.len(), 1, "{f:?}");
+        let file = eol[0].location.as_ref().and_then(|l| l.file.clone());
+        assert!(file.unwrap_or_default().ends_with(rel), "{:?}", eol[0]);
+        eol[0].clone()
+    }
+
+    #[test]
+    fn docker_build_args_in_a_script_flow_into_its_dockerfile() {
+        // Relative to the script's directory.
+        let f = eol_through_build_arg(
             "scripts/build.sh",
             "#!/bin/sh\ndocker build -f ../docker/Dockerfile --build-arg CUDA=11.3.1 -t app ..\n",
         );
-        let c = testutil::ctx(vec![]);
-        let f = cmd_lint(
-            &LintArgs {
-                paths: vec![d.path().to_path_buf()],
-            },
-            &c,
-        )
-        .unwrap();
-        let eol: Vec<&Finding> = f.iter().filter(|f| f.rule == "GL109").collect();
-        assert_eq!(eol.len(), 1, "{f:?}");
-        let l = eol[0].location.as_ref().unwrap();
-        assert!(
-            l.file.as_deref().unwrap().ends_with("scripts/build.sh"),
-            "{l:?}"
-        );
-        assert_eq!(l.line, Some(2));
-        assert!(
-            eol[0]
-                .message
-                .starts_with("with build arg `CUDA=11.3.1` of `docker build`"),
-            "{}",
-            eol[0].message
-        );
-        // The Dockerfile's own default is fine: nothing at the Dockerfile.
-        assert!(f.iter().all(|f| !f
-            .location
-            .as_ref()
-            .and_then(|l| l.file.as_deref())
-            .unwrap_or("")
-            .ends_with("Dockerfile")));
+        assert_eq!(f.location.as_ref().unwrap().line, Some(2));
+        let m = "with build arg `CUDA=11.3.1` of `docker build`";
+        assert!(f.message.starts_with(m), "{}", f.message);
     }
 
     #[test]
@@ -759,70 +756,24 @@ mod tests {
 
     #[test]
     fn docker_build_args_in_a_workflow_flow_into_its_dockerfile() {
-        let d = tempfile::tempdir().unwrap();
-        write_file(
-            d.path(),
-            "docker/Dockerfile",
-            "ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nRUN true\n",
-        );
-        write_file(
-            d.path(),
+        // Relative to where gpulint runs (the repository root, where CI runs it).
+        let f = eol_through_build_arg(
             ".github/workflows/image.yml",
             "jobs:\n  b:\n    steps:\n      - run: |\n          docker build -f docker/Dockerfile \\\n            --build-arg CUDA=11.3.1 docker\n",
         );
-        let c = CommandContext {
-            cwd: d.path().to_path_buf(),
-            ..testutil::ctx(vec![])
-        };
-        let f = lint_file(
-            &d.path().join(".github/workflows/image.yml"),
-            ".github/workflows/image.yml",
-            FileKind::CiYaml,
-            &c,
-        )
-        .unwrap();
-        let eol: Vec<&Finding> = f.iter().filter(|f| f.rule == "GL109").collect();
-        assert_eq!(eol.len(), 1, "{f:?}");
-        assert_eq!(eol[0].location.as_ref().unwrap().line, Some(6));
+        assert_eq!(f.location.as_ref().unwrap().line, Some(6));
     }
 
     #[test]
     fn bake_targets_are_built_with_their_args() {
-        let d = tempfile::tempdir().unwrap();
-        write_file(
-            d.path(),
-            "docker/Dockerfile",
-            "ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nRUN true\n",
-        );
-        write_file(
-            d.path(),
+        let f = eol_through_build_arg(
             "docker-bake.hcl",
             "target \"gpu\" {\n  context = \"docker\"\n  matrix = {\n    cuda = [\"12.4.1\", \"11.3.1\"]\n  }\n  name = \"gpu-${cuda}\"\n  args = {\n    CUDA = \"${cuda}\"\n  }\n}\n",
         );
-        let c = testutil::ctx(vec![]);
-        let f = cmd_lint(
-            &LintArgs {
-                paths: vec![d.path().to_path_buf()],
-            },
-            &c,
-        )
-        .unwrap();
-        let eol: Vec<&Finding> = f.iter().filter(|f| f.rule == "GL109").collect();
-        assert_eq!(eol.len(), 1, "{f:?}");
-        let l = eol[0].location.as_ref().unwrap();
-        assert!(
-            l.file.as_deref().unwrap().ends_with("docker-bake.hcl"),
-            "{l:?}"
-        );
         // At the matrix value that causes it.
-        assert_eq!(l.line, Some(4));
-        assert!(
-            eol[0]
-                .message
-                .starts_with("with build arg `CUDA=11.3.1` of bake target `gpu-11.3.1`"),
-            "{}",
-            eol[0].message
-        );
+        assert_eq!(f.location.as_ref().unwrap().line, Some(4));
+        let m = "with build arg `CUDA=11.3.1` of bake target `gpu-11.3.1`";
+        assert!(f.message.starts_with(m), "{}", f.message);
     }
 
     #[test]
