@@ -48,8 +48,8 @@ pub type SpecCheck = fn(&Subject, &RuleCtx) -> Vec<Finding>;
 /// One finding for what repeats across the services of one compose file (or the containers
 /// of one manifest), naming every one of them, as linters group identical findings: the fix
 /// is the same, and N copies of one warning bury the rest. Findings are the same when rule,
-/// severity, file and message agree once the service's own name is set aside; the first is
-/// kept (its service comes first in the file), the others are named in its message.
+/// severity, target, file and message agree once the service's own name is set aside; the
+/// first is kept (its service comes first in the file), the others are named in its message.
 pub(crate) fn group_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Finding> {
     // The service or container a finding is about: the last one starting at or above it.
     let owner = |f: &Finding| -> Option<&RunSpec> {
@@ -73,9 +73,10 @@ pub(crate) fn group_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Fi
             continue;
         };
         let key = format!(
-            "{}\0{:?}\0{}\0{}",
+            "{}\0{:?}\0{:?}\0{}\0{}",
             f.rule,
             f.severity,
+            f.target,
             o.file,
             f.message.replace(&format!("`{}`", o.name), "`\u{1}`")
         );
