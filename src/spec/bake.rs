@@ -673,5 +673,23 @@ target "app" {
         let _ = parse("target \"x\" { context = \"unterminated\n", false);
         let _ = parse("}}}} = = \"\" target", false);
         assert!(parse("not json", true).is_empty());
+        // Token soup (a fixed pseudo-random sequence): parsing ends, without a panic.
+        let toks = [
+            "target", "\"t\"", "{", "}", "[", "]", "=", ",", "\n", "args", "matrix", "name",
+            "\"${x}\"", "\"$${\"", "x", "# c\n", "/*", "*/", "inherits", "\"", ":", "(", ")", "${",
+            "variable", "default",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..2000 {
+            let mut t = String::new();
+            for _ in 0..40 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                t.push_str(toks[(seed % toks.len() as u64) as usize]);
+                t.push(' ');
+            }
+            let _ = parse(&t, false);
+        }
     }
 }
