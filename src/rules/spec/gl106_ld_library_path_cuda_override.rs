@@ -19,7 +19,9 @@ pub static META: RuleMeta = RuleMeta {
             or a script's `export`: an entrypoint, an in-container step) contains `…/stubs`, \
             `…/compat`, a `/usr/local/cuda-X.Y` other than the image's CUDA, host-mounted \
             library dirs, or replaces the nvidia/cuda base image's value without keeping it; in \
-            other images that work with CUDA, an ENV that sets it without appending (info).",
+            other images that work with CUDA, an ENV that sets it without appending (info) — \
+            unless it lists only pip wheels' own library directories (`…/site-packages/torch/lib`, \
+            `…/nvidia/*/lib`) on a base without CUDA, where there is no other copy to win over.",
         why: "LD_LIBRARY_PATH wins over the loader cache. The stub libcuda.so is for linking only \
             and fails at run time; compat/libcuda (forward compatibility) works only on \
             datacenter GPUs and fails with CUDA error 804 elsewhere; another CUDA's directory \

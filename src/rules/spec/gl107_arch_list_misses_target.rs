@@ -20,9 +20,11 @@ pub static META: RuleMeta = RuleMeta {
             the Dockerfile list no SASS that runs on a target GPU and no PTX old enough to JIT \
             for it (error); names an architecture the base image's nvcc cannot compile, so the \
             build fails (error); reaches a target only through PTX JIT (info); or \
-            TORCH_CUDA_ARCH_LIST is declared (ARG) without a value (warning). An ARG counts only \
-            in a stage whose commands may compile; a compose service's `build.args` list is \
-            judged too.",
+            TORCH_CUDA_ARCH_LIST is declared (ARG) without a value or set to an empty one \
+            (warning). An ARG counts only in a stage whose commands may compile; build arguments \
+            (compose `build.args`, `docker build --build-arg`, bake `args`) are judged too. \
+            Targets spelled from an ARG (`code=sm_${CUDA_COMPUTE_CAP}`) are reported at the ARG \
+            whose default chooses them.",
         why:
             "Kernels compiled during `docker build` see no GPU, so the list decides which GPUs can \
             run them. A missing architecture gives `no kernel image is available for execution on \

@@ -20,7 +20,9 @@ pub static META: RuleMeta = RuleMeta {
             container images NVIDIA no longer supports (CUDA < 11.8), or an OS past its end of \
             life (Ubuntu 18.04, CentOS 7); or the Dockerfile installs such a CUDA itself on a \
             base without CUDA (apt/yum `cuda-toolkit-10-2`, conda `cudatoolkit=10.1`, the \
-            `cuda_10.2.89_…_linux.run` runfile).",
+            `cuda_10.2.89_…_linux.run` runfile). A release chosen by an ARG default (`ARG \
+            CUDA_VERSION=11.3.1` … `FROM nvidia/cuda:${CUDA_VERSION}-…`) is reported at that ARG, \
+            where it is changed.",
         why:
             "EOL nvidia/cuda tags are no longer rebuilt and are being deleted from the registries, \
             so builds start failing on pull; old CUDA has no code for newer GPUs (CUDA 10 \
