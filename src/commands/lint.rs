@@ -19,6 +19,10 @@ pub enum FileKind {
     K8s,
     Script,
     Markdown,
+    /// `docker-bake.hcl` / `docker-bake.json`.
+    Bake,
+    /// A CI pipeline (GitHub Actions workflow, `.gitlab-ci.yml`): its shell steps.
+    CiYaml,
 }
 
 /// Classify by name, then by content for YAML and Markdown.
@@ -26,6 +30,9 @@ pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
     if is_dockerfile_name(&name) {
         return Some(FileKind::Dockerfile);
+    }
+    if crate::spec::bake::is_bake_name(&name).is_some() {
+        return Some(FileKind::Bake);
     }
     if name.ends_with(".sh")
         || name.ends_with(".bash")
@@ -38,6 +45,12 @@ pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
         return Some(FileKind::Markdown);
     }
     if name.ends_with(".yaml") || name.ends_with(".yml") {
+        let in_workflows = path
+            .parent()
+            .is_some_and(|d| d.ends_with(".github/workflows"));
+        if in_workflows || name == ".gitlab-ci.yml" {
+            return Some(FileKind::CiYaml);
+        }
         if compose::DEFAULT_FILES.contains(&name.as_str())
             || name.starts_with("docker-compose")
             || name.starts_with("compose.")
@@ -139,16 +152,21 @@ pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
 fn walk_ignoring(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let walk = ignore::WalkBuilder::new(dir)
-        .hidden(true)
+        .hidden(false)
         .parents(false)
         .git_global(false)
         .git_exclude(false)
         .require_git(false)
         .follow_links(false)
         .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            // Hidden entries are skipped, but for the CI pipelines (`.github/workflows`,
+            // `.gitlab-ci.yml`), which `git ls-files` lists in a work tree too.
+            let hidden = name.starts_with('.') && name != ".github" && name != ".gitlab-ci.yml";
             e.depth() == 0
-                || !e.file_type().is_some_and(|t| t.is_dir())
-                || !VENDORED_DIRS.contains(&e.file_name().to_string_lossy().as_ref())
+                || (!hidden
+                    && (!e.file_type().is_some_and(|t| t.is_dir())
+                        || !VENDORED_DIRS.contains(&name.as_ref())))
         })
         .build();
     for e in walk.flatten() {
@@ -218,6 +236,64 @@ pub fn markdown_code_only(text: &str) -> String {
         out.push_str(nl);
     }
     out
+}
+
+/// The shell steps of a CI pipeline, everything else blanked (lines kept, so findings point
+/// into the YAML): GitHub Actions `run:` (inline or a `|` / `>` block) and GitLab
+/// `script:` / `before_script:` / `after_script:` (a command or a list of them).
+pub fn ci_shell_steps(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    // Inside a block: the key's indentation, and whether items are list entries (GitLab).
+    let mut block: Option<(usize, bool)> = None;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let nl = &line[body.len()..];
+        let t = body.trim_start();
+        let indent = body.len() - t.len();
+        if let Some((key_indent, list)) = block {
+            if t.is_empty() || t.starts_with('#') {
+                out.push_str(nl);
+                continue;
+            }
+            let item = t.strip_prefix("- ").filter(|_| list);
+            if indent > key_indent || (list && indent == key_indent && item.is_some()) {
+                match item {
+                    Some(cmd) => out.push_str(unquote(cmd)),
+                    None if list => {}
+                    None => out.push_str(t),
+                }
+                out.push_str(nl);
+                continue;
+            }
+            block = None;
+        }
+        let key = t.strip_prefix("- ").unwrap_or(t);
+        let key_indent = indent + (t.len() - key.len());
+        let found = ["run:", "script:", "before_script:", "after_script:"]
+            .iter()
+            .find_map(|k| key.strip_prefix(k).map(|v| (*k, v.trim())));
+        if let Some((k, v)) = found {
+            let list = k != "run:";
+            if v.is_empty() || v.starts_with('|') || v.starts_with('>') {
+                block = Some((key_indent, list));
+            } else if !v.starts_with('[') {
+                out.push_str(unquote(v));
+            }
+        }
+        out.push_str(nl);
+    }
+    out
+}
+
+/// A YAML scalar written in quotes, without them.
+fn unquote(v: &str) -> &str {
+    let v = v.trim();
+    for q in ['"', '\''] {
+        if let Some(x) = v.strip_prefix(q).and_then(|x| x.strip_suffix(q)) {
+            return x;
+        }
+    }
+    v
 }
 
 pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
@@ -326,9 +402,19 @@ pub(crate) fn lint_discovered(
             all.extend(f);
         }
         FileKind::K8s => all.extend(k8s_findings(&file, &text, ctx)),
-        FileKind::Script => all.extend(script_findings(&file, &text, ctx)),
+        FileKind::Script => {
+            all.extend(script_findings(&file, &text, ctx));
+            all.extend(script_build_findings(p, &file, &text, ctx));
+        }
+        FileKind::Bake => all.extend(bake_findings(p, &file, &text, ctx)),
+        FileKind::CiYaml => {
+            let script = ci_shell_steps(&text);
+            all.extend(script_findings(&file, &script, ctx));
+            all.extend(script_build_findings(p, &file, &script, ctx));
+        }
         FileKind::Markdown => {
             all.extend(script_findings(&file, &text, ctx));
+            all.extend(script_build_findings(p, &file, &text, ctx));
             all.extend(markdown_yaml_findings(&file, &text, ctx));
             texts.push(FileText {
                 text: markdown_code_only(&text),
@@ -364,9 +450,21 @@ pub fn lint_file(
         }
         FileKind::Compose => compose_findings(&[(display.to_string(), path.to_path_buf())], ctx).0,
         FileKind::K8s => k8s_findings(display, &text, ctx),
-        FileKind::Script => script_findings(display, &text, ctx),
+        FileKind::Script => {
+            let mut v = script_findings(display, &text, ctx);
+            v.extend(script_build_findings(path, display, &text, ctx));
+            v
+        }
+        FileKind::Bake => bake_findings(path, display, &text, ctx),
+        FileKind::CiYaml => {
+            let script = ci_shell_steps(&text);
+            let mut v = script_findings(display, &script, ctx);
+            v.extend(script_build_findings(path, display, &script, ctx));
+            v
+        }
         FileKind::Markdown => {
             let mut v = script_findings(display, &text, ctx);
+            v.extend(script_build_findings(path, display, &text, ctx));
             v.extend(markdown_yaml_findings(display, &text, ctx));
             v
         }
@@ -379,6 +477,9 @@ pub fn lint_file(
 /// (`apiVersion:` and `kind:`); prose is never read.
 pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let mut out = Vec::new();
+    // Every block's services: one document repeating a configuration in several snippets
+    // gets one finding per problem (as its repeated `docker run` lines do).
+    let mut all_specs = Vec::new();
     // (first body line, body, tagged as YAML)
     let mut block: Option<(u32, String, bool)> = None;
     for (i, line) in text.lines().enumerate() {
@@ -406,10 +507,12 @@ pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContex
                             let specs =
                                 compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None);
                             out.extend(run_checks(&Subject::Runs(&specs), ctx));
+                            all_specs.extend(specs);
                         }
                     } else if manifest {
                         let (specs, _) = k8s::parse(file, &padded);
                         out.extend(run_checks(&Subject::Runs(&specs), ctx));
+                        all_specs.extend(specs);
                     }
                     block = None;
                 } else {
@@ -419,7 +522,7 @@ pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContex
             }
         }
     }
-    out
+    crate::rules::spec::group_repeats(out, &all_specs)
 }
 
 #[cfg(test)]
@@ -587,5 +690,109 @@ mod tests {
         // "pragma" neither suppresses anything nor is reported unused.
         assert!(f.iter().any(|f| f.rule == "GL116"), "{f:?}");
         assert!(f.iter().all(|f| f.rule != "GL199"), "{f:?}");
+    }
+
+    /// Lints a tree holding `docker/Dockerfile` (a supported CUDA by default, from
+    /// `ARG CUDA`) and `rel`, which builds it with `CUDA=11.3.1`: the one GL109 that causes,
+    /// reported in `rel` (the Dockerfile alone reports nothing).
+    fn eol_through_build_arg(rel: &str, text: &str) -> Finding {
+        let d = tempfile::tempdir().unwrap();
+        write_file(
+            d.path(),
+            "docker/Dockerfile",
+            "ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nRUN true\n",
+        );
+        write_file(d.path(), rel, text);
+        let c = CommandContext {
+            cwd: d.path().to_path_buf(),
+            ..testutil::ctx(vec![])
+        };
+        let args = LintArgs {
+            paths: vec![d.path().to_path_buf()],
+        };
+        let f = cmd_lint(&args, &c).unwrap();
+        let eol: Vec<&Finding> = f.iter().filter(|f| f.rule == "GL109").collect();
+        assert_eq!(eol.len(), 1, "{f:?}");
+        let file = eol[0].location.as_ref().and_then(|l| l.file.clone());
+        assert!(file.unwrap_or_default().ends_with(rel), "{:?}", eol[0]);
+        eol[0].clone()
+    }
+
+    #[test]
+    fn docker_build_args_in_a_script_flow_into_its_dockerfile() {
+        // Relative to the script's directory.
+        let f = eol_through_build_arg(
+            "scripts/build.sh",
+            "#!/bin/sh\ndocker build -f ../docker/Dockerfile --build-arg CUDA=11.3.1 -t app ..\n",
+        );
+        assert_eq!(f.location.as_ref().unwrap().line, Some(2));
+        let m = "with build arg `CUDA=11.3.1` of `docker build`";
+        assert!(f.message.starts_with(m), "{}", f.message);
+    }
+
+    #[test]
+    fn ci_shell_steps_keep_lines_and_only_commands() {
+        let gh = "on: push\njobs:\n  b:\n    steps:\n      - uses: actions/checkout@v4\n      - run: docker build --build-arg A=1 .\n      - name: gpu\n        run: |\n          docker build \\\n            --build-arg CUDA=11.3.1 .\n\n          echo done\n      - run: 'docker run --gpus all x:1'\nenv:\n  X: docker build\n";
+        let s = ci_shell_steps(gh);
+        assert_eq!(s.lines().count(), gh.lines().count());
+        let l: Vec<&str> = s.lines().collect();
+        assert_eq!(l[5], "docker build --build-arg A=1 .");
+        assert_eq!(l[8].trim(), "docker build \\");
+        assert_eq!(l[9].trim(), "--build-arg CUDA=11.3.1 .");
+        assert_eq!(l[11].trim(), "echo done");
+        assert_eq!(l[12], "docker run --gpus all x:1");
+        assert!(l[14].is_empty() && l[4].is_empty());
+        let gl = "build:\n  image: docker:24\n  script:\n    - docker build --build-arg CUDA=11.3.1 .\n    - \"docker push x\"\n  tags: [gpu]\n";
+        let s = ci_shell_steps(gl);
+        let l: Vec<&str> = s.lines().collect();
+        assert_eq!(l[3], "docker build --build-arg CUDA=11.3.1 .");
+        assert_eq!(l[4], "docker push x");
+        assert!(l[5].is_empty() && l[1].is_empty());
+        assert_eq!(
+            classify(Path::new("repo/.github/workflows/ci.yml"), None),
+            Some(FileKind::CiYaml)
+        );
+    }
+
+    #[test]
+    fn docker_build_args_in_a_workflow_flow_into_its_dockerfile() {
+        // Relative to where gpulint runs (the repository root, where CI runs it).
+        let f = eol_through_build_arg(
+            ".github/workflows/image.yml",
+            "jobs:\n  b:\n    steps:\n      - run: |\n          docker build -f docker/Dockerfile \\\n            --build-arg CUDA=11.3.1 docker\n",
+        );
+        assert_eq!(f.location.as_ref().unwrap().line, Some(6));
+    }
+
+    #[test]
+    fn bake_targets_are_built_with_their_args() {
+        let f = eol_through_build_arg(
+            "docker-bake.hcl",
+            "target \"gpu\" {\n  context = \"docker\"\n  matrix = {\n    cuda = [\"12.4.1\", \"11.3.1\"]\n  }\n  name = \"gpu-${cuda}\"\n  args = {\n    CUDA = \"${cuda}\"\n  }\n}\n",
+        );
+        // At the matrix value that causes it.
+        assert_eq!(f.location.as_ref().unwrap().line, Some(4));
+        let m = "with build arg `CUDA=11.3.1` of bake target `gpu-11.3.1`";
+        assert!(f.message.starts_with(m), "{}", f.message);
+    }
+
+    #[test]
+    fn a_document_repeating_a_compose_snippet_gets_one_finding() {
+        let block = |name: &str| {
+            format!("```yaml\nservices:\n  {name}:\n    image: tensorflow/serving:2.11.0-gpu\n#    runtime: nvidia\n    environment:\n      CUDA_VISIBLE_DEVICES: 0\n```\n")
+        };
+        let md = format!("# app\n{}\n# serving\n{}", block("app"), block("serving"));
+        let c = testutil::ctx(vec![]);
+        let f: Vec<Finding> = markdown_yaml_findings("README.md", &md, &c)
+            .into_iter()
+            .filter(|f| f.rule == "GL117")
+            .collect();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(8));
+        assert!(
+            f[0].message.contains("`serving` (line 18)"),
+            "{}",
+            f[0].message
+        );
     }
 }

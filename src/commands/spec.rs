@@ -83,7 +83,10 @@ pub(crate) fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding
         }
         out.extend(check(subject, &rc));
     }
-    out
+    match subject {
+        Subject::Runs(specs) => crate::rules::spec::group_repeats(out, specs),
+        Subject::Dockerfile(_) => out,
+    }
 }
 
 /// The GL1xx checks on run specs, plus the image checks on the images they name when
@@ -277,12 +280,22 @@ fn dockerfile_is_gpu_with(
     Some(torch)
 }
 
-/// What a service's `build.args` change in its Dockerfile's findings: the Dockerfile is
-/// analyzed with and without them, and each finding only the arguments cause is reported at
-/// the argument in the compose file (the Dockerfile alone is linted on its own defaults).
+/// Who passes build arguments, and where: a compose service or a script's `docker build`.
+struct ArgSource<'a> {
+    /// `service `app``, `` `docker build` ``.
+    who: String,
+    file: &'a str,
+    args: &'a [(String, String, crate::spec::dockerfile::Pos)],
+    target: Option<String>,
+}
+
+/// What build arguments (a service's `build.args`, a script's `docker build --build-arg`)
+/// change in their Dockerfile's findings: the Dockerfile is analyzed with and without them,
+/// and each finding only the arguments cause is reported at the argument (the Dockerfile
+/// alone is linted on its own defaults).
 fn build_arg_findings(
     ctx: &CommandContext,
-    r: &RunSpec,
+    src: &ArgSource,
     cdir: &Path,
     dfp: &Path,
     args: &BTreeMap<String, String>,
@@ -295,7 +308,7 @@ fn build_arg_findings(
         let opts = BuildOptions {
             build_args,
             context: Some(cdir.to_path_buf()),
-            ..Default::default()
+            target: src.target.clone(),
         };
         let bf = build::analyze(&shown, &text, &opts, &ctx.facts);
         run_checks(&Subject::Dockerfile(&bf), ctx)
@@ -309,22 +322,22 @@ fn build_arg_findings(
             continue;
         }
         // The argument the finding names (its value or its name), else the first one.
-        let (k, v, p) = r
-            .build_args
+        let (k, v, p) = src
+            .args
             .iter()
             .find(|(_, v, _)| !v.is_empty() && f.message.contains(v.as_str()))
             .or_else(|| {
-                r.build_args
+                src.args
                     .iter()
                     .find(|(k, _, _)| f.message.contains(k.as_str()))
             })
-            .unwrap_or(&r.build_args[0]);
+            .unwrap_or(&src.args[0]);
         let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
         f.message = format!(
-            "with build arg `{k}={v}` of service `{}`, {shown}:{line}: {}",
-            r.name, f.message
+            "with build arg `{k}={v}` of {}, {shown}:{line}: {}",
+            src.who, f.message
         );
-        f.location = Some(loc(&r.file, *p));
+        f.location = Some(loc(src.file, *p));
         out.push(f);
     }
     out
@@ -346,7 +359,13 @@ pub(crate) fn compose_findings(
             .map(|(k, v, _)| (k.clone(), v.clone()))
             .collect();
         r.built_gpu_image = dockerfile_is_gpu_with(ctx, &cdir, &dfp, &args);
-        out.extend(build_arg_findings(ctx, r, &cdir, &dfp, &args));
+        let src = ArgSource {
+            who: format!("service `{}`", r.name),
+            file: &r.file,
+            args: &r.build_args,
+            target: None,
+        };
+        out.extend(build_arg_findings(ctx, &src, &cdir, &dfp, &args));
     }
     out.extend(runs_checks(&specs, ctx));
     let texts = files
@@ -419,6 +438,98 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
     Ok(finish(all, &texts, ctx))
 }
 
+/// A script's `docker build --build-arg K=V` (also in Markdown shell blocks) flows into the
+/// Dockerfile it builds, as compose `build.args` do, when that Dockerfile is in the tree:
+/// the context and `-f` are taken relative to the script's directory, else to where gpulint
+/// runs (Docker resolves them against the directory the command runs in).
+pub(crate) fn script_build_findings(
+    path: &Path,
+    file: &str,
+    text: &str,
+    ctx: &CommandContext,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for b in runspec::script_builds(file, text, is_markdown_name(file)) {
+        if b.build_args.is_empty() || b.context.contains("://") || b.context == "-" {
+            continue;
+        }
+        let bases = [path.parent(), Some(ctx.cwd.as_path())];
+        let found = bases.iter().flatten().find_map(|base| {
+            let cdir = base.join(&b.context);
+            let dfp = match &b.dockerfile {
+                Some(f) => base.join(f),
+                None => cdir.join("Dockerfile"),
+            };
+            dfp.is_file().then_some((cdir, dfp))
+        });
+        let Some((cdir, dfp)) = found else {
+            continue;
+        };
+        let args: BTreeMap<String, String> = b
+            .build_args
+            .iter()
+            .map(|(k, v, _)| (k.clone(), v.clone()))
+            .collect();
+        let src = ArgSource {
+            who: "`docker build`".into(),
+            file,
+            args: &b.build_args,
+            target: b.target.clone(),
+        };
+        out.extend(build_arg_findings(ctx, &src, &cdir, &dfp, &args));
+    }
+    out
+}
+
+/// A bake file's targets (`docker-bake.hcl` / `.json`): each target whose Dockerfile is in
+/// the tree is analyzed with its `args` (inherited, matrix-expanded, variables substituted)
+/// and stage, and what those args cause is reported at the arg, as for compose `build.args`.
+pub(crate) fn bake_findings(
+    path: &Path,
+    file: &str,
+    text: &str,
+    ctx: &CommandContext,
+) -> Vec<Finding> {
+    let json = file.to_ascii_lowercase().ends_with(".json");
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut out: Vec<Finding> = Vec::new();
+    for t in crate::spec::bake::parse(text, json) {
+        // `target:other` / `docker-image://…` / git URLs are not directories here.
+        if t.args.is_empty() || t.context.contains(':') {
+            continue;
+        }
+        let cdir = dir.join(&t.context);
+        let dfp = cdir.join(&t.dockerfile);
+        if !dfp.is_file() {
+            continue;
+        }
+        let args: BTreeMap<String, String> = t
+            .args
+            .iter()
+            .map(|(k, v, _)| (k.clone(), v.clone()))
+            .collect();
+        let src = ArgSource {
+            who: format!("bake target `{}`", t.name),
+            file,
+            args: &t.args,
+            target: t.target.clone(),
+        };
+        for f in build_arg_findings(ctx, &src, &cdir, &dfp, &args) {
+            // Matrix combinations sharing an arg report what it causes once.
+            let same = |o: &Finding| {
+                o.rule == f.rule
+                    && o.location == f.location
+                    && o.message.split_once(", ").map(|x| x.1)
+                        == f.message.split_once(", ").map(|x| x.1)
+            };
+            if !out.iter().any(same) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
 pub(crate) fn is_markdown_name(file: &str) -> bool {
     file.ends_with(".md") || file.ends_with(".mdx") || file.ends_with(".markdown")
 }
@@ -479,6 +590,7 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         };
         let file = ctx.display(p);
         all.extend(script_findings(&file, &text, ctx));
+        all.extend(script_build_findings(p, &file, &text, ctx));
         let text = if is_markdown_name(&file) {
             markdown_code_only(&text)
         } else {

@@ -62,6 +62,11 @@ pub struct Stage {
     pub vars: Vars,
     /// Built for the chosen target.
     pub built: bool,
+    /// The global ARG defaults the FROM reference expands, directly or through another ARG
+    /// (`FROM nvidia/cuda:${CUDA}-devel` with `ARG CUDA=11.3.1` above it): (name, default as
+    /// written, where), which is where a version taken from the image is changed. ARGs given
+    /// by `--build-arg` are not listed.
+    pub image_args: Vec<(String, String, Pos)>,
 }
 
 #[derive(Debug, Clone)]
@@ -296,6 +301,9 @@ pub fn analyze_parsed(
         .collect();
     let escape = df.escape;
     let mut global = Vars::new();
+    // Global ARG defaults and where they are written, every definition (for
+    // [`Stage::image_args`]).
+    let mut global_defaults: Vec<(String, String, Pos)> = Vec::new();
     let mut stages: Vec<Stage> = Vec::new();
     let mut cur: Option<Stage> = None;
     let mut stage_vars = Vars::new();
@@ -321,8 +329,40 @@ pub fn analyze_parsed(
         }
     };
 
-    for ins in &df.instructions {
+    // Lines of a merge conflict's `<<<<<<<` … `>>>>>>>` span being reported.
+    let mut conflict_until = 0u32;
+    for (i, ins) in df.instructions.iter().enumerate() {
         if !dockerfile::KNOWN.contains(&ins.cmd.as_str()) {
+            // A committed merge conflict is one problem, not one per marker: reported once at
+            // its `<<<<<<<` with the lines of its markers (Git writes exactly seven).
+            let marker = |c: &str| ["<<<<<<<", "|||||||", "=======", ">>>>>>>"].contains(&c);
+            if marker(&ins.cmd) {
+                if ins.pos().line <= conflict_until {
+                    continue;
+                }
+                let rest = &df.instructions[i + 1..];
+                let end = rest
+                    .iter()
+                    .take_while(|x| x.cmd != "<<<<<<<")
+                    .filter(|x| marker(&x.cmd))
+                    .map(|x| x.pos().line)
+                    .collect::<Vec<_>>();
+                conflict_until = end.last().copied().unwrap_or(ins.pos().line);
+                let lines: Vec<String> = std::iter::once(ins.pos().line)
+                    .chain(end)
+                    .map(|l| l.to_string())
+                    .collect();
+                errors.push(SpecError {
+                    pos: ins.pos(),
+                    message: format!(
+                        "unresolved merge conflict (markers on lines {}): `{}` is not an \
+                         instruction, so the image does not build from this version",
+                        lines.join(", "),
+                        ins.cmd
+                    ),
+                });
+                continue;
+            }
             errors.push(SpecError {
                 pos: ins.pos(),
                 message: format!("unknown instruction: {}", ins.cmd),
@@ -376,7 +416,22 @@ pub fn analyze_parsed(
                     }
                 };
                 stage_vars = vars;
+                // The ARGs the reference names, and those their defaults name in turn
+                // (`ARG BASE=nvidia/cuda:${CUDA}-devel` … `FROM ${BASE}`).
+                let mut image_args: Vec<(String, String, Pos)> = Vec::new();
+                let mut texts = vec![img_w.text.clone()];
+                while let Some(t) = texts.pop() {
+                    for a in &global_defaults {
+                        // Every definition of a name: a redefinition may build on the
+                        // earlier value (`ARG B=${B:-ubuntu}`).
+                        if refers_to(&t, &a.0) && !image_args.iter().any(|x| x.2 == a.2) {
+                            texts.push(a.1.clone());
+                            image_args.push(a.clone());
+                        }
+                    }
+                }
                 cur = Some(Stage {
+                    image_args,
                     index: stages.len(),
                     name,
                     image,
@@ -398,12 +453,12 @@ pub fn analyze_parsed(
                     let scope = if cur.is_some() { &stage_vars } else { &global };
                     let val = if let Some(v) = opts.build_args.get(&name) {
                         Some((v.clone(), false))
-                    } else if let Some(d) = default {
+                    } else if let Some(d) = &default {
                         let pos = ins.pos_in_rest(off);
-                        let e = expand_checked(&d, scope, escape, pos, &mut errors);
+                        let e = expand_checked(d, scope, escape, pos, &mut errors);
                         Some(within_values_budget(
                             e,
-                            &d,
+                            d,
                             &mut values_total,
                             pos,
                             &mut errors,
@@ -431,6 +486,10 @@ pub fn analyze_parsed(
                             is_arg: true,
                         });
                     } else {
+                        if let (Some(raw), false) = (&default, opts.build_args.contains_key(&name))
+                        {
+                            global_defaults.push((name.clone(), raw.clone(), ins.pos_in_rest(off)));
+                        }
                         global.insert(name, var);
                     }
                 }
@@ -662,7 +721,8 @@ impl RestMap<'_> {
 }
 
 /// A file named in a RUN (`-r /tmp/requirements.txt`) as it is in the build context: through
-/// the COPY that put it there, else by its path or name relative to the context.
+/// the COPY that put it there, else by its path relative to the context (an absolute path
+/// also by its name).
 pub fn read_context_file(ctx: Option<&Path>, copies: &[CopyIns], path: &str) -> Option<String> {
     let ctx = ctx?;
     let mut cands: Vec<PathBuf> = Vec::new();
@@ -682,7 +742,12 @@ pub fn read_context_file(ctx: Option<&Path>, copies: &[CopyIns], path: &str) -> 
         }
     }
     cands.push(ctx.join(path.trim_start_matches('/')));
-    if let Some(b) = Path::new(path).file_name() {
+    // An absolute path in the image copied by a COPY we cannot match: by its name. A relative
+    // one (`server/pyproject.toml`) names its own directory, not another file of that name.
+    if let Some(b) = Path::new(path)
+        .file_name()
+        .filter(|_| path.starts_with('/'))
+    {
         cands.push(ctx.join(b));
     }
     for c in cands {
@@ -699,6 +764,17 @@ pub fn read_context_file(ctx: Option<&Path>, copies: &[CopyIns], path: &str) -> 
         }
     }
     None
+}
+
+/// Whether `text` (as written) expands variable `name`: `$name` or `${name…}`.
+pub(crate) fn refers_to(text: &str, name: &str) -> bool {
+    text.match_indices('$').any(|(i, _)| {
+        let rest = &text[i + 1..];
+        let rest = rest.strip_prefix('{').unwrap_or(rest);
+        rest.strip_prefix(name).is_some_and(|after| {
+            !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })
 }
 
 #[cfg(test)]
@@ -752,6 +828,60 @@ mod tests {
         assert_eq!(p.reqs[0].pos.line, 4);
         let built: Vec<_> = b.stages.iter().map(|s| s.built).collect();
         assert_eq!(built, vec![true, false, true]);
+    }
+
+    #[test]
+    fn a_local_project_installs_its_declared_requirements() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |rel: &str, t: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        };
+        w(
+            "pyproject.toml",
+            "[project]\nname = \"app\"\ndependencies = [\"numpy\", \"torch>=2.1 ; sys_platform == 'linux'\"]\n[project.optional-dependencies]\nexport = [\"onnx\"]\ndev = [\"pytest\"]\n",
+        );
+        w("server/setup.py", "from setuptools import setup\nsetup(name='s', install_requires=[\n  'vllm==0.6.3',  # serving\n  \"fastapi\",\n])\n");
+        w("tools/pyproject.toml", "[project]\nname = \"t\"\ndynamic = [\"dependencies\"]\n[tool.setuptools.dynamic]\ndependencies = {file = [\"requirements.txt\"]}\n");
+        w("tools/requirements.txt", "torchvision==0.19.0\n");
+        let opts = BuildOptions {
+            context: Some(d.path().to_path_buf()),
+            ..Default::default()
+        };
+        let t = "FROM python:3.11\nCOPY . /app\nWORKDIR /app\nRUN pip install -e .[export]\nRUN pip install ./server ./tools\nRUN pip install --no-deps .\n";
+        let b = an(t, opts);
+        let names = |i: usize| -> Vec<String> {
+            match &b.stages[0].installs[i] {
+                Install::Pip(p) => p.reqs.iter().map(|r| r.name.clone()).collect(),
+                _ => panic!(),
+            }
+        };
+        assert_eq!(names(0), vec!["numpy", "torch", "onnx"]);
+        let Install::Pip(p) = &b.stages[0].installs[0] else {
+            panic!()
+        };
+        assert_eq!((p.reqs[1].spec.as_str(), p.reqs[1].pos.line), (">=2.1", 4));
+        assert_eq!(names(1), vec!["vllm", "fastapi", "torchvision"]);
+        // --no-deps installs the project alone.
+        assert!(names(2).is_empty());
+    }
+
+    #[test]
+    fn a_merge_conflict_is_one_error_naming_its_markers() {
+        let t = "FROM ubuntu:22.04\n<<<<<<< HEAD\nRUN make a\n=======\nRUN make b\n>>>>>>> main\nRUN x\n<<<<<<< HEAD\nRUN c\n>>>>>>> main\nFROOM y\n";
+        let b = an(t, BuildOptions::default());
+        let m: Vec<(u32, &str)> = b
+            .errors
+            .iter()
+            .map(|e| (e.pos.line, e.message.as_str()))
+            .collect();
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert_eq!(m[0].0, 2);
+        assert!(m[0].1.contains("lines 2, 4, 6)"), "{}", m[0].1);
+        assert_eq!(m[1].0, 8);
+        assert!(m[1].1.contains("lines 8, 10)"), "{}", m[1].1);
+        assert_eq!(m[2], (11, "unknown instruction: FROOM"));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! [`Subject`] with a [`RuleCtx`]; running the rules over files and reporting them is the
 //! commands' job (`crate::commands::spec`, `crate::commands::lint`).
 
+pub mod bake;
 pub mod build;
 pub mod compose;
 pub mod dockerfile;

@@ -382,6 +382,8 @@ pub fn pip_install(c: &LCmd, read_file: &dyn Fn(&str) -> Option<String>) -> Opti
         p.find_links.extend(v.split_whitespace().map(String::from));
     }
     let words = &c.words[start.min(c.words.len())..];
+    // Requirements of local projects being installed (`pip install -e .`).
+    let mut project: Vec<Req> = Vec::new();
     let mut i = 0;
     while i < words.len() {
         let w = &words[i];
@@ -412,6 +414,11 @@ pub fn pip_install(c: &LCmd, read_file: &dyn Fn(&str) -> Option<String>) -> Opti
                 (inline, w.pos)
             };
             if let Some(v) = val {
+                if matches!(opt, "-e" | "--editable") {
+                    if let Some((dir, extras)) = local_project(&v) {
+                        project.extend(project_requirements(dir, &extras, read_file, vpos));
+                    }
+                }
                 match opt {
                     "-i" | "--index-url" | "--default-index" => p.index_url = Some(v),
                     "--extra-index-url" | "--index" | "--extra-index" => p.extra_index_urls.push(v),
@@ -435,12 +442,162 @@ pub fn pip_install(c: &LCmd, read_file: &dyn Fn(&str) -> Option<String>) -> Opti
             i += 1;
             continue;
         }
-        if let Some(r) = parse_req(t, w.pos, w.unresolved) {
+        if let Some((dir, extras)) = local_project(t).filter(|_| !w.unresolved) {
+            project.extend(project_requirements(dir, &extras, read_file, w.pos));
+        } else if let Some(r) = parse_req(t, w.pos, w.unresolved) {
             p.reqs.push(r);
         }
         i += 1;
     }
+    // What the project being installed depends on is installed with it (not with --no-deps).
+    if !p.no_deps {
+        p.reqs.extend(project);
+    }
     Some(p)
+}
+
+/// A local project directory a pip install builds (`.`, `./server`, `/app`, `.[export]`) and
+/// the extras asked for; not a wheel or archive file.
+fn local_project(t: &str) -> Option<(&str, Vec<String>)> {
+    let (dir, extras) = match t.split_once('[') {
+        Some((d, e)) => (
+            d,
+            e.trim_end_matches(']')
+                .split(',')
+                .map(|x| x.trim().to_ascii_lowercase())
+                .filter(|x| !x.is_empty())
+                .collect(),
+        ),
+        None => (t, Vec::new()),
+    };
+    let archive = [".whl", ".tar.gz", ".zip", ".tgz"]
+        .iter()
+        .any(|x| dir.ends_with(x));
+    let local = dir == "." || dir == ".." || dir.starts_with("./") || dir.starts_with('/');
+    (local && !archive && !dir.contains("://")).then_some((dir, extras))
+}
+
+/// The requirements a local project declares, as its install pulls them in: pyproject.toml
+/// `[project] dependencies` (and `optional-dependencies` of the extras asked for, or the
+/// files `[tool.setuptools.dynamic]` names), else setup.cfg `install_requires`, else the
+/// string literals of setup.py's `install_requires=[…]`. Files are read from the build
+/// context through `read_file`; a project we cannot read adds nothing.
+fn project_requirements(
+    dir: &str,
+    extras: &[String],
+    read_file: &dyn Fn(&str) -> Option<String>,
+    pos: Pos,
+) -> Vec<Req> {
+    let d = dir.trim_start_matches("./").trim_end_matches('/');
+    let path = |f: &str| match d {
+        "" | "." => f.to_string(),
+        _ => format!("{d}/{f}"),
+    };
+    let mut specs: Vec<String> = Vec::new();
+    let mut files: Vec<String> = Vec::new();
+    if let Some(v) = read_file(&path("pyproject.toml")).and_then(|t| t.parse::<toml::Table>().ok())
+    {
+        let strings = |x: Option<&toml::Value>| -> Vec<String> {
+            x.and_then(|a| a.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let project = v.get("project");
+        specs.extend(strings(project.and_then(|p| p.get("dependencies"))));
+        if let Some(opt) = project
+            .and_then(|p| p.get("optional-dependencies"))
+            .and_then(|o| o.as_table())
+        {
+            for (k, deps) in opt {
+                if extras.iter().any(|e| *e == k.to_ascii_lowercase()) {
+                    specs.extend(strings(Some(deps)));
+                }
+            }
+        }
+        let dynamic = v
+            .get("tool")
+            .and_then(|t| t.get("setuptools"))
+            .and_then(|t| t.get("dynamic"))
+            .and_then(|t| t.get("dependencies"))
+            .and_then(|t| t.get("file"));
+        match dynamic {
+            Some(toml::Value::String(f)) => files.push(f.clone()),
+            Some(a) => files.extend(strings(Some(a))),
+            None => {}
+        }
+    } else if let Some(cfg) = read_file(&path("setup.cfg")) {
+        // `install_requires =` and its indented continuation lines.
+        let mut on = false;
+        for l in cfg.lines() {
+            if let Some(r) = l.trim_start().strip_prefix("install_requires") {
+                on = true;
+                specs.extend(
+                    r.trim_start_matches([' ', '='])
+                        .split(';')
+                        .next()
+                        .filter(|x| !x.trim().is_empty())
+                        .map(|x| x.trim().to_string()),
+                );
+                continue;
+            }
+            if on && l.starts_with([' ', '\t']) && !l.trim().is_empty() {
+                specs.push(l.trim().to_string());
+            } else if on {
+                on = false;
+            }
+        }
+    }
+    if specs.is_empty() && files.is_empty() {
+        if let Some(py) = read_file(&path("setup.py")) {
+            specs.extend(setup_py_requires(&py));
+        }
+    }
+    let mut p = PipInstall::default();
+    for f in files {
+        if let Some(t) = read_file(&path(&f)) {
+            read_requirements(&t, pos, &mut p, read_file, 1);
+        }
+    }
+    p.reqs
+        .into_iter()
+        .chain(specs.iter().filter_map(|s| parse_req(s, pos, false)))
+        .collect()
+}
+
+/// The string literals of `install_requires=[…]` in a setup.py (a list written out; one
+/// built at run time is not evaluated).
+fn setup_py_requires(py: &str) -> Vec<String> {
+    let Some(at) = py.find("install_requires") else {
+        return Vec::new();
+    };
+    let rest = py[at + "install_requires".len()..].trim_start();
+    let Some(list) = rest
+        .strip_prefix('=')
+        .map(str::trim_start)
+        .and_then(|r| r.strip_prefix('['))
+    else {
+        return Vec::new();
+    };
+    let body = &list[..list.find(']').unwrap_or(list.len())];
+    let mut out = Vec::new();
+    let mut it = body.char_indices();
+    while let Some((i, c)) = it.next() {
+        if c == '"' || c == '\'' {
+            let end = body[i + 1..].find(c).map(|e| i + 1 + e);
+            if let Some(e) = end {
+                out.push(body[i + 1..e].to_string());
+                while it.next().is_some_and(|(j, _)| j < e) {}
+            }
+        } else if c == '#' {
+            // A comment to the end of its line.
+            while it.next().is_some_and(|(_, x)| x != '\n') {}
+        }
+    }
+    out
 }
 
 fn read_requirements(

@@ -753,28 +753,29 @@ fn field_split(mut c: shell::Command) -> shell::Command {
     c
 }
 
+/// Index of the first argument after `build` in a `docker build` / `docker buildx build` /
+/// `docker image build` / `podman build` / `buildah bud` command.
+fn build_args_start(argv: &[&str]) -> Option<usize> {
+    let engine = argv
+        .iter()
+        .position(|w| matches!(*w, "docker" | "podman" | "nvidia-docker" | "buildah"))?;
+    let rest = &argv[engine + 1..];
+    let b = rest.iter().position(|w| *w == "build" || *w == "bud")?;
+    // Only `build`, `buildx build`, `image build` subcommands.
+    rest[..b]
+        .iter()
+        .all(|w| matches!(*w, "buildx" | "image") || w.starts_with('-'))
+        .then_some(engine + 1 + b + 1)
+}
+
 /// The `-t`/`--tag` names of a `docker build` / `docker buildx build` / `podman build`
 /// command (a `:latest` default is added to an untagged name, as Docker does).
 pub fn built_tags(argv: &[&str]) -> Vec<String> {
-    let Some(engine) = argv
-        .iter()
-        .position(|w| matches!(*w, "docker" | "podman" | "nvidia-docker" | "buildah"))
-    else {
+    let Some(start) = build_args_start(argv) else {
         return Vec::new();
     };
-    let rest = &argv[engine + 1..];
-    let Some(b) = rest.iter().position(|w| *w == "build" || *w == "bud") else {
-        return Vec::new();
-    };
-    // Only `build`, `buildx build`, `image build` subcommands.
-    if !rest[..b]
-        .iter()
-        .all(|w| matches!(*w, "buildx" | "image") || w.starts_with('-'))
-    {
-        return Vec::new();
-    }
     let mut out = Vec::new();
-    let mut it = rest[b + 1..].iter();
+    let mut it = argv[start..].iter();
     while let Some(w) = it.next() {
         let tag = if *w == "-t" || *w == "--tag" {
             it.next().map(|t| t.to_string())
@@ -789,6 +790,136 @@ pub fn built_tags(argv: &[&str]) -> Vec<String> {
             }
             out.push(t);
         }
+    }
+    out
+}
+
+/// A `docker build` (`buildx build`, `podman build`) command of a script or a Markdown
+/// file's shell blocks: what it builds and with which `--build-arg`s.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildCall {
+    /// The command's first word.
+    pub pos: Pos,
+    /// The build context as written (`.` when none is given).
+    pub context: String,
+    /// `-f`/`--file` as written: relative to where the command runs, like the context.
+    pub dockerfile: Option<String>,
+    /// `--build-arg K=V`, at the value's word (`--build-arg K` takes K from the environment,
+    /// which we do not know: not listed).
+    pub build_args: Vec<(String, String, Pos)>,
+    pub target: Option<String>,
+}
+
+/// Options of `docker build` / `buildx build` that take a value (the next word unless
+/// written `--opt=value`); the rest are switches. The context is the first other word.
+const BUILD_VALUE_OPTS: &[&str] = &[
+    "-t",
+    "--tag",
+    "-f",
+    "--file",
+    "--build-arg",
+    "--target",
+    "--platform",
+    "--label",
+    "--network",
+    "--cache-from",
+    "--cache-to",
+    "--secret",
+    "--ssh",
+    "--progress",
+    "-o",
+    "--output",
+    "--iidfile",
+    "--add-host",
+    "--build-context",
+    "--shm-size",
+    "--ulimit",
+    "-m",
+    "--memory",
+    "--memory-swap",
+    "--cpu-shares",
+    "--cpu-period",
+    "--cpu-quota",
+    "--cpuset-cpus",
+    "--cpuset-mems",
+    "--cgroup-parent",
+    "--isolation",
+    "--metadata-file",
+    "--builder",
+    "--attest",
+    "--allow",
+    "--annotation",
+    "--call",
+    "--security-opt",
+    "--platforms",
+    "--format",
+    "--layers",
+    "--jobs",
+    "--from",
+];
+
+/// Every `docker build` of a script (or of a Markdown file's shell blocks).
+pub fn script_builds(file: &str, text: &str, markdown: bool) -> Vec<BuildCall> {
+    if !text.contains("build") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (words, pos) in script_commands(file, text, markdown) {
+        let argv: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        let Some(start) = build_args_start(&argv) else {
+            continue;
+        };
+        let mut b = BuildCall {
+            pos,
+            context: String::new(),
+            dockerfile: None,
+            build_args: Vec::new(),
+            target: None,
+        };
+        let mut i = start;
+        while i < words.len() {
+            let w = words[i].text.as_str();
+            let (opt, inline) = match w.split_once('=') {
+                Some((o, v)) if o.starts_with('-') => (o, Some(v)),
+                _ => (w, None),
+            };
+            if !opt.starts_with('-') || opt == "-" {
+                if b.context.is_empty() {
+                    b.context = w.to_string();
+                }
+                i += 1;
+                continue;
+            }
+            if !BUILD_VALUE_OPTS.contains(&opt) {
+                i += 1;
+                continue;
+            }
+            let (value, at) = match inline {
+                Some(v) => (v.to_string(), words[i].pos),
+                None => match words.get(i + 1) {
+                    Some(n) => {
+                        i += 1;
+                        (n.text.clone(), n.pos)
+                    }
+                    None => break,
+                },
+            };
+            i += 1;
+            match opt {
+                "-f" | "--file" => b.dockerfile = Some(value),
+                "--target" => b.target = Some(value),
+                "--build-arg" => {
+                    if let Some((k, v)) = value.split_once('=') {
+                        b.build_args.push((k.to_string(), v.to_string(), at));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if b.context.is_empty() {
+            b.context = ".".into();
+        }
+        out.push(b);
     }
     out
 }
@@ -823,6 +954,29 @@ fn referenced_vars(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docker_build_calls_and_their_build_args() {
+        let sh = "#!/bin/sh\nset -e\ndocker build --build-arg CUDA=11.8.0 --build-arg=TORCH=2.3.0 --build-arg HOME \\\n  -t app:dev -f docker/Dockerfile.gpu --target runtime --no-cache ctx\ndocker buildx build --platform linux/amd64 .\ndocker run --gpus all app:dev\n";
+        let b = script_builds("build.sh", sh, false);
+        assert_eq!(b.len(), 2, "{b:?}");
+        assert_eq!(b[0].pos.line, 3);
+        assert_eq!(b[0].context, "ctx");
+        assert_eq!(b[0].dockerfile.as_deref(), Some("docker/Dockerfile.gpu"));
+        assert_eq!(b[0].target.as_deref(), Some("runtime"));
+        let args: Vec<(&str, &str, u32)> = b[0]
+            .build_args
+            .iter()
+            .map(|(k, v, p)| (k.as_str(), v.as_str(), p.line))
+            .collect();
+        assert_eq!(args, vec![("CUDA", "11.8.0", 3), ("TORCH", "2.3.0", 3)]);
+        assert_eq!((b[1].context.as_str(), b[1].build_args.len()), (".", 0));
+        // In Markdown, only shell blocks.
+        let md = "Run `docker build --build-arg A=1 .` in prose.\n\n```sh\ndocker build --build-arg A=2 .\n```\n";
+        let b = script_builds("README.md", md, true);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].build_args[0].1, "2");
+    }
 
     #[test]
     fn ld_library_path_set_by_a_script() {

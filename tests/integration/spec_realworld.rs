@@ -36,6 +36,8 @@ fn realworld_corpus_never_panics() {
             FileKind::K8s,
             FileKind::Script,
             FileKind::Markdown,
+            FileKind::Bake,
+            FileKind::CiYaml,
         ] {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 lint::lint_file(p, &name, kind, &ctx)

@@ -4,6 +4,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
+use crate::spec::image::ImageKind;
 use crate::spec::{loc, RuleCtx, Subject};
 use crate::version::CudaVersion;
 
@@ -18,7 +19,9 @@ pub static META: RuleMeta = RuleMeta {
             or a script's `export`: an entrypoint, an in-container step) contains `…/stubs`, \
             `…/compat`, a `/usr/local/cuda-X.Y` other than the image's CUDA, host-mounted \
             library dirs, or replaces the nvidia/cuda base image's value without keeping it; in \
-            other images that work with CUDA, an ENV that sets it without appending (info).",
+            other images that work with CUDA, an ENV that sets it without appending (info) — \
+            unless it lists only pip wheels' own library directories (`…/site-packages/torch/lib`, \
+            `…/nvidia/*/lib`) on a base without CUDA, where there is no other copy to win over.",
         why: "LD_LIBRARY_PATH wins over the loader cache. The stub libcuda.so is for linking only \
             and fails at run time; compat/libcuda (forward compatibility) works only on \
             datacenter GPUs and fails with CUDA error 804 elsewhere; another CUDA's directory \
@@ -93,6 +96,17 @@ fn replaces_inherited(value: &str, cuda_image: bool) -> bool {
     !value.is_empty()
         && !value.contains("LD_LIBRARY_PATH")
         && (cuda_image || ["cuda", "nvidia", "tegra"].iter().any(|k| l.contains(k)))
+}
+
+/// Every directory is a Python wheel's library directory (`…/site-packages/torch/lib`,
+/// `…/site-packages/nvidia/cublas/lib`): the copies the wheels' own RUNPATHs name, in the
+/// order PyTorch's wheel build lists them. On a base not known to carry CUDA there is no
+/// system copy for them to compete with, and what the wheels load does not change.
+fn wheel_dirs_only(value: &str) -> bool {
+    value
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .all(|d| d.contains("/site-packages/") || d.contains("/dist-packages/"))
 }
 
 /// The ENV instruction at `pos` names `$LD_LIBRARY_PATH` in its value (as written: an unset
@@ -221,11 +235,14 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                 {
                     if let Some(v) = &e.value {
                         let mut p = problems(v, st.info.cuda, nvidia, &[]);
+                        let wheels_on_plain_base =
+                            st.info.kind == ImageKind::Other && wheel_dirs_only(v);
                         if builder {
                             p.retain(|(_, m)| !m.contains("stub libcuda.so"));
                         } else if !nvidia
                             && replaces_inherited(v, cuda_image)
                             && !names_inherited(bf, e.pos)
+                            && !wheels_on_plain_base
                         {
                             p.push((Severity::Info, "set, not appended to: a value the base image set is dropped, and these directories win over every library's own RUNPATH, so which copy of the CUDA libraries loads (the system's or the one a wheel ships) depends on this list".into()));
                         }
@@ -357,6 +374,12 @@ mod tests {
         assert!(dockerfile(&kept, "GL106", vec![]).is_empty());
         let plain = "FROM debian:12\nRUN make install\nENV LD_LIBRARY_PATH=/opt/app/lib\n";
         assert!(dockerfile(plain, "GL106", vec![]).is_empty());
+        // Only the wheels' own library directories, on a base without CUDA (PyTorch's
+        // build_cuda.sh RPATH order): nothing to compete with; not on a CUDA base.
+        let wheels = "FROM opensuse/leap:15.6\nRUN pip install torch --index-url https://download.pytorch.org/whl/cu118\nENV LD_LIBRARY_PATH=\"/usr/local/lib64/python3.11/site-packages/torch/lib:/usr/local/lib/python3.11/site-packages/nvidia/cublas/lib\"\n";
+        assert!(dockerfile(wheels, "GL106", vec![]).is_empty());
+        let mixed = wheels.replace("cublas/lib\"", "cublas/lib:/usr/local/cuda/lib64\"");
+        assert_eq!(dockerfile(&mixed, "GL106", vec![]).len(), 1);
         // A throw-away builder stage is not the image.
         let builder = format!("{}FROM debian:12\nCOPY --from=0 /x /x\n", t);
         assert!(dockerfile(&builder, "GL106", vec![]).is_empty());

@@ -20,9 +20,11 @@ pub static META: RuleMeta = RuleMeta {
             the Dockerfile list no SASS that runs on a target GPU and no PTX old enough to JIT \
             for it (error); names an architecture the base image's nvcc cannot compile, so the \
             build fails (error); reaches a target only through PTX JIT (info); or \
-            TORCH_CUDA_ARCH_LIST is declared (ARG) without a value (warning). An ARG counts only \
-            in a stage whose commands may compile; a compose service's `build.args` list is \
-            judged too.",
+            TORCH_CUDA_ARCH_LIST is declared (ARG) without a value or set to an empty one \
+            (warning). An ARG counts only in a stage whose commands may compile; build arguments \
+            (compose `build.args`, `docker build --build-arg`, bake `args`) are judged too. \
+            Targets spelled from an ARG (`code=sm_${CUDA_COMPUTE_CAP}`) are reported at the ARG \
+            whose default chooses them.",
         why:
             "Kernels compiled during `docker build` see no GPU, so the list decides which GPUs can \
             run them. A missing architecture gives `no kernel image is available for execution on \
@@ -227,6 +229,8 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     };
     // (what, list, where, the instruction it belongs to)
     let mut lists: Vec<(String, Vec<ArchTarget>, Pos, Pos)> = Vec::new();
+    // (instruction, `NAME=value`, where): the build ARG an instruction's targets come from.
+    let mut origins: Vec<(Pos, String, Pos)> = Vec::new();
     let mut out = Vec::new();
     for st in bf.built_stages() {
         let first_list = lists.len();
@@ -255,6 +259,21 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                                 .with_help("give it a default that covers your GPUs, e.g. ARG TORCH_CUDA_ARCH_LIST=\"8.0;8.6;8.9;9.0+PTX\""),
                         );
                     }
+                }
+                // torch's cpp_extension reads the list with `if not _arch_list:`, so an empty
+                // value (`ENV TORCH_CUDA_ARCH_LIST=${CUDA_ARCH}` with `ARG CUDA_ARCH=""`) is unset.
+                Some(v)
+                    if !e.unresolved
+                        && e.name == "TORCH_CUDA_ARCH_LIST"
+                        && stage_compiles
+                        && v.trim().trim_matches(['"', '\'']).trim().is_empty() =>
+                {
+                    out.push(
+                        META.finding(format!("{} TORCH_CUDA_ARCH_LIST is set to an empty value, which torch treats as unset: unless --build-arg fills it, extensions built here (no GPU visible during docker build) get torch's fallback architectures", if e.is_arg { "ARG" } else { "ENV" }))
+                            .with_severity(Severity::Warning)
+                            .with_location(loc(&bf.file, e.pos))
+                            .with_help("give it a value that covers your GPUs, e.g. \"8.0;8.6;8.9;9.0+PTX\""),
+                    );
                 }
                 Some(v) if !e.unresolved => {
                     let what = format!("{}={v}", e.name);
@@ -297,6 +316,22 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             let g = gencode_targets(&words);
             if !g.is_empty() {
                 lists.push(("-gencode flags".into(), g, c.pos, c.run));
+                // Targets spelled from a build ARG (`code=sm_${CUDA_COMPUTE_CAP}`): the ARG's
+                // default chooses what the image gets, so that is where it is reported.
+                let arg = st
+                    .envs
+                    .iter()
+                    .filter(|e| e.is_arg && e.value.is_some())
+                    .find(|e| {
+                        c.words.iter().any(|w| {
+                            w.raw.contains("code=")
+                                && crate::spec::build::refers_to(&w.raw, &e.name)
+                        })
+                    });
+                if let (Some(e), false) = (arg, origins.iter().any(|o| o.0 == c.run)) {
+                    let v = e.value.clone().unwrap_or_default();
+                    origins.push((c.run, format!("{}={v}", e.name), e.pos));
+                }
             }
         }
         if let Some(cuda) = st.info.cuda {
@@ -329,7 +364,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             None => groups.push((what.clone(), *group, vec![(l, *pos)])),
         }
     }
-    for (what, _, members) in &groups {
+    for (what, group, members) in &groups {
         let misses = |l: &[ArchTarget], cc| !l.iter().any(|a| a.runs_on(cc));
         let offending: Vec<&Member> = members
             .iter()
@@ -371,15 +406,20 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         ccs.dedup();
         let ccs: Vec<String> = ccs.iter().map(|c| c.to_string()).collect();
         let gpus: Vec<&str> = missed.iter().map(|(_, g)| g.as_str()).collect();
+        let origin = origins.iter().find(|o| o.0 == *group);
+        let (at, from) = match origin {
+            Some((_, arg, p)) => (*p, format!(" (targets from `ARG {arg}`)")),
+            None => (*first, String::new()),
+        };
         let subject = if offending.len() > 1 {
             let lines: Vec<String> = offending.iter().map(|(_, p)| p.line.to_string()).collect();
             format!(
-                "`{what}` in {} commands of this instruction (lines {}): at least one of them builds",
+                "`{what}`{from} in {} commands of this instruction (lines {}): at least one of them builds",
                 offending.len(),
                 lines.join(", ")
             )
         } else {
-            format!("`{what}` builds")
+            format!("`{what}`{from} builds")
         };
         let mut f = META
             .finding(format!(
@@ -387,7 +427,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 gpus.join(", "),
                 if offending.len() > 1 { "such" } else { "its" }
             ))
-            .with_location(loc(&bf.file, *first))
+            .with_location(loc(&bf.file, at))
             .with_help(format!(
                 "add {} to the list, or end it with +PTX for forward compatibility",
                 ccs.join(", ")
@@ -699,6 +739,27 @@ FROM base\nCOPY --from=a100 /k /a\nCOPY --from=h100 /k /h\n";
 
     /// `if`/`elif` branches of one RUN, one per GPU generation: one finding for the RUN.
     #[test]
+    fn targets_spelled_from_a_build_arg_are_reported_at_the_arg() {
+        // One image per compute capability, chosen by the ARG's default: the default builds
+        // for 8.x only, which is what the ARG line says and where it is changed.
+        let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nARG CAP=80\nRUN true\n\
+RUN if [ $CAP -lt 90 ]; then nvprune --generate-code code=sm_${CAP} a.a -o a.a; \\\n\
+    else nvprune --generate-code code=sm_90 a.a -o a.a; fi\n";
+        let fleet = || vec![target("fleet", &["7.5", "8.0", "9.0"], None)];
+        let f = dockerfile(t, "GL107", fleet());
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        assert!(
+            f[0].message.contains("(targets from `ARG CAP=80`)"),
+            "{}",
+            f[0].message
+        );
+        // Literal targets stay on their command.
+        let f = dockerfile(&t.replace("sm_${CAP}", "sm_80"), "GL107", fleet());
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
+    }
+
+    #[test]
     fn branches_of_one_run_collapse() {
         let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nARG CAP=80\n\
 RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n\
@@ -790,6 +851,22 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
             .len(),
             1
         );
+    }
+
+    #[test]
+    fn an_empty_list_is_unset() {
+        // mmcv's dev image: the ENV takes an ARG whose default is empty.
+        let t = "FROM pytorch/pytorch:2.3.0-cuda12.1-cudnn8-devel\nARG CUDA_ARCH=\"\"\nENV TORCH_CUDA_ARCH_LIST=${CUDA_ARCH}\nRUN pip install -e .\n";
+        let f = dockerfile(t, "GL107", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        assert!(f[0].message.contains("empty value"), "{}", f[0].message);
+        // Nothing compiles here: nothing to build with it.
+        let t = t.replace("RUN pip install -e .", "RUN apt-get update");
+        assert!(dockerfile(&t, "GL107", vec![]).is_empty());
+        // Given a value, it is judged as a list.
+        let given = "FROM pytorch/pytorch:2.3.0-cuda12.1-cudnn8-devel\nARG CUDA_ARCH=\"8.0;9.0\"\nENV TORCH_CUDA_ARCH_LIST=${CUDA_ARCH}\nRUN pip install -e .\n";
+        assert!(dockerfile(given, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
     }
 
     #[test]

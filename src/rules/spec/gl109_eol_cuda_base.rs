@@ -20,7 +20,9 @@ pub static META: RuleMeta = RuleMeta {
             container images NVIDIA no longer supports (CUDA < 11.8), or an OS past its end of \
             life (Ubuntu 18.04, CentOS 7); or the Dockerfile installs such a CUDA itself on a \
             base without CUDA (apt/yum `cuda-toolkit-10-2`, conda `cudatoolkit=10.1`, the \
-            `cuda_10.2.89_…_linux.run` runfile).",
+            `cuda_10.2.89_…_linux.run` runfile). A release chosen by an ARG default (`ARG \
+            CUDA_VERSION=11.3.1` … `FROM nvidia/cuda:${CUDA_VERSION}-…`) is reported at that ARG, \
+            where it is changed.",
         why:
             "EOL nvidia/cuda tags are no longer rebuilt and are being deleted from the registries, \
             so builds start failing on pull; old CUDA has no code for newer GPUs (CUDA 10 \
@@ -34,19 +36,36 @@ pub static META: RuleMeta = RuleMeta {
     },
 };
 
+/// Where a version read from the image is changed: the global ARG default the FROM expands
+/// into it (`ARG CUDA_VERSION=11.3.1` … `FROM nvidia/cuda:${CUDA_VERSION}-…`), else the image
+/// reference itself. (position, " (… from `ARG …`)" for the message)
+fn version_site(version: &str, args: &[(String, String, Pos)], pos: Pos) -> (Pos, String) {
+    match args
+        .iter()
+        .find(|(_, v, _)| !version.is_empty() && v.contains(version))
+    {
+        Some((n, v, p)) => (
+            *p,
+            format!(" (`ARG {n}={v}`, used by the FROM on line {})", pos.line),
+        ),
+        None => (pos, String::new()),
+    }
+}
+
 fn judge(
     info: &ImageInfo,
     image: &str,
     file: &str,
-    pos: Pos,
+    (pos, args): (Pos, &[(String, String, Pos)]),
     cx: &RuleCtx,
     out: &mut Vec<Finding>,
 ) {
     if let Some(c) = info.cuda {
         if let Some(e) = cx.facts.cuda_eol(c) {
+            let (at, from) = version_site(&c.major_minor(), args, pos);
             out.push(
                 META.finding(format!(
-                    "`{image}` is CUDA {c}{}: CUDA {} images are end of life",
+                    "`{image}` is CUDA {c}{}{from}: CUDA {} images are end of life",
                     if info.inferred {
                         " (from its name)"
                     } else {
@@ -54,7 +73,7 @@ fn judge(
                     },
                     e.value
                 ))
-                .with_location(loc(file, pos))
+                .with_location(loc(file, at))
                 .with_help(format!(
                     "move to a supported CUDA release; policy: {}",
                     e.source
@@ -65,13 +84,15 @@ fn judge(
     }
     if let Some(os) = &info.os {
         if let Some(e) = cx.facts.os_eol(os) {
+            let release = os.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+            let (at, from) = version_site(release, args, pos);
             out.push(
                 META.finding(format!(
-                    "`{image}` is based on {os}, end of life since {}",
+                    "`{image}` is based on {os}{from}, end of life since {}",
                     e.value
                 ))
                 .with_severity(Severity::Info)
-                .with_location(loc(file, pos))
+                .with_location(loc(file, at))
                 .with_help(format!(
                     "use a supported OS flavor of the image; {}",
                     e.source
@@ -156,7 +177,8 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     match s {
         Subject::Dockerfile(bf) => {
             for st in bf.built_stages().filter(|s| s.parent.is_none()) {
-                judge(&st.info, &st.image, &bf.file, st.image_pos, cx, &mut out);
+                let site = (st.image_pos, st.image_args.as_slice());
+                judge(&st.info, &st.image, &bf.file, site, cx, &mut out);
             }
             // An end-of-life CUDA installed by the Dockerfile itself on a base without CUDA.
             for st in bf.built_stages() {
@@ -195,7 +217,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                         &info,
                         r.image.as_deref().unwrap_or(""),
                         &r.file,
-                        r.image_pos,
+                        (r.image_pos, &[]),
                         cx,
                         &mut out,
                     );
@@ -210,6 +232,27 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
 mod tests {
     use crate::finding::Severity;
     use crate::spec::testutil::{dockerfile, runs};
+
+    #[test]
+    fn a_version_from_an_arg_default_is_reported_at_the_arg() {
+        let d = "ARG CUDA_VERSION=11.3.1\nARG UBUNTU=22.04\nARG BASE=nvidia/cuda:${CUDA_VERSION}-cudnn8-devel-ubuntu${UBUNTU}\nARG BASE=${BASE:-ubuntu:${UBUNTU}}\nFROM ${BASE}\n";
+        let f = dockerfile(d, "GL109", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(1));
+        assert!(
+            f[0].message
+                .contains("(`ARG CUDA_VERSION=11.3.1`, used by the FROM on line 5)"),
+            "{}",
+            f[0].message
+        );
+        // Written in the FROM itself: reported there.
+        let f = dockerfile(
+            "ARG UBUNTU=22.04\nFROM nvidia/cuda:11.3.1-devel-ubuntu${UBUNTU}\n",
+            "GL109",
+            vec![],
+        );
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+    }
 
     #[test]
     fn a_published_image_whose_tag_does_not_spell_its_cuda() {
@@ -230,7 +273,8 @@ mod tests {
             vec![],
         );
         assert_eq!(f.len(), 1);
-        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        // At the ARG that chooses the release (see a_version_from_an_arg_default_…).
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(1));
         let f = dockerfile(
             "FROM nvidia/cuda:12.2.2-devel-ubuntu18.04\n",
             "GL109",

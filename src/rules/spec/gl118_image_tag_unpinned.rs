@@ -26,7 +26,10 @@ pub static META: RuleMeta = RuleMeta {
             `no kernel image is available`. `nvidia/cuda` has no `latest` tag at all (NVIDIA \
             deprecated it), so an untagged `nvidia/cuda` does not pull. Images that are not GPU \
             images, and images built by the same compose file or script (`build:`, `docker build \
-            -t`), are not reported.",
+            -t`), are not reported; nor are one-component names (`bert`, `ubuntu`): they resolve \
+            to Docker Hub's official library, which has no CUDA image, so they are an OS image \
+            with no CUDA inside or an image built locally (by another script), which no registry \
+            moves.",
         example: "`FROM pytorch/pytorch:latest`, `docker run --gpus all ollama/ollama`.",
         fix: "Pin a versioned tag that names the CUDA release \
             (`nvidia/cuda:12.4.1-runtime-ubuntu22.04`, \
@@ -35,6 +38,7 @@ pub static META: RuleMeta = RuleMeta {
         sources: &[
             "https://docs.docker.com/build/building/best-practices/#pin-base-image-versions",
             "https://kubernetes.io/docs/concepts/containers/images/#image-names",
+            "https://docs.docker.com/reference/cli/docker/image/tag/#description",
         ],
     },
 };
@@ -101,6 +105,13 @@ fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
             continue;
         }
         let info = image_info(&r, cx.facts);
+        // A one-component name is Docker Hub's official library (`ubuntu` is
+        // `docker.io/library/ubuntu`), which holds no CUDA image, or an image built on this
+        // machine (`docker build -t bert`), which no registry moves: no CUDA release changes
+        // with its tag.
+        if r.registry == "docker.io" && !r.repo.contains('/') && !info.is_gpu() {
+            continue;
+        }
         let gpu = u.gpu || info.is_gpu() || is_gpu_name(u.image) || is_gpu_capable_image(u.image);
         if !gpu {
             // Not a GPU image: a floating tag there is general hygiene (hadolint DL3006/DL3007),
@@ -349,5 +360,19 @@ mod tests {
         // A CPU/GPU image bundling CUDA is judged as a GPU image even when started on CPU.
         let c = "services:\n  ollama:\n    image: ollama/ollama:latest\n";
         assert_eq!(runs("compose", c, "GL118", vec![]).len(), 1);
+    }
+
+    #[test]
+    fn one_component_names_are_local_or_os_images() {
+        // `bert` built by another script, `ubuntu` from the official library: no CUDA inside
+        // moves with the tag; a namespaced image on the same line still counts.
+        let sh = "docker run --gpus all bert python run.py
+docker run --gpus all ubuntu nvidia-smi
+docker run --gpus all docker.io/library/ubuntu nvidia-smi
+docker run --gpus all myorg/bert
+";
+        let f = runs("sh", sh, "GL118", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
     }
 }

@@ -28,6 +28,7 @@ pub mod gl199_unused_suppression;
 
 use crate::finding::Finding;
 use crate::spec::build::BuildFacts;
+use crate::spec::runspec::{RunKind, RunSpec};
 use crate::spec::{RuleCtx, Subject};
 
 /// Indices of the stages the final image is built on (the last built stage and its
@@ -43,3 +44,100 @@ pub(crate) fn final_chain(bf: &BuildFacts) -> Vec<usize> {
 /// A Dockerfile / run-configuration check: one subject (a build or the run specs of a file)
 /// in, findings out.
 pub type SpecCheck = fn(&Subject, &RuleCtx) -> Vec<Finding>;
+
+/// One finding for what repeats across the services of one compose file (or the containers
+/// of one manifest), naming every one of them, as linters group identical findings: the fix
+/// is the same, and N copies of one warning bury the rest. Findings are the same when rule,
+/// severity, target, file and message agree once the service's own name is set aside; the
+/// first is kept (its service comes first in the file), the others are named in its message.
+pub(crate) fn group_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Finding> {
+    // The service or container a finding is about: the last one starting at or above it.
+    let owner = |f: &Finding| -> Option<&RunSpec> {
+        let l = f.location.as_ref()?;
+        let (file, line) = (l.file.as_deref()?, l.line?);
+        specs
+            .iter()
+            .filter(|r| {
+                matches!(r.kind, RunKind::Compose | RunKind::K8s)
+                    && r.file == file
+                    && r.pos.line <= line
+            })
+            .max_by_key(|r| r.pos.line)
+    };
+    // Per kept finding: its grouping key (None: not grouped) and the others' (name, line).
+    type Kept = (Finding, Option<String>, Vec<(String, u32)>);
+    let mut kept: Vec<Kept> = Vec::new();
+    for f in findings {
+        let Some(o) = owner(&f) else {
+            kept.push((f, None, Vec::new()));
+            continue;
+        };
+        let key = format!(
+            "{}\0{:?}\0{:?}\0{}\0{}",
+            f.rule,
+            f.severity,
+            f.target,
+            o.file,
+            f.message.replace(&format!("`{}`", o.name), "`\u{1}`")
+        );
+        let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
+        match kept
+            .iter_mut()
+            .find(|k| k.1.as_deref() == Some(key.as_str()))
+        {
+            Some((first, _, others)) => {
+                let first_line = first.location.as_ref().and_then(|l| l.line);
+                // The same finding twice at one place (two containers both reported at one
+                // line) is one finding.
+                if first_line != Some(line) && !others.iter().any(|(_, l)| *l == line) {
+                    others.push((o.name.clone(), line));
+                }
+            }
+            None => kept.push((f, Some(key), Vec::new())),
+        }
+    }
+    kept.into_iter()
+        .map(|(mut f, _, others)| {
+            if !others.is_empty() {
+                let names: Vec<String> = others
+                    .iter()
+                    .map(|(n, l)| format!("`{n}` (line {l})"))
+                    .collect();
+                f.message.push_str(&format!(
+                    " (also {}: {})",
+                    if others.len() > 1 {
+                        "these"
+                    } else {
+                        "this one"
+                    },
+                    names.join(", ")
+                ));
+            }
+            f
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod group_tests {
+    use crate::spec::testutil::runs;
+
+    #[test]
+    fn repeats_across_services_are_one_finding_naming_them() {
+        let c = "services:\n  rank0:\n    image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\n    command: torchrun --backend nccl main.py\n    gpus: all\n  rank1:\n    image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\n    command: torchrun --backend nccl main.py\n    gpus: all\n";
+        let f = runs("compose", c, "GL114", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        assert!(f[0].message.contains("`rank0`"), "{}", f[0].message);
+        assert!(
+            f[0].message.ends_with("(also this one: `rank1` (line 6))"),
+            "{}",
+            f[0].message
+        );
+        // Different findings stay apart: only rank1 reports when rank0 has its shm.
+        let c = c.replacen("    gpus: all\n", "    gpus: all\n    ipc: host\n", 1);
+        let f = runs("compose", &c, "GL114", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("`rank1`") && !f[0].message.contains("also"));
+    }
+}

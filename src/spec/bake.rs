@@ -1,0 +1,695 @@
+//! `docker buildx bake` files (`docker-bake.hcl`, `docker-bake.json`): the (Dockerfile, build
+//! args) pairs a bake builds. Each `target`'s context, dockerfile, `args` and stage `target`,
+//! with `inherits` merged, `matrix` expanded (one target per combination) and `variable`
+//! defaults substituted into `${…}`. A subset of HCL: attributes, blocks, strings with
+//! interpolation, lists, objects; anything else (functions, operators, heredocs) is an
+//! unknown value, never guessed. Bake files are untrusted input: nesting is bounded.
+//!
+//! Bake's file format: <https://docs.docker.com/build/bake/reference/>.
+
+use crate::spec::dockerfile::Pos;
+use crate::spec::runspec::LineIndex;
+
+/// A value as written: a string (raw, with its `${…}`, and the offset of its first
+/// character), a bare word (a variable, number or bool), a list, an object, or something we
+/// do not evaluate.
+#[derive(Debug, Clone, PartialEq)]
+enum V {
+    Str(String, usize),
+    Word(String, usize),
+    List(Vec<V>),
+    Obj(Vec<(String, V)>),
+    Other,
+}
+
+#[derive(Debug)]
+struct Block {
+    kind: String,
+    labels: Vec<String>,
+    attrs: Vec<(String, V)>,
+    off: usize,
+}
+
+/// One target of the bake (a matrix combination is a target of its own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BakeTarget {
+    pub name: String,
+    /// The target block.
+    pub pos: Pos,
+    /// Relative to the bake file's directory (`.` when not given).
+    pub context: String,
+    /// Relative to the context (`Dockerfile` when not given).
+    pub dockerfile: String,
+    /// `args` after substitution, each at its value; values we cannot evaluate are left out.
+    pub args: Vec<(String, String, Pos)>,
+    /// The stage to build (`target = "runtime"`).
+    pub target: Option<String>,
+}
+
+const MAX_DEPTH: usize = 32;
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+    /// Spaces, tabs and comments; newlines too when `lines`.
+    fn skip(&mut self, lines: bool) {
+        while let Some(c) = self.peek() {
+            match c {
+                b' ' | b'\t' | b'\r' => self.i += 1,
+                b'\n' if lines => self.i += 1,
+                b'#' => self.skip_line(),
+                b'/' if self.s.get(self.i + 1) == Some(&b'/') => self.skip_line(),
+                b'/' if self.s.get(self.i + 1) == Some(&b'*') => {
+                    self.i += 2;
+                    while self.i < self.s.len() && !self.s[self.i..].starts_with(b"*/") {
+                        self.i += 1;
+                    }
+                    self.i = (self.i + 2).min(self.s.len());
+                }
+                _ => return,
+            }
+        }
+    }
+    fn skip_line(&mut self) {
+        while self.peek().is_some_and(|c| c != b'\n') {
+            self.i += 1;
+        }
+    }
+    fn ident(&mut self) -> String {
+        let st = self.i;
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+        {
+            self.i += 1;
+        }
+        String::from_utf8_lossy(&self.s[st..self.i]).into_owned()
+    }
+    /// A quoted string from its opening quote: the raw text between the quotes (escapes
+    /// and `${…}` kept) and the offset after the quote.
+    fn string(&mut self) -> (String, usize) {
+        self.i += 1;
+        let st = self.i;
+        let mut braces = 0usize;
+        while let Some(c) = self.peek() {
+            match c {
+                b'\\' => self.i += 1,
+                b'$' if self.s.get(self.i + 1) == Some(&b'{') => {
+                    braces += 1;
+                    self.i += 1;
+                }
+                b'}' if braces > 0 => braces -= 1,
+                b'"' if braces == 0 => break,
+                b'\n' if braces == 0 => break,
+                _ => {}
+            }
+            self.i += 1;
+        }
+        let raw = String::from_utf8_lossy(&self.s[st..self.i.min(self.s.len())]).into_owned();
+        if self.peek() == Some(b'"') {
+            self.i += 1;
+        }
+        (raw, st)
+    }
+    /// Skip to the end of an expression we do not evaluate: the next `,` / newline / closing
+    /// bracket outside brackets.
+    fn skip_expr(&mut self) {
+        let mut depth = 0usize;
+        while let Some(c) = self.peek() {
+            match c {
+                b'"' => {
+                    self.string();
+                    continue;
+                }
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' if depth == 0 => return,
+                b')' | b']' | b'}' => depth -= 1,
+                b',' | b'\n' if depth == 0 => return,
+                _ => {}
+            }
+            self.i += 1;
+        }
+    }
+    fn expr(&mut self) -> V {
+        self.skip(true);
+        if self.depth > MAX_DEPTH {
+            self.skip_expr();
+            return V::Other;
+        }
+        let v = match self.peek() {
+            Some(b'"') => {
+                let (raw, off) = self.string();
+                V::Str(raw, off)
+            }
+            Some(b'[') => {
+                self.i += 1;
+                self.depth += 1;
+                let mut items = Vec::new();
+                loop {
+                    self.skip(true);
+                    match self.peek() {
+                        None => break,
+                        Some(b']') => {
+                            self.i += 1;
+                            break;
+                        }
+                        Some(b',') => self.i += 1,
+                        _ => {
+                            let before = self.i;
+                            items.push(self.expr());
+                            if self.i == before {
+                                self.i += 1;
+                            }
+                        }
+                    }
+                }
+                self.depth -= 1;
+                V::List(items)
+            }
+            Some(b'{') => {
+                self.i += 1;
+                self.depth += 1;
+                let mut fields = Vec::new();
+                loop {
+                    self.skip(true);
+                    match self.peek() {
+                        None => break,
+                        Some(b'}') => {
+                            self.i += 1;
+                            break;
+                        }
+                        Some(b',') => self.i += 1,
+                        Some(c) => {
+                            let key = if c == b'"' {
+                                self.string().0
+                            } else {
+                                self.ident()
+                            };
+                            self.skip(false);
+                            if key.is_empty() || !matches!(self.peek(), Some(b'=') | Some(b':')) {
+                                self.skip_expr();
+                                if self.peek().is_some_and(|c| c != b'}') {
+                                    self.i += 1;
+                                }
+                                continue;
+                            }
+                            self.i += 1;
+                            let v = self.expr();
+                            fields.push((key, v));
+                        }
+                    }
+                }
+                self.depth -= 1;
+                V::Obj(fields)
+            }
+            Some(c) if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' => {
+                let off = self.i;
+                V::Word(self.ident(), off)
+            }
+            _ => {
+                self.skip_expr();
+                return V::Other;
+            }
+        };
+        // Operators, calls, conditionals after the first term: not evaluated.
+        self.skip(false);
+        match self.peek() {
+            None | Some(b',' | b']' | b'}' | b'\n') => v,
+            _ => {
+                self.skip_expr();
+                V::Other
+            }
+        }
+    }
+    fn body(&mut self, out: &mut Vec<Block>, attrs: &mut Vec<(String, V)>) {
+        loop {
+            self.skip(true);
+            match self.peek() {
+                None => return,
+                Some(b'}') => {
+                    self.i += 1;
+                    return;
+                }
+                _ => {}
+            }
+            let off = self.i;
+            let name = self.ident();
+            if name.is_empty() {
+                self.skip_expr();
+                self.i = (self.i + 1).min(self.s.len());
+                continue;
+            }
+            self.skip(false);
+            if self.peek() == Some(b'=') && self.s.get(self.i + 1) != Some(&b'=') {
+                self.i += 1;
+                let v = self.expr();
+                attrs.push((name, v));
+                continue;
+            }
+            let mut labels = Vec::new();
+            loop {
+                self.skip(false);
+                match self.peek() {
+                    Some(b'"') => labels.push(self.string().0),
+                    Some(c) if c.is_ascii_alphanumeric() || c == b'_' => labels.push(self.ident()),
+                    _ => break,
+                }
+            }
+            if self.peek() != Some(b'{') || self.depth > MAX_DEPTH {
+                self.skip_line();
+                continue;
+            }
+            self.i += 1;
+            self.depth += 1;
+            let mut b = Block {
+                kind: name,
+                labels,
+                attrs: Vec::new(),
+                off,
+            };
+            let mut inner = Vec::new();
+            self.body(&mut inner, &mut b.attrs);
+            self.depth -= 1;
+            out.push(b);
+        }
+    }
+}
+
+fn parse_hcl_blocks(text: &str) -> Vec<Block> {
+    let mut p = Parser {
+        s: text.as_bytes(),
+        i: 0,
+        depth: 0,
+    };
+    let mut blocks = Vec::new();
+    let mut top = Vec::new();
+    while p.i < p.s.len() {
+        p.body(&mut blocks, &mut top);
+    }
+    blocks
+}
+
+/// Bake's JSON form (`{"variable": {…}, "target": {name: {…}}}`) as blocks. JSON has no
+/// positions: a string's offset is where its quoted text first occurs after its key.
+fn parse_json_blocks(text: &str) -> Vec<Block> {
+    let Ok(serde_json::Value::Object(top)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    fn conv(v: &serde_json::Value, text: &str, from: &mut usize, depth: usize) -> V {
+        match v {
+            serde_json::Value::String(s) => {
+                let quoted = serde_json::to_string(s).unwrap_or_default();
+                let off = text[(*from).min(text.len())..]
+                    .find(&quoted)
+                    .map(|o| *from + o + 1)
+                    .unwrap_or(0);
+                if off > 0 {
+                    *from = off;
+                }
+                V::Str(s.replace('\\', "\\\\").replace('"', "\\\""), off)
+            }
+            serde_json::Value::Number(n) => V::Word(n.to_string(), *from),
+            serde_json::Value::Bool(b) => V::Word(b.to_string(), *from),
+            serde_json::Value::Array(a) if depth < MAX_DEPTH => {
+                V::List(a.iter().map(|x| conv(x, text, from, depth + 1)).collect())
+            }
+            serde_json::Value::Object(m) if depth < MAX_DEPTH => V::Obj(
+                m.iter()
+                    .map(|(k, x)| {
+                        if let Some(o) = text[(*from).min(text.len())..].find(&format!("\"{k}\"")) {
+                            *from += o;
+                        }
+                        (k.clone(), conv(x, text, from, depth + 1))
+                    })
+                    .collect(),
+            ),
+            _ => V::Other,
+        }
+    }
+    let mut out = Vec::new();
+    for kind in ["variable", "target"] {
+        let Some(serde_json::Value::Object(m)) = top.get(kind) else {
+            continue;
+        };
+        for (name, body) in m {
+            let key = format!("\"{name}\"");
+            let mut from = text.find(&format!("\"{kind}\"")).unwrap_or(0);
+            from = text[from..].find(&key).map(|o| from + o).unwrap_or(from);
+            let off = from;
+            let attrs = match conv(body, text, &mut from, 0) {
+                V::Obj(f) => f,
+                _ => Vec::new(),
+            };
+            out.push(Block {
+                kind: kind.to_string(),
+                labels: vec![name.clone()],
+                attrs,
+                off,
+            });
+        }
+    }
+    out
+}
+
+/// `${NAME}` / `${obj.field}` / `$${` in a raw string, with `vars`; None when something is
+/// not a plain known reference (a function, an operator, an unknown variable).
+fn interpolate(raw: &str, vars: &[(String, String)]) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = raw;
+    while let Some(i) = rest.find("${") {
+        if rest[..i].ends_with('$') {
+            // `$${` is a literal `${`.
+            out.push_str(&rest[..i - 1]);
+            out.push_str("${");
+            rest = &rest[i + 2..];
+            continue;
+        }
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find('}')? + i;
+        let name = rest[i + 2..end].trim();
+        let v = vars.iter().rev().find(|(k, _)| k == name)?;
+        out.push_str(&v.1);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out.replace("\\\"", "\"").replace("\\\\", "\\"))
+}
+
+fn scalar(v: &V, vars: &[(String, String)]) -> Option<String> {
+    match v {
+        V::Str(raw, _) => interpolate(raw, vars),
+        V::Word(w, _) => match vars.iter().rev().find(|(k, _)| k == w) {
+            Some((_, x)) => Some(x.clone()),
+            None if w.chars().all(|c| c.is_ascii_digit() || c == '.')
+                || w == "true"
+                || w == "false" =>
+            {
+                Some(w.clone())
+            }
+            None => None,
+        },
+        _ => None,
+    }
+}
+
+fn attr<'a>(attrs: &'a [(String, V)], k: &str) -> Option<&'a V> {
+    attrs.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v)
+}
+
+/// A target's attributes with its `inherits` parents' underneath (args merged by key).
+fn resolved(blocks: &[Block], name: &str, depth: usize) -> Vec<(String, V)> {
+    let Some(b) = blocks
+        .iter()
+        .rev()
+        .find(|b| b.kind == "target" && b.labels.first().map(String::as_str) == Some(name))
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, V)> = Vec::new();
+    if depth < 16 {
+        if let Some(V::List(ps)) = attr(&b.attrs, "inherits") {
+            for p in ps {
+                if let V::Str(p, _) = p {
+                    for (k, v) in resolved(blocks, p, depth + 1) {
+                        merge(&mut out, k, v);
+                    }
+                }
+            }
+        }
+    }
+    for (k, v) in &b.attrs {
+        merge(&mut out, k.clone(), v.clone());
+    }
+    out
+}
+
+fn merge(out: &mut Vec<(String, V)>, k: String, v: V) {
+    match (out.iter_mut().find(|(n, _)| *n == k), v) {
+        (Some((_, V::Obj(old))), V::Obj(new)) if k == "args" => {
+            for (ak, av) in new {
+                old.retain(|(n, _)| *n != ak);
+                old.push((ak, av));
+            }
+        }
+        (Some(slot), v) => slot.1 = v,
+        (None, v) => out.push((k, v)),
+    }
+}
+
+/// The matrix combinations: each a list of (variable, value) bindings; one empty
+/// combination when there is no matrix. Object values bind `key.field`.
+fn combinations(m: Option<&V>) -> Vec<Vec<(String, String, usize)>> {
+    let mut out: Vec<Vec<(String, String, usize)>> = vec![Vec::new()];
+    let Some(V::Obj(fields)) = m else {
+        return out;
+    };
+    for (k, v) in fields {
+        let V::List(vals) = v else {
+            return Vec::new();
+        };
+        let mut options: Vec<Vec<(String, String, usize)>> = Vec::new();
+        for x in vals {
+            match x {
+                V::Str(raw, off) => {
+                    let Some(x) = interpolate(raw, &[]) else {
+                        return Vec::new();
+                    };
+                    options.push(vec![(k.clone(), x, *off)]);
+                }
+                V::Obj(f) => options.push(
+                    f.iter()
+                        .filter_map(|(fk, fv)| match fv {
+                            V::Str(raw, off) => {
+                                Some((format!("{k}.{fk}"), interpolate(raw, &[])?, *off))
+                            }
+                            _ => None,
+                        })
+                        .collect(),
+                ),
+                _ => return Vec::new(),
+            }
+        }
+        out = out
+            .iter()
+            .flat_map(|c| {
+                options.iter().map(move |o| {
+                    let mut c = c.clone();
+                    c.extend(o.iter().cloned());
+                    c
+                })
+            })
+            .collect();
+        // Bounded: a matrix is a handful of axes of a few values each.
+        if out.len() > 256 {
+            out.truncate(256);
+        }
+    }
+    out
+}
+
+fn targets(blocks: &[Block], text: &str) -> Vec<BakeTarget> {
+    let idx = LineIndex::new(text);
+    let mut vars: Vec<(String, String)> = Vec::new();
+    for _ in 0..2 {
+        for b in blocks.iter().filter(|b| b.kind == "variable") {
+            if let (Some(n), Some(v)) = (b.labels.first(), attr(&b.attrs, "default")) {
+                if let Some(v) = scalar(v, &vars) {
+                    vars.retain(|(k, _)| k != n);
+                    vars.push((n.clone(), v));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for b in blocks.iter().filter(|b| b.kind == "target") {
+        let Some(name) = b.labels.first() else {
+            continue;
+        };
+        let attrs = resolved(blocks, name, 0);
+        if attr(&attrs, "dockerfile-inline").is_some() {
+            continue;
+        }
+        for combo in combinations(attr(&attrs, "matrix")) {
+            let mut v = vars.clone();
+            v.extend(combo.iter().map(|(k, x, _)| (k.clone(), x.clone())));
+            let get = |k: &str| attr(&attrs, k).and_then(|x| scalar(x, &v));
+            let tname = if combo.is_empty() {
+                name.clone()
+            } else {
+                get("name").unwrap_or_else(|| {
+                    let vals: Vec<&str> = combo.iter().map(|c| c.1.as_str()).collect();
+                    format!("{name}-{}", vals.join("-"))
+                })
+            };
+            let mut args = Vec::new();
+            if let Some(V::Obj(fields)) = attr(&attrs, "args") {
+                for (k, x) in fields {
+                    let Some(val) = scalar(x, &v) else { continue };
+                    // At the value as written; a value from a matrix variable is written in
+                    // the matrix.
+                    let off = match x {
+                        V::Str(raw, off) => combo
+                            .iter()
+                            .find(|c| raw.trim() == format!("${{{}}}", c.0))
+                            .map(|c| c.2)
+                            .unwrap_or(*off),
+                        V::Word(w, off) => combo
+                            .iter()
+                            .find(|c| c.0 == *w)
+                            .map(|c| c.2)
+                            .unwrap_or(*off),
+                        _ => b.off,
+                    };
+                    args.push((k.clone(), val, idx.pos(off)));
+                }
+            }
+            out.push(BakeTarget {
+                name: tname,
+                pos: idx.pos(b.off),
+                context: get("context").unwrap_or_else(|| ".".into()),
+                dockerfile: get("dockerfile").unwrap_or_else(|| "Dockerfile".into()),
+                args,
+                target: get("target"),
+            });
+        }
+    }
+    out
+}
+
+/// The targets of a bake file: HCL, or JSON when `json`.
+pub fn parse(text: &str, json: bool) -> Vec<BakeTarget> {
+    let blocks = if json {
+        parse_json_blocks(text)
+    } else {
+        parse_hcl_blocks(text)
+    };
+    targets(&blocks, text)
+}
+
+/// Bake's default file names (`docker buildx bake` reads these without `-f`).
+pub fn is_bake_name(name: &str) -> Option<bool> {
+    let n = name.to_ascii_lowercase();
+    if !n.starts_with("docker-bake") {
+        return None;
+    }
+    if n.ends_with(".hcl") {
+        Some(false)
+    } else if n.ends_with(".json") {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_variables_inherits_and_matrix() {
+        let hcl = r#"
+# comment
+variable "CUDA" {
+  default = "12.4.1"
+}
+group "default" {
+  targets = ["base", "app"]
+}
+target "base" {
+  context = "docker"
+  args = {
+    CUDA_VERSION = "${CUDA}"
+    PY = 3.11
+  }
+}
+target "app" {
+  inherits = ["base"]
+  dockerfile = "Dockerfile.gpu"
+  target = "runtime"
+  name = "app-${torch}"
+  matrix = {
+    torch = ["2.3.0", "2.5.1"]
+  }
+  args = {
+    TORCH = "${torch}"
+    TAG = "${upper(CUDA)}" // a function: not evaluated
+  }
+}
+"#;
+        let t = parse(hcl, false);
+        let names: Vec<&str> = t.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, vec!["base", "app-2.3.0", "app-2.5.1"]);
+        assert_eq!(
+            (t[0].context.as_str(), t[0].dockerfile.as_str()),
+            ("docker", "Dockerfile")
+        );
+        let args = |t: &BakeTarget| -> Vec<(String, String, u32)> {
+            t.args
+                .iter()
+                .map(|(k, v, p)| (k.clone(), v.clone(), p.line))
+                .collect()
+        };
+        assert_eq!(
+            args(&t[0]),
+            vec![
+                ("CUDA_VERSION".into(), "12.4.1".into(), 12),
+                ("PY".into(), "3.11".into(), 13)
+            ]
+        );
+        // Inherited context and args, its own dockerfile and stage; the matrix value is
+        // placed in the matrix.
+        assert_eq!(t[2].context, "docker");
+        assert_eq!(t[2].dockerfile, "Dockerfile.gpu");
+        assert_eq!(t[2].target.as_deref(), Some("runtime"));
+        let a = args(&t[2]);
+        assert!(a.contains(&("TORCH".into(), "2.5.1".into(), 22)), "{a:?}");
+        assert!(
+            a.contains(&("CUDA_VERSION".into(), "12.4.1".into(), 12)),
+            "{a:?}"
+        );
+        assert!(!a.iter().any(|x| x.0 == "TAG"), "{a:?}");
+    }
+
+    #[test]
+    fn json_form_and_hostile_input() {
+        let j = r#"{"variable": {"CUDA": {"default": "11.3.1"}},
+ "target": {"gpu": {"context": ".", "dockerfile": "Dockerfile",
+   "args": {"CUDA_VERSION": "${CUDA}"}}}}"#;
+        let t = parse(j, true);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].args[0].0, "CUDA_VERSION");
+        assert_eq!(t[0].args[0].1, "11.3.1");
+        assert_eq!(t[0].args[0].2.line, 3);
+        // Deep nesting, unterminated strings and blocks: no panic, bounded.
+        let deep = format!("target \"x\" {{ args = {}", "[".repeat(10_000));
+        let _ = parse(&deep, false);
+        let _ = parse("target \"x\" { context = \"unterminated\n", false);
+        let _ = parse("}}}} = = \"\" target", false);
+        assert!(parse("not json", true).is_empty());
+        // Token soup (a fixed pseudo-random sequence): parsing ends, without a panic.
+        let toks = [
+            "target", "\"t\"", "{", "}", "[", "]", "=", ",", "\n", "args", "matrix", "name",
+            "\"${x}\"", "\"$${\"", "x", "# c\n", "/*", "*/", "inherits", "\"", ":", "(", ")", "${",
+            "variable", "default",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..2000 {
+            let mut t = String::new();
+            for _ in 0..40 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                t.push_str(toks[(seed % toks.len() as u64) as usize]);
+                t.push(' ');
+            }
+            let _ = parse(&t, false);
+        }
+    }
+}
