@@ -109,6 +109,61 @@ pub struct Finding {
     /// How to fix it, one or two sentences.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
+    /// Set when the same problem may repeat across the services of one compose file or the
+    /// containers of one manifest: findings of one key become one finding naming every
+    /// member ([`merge_repeats`]), after suppressions, so a pragma silences only its own.
+    #[serde(skip)]
+    pub repeat: Option<Repeat>,
+}
+
+/// Which group of repeats a finding belongs to, and the member (service, container) it is of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repeat {
+    pub key: String,
+    pub member: String,
+}
+
+/// One finding per repeat group: the first (its member comes first in the file) keeps its
+/// place, the others are named in its message with their lines; the same finding twice at
+/// one place is one. Findings with no group pass unchanged, in order.
+pub fn merge_repeats(findings: Vec<Finding>) -> Vec<Finding> {
+    type Kept = (Finding, Vec<(String, u32)>);
+    let mut kept: Vec<Kept> = Vec::new();
+    for f in findings {
+        let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
+        let same_group = |k: &Kept| match (&k.0.repeat, &f.repeat) {
+            (Some(a), Some(b)) => a.key == b.key,
+            _ => false,
+        };
+        match kept.iter_mut().find(|k| same_group(k)) {
+            Some((first, others)) => {
+                let first_line = first.location.as_ref().and_then(|l| l.line);
+                if first_line != Some(line) && !others.iter().any(|(_, l)| *l == line) {
+                    let member = f.repeat.map(|r| r.member).unwrap_or_default();
+                    others.push((member, line));
+                }
+            }
+            None => kept.push((f, Vec::new())),
+        }
+    }
+    kept.into_iter()
+        .map(|(mut f, others)| {
+            if !others.is_empty() {
+                let names: Vec<String> = others
+                    .iter()
+                    .map(|(n, l)| format!("`{n}` (line {l})"))
+                    .collect();
+                let which = if others.len() > 1 {
+                    "these"
+                } else {
+                    "this one"
+                };
+                f.message
+                    .push_str(&format!(" (also {which}: {})", names.join(", ")));
+            }
+            f
+        })
+        .collect()
 }
 
 impl Finding {
@@ -134,6 +189,7 @@ impl RuleMeta {
             target: None,
             location: None,
             help: None,
+            repeat: None,
         }
     }
 }

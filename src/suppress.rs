@@ -265,6 +265,8 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
         }
         out.push(f);
     }
+    // Repeats merge after suppression: a pragma silences its own service only.
+    let mut out = crate::finding::merge_repeats(out);
     if config.rule_enabled(&UNUSED.code) {
         let known: Vec<&str> = crate::rules::all()
             .iter()

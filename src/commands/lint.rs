@@ -522,7 +522,7 @@ pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContex
             }
         }
     }
-    crate::rules::spec::group_repeats(out, &all_specs)
+    crate::rules::spec::mark_repeats(out, &all_specs)
 }
 
 #[cfg(test)]
@@ -783,7 +783,8 @@ mod tests {
         };
         let md = format!("# app\n{}\n# serving\n{}", block("app"), block("serving"));
         let c = testutil::ctx(vec![]);
-        let f: Vec<Finding> = markdown_yaml_findings("README.md", &md, &c)
+        let found = markdown_yaml_findings("README.md", &md, &c);
+        let f: Vec<Finding> = crate::finding::merge_repeats(found)
             .into_iter()
             .filter(|f| f.rule == "GL117")
             .collect();

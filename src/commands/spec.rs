@@ -84,7 +84,7 @@ pub(crate) fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding
         out.extend(check(subject, &rc));
     }
     match subject {
-        Subject::Runs(specs) => crate::rules::spec::group_repeats(out, specs),
+        Subject::Runs(specs) => crate::rules::spec::mark_repeats(out, specs),
         Subject::Dockerfile(_) => out,
     }
 }

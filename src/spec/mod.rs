@@ -122,6 +122,14 @@ pub(crate) mod testutil {
 
     /// `kind`: "sh", "md", "compose", "k8s".
     pub(crate) fn runs(kind: &str, text: &str, rule: &str, targets: Vec<Target>) -> Vec<Finding> {
+        crate::finding::merge_repeats(run_findings(kind, text, targets))
+            .into_iter()
+            .filter(|f| f.rule == rule)
+            .collect()
+    }
+
+    /// Every rule's findings on the run specs of `text`, before the post-pass.
+    pub(crate) fn run_findings(kind: &str, text: &str, targets: Vec<Target>) -> Vec<Finding> {
         let c = ctx(targets);
         let specs = match kind {
             "sh" => runspec::scan_script("run.sh", text, false),
@@ -136,8 +144,5 @@ pub(crate) mod testutil {
             }
         };
         run_checks(&Subject::Runs(&specs), &c)
-            .into_iter()
-            .filter(|f| f.rule == rule)
-            .collect()
     }
 }

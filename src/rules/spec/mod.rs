@@ -45,12 +45,12 @@ pub(crate) fn final_chain(bf: &BuildFacts) -> Vec<usize> {
 /// in, findings out.
 pub type SpecCheck = fn(&Subject, &RuleCtx) -> Vec<Finding>;
 
-/// One finding for what repeats across the services of one compose file (or the containers
-/// of one manifest), naming every one of them, as linters group identical findings: the fix
-/// is the same, and N copies of one warning bury the rest. Findings are the same when rule,
-/// severity, target, file and message agree once the service's own name is set aside; the
-/// first is kept (its service comes first in the file), the others are named in its message.
-pub(crate) fn group_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Finding> {
+/// Mark what may repeat across the services of one compose file (or the containers of one
+/// manifest), as linters group identical findings: the fix is the same, and N copies of one
+/// warning bury the rest. Findings are the same when rule, severity, target, file and message
+/// agree once the service's own name is set aside. The post-pass merges them
+/// ([`crate::finding::merge_repeats`]) after suppressions.
+pub(crate) fn mark_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Finding> {
     // The service or container a finding is about: the last one starting at or above it.
     let owner = |f: &Finding| -> Option<&RunSpec> {
         let l = f.location.as_ref()?;
@@ -64,54 +64,22 @@ pub(crate) fn group_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Fi
             })
             .max_by_key(|r| r.pos.line)
     };
-    // Per kept finding: its grouping key (None: not grouped) and the others' (name, line).
-    type Kept = (Finding, Option<String>, Vec<(String, u32)>);
-    let mut kept: Vec<Kept> = Vec::new();
-    for f in findings {
-        let Some(o) = owner(&f) else {
-            kept.push((f, None, Vec::new()));
-            continue;
-        };
-        let key = format!(
-            "{}\0{:?}\0{:?}\0{}\0{}",
-            f.rule,
-            f.severity,
-            f.target,
-            o.file,
-            f.message.replace(&format!("`{}`", o.name), "`\u{1}`")
-        );
-        let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
-        match kept
-            .iter_mut()
-            .find(|k| k.1.as_deref() == Some(key.as_str()))
-        {
-            Some((first, _, others)) => {
-                let first_line = first.location.as_ref().and_then(|l| l.line);
-                // The same finding twice at one place (two containers both reported at one
-                // line) is one finding.
-                if first_line != Some(line) && !others.iter().any(|(_, l)| *l == line) {
-                    others.push((o.name.clone(), line));
-                }
-            }
-            None => kept.push((f, Some(key), Vec::new())),
-        }
-    }
-    kept.into_iter()
-        .map(|(mut f, _, others)| {
-            if !others.is_empty() {
-                let names: Vec<String> = others
-                    .iter()
-                    .map(|(n, l)| format!("`{n}` (line {l})"))
-                    .collect();
-                f.message.push_str(&format!(
-                    " (also {}: {})",
-                    if others.len() > 1 {
-                        "these"
-                    } else {
-                        "this one"
-                    },
-                    names.join(", ")
-                ));
+    findings
+        .into_iter()
+        .map(|mut f| {
+            if let Some(o) = owner(&f) {
+                let key = format!(
+                    "{}\0{:?}\0{:?}\0{}\0{}",
+                    f.rule,
+                    f.severity,
+                    f.target,
+                    o.file,
+                    f.message.replace(&format!("`{}`", o.name), "`\u{1}`")
+                );
+                f.repeat = Some(crate::finding::Repeat {
+                    key,
+                    member: o.name.clone(),
+                });
             }
             f
         })
@@ -121,6 +89,34 @@ pub(crate) fn group_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Fi
 #[cfg(test)]
 mod group_tests {
     use crate::spec::testutil::runs;
+
+    /// Suppressions apply before repeats merge: a pragma on one service silences that one,
+    /// neither the whole group nor nothing (an "unused" pragma).
+    #[test]
+    fn a_pragma_silences_only_its_own_service() {
+        let svc = |name: &str| {
+            format!("  {name}:\n    image: pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\n    command: torchrun --backend nccl main.py\n    gpus: all\n")
+        };
+        let text = format!(
+            "services:\n{}  # gpulint ignore=GL114 runs with ipc: host in production\n{}{}",
+            svc("rank0"),
+            svc("rank1"),
+            svc("rank2")
+        );
+        let found = crate::spec::testutil::run_findings("compose", &text, vec![]);
+        assert_eq!(found.iter().filter(|f| f.rule == "GL114").count(), 3);
+        let texts = [crate::suppress::FileText {
+            display: "compose.yaml".into(),
+            text: text.clone(),
+            statements: None,
+        }];
+        let out = crate::suppress::apply(found, &texts, &crate::config::Config::default());
+        let gl114: Vec<_> = out.iter().filter(|f| f.rule == "GL114").collect();
+        assert_eq!(gl114.len(), 1, "{out:?}");
+        let m = &gl114[0].message;
+        assert!(m.contains("`rank2`") && !m.contains("`rank1`"), "{m}");
+        assert!(!out.iter().any(|f| f.rule == "GL199"), "{out:?}");
+    }
 
     #[test]
     fn repeats_across_services_are_one_finding_naming_them() {
