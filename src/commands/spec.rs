@@ -37,6 +37,18 @@ pub struct CommandContext {
 }
 
 impl CommandContext {
+    /// The text of an input file, or None with the error recorded (the run goes on with the
+    /// other inputs and exits 2 at the end).
+    pub(crate) fn read_or_record(&self, p: &Path) -> Option<String> {
+        match read(p) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.input_errors.borrow_mut().push(format!("{e:#}"));
+                None
+            }
+        }
+    }
+
     /// A context over `matrix` (the command's, with `--matrices` overrides), the given
     /// targets and config.
     pub fn new(
@@ -168,12 +180,8 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
     let mut all = Vec::new();
     let mut texts = Vec::new();
     for p in &paths {
-        let text = match read(p) {
-            Ok(t) => t,
-            Err(e) => {
-                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
-                continue;
-            }
+        let Some(text) = ctx.read_or_record(p) else {
+            continue;
         };
         let file = ctx.display(p);
         let parsed = dockerfile::parse(&text);
@@ -416,12 +424,8 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
     let mut all = Vec::new();
     let mut texts = Vec::new();
     for p in &args.files {
-        let text = match read(p) {
-            Ok(t) => t,
-            Err(e) => {
-                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
-                continue;
-            }
+        let Some(text) = ctx.read_or_record(p) else {
+            continue;
         };
         let file = if p == Path::new("-") {
             "<stdin>".to_string()
@@ -581,12 +585,8 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         all.extend(runs_checks(&specs, ctx));
     }
     for p in &args.files {
-        let text = match read(p) {
-            Ok(t) => t,
-            Err(e) => {
-                ctx.input_errors.borrow_mut().push(format!("{e:#}"));
-                continue;
-            }
+        let Some(text) = ctx.read_or_record(p) else {
+            continue;
         };
         let file = ctx.display(p);
         all.extend(script_findings(&file, &text, ctx));

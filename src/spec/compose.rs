@@ -7,6 +7,7 @@ use super::build::SpecError;
 use super::dockerfile::Pos;
 use super::runspec::{parse_gpus_flag, parse_size, GpuRequest, Mount, RunKind, RunSpec};
 use super::shell::{self, Var, Vars};
+use super::yamlloc::scalar as s;
 use super::yamlloc::YamlText;
 use serde_yaml::{Mapping, Value};
 use std::path::{Path, PathBuf};
@@ -361,15 +362,6 @@ pub fn specs_from(
         }
     }
     out
-}
-
-fn s(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
 }
 
 /// A compose file's lines and where each service's key is.

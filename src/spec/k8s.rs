@@ -8,6 +8,7 @@
 use super::build::SpecError;
 use super::dockerfile::Pos;
 use super::runspec::{GpuRequest, Mount, RunKind, RunSpec};
+use super::yamlloc::scalar as s;
 use super::yamlloc::{Block, YamlText};
 use serde_yaml::Value;
 
@@ -32,15 +33,6 @@ pub fn split_docs(text: &str) -> Vec<(u32, String)> {
     }
     out.push((start, cur));
     out
-}
-
-fn s(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
 }
 
 fn is_gpu_label(k: &str) -> bool {

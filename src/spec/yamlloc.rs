@@ -4,6 +4,17 @@
 
 use super::dockerfile::Pos;
 
+/// A YAML scalar as text (`"x"`, `3`, `true`); None for maps, lists and null.
+pub(crate) fn scalar(v: &serde_yaml::Value) -> Option<String> {
+    use serde_yaml::Value;
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
 pub struct YamlText<'a> {
     lines: Vec<&'a str>,
     /// 1-based number of `lines[0]`.

@@ -47,24 +47,19 @@ fn is_bind(host: &str) -> bool {
 }
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
-    let Subject::Runs(specs) = s else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for r in specs.iter().filter(|r| !r.infra) {
-        for m in &r.mounts {
-            if is_host_cuda(&m.host) || is_bind(&m.host) && covers_image_cuda(&m.container) {
-                out.push(
-                    META.finding(format!(
-                        "host CUDA `{}` is mounted at `{}`{}: the container's CUDA now depends on the host's installation",
-                        m.host,
-                        m.container,
-                        if m.read_only { " (read-only does not change that)" } else { "" }
-                    ))
-                    .with_location(loc(&r.file, m.pos))
-                    .with_help("ship the CUDA runtime in the image (nvidia/cuda:<ver>-runtime) and request GPUs instead"),
-                );
-            }
+    for (r, m) in super::workload_mounts(s) {
+        if is_host_cuda(&m.host) || is_bind(&m.host) && covers_image_cuda(&m.container) {
+            out.push(
+                META.finding(format!(
+                    "host CUDA `{}` is mounted at `{}`{}: the container's CUDA now depends on the host's installation",
+                    m.host,
+                    m.container,
+                    if m.read_only { " (read-only does not change that)" } else { "" }
+                ))
+                .with_location(loc(&r.file, m.pos))
+                .with_help("ship the CUDA runtime in the image (nvidia/cuda:<ver>-runtime) and request GPUs instead"),
+            );
         }
     }
     out

@@ -71,24 +71,19 @@ fn classify(host: &str) -> Option<&'static str> {
 }
 
 pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
-    let Subject::Runs(specs) = s else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
-    for r in specs.iter().filter(|r| !r.infra) {
-        for m in &r.mounts {
-            if let Some(what) = classify(&m.host) {
-                out.push(
-                    META.finding(format!(
-                        "`{}` ({what}) is mounted at `{}`{}",
-                        m.host,
-                        m.container,
-                        if m.read_only { ": read-only still replaces the container's files with the host's" } else { "" }
-                    ))
-                    .with_location(loc(&r.file, m.pos))
-                    .with_help("remove the mount; request GPUs (--gpus / NVIDIA runtime / device plugin) so the toolkit injects matching driver files"),
-                );
-            }
+    for (r, m) in super::workload_mounts(s) {
+        if let Some(what) = classify(&m.host) {
+            out.push(
+                META.finding(format!(
+                    "`{}` ({what}) is mounted at `{}`{}",
+                    m.host,
+                    m.container,
+                    if m.read_only { ": read-only still replaces the container's files with the host's" } else { "" }
+                ))
+                .with_location(loc(&r.file, m.pos))
+                .with_help("remove the mount; request GPUs (--gpus / NVIDIA runtime / device plugin) so the toolkit injects matching driver files"),
+            );
         }
     }
     out

@@ -1,6 +1,6 @@
 //! GL117: CUDA_VISIBLE_DEVICES naming GPUs the container or target does not have.
 
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Location, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::{loc, RuleCtx, Subject};
 
@@ -40,6 +40,24 @@ fn target_count(t: &crate::target::Target) -> u32 {
     t.gpus.iter().map(|g| g.count.unwrap_or(1)).sum()
 }
 
+/// CUDA_VISIBLE_DEVICES naming a GPU index that a target with GPUs does not have.
+fn beyond_targets(cx: &RuleCtx, v: &str, ix: &[u32], at: Location) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for t in cx.targets.iter().filter(|t| !t.gpus.is_empty()) {
+        let n = target_count(t);
+        if let Some(bad) = ix.iter().find(|i| **i >= n) {
+            out.push(
+                META.finding(format!(
+                    "CUDA_VISIBLE_DEVICES={v} names GPU {bad}, but the target has {n} GPU(s)"
+                ))
+                .with_target(t.name.clone())
+                .with_location(at.clone()),
+            );
+        }
+    }
+    out
+}
+
 pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     let mut out = Vec::new();
     match s {
@@ -58,16 +76,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                             .with_help("select GPUs at run time (--gpus, device_ids, nvidia.com/gpu) instead"),
                     );
                     if let Some(ix) = indices(&v) {
-                        for t in cx.targets.iter().filter(|t| !t.gpus.is_empty()) {
-                            let n = target_count(t);
-                            if let Some(bad) = ix.iter().find(|i| **i >= n) {
-                                out.push(
-                                    META.finding(format!("CUDA_VISIBLE_DEVICES={v} names GPU {bad}, but the target has {n} GPU(s)"))
-                                        .with_target(t.name.clone())
-                                        .with_location(loc(&bf.file, e.pos)),
-                                );
-                            }
-                        }
+                        out.extend(beyond_targets(cx, &v, &ix, loc(&bf.file, e.pos)));
                     }
                 }
             }
@@ -87,16 +96,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                         );
                     }
                 } else if r.gpus.is_some() || r.gets_gpus() {
-                    for t in cx.targets.iter().filter(|t| !t.gpus.is_empty()) {
-                        let n = target_count(t);
-                        if let Some(bad) = ix.iter().find(|i| **i >= n) {
-                            out.push(
-                                META.finding(format!("CUDA_VISIBLE_DEVICES={v} names GPU {bad}, but the target has {n} GPU(s)"))
-                                    .with_target(t.name.clone())
-                                    .with_location(loc(&r.file, *p)),
-                            );
-                        }
-                    }
+                    out.extend(beyond_targets(cx, v, &ix, loc(&r.file, *p)));
                 } else {
                     out.push(
                         META.finding(format!("CUDA_VISIBLE_DEVICES={v} is set but the container requests no GPU: it selects nothing"))

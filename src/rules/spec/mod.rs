@@ -41,6 +41,21 @@ pub(crate) fn final_chain(bf: &BuildFacts) -> Vec<usize> {
         .unwrap_or_default()
 }
 
+/// The mounts of every workload container of a run subject (infrastructure containers such as
+/// a GPU operator's own pods left out), each with its container.
+pub(crate) fn workload_mounts<'a>(
+    s: &'a Subject,
+) -> impl Iterator<Item = (&'a RunSpec, &'a crate::spec::runspec::Mount)> + 'a {
+    let specs: &[RunSpec] = match s {
+        Subject::Runs(specs) => specs,
+        Subject::Dockerfile(_) => &[],
+    };
+    specs
+        .iter()
+        .filter(|r| !r.infra)
+        .flat_map(|r| r.mounts.iter().map(move |m| (r, m)))
+}
+
 /// A Dockerfile / run-configuration check: one subject (a build or the run specs of a file)
 /// in, findings out.
 pub type SpecCheck = fn(&Subject, &RuleCtx) -> Vec<Finding>;
