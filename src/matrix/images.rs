@@ -49,6 +49,15 @@ pub(crate) struct ImageCudaRow {
     pub(crate) cuda: String,
     pub(crate) source: String,
 }
+/// TensorFlow releases `from`..=`to` (one major) whose GPU builds use `cuda`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TensorflowCudaRow {
+    pub(crate) from: String,
+    pub(crate) to: String,
+    pub(crate) cuda: String,
+    pub(crate) source: String,
+}
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ImagesFile {
@@ -59,4 +68,6 @@ pub(crate) struct ImagesFile {
     pub(crate) no_latest_tag: Vec<RepoRow>,
     #[serde(default)]
     pub(crate) image_cuda: Vec<ImageCudaRow>,
+    #[serde(default)]
+    pub(crate) tensorflow_cuda: Vec<TensorflowCudaRow>,
 }

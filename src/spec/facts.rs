@@ -39,6 +39,11 @@ pub trait Facts: Send + Sync {
         let _ = (full_repo, tag);
         None
     }
+    /// The CUDA that TensorFlow `major.minor` GPU builds use (`tensorflow_cuda` rows).
+    fn tensorflow_cuda(&self, major: u32, minor: u32) -> Option<Sourced<CudaVersion>> {
+        let _ = (major, minor);
+        None
+    }
     /// Whether nvcc of this CUDA release can compile for `target` (`cuda_arch.toml`); None
     /// when the release has no row.
     fn nvcc_supports(
@@ -180,6 +185,24 @@ impl Facts for SpecFacts {
                     })
                 })
                 .flatten()
+        })
+    }
+    fn tensorflow_cuda(&self, major: u32, minor: u32) -> Option<Sourced<CudaVersion>> {
+        let mm = |v: &str| -> Option<(u32, u32)> {
+            let (a, b) = v.split_once('.')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        };
+        self.matrix.images().tensorflow_cuda.iter().find_map(|r| {
+            let (fa, fb) = mm(&r.from)?;
+            let (ta, tb) = mm(&r.to)?;
+            let covers = fa == major && ta == major && (fb..=tb).contains(&minor);
+            if !covers {
+                return None;
+            }
+            Some(Sourced {
+                value: r.cuda.parse().ok()?,
+                source: r.source.clone(),
+            })
         })
     }
     fn has_no_latest_tag(&self, repo: &str) -> Option<Sourced<()>> {

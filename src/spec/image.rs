@@ -199,9 +199,9 @@ pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
         && tag.contains("gpu")
     {
         info.kind = ImageKind::OtherGpu;
-        if let Some(c) = tensorflow_cuda(&tag) {
-            info.cuda = c.parse().ok();
-            info.source = Some(TENSORFLOW_SOURCE.into());
+        if let Some(s) = tensorflow_version(&tag).and_then(|(a, b)| facts.tensorflow_cuda(a, b)) {
+            info.cuda = Some(s.value);
+            info.source = Some(s.source);
         }
         return info;
     }
@@ -233,37 +233,13 @@ pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
     info
 }
 
-const TENSORFLOW_SOURCE: &str = "https://www.tensorflow.org/install/source#gpu";
-
-/// The CUDA release TensorFlow X.Y GPU builds (and so `tensorflow/tensorflow:X.Y.Z-gpu`,
-/// `tensorflow/serving:X.Y.Z-gpu`) are built and tested with: TensorFlow's "Tested build
-/// configurations" GPU table, <https://www.tensorflow.org/install/source#gpu>. Versions not in
-/// the table are unknown.
-const TENSORFLOW_CUDA: &[(u32, u32, u32, &str)] = &[
-    // (major, minor from, minor to, CUDA)
-    (1, 0, 2, "8.0"),
-    (1, 3, 4, "8.0"),
-    (1, 5, 12, "9.0"),
-    (1, 13, 15, "10.0"),
-    (2, 0, 0, "10.0"),
-    (2, 1, 3, "10.1"),
-    (2, 4, 4, "11.0"),
-    (2, 5, 11, "11.2"),
-    (2, 12, 14, "11.8"),
-    (2, 15, 15, "12.2"),
-    (2, 16, 17, "12.3"),
-    (2, 18, 18, "12.5"),
-];
-
-fn tensorflow_cuda(tag: &str) -> Option<&'static str> {
+/// TensorFlow's `major.minor` from an image tag (`2.15.0-gpu` → (2, 15)).
+fn tensorflow_version(tag: &str) -> Option<(u32, u32)> {
     let ver = tag.split('-').next()?;
     let mut it = ver.split('.');
     let major: u32 = it.next()?.parse().ok()?;
     let minor: u32 = it.next()?.parse().ok()?;
-    TENSORFLOW_CUDA
-        .iter()
-        .find(|(ma, from, to, _)| *ma == major && (*from..=*to).contains(&minor))
-        .map(|e| e.3)
+    Some((major, minor))
 }
 
 /// A name or tag that announces a GPU build.
