@@ -71,7 +71,8 @@ pub struct Instruction {
     /// Offset of `rest` inside the joined line.
     pub rest_offset: usize,
     pub flags: Vec<Flag>,
-    /// `Some` for JSON (exec) form: RUN, CMD, ENTRYPOINT, SHELL, COPY, ADD, VOLUME.
+    /// `Some` for JSON (exec) form: RUN, CMD, ENTRYPOINT, SHELL, COPY, ADD, VOLUME, and the
+    /// command of `HEALTHCHECK CMD [...]`.
     pub json: Option<Vec<String>>,
     pub heredocs: Vec<Heredoc>,
     pub start_line: u32,
@@ -372,6 +373,15 @@ fn node_from_line(
         "RUN" | "CMD" | "ENTRYPOINT" | "SHELL" | "COPY" | "ADD" | "VOLUME"
     ) {
         parse_json_array(&rest)
+    } else if cmd == "HEALTHCHECK" {
+        // `HEALTHCHECK [flags] CMD <command>`: the command is JSON or shell form like CMD's
+        // (BuildKit's parseHealthConfig → parseMaybeJSON).
+        let (word, after) = rest.split_once(char::is_whitespace).unwrap_or((&rest, ""));
+        if word.eq_ignore_ascii_case("CMD") {
+            parse_json_array(after.trim())
+        } else {
+            None
+        }
     } else {
         None
     };
@@ -590,6 +600,20 @@ mod tests {
             df.instructions[2].json.as_deref(),
             Some(&["a".to_string(), "b".to_string()][..])
         );
+    }
+
+    /// BuildKit reads a HEALTHCHECK's command like CMD: JSON form with spaces inside the
+    /// brackets too; shell form and NONE are not JSON.
+    #[test]
+    fn healthcheck_command_forms() {
+        let df = parse("FROM x\nHEALTHCHECK --interval=5s CMD [ \"curl\", \"-f\", \"http://localhost/\" ]\nHEALTHCHECK CMD curl -f http://localhost/ || exit 1\nHEALTHCHECK NONE\n");
+        let j = |i: usize| df.instructions[i].json.clone();
+        assert_eq!(
+            j(1),
+            Some(vec!["curl".into(), "-f".into(), "http://localhost/".into()])
+        );
+        assert_eq!(j(2), None);
+        assert_eq!(j(3), None);
     }
 
     #[test]
