@@ -65,7 +65,14 @@ fn main() -> anyhow::Result<()> {
                     _ => lint::classify(p, std::fs::read_to_string(p).ok().as_deref()),
                 };
                 let Some(kind) = kind else { continue };
-                for f in lint::lint_file(p, file, kind, &ctx)? {
+                let found = lint::lint_file(p, file, kind, &ctx)?;
+                // The CLI's post-pass (pragmas, config, repeats merged), as `gpulint lint` runs it.
+                let text = gpulint::suppress::FileText {
+                    display: file.to_string(),
+                    text: std::fs::read_to_string(p).unwrap_or_default(),
+                    statements: None,
+                };
+                for f in gpulint::suppress::apply(found, &[text], &ctx.config) {
                     println!("{}", serde_json::to_string(&f)?);
                 }
             }
