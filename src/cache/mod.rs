@@ -6,12 +6,15 @@
 //!
 //! Key: the layer's blob digest *and* its diff_id (uncompressed digest), as the image names
 //! them. An entry is written only after the walk hashed the uncompressed stream to that
-//! diff_id (`LayerTree::verified_diff_id`) while the source checked the blob digest, and is
-//! read back only when the entry says so too. So an image can neither store its layer's facts
-//! under another image's layer (a lying diff_id fails the walk, a lying blob digest fails the
-//! source), nor borrow another layer's facts by claiming its diff_id alone (the blob digest,
-//! which names the stored bytes, is part of the key). The price: a daemon export (blob digest =
-//! diff_id) and a registry's gzip blob of the same layer are two entries.
+//! diff_id (`LayerTree::verified_diff_id`), and is read back only when the entry says so too;
+//! the facts under `<blob>+<diff_id>` are therefore always those of content that hashes to
+//! the diff_id. So an image can neither store its layer's facts under another image's layer
+//! (a lying diff_id fails the walk), nor borrow another layer's facts by claiming its diff_id
+//! alone (the blob digest is part of the key). Local OCI layouts are walked without hashing
+//! the compressed blob as well (`LayerBlob::open_unchecked`): the diff_id check covers what
+//! is analysed, so a blob's bytes can differ from its digest only in their compression,
+//! never in the facts stored. The price: a daemon export (blob digest = diff_id) and a
+//! registry's gzip blob of the same layer are two entries.
 //!
 //! Layout: `<dir>/layers/<analyzer-hash>/<key>.json`. Writes go to a temp file in the
 //! same directory and are renamed into place, so readers see a whole entry or none, and

@@ -107,8 +107,16 @@ pub fn walk_layer(
 ) -> LayerTree {
     let name = layer.display_name(index);
     match &layer.content {
-        LayerContent::Tar(blob) => match blob.open() {
-            Ok(r) => tar::walk_tar(r, index, &name, layer.diff_id.as_deref(), detectors, opts),
+        LayerContent::Tar(blob) => match tar::open_layer(blob.as_ref(), layer.diff_id.as_deref()) {
+            Ok((r, recheck)) => tar::walk_tar(
+                r,
+                index,
+                &name,
+                layer.diff_id.as_deref(),
+                recheck,
+                detectors,
+                opts,
+            ),
             Err(e) => LayerTree {
                 errors: vec![ScanIssue::layer(
                     &name,

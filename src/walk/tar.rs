@@ -9,6 +9,7 @@ use crate::detect::Detector;
 use crate::format::tar::{Entry, EntryKind, TarReader};
 use crate::io_util::read_up_to;
 use crate::source::digest::Digest;
+use crate::source::LayerBlob;
 use crate::vocab::name_from_bytes;
 use crate::vocab::Compression;
 use sha2::{Digest as _, Sha256};
@@ -19,11 +20,34 @@ use std::sync::{Arc, Mutex};
 const WHITEOUT_PREFIX: &str = ".wh.";
 const OPAQUE: &str = ".wh..wh..opq";
 
+/// A blob read unchecked, to be read again through its checked reader on failure.
+pub(crate) type Recheck<'a> = &'a dyn LayerBlob;
+
+/// The diff_id the image config names for a layer, when it can be checked.
+fn expected_diff_id(diff_id: Option<&str>) -> Option<Digest> {
+    diff_id.and_then(|d| Digest::parse(d).ok().filter(Digest::verifiable))
+}
+
+/// Opens a layer's blob for [`walk_tar`]: unchecked when the walk checks its diff_id and the
+/// blob offers that (see [`LayerBlob::open_unchecked`]), with the way to check it on failure.
+pub(crate) fn open_layer<'a>(
+    blob: &'a dyn LayerBlob,
+    diff_id: Option<&str>,
+) -> anyhow::Result<(Box<dyn Read + Send>, Option<Recheck<'a>>)> {
+    if expected_diff_id(diff_id).is_some() {
+        if let Some(r) = blob.open_unchecked() {
+            return Ok((r?, Some(blob)));
+        }
+    }
+    Ok((blob.open()?, None))
+}
+
 pub(crate) fn walk_tar(
     mut raw: Box<dyn Read + Send>,
     index: usize,
     name: &str,
     diff_id: Option<&str>,
+    recheck: Option<Recheck<'_>>,
     detectors: &[Box<dyn Detector>],
     opts: &WalkOptions,
 ) -> LayerTree {
@@ -70,7 +94,7 @@ pub(crate) fn walk_tar(
     };
     // The uncompressed stream is hashed as it is decoded: the layer's facts are used (and
     // cached under its diff_id) only when it is the layer the image config names.
-    let expected = diff_id.and_then(|d| Digest::parse(d).ok().filter(Digest::verifiable));
+    let expected = expected_diff_id(diff_id);
     let (outcome, undelivered) = with_decoder_thread(decoded, |decoded| {
         read_entries(
             decoded,
@@ -84,9 +108,15 @@ pub(crate) fn walk_tar(
     });
     // The decoder thread has ended: the rest of the raw blob is ours to drain, unless reading
     // it already failed (that failure is the cause; reading on would only wait for it again).
-    let drain_rest = || match undelivered {
-        Some(e) if rest.failed.load(Ordering::SeqCst) => Err(e),
-        _ => io::copy(&mut rest, &mut io::sink()),
+    // A blob read unchecked is read again, checked, from its start.
+    let mut undelivered = undelivered;
+    let mut drain_rest = || match (recheck, undelivered.take()) {
+        (Some(blob), _) => match blob.open() {
+            Ok(mut r) => io::copy(&mut r, &mut io::sink()),
+            Err(_) => Ok(0), // it opened a moment ago: no cause to name
+        },
+        (None, Some(e)) if rest.failed.load(Ordering::SeqCst) => Err(e),
+        (None, _) => io::copy(&mut rest, &mut io::sink()),
     };
     match outcome {
         Outcome::Failed { error, after } => {
@@ -135,6 +165,14 @@ pub(crate) fn walk_tar(
                 let got = hex::encode(h.finalize());
                 if got == want.hex {
                     tree.verified_diff_id = Some(want.to_string());
+                } else if let Some(cause) = recheck.and_then(|_| drain_rest().err()) {
+                    // The blob itself changed: that is the cause to name.
+                    tree.errors.push(ScanIssue::layer(
+                        name,
+                        stream_error_kind(&cause),
+                        format!("{cause} (its content does not hash to the diff_id {want})"),
+                    ));
+                    tree.partial = true;
                 } else {
                     tree.errors.push(ScanIssue::layer(
                         name,
@@ -427,6 +465,7 @@ mod tests {
             0,
             "l0",
             None,
+            None,
             &[],
             &opts,
         );
@@ -435,6 +474,7 @@ mod tests {
             layer(&[b"usr/lib/.wh._C\xff.so"]),
             1,
             "l1",
+            None,
             None,
             &[],
             &opts,

@@ -584,6 +584,35 @@ fn layer_digest_is_verified_while_streaming() {
     assert!(e.to_string().contains("digest mismatch"), "{e}");
 }
 
+/// A compressed layer of an OCI layout is checked by what it decodes to (the diff_id), not
+/// hashed twice: a blob compressed differently from what its digest names, but decoding to
+/// the very content the config names, is analysed like the original (its facts are those of
+/// the checked content), and a scan that changes a byte still names the blob as the cause
+/// (`corrupt_compressed_layer_is_reported_by_its_digest`).
+#[test]
+fn compressed_layer_is_checked_by_its_diff_id() {
+    let d = tmp();
+    let tar = layer_tar(&[file("etc/a.txt", "aaaa")]);
+    let img = TestImage {
+        layers: vec![(tar.clone(), Comp::Gzip)],
+        cfg: Cfg::default(),
+    };
+    let layout = join(&d, "layout");
+    write_oci_layout(&layout, &img, "v1");
+    let blob = layout
+        .join("blobs/sha256")
+        .join(sha256_hex(&compress(&tar, Comp::Gzip)));
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut e, &tar).unwrap();
+    let other = e.finish().unwrap();
+    assert_ne!(other, std::fs::read(&blob).unwrap());
+    std::fs::write(&blob, other).unwrap();
+    let (_, r, _) = walk(&path_str(&layout));
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert!(!r.partial);
+    assert!(r.tree.get(&p("etc/a.txt")).is_some());
+}
+
 #[test]
 fn corrupt_compressed_layer_is_reported_by_its_digest() {
     // A flipped byte inside a gzip/zstd layer breaks decoding before the blob's end: the
