@@ -779,10 +779,9 @@ impl Scan<'_> {
                     }
                     let name = cstr(names, sh.name as usize);
                     let lenient = is_fatbin_section_name(&name);
-                    if !lenient
-                        && !(may_hold_containers(sh, &name)
-                            && self.fat_candidate_in(sh.offset, sh.size))
-                    {
+                    let searched =
+                        may_hold_containers(sh, &name) && self.fat_candidate_in(sh.offset, sh.size);
+                    if !(lenient || searched) {
                         continue;
                     }
                     let cs = resolve_section(

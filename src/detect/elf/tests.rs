@@ -634,7 +634,11 @@ fn containers_only_where_a_library_can_load_them() {
     for s in &fb.sections {
         assert_eq!(s.containers.len(), 1, "{}", s.name);
     }
-    let got = scan_elf_at(&SeekReader::new(std::io::Cursor::new(&elf)), elf.len() as u64).unwrap();
+    let got = scan_elf_at(
+        &SeekReader::new(std::io::Cursor::new(&elf)),
+        elf.len() as u64,
+    )
+    .unwrap();
     assert_eq!(got.facts, want);
 }
 
@@ -659,7 +663,10 @@ fn seekable_scan_reads_a_far_section_name_table() {
     assert_eq!(got.facts.fatbin, want.fatbin);
     assert_eq!(got.facts.sass(), want.sass());
     assert!(
-        !got.facts.warnings.iter().any(|w| w.contains("section name")),
+        !got.facts
+            .warnings
+            .iter()
+            .any(|w| w.contains("section name")),
         "{:?}",
         got.facts.warnings
     );
