@@ -110,9 +110,10 @@ impl Retained<'_> {
         {
             return true;
         }
-        if off < self.pos {
-            return false;
-        }
+        off >= self.pos && self.capture(off, len)
+    }
+
+    fn capture(&mut self, off: u64, len: u64) -> bool {
         self.caps.push(Capture {
             off,
             len,
@@ -125,18 +126,7 @@ impl Retained<'_> {
     /// a stream would have passed it (the section name table: random access needs no tail
     /// buffer to find it).
     fn request_anywhere(&mut self, off: u64, len: u64) -> bool {
-        if self.request(off, len) {
-            return true;
-        }
-        if self.src.is_none() {
-            return false;
-        }
-        self.caps.push(Capture {
-            off,
-            len,
-            data: Vec::new(),
-        });
-        true
+        self.request(off, len) || (self.src.is_some() && self.capture(off, len))
     }
 
     pub(super) fn get(&self, off: u64, len: u64) -> Option<Cow<'_, [u8]>> {
