@@ -46,13 +46,15 @@ if [ ! -f "$CACHE/root/etc/os-release" ]; then
   cp /bin/bash "$CACHE/root/usr/bin/"
 fi
 
-# mkimage ROOT OUT [COPIES]: OUT-gzip and OUT-zstd OCI layouts; layer tars under CACHE/layers.
+# mkimage ROOT OUT [COPIES [KINDS]]: OUT-gzip and OUT-zstd OCI layouts (KINDS: "gz,zst", the
+# default, or one of them); layer tars under CACHE/layers.
 mkimage() {
   python3 - "$@" <<'PY'
 import glob, hashlib, json, os, subprocess, sys
 from concurrent.futures import ThreadPoolExecutor
 root, out = sys.argv[1], sys.argv[2]
 copies = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+kinds = sys.argv[4].split(",") if len(sys.argv) > 4 else ["gz", "zst"]
 work = os.path.join(os.path.dirname(out), "layers")  # shared by the 1x and 2x images
 os.makedirs(work, exist_ok=True)
 
@@ -93,10 +95,12 @@ def compress(job):
         os.rename(dst + ".part", dst)
 
 with ThreadPoolExecutor(os.cpu_count()) as ex:
-    list(ex.map(compress, [(t, k) for t in tars for k in ("gz", "zst")]))
+    list(ex.map(compress, [(t, k) for t in tars for k in kinds]))
 
 diff_ids = ["sha256:" + sha_file(t) for t in tars]
 for kind, mt in (("gz", "gzip"), ("zst", "zstd")):
+    if kind not in kinds:
+        continue
     d = f"{out}-{mt}"
     if os.path.exists(f"{d}/index.json"):
         continue
@@ -164,7 +168,8 @@ PY
 IMG="$CACHE/torch-2.8.0"
 IMG2="$CACHE/torch-2.8.0-x2"
 [ -f "$IMG-gzip/index.json" ] && [ -f "$IMG-zstd/index.json" ] || { echo "== building $IMG (once)"; mkimage "$CACHE/root" "$IMG"; }
-[ -f "$IMG2-gzip/index.json" ] || { echo "== building $IMG2 (once)"; mkimage "$CACHE/root" "$IMG2" 2; }
+# The 2x image only as gzip: it is all the measurements below use (saves 3.3 GB of disk).
+[ -f "$IMG2-gzip/index.json" ] || { echo "== building $IMG2 (once)"; mkimage "$CACHE/root" "$IMG2" 2 gz; }
 
 cargo build --release --quiet --bin gpulint --example walk_bench
 GPULINT="$TARGET/release/gpulint"

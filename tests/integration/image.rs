@@ -616,6 +616,31 @@ fn corrupt_compressed_layer_is_reported_by_its_digest() {
     }
 }
 
+/// A gzip blob whose header changed (its mtime field) still decodes to the very diff_id, but
+/// no longer matches the digest its manifest names: a corrupt image (a registry or `docker
+/// load` refuses it), so the walk fails on it rather than pass what it analysed.
+#[test]
+fn a_blob_not_matching_its_digest_fails_even_when_its_content_is_intact() {
+    let d = tmp();
+    let img = TestImage {
+        layers: vec![(layer_tar(&[file("a", "aaaa")]), Comp::Gzip)],
+        cfg: Cfg::default(),
+    };
+    let layout = join(&d, "layout");
+    write_oci_layout(&layout, &img, "v1");
+    let blob_data = compress(&img.layers[0].0, Comp::Gzip);
+    let blob = layout.join("blobs/sha256").join(sha256_hex(&blob_data));
+    let mut data = std::fs::read(&blob).unwrap();
+    // RFC 1952: bytes 4..8 are MTIME, which decoders ignore.
+    data[4] ^= 0x5a;
+    std::fs::write(&blob, data).unwrap();
+    let (_, r, _) = walk(&path_str(&layout));
+    assert!(r.partial, "{:?}", r.errors);
+    assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+    assert_eq!(r.errors[0].kind, IssueKind::DigestMismatch);
+    assert!(r.errors[0].to_string().contains(&digest(&blob_data)));
+}
+
 #[test]
 fn decompression_is_bounded() {
     let d = tmp();

@@ -5,21 +5,23 @@
 //! loaded from: the fatbin sections and the allocated, non-executable data sections
 //! (`.data`, `.rodata`: the fatbins a library hands to `cuModuleLoadData` itself).
 //!
-//! The facts are the streaming scan's, byte for byte, with one exception by design: a
-//! strictly valid container inside code, relocation, symbol or unallocated sections — where
-//! nothing loads one from — is not looked for. Everything else (which ranges the stream would
-//! still have when the dynamic section names them, the warnings) follows from running the
-//! same [`Scan`] with its stream position moved to where the stream would learn something.
+//! The facts are the streaming scan's (both report containers only in the sections
+//! `may_hold_containers` allows), with one exception by design: the section name table is
+//! read where it lies, so a library whose names sit far before its section headers
+//! (libtriton: symbol tables in between) gets its sections named and only its data sections
+//! searched, where the stream, which cannot keep that much, warns and searches the whole
+//! file. Everything else (which ranges the stream would still have when the dynamic section
+//! names them, the warnings) follows from running the same [`Scan`] with its stream position
+//! moved to where the stream would learn something.
 
 use super::fatbin::{is_fatbin_section_name, probe_container};
-use super::stream::{cstr, Scan, CHUNK, SHF_ALLOC, SHF_EXECINSTR};
+use super::stream::{cstr, may_hold_containers, Scan, CHUNK};
 use super::{ElfError, ElfFacts, ScanOptions};
 use std::cell::{Cell, RefCell};
 use std::io;
 #[cfg(test)]
 use std::io::{Read, Seek, SeekFrom};
 
-const SHT_PROGBITS: u32 = 1;
 const SHT_NOBITS: u32 = 8;
 /// The container header, always inside the search that found its magic.
 const CONTAINER_HEADER: u64 = 16;
@@ -189,11 +191,9 @@ fn regions(s: &Scan<'_>, end: u64) -> Vec<Region> {
             .iter()
             .filter(|sh| sh.sh_type != SHT_NOBITS && sh.size > 0)
             .filter_map(|sh| {
-                let lenient = is_fatbin_section_name(&cstr(&names, sh.name as usize));
-                let data = sh.sh_type == SHT_PROGBITS
-                    && sh.flags & SHF_ALLOC != 0
-                    && sh.flags & SHF_EXECINSTR == 0;
-                (lenient || data).then(|| Region {
+                let name = cstr(&names, sh.name as usize);
+                let lenient = is_fatbin_section_name(&name);
+                (lenient || may_hold_containers(sh, &name)).then(|| Region {
                     lo: sh.offset,
                     hi: sh.offset.saturating_add(sh.size).min(end),
                     lenient,

@@ -31,9 +31,10 @@ const SHT_SYMTAB: u32 = 2;
 const SHT_STRTAB: u32 = 3;
 const SHT_DYNAMIC: u32 = 6;
 const SHT_NOBITS: u32 = 8;
+const SHT_PROGBITS: u32 = 1;
 const SHT_DYNSYM: u32 = 11;
-pub(super) const SHF_ALLOC: u64 = 0x2;
-pub(super) const SHF_EXECINSTR: u64 = 0x4;
+const SHF_ALLOC: u64 = 0x2;
+const SHF_EXECINSTR: u64 = 0x4;
 /// A CUDA runtime's dynamic symbol table is searched for `cudaRuntimeGetVersion` when it is
 /// at most this big (cudart 13.0's is 28 KiB).
 const MAX_DYNSYM_BYTES: u64 = 4 << 20;
@@ -109,15 +110,23 @@ impl Retained<'_> {
         {
             return true;
         }
-        if off < self.pos {
-            return false;
-        }
+        off >= self.pos && self.capture(off, len)
+    }
+
+    fn capture(&mut self, off: u64, len: u64) -> bool {
         self.caps.push(Capture {
             off,
             len,
             data: Vec::new(),
         });
         true
+    }
+
+    /// [`Self::request`], except that a seekable scan reads the range where it lies even when
+    /// a stream would have passed it (the section name table: random access needs no tail
+    /// buffer to find it).
+    fn request_anywhere(&mut self, off: u64, len: u64) -> bool {
+        self.request(off, len) || (self.src.is_some() && self.capture(off, len))
     }
 
     pub(super) fn get(&self, off: u64, len: u64) -> Option<Cow<'_, [u8]>> {
@@ -440,7 +449,7 @@ impl<'a> Scan<'a> {
                         match usize::try_from(shstrndx).ok().and_then(|i| v.get(i)) {
                             Some(s) if s.sh_type != SHT_NOBITS => {
                                 let l = s.size.min(MAX_SHSTRTAB_BYTES);
-                                if self.ret.request(s.offset, l) {
+                                if self.ret.request_anywhere(s.offset, l) {
                                     self.shstr_want = Some((s.offset, l));
                                 } else {
                                     self.warn(format!(
@@ -760,7 +769,9 @@ impl Scan<'_> {
                     }
                     let name = cstr(names, sh.name as usize);
                     let lenient = is_fatbin_section_name(&name);
-                    if !lenient && !self.fat_candidate_in(sh.offset, sh.size) {
+                    let searched =
+                        may_hold_containers(sh, &name) && self.fat_candidate_in(sh.offset, sh.size);
+                    if !(lenient || searched) {
                         continue;
                     }
                     let cs = resolve_section(
@@ -870,6 +881,35 @@ impl Scan<'_> {
             .get(i)
             .is_some_and(|c| c.start < off.saturating_add(size))
     }
+}
+
+/// Sections whose content the compiler, linker or ABI defines: unwind tables and their
+/// index, exception tables, the GOT, relocated read-only objects (a fatbin image holds no
+/// pointers, so it never lands there), thread-local templates, and nvcc's own fatbin
+/// wrappers and module ids (they point at the fatbins, never hold one).
+const DEFINED_LAYOUT: &[&str] = &[
+    ".eh_frame",
+    ".eh_frame_hdr",
+    ".gcc_except_table",
+    ".got",
+    ".got.plt",
+    ".data.rel.ro",
+    ".data.rel.ro.local",
+    ".tdata",
+    ".nvFatBinSegment",
+    "__nv_module_id",
+];
+
+/// Where a library can keep a fatbin it hands to `cuModuleLoadData` itself: allocated,
+/// non-executable data sections (`.data`, `.rodata`, `.ldata`, `.lrodata`, cuBLASLt's
+/// `.cask_resource`), not those whose layout is defined by the toolchain. Containers are
+/// reported only there and in the fatbin sections, by the streaming and the seekable scan
+/// alike (the seekable one searches nothing else).
+pub(super) fn may_hold_containers(sh: &Shdr, name: &str) -> bool {
+    sh.sh_type == SHT_PROGBITS
+        && sh.flags & SHF_ALLOC != 0
+        && sh.flags & SHF_EXECINSTR == 0
+        && !DEFINED_LAYOUT.contains(&name)
 }
 
 pub(super) fn cstr(b: &[u8], o: usize) -> String {

@@ -409,8 +409,8 @@ fn sec(name: &'static str, data: Vec<u8>, align: u64) -> Sec {
 fn section_flags(name: &str) -> u64 {
     match name {
         ".text" => 2 | 4,
-        ".data" | ".dynamic" => 2 | 1,
-        ".nv_fatbin" | ".dynstr" => 2,
+        ".data" | ".dynamic" | ".data.rel.ro" => 2 | 1,
+        ".nv_fatbin" | ".dynstr" | ".rodata" | ".eh_frame" => 2,
         _ => 0,
     }
 }
@@ -614,6 +614,62 @@ fn synthetic_32_and_64_bit_with_padding_and_data_fatbins() {
             targets_of(&scan_fatbin_bytes(&mix).unwrap())
         );
     }
+}
+
+/// A genuine container is reported from the data sections a library can load it from, by
+/// both scans, and from none whose layout the toolchain defines (unwind tables, relocated
+/// read-only data) or that hold code.
+#[test]
+fn containers_only_where_a_library_can_load_them() {
+    let mix = fixture_fatbin("fx_concat_mix.fatbin");
+    let mut in_data = vec![0u8; 8];
+    in_data.extend_from_slice(&mix);
+    let names = [".text", ".eh_frame", ".data.rel.ro", ".rodata", ".data"];
+    let secs: Vec<Sec> = names.iter().map(|n| sec(n, in_data.clone(), 8)).collect();
+    let elf = build_elf(true, &secs);
+    let want = scan_elf_bytes(&elf).unwrap();
+    let fb = want.fatbin.as_ref().unwrap();
+    let found: Vec<&str> = fb.sections.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(found, [".rodata", ".data"]);
+    for s in &fb.sections {
+        assert_eq!(s.containers.len(), 1, "{}", s.name);
+    }
+    let got = scan_elf_at(
+        &SeekReader::new(std::io::Cursor::new(&elf)),
+        elf.len() as u64,
+    )
+    .unwrap();
+    assert_eq!(got.facts, want);
+}
+
+/// A section name table farther before the section headers than a stream keeps: the stream
+/// warns and cannot tell the fatbin sections (nothing loadable); the seekable scan reads the
+/// table where it lies and reports what a stream that kept it does.
+#[test]
+fn seekable_scan_reads_a_far_section_name_table() {
+    let p = data_dir().join("cuda-binaries/v01_sm80_sm90_ptx90/libv01_sm80_sm90_ptx90.so");
+    let data = read(&p);
+    let far = ScanOptions {
+        head_max: 4096,
+        tail_max: 0,
+    };
+    let stream = scan_elf_with(&data[..], data.len() as u64, &far).unwrap();
+    assert!(stream.sass().is_empty(), "{:?}", stream.sass());
+    // The default head holds this whole small file, name table included.
+    let want = scan_elf_with(&data[..], data.len() as u64, &ScanOptions::default()).unwrap();
+    assert!(!want.sass().is_empty());
+    let file = std::fs::File::open(&p).unwrap();
+    let got = scan_elf_at_with(&file, data.len() as u64, &far).unwrap();
+    assert_eq!(got.facts.fatbin, want.fatbin);
+    assert_eq!(got.facts.sass(), want.sass());
+    assert!(
+        !got.facts
+            .warnings
+            .iter()
+            .any(|w| w.contains("section name")),
+        "{:?}",
+        got.facts.warnings
+    );
 }
 
 #[test]
