@@ -19,6 +19,18 @@ pub(crate) struct Sink<'a> {
     pub warnings: &'a mut Vec<String>,
 }
 
+impl Sink<'_> {
+    /// A read of the file's content failed (the stream broke or ended early).
+    fn read_failed(&mut self, path: &ImagePath, e: &io::Error) {
+        self.errors.push(ScanIssue::at(
+            self.layer,
+            path,
+            stream_error_kind(e),
+            format!("read failed: {e}"),
+        ));
+    }
+}
+
 /// Bytes of regular files the walker read, and the sizes of those files, this process.
 static READ: ReadCounts = ReadCounts {
     files: AtomicU64::new(0),
@@ -174,12 +186,7 @@ fn facts_with(
             .unwrap_or(0)
             .min(size);
         if let Err(e) = reader.take(want).read_to_end(&mut buf) {
-            sink.errors.push(ScanIssue::at(
-                sink.layer,
-                path,
-                stream_error_kind(&e),
-                format!("read failed: {e}"),
-            ));
+            sink.read_failed(path, &e);
             return facts;
         }
         if (buf.len() as u64) < want {
@@ -222,12 +229,7 @@ fn facts_with(
             match read_up_to(reader, &mut head[have..]) {
                 Ok(n) => buf = head[..have + n].to_vec(),
                 Err(e) => {
-                    sink.errors.push(ScanIssue::at(
-                        sink.layer,
-                        path,
-                        stream_error_kind(&e),
-                        format!("read failed: {e}"),
-                    ));
+                    sink.read_failed(path, &e);
                     return facts;
                 }
             }
