@@ -403,8 +403,21 @@ fn attr<'a>(attrs: &'a [(String, V)], k: &str) -> Option<&'a V> {
     attrs.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v)
 }
 
-/// A target's attributes with its `inherits` parents' underneath (args merged by key).
-fn resolved(blocks: &[Block], name: &str, depth: usize) -> Vec<(String, V)> {
+/// Parent resolutions one target may cost: `inherits` lists may repeat a parent or fan out,
+/// and a chain of them would otherwise cost exponentially many visits.
+const MAX_INHERIT_VISITS: usize = 256;
+/// Targets one bake file yields (matrix combinations included) for analysis.
+pub const MAX_TARGETS: usize = 256;
+
+/// A target's attributes with its `inherits` parents' underneath (args merged by key). A
+/// parent already on the chain (a cycle, which buildx refuses) is skipped; `visits` bounds
+/// the total work.
+fn resolved(
+    blocks: &[Block],
+    name: &str,
+    chain: &mut Vec<String>,
+    visits: &mut usize,
+) -> Vec<(String, V)> {
     let Some(b) = blocks
         .iter()
         .rev()
@@ -412,18 +425,22 @@ fn resolved(blocks: &[Block], name: &str, depth: usize) -> Vec<(String, V)> {
     else {
         return Vec::new();
     };
+    *visits += 1;
     let mut out: Vec<(String, V)> = Vec::new();
-    if depth < 16 {
-        if let Some(V::List(ps)) = attr(&b.attrs, "inherits") {
-            for p in ps {
-                if let V::Str(p, _) = p {
-                    for (k, v) in resolved(blocks, p, depth + 1) {
-                        merge(&mut out, k, v);
-                    }
+    chain.push(name.to_string());
+    if let Some(V::List(ps)) = attr(&b.attrs, "inherits") {
+        for p in ps {
+            if let V::Str(p, _) = p {
+                if chain.contains(p) || *visits >= MAX_INHERIT_VISITS {
+                    continue;
+                }
+                for (k, v) in resolved(blocks, p, chain, visits) {
+                    merge(&mut out, k, v);
                 }
             }
         }
     }
+    chain.pop();
     for (k, v) in &b.attrs {
         merge(&mut out, k.clone(), v.clone());
     }
@@ -476,6 +493,8 @@ fn combinations(m: Option<&V>) -> Vec<Vec<(String, String, usize)>> {
                 _ => return Vec::new(),
             }
         }
+        // Bounded while built, not after: a matrix is a handful of axes of a few values each,
+        // and a hostile one must not allocate the full product first.
         out = out
             .iter()
             .flat_map(|c| {
@@ -485,11 +504,8 @@ fn combinations(m: Option<&V>) -> Vec<Vec<(String, String, usize)>> {
                     c
                 })
             })
+            .take(MAX_TARGETS)
             .collect();
-        // Bounded: a matrix is a handful of axes of a few values each.
-        if out.len() > 256 {
-            out.truncate(256);
-        }
     }
     out
 }
@@ -512,11 +528,14 @@ fn targets(blocks: &[Block], text: &str) -> Vec<BakeTarget> {
         let Some(name) = b.labels.first() else {
             continue;
         };
-        let attrs = resolved(blocks, name, 0);
+        let attrs = resolved(blocks, name, &mut Vec::new(), &mut 0);
         if attr(&attrs, "dockerfile-inline").is_some() {
             continue;
         }
         for combo in combinations(attr(&attrs, "matrix")) {
+            if out.len() >= MAX_TARGETS {
+                return out;
+            }
             let mut v = vars.clone();
             v.extend(combo.iter().map(|(k, x, _)| (k.clone(), x.clone())));
             let get = |k: &str| attr(&attrs, k).and_then(|x| scalar(x, &v));
@@ -591,6 +610,51 @@ pub fn is_bake_name(name: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `inherits` fan-out over a long chain (8 parents per level, 12 levels: 8^12 visits
+    /// without a bound) and a self-cycle cost a bounded number of visits, and still merge.
+    #[test]
+    fn inherits_fan_out_and_cycles_are_bounded() {
+        let mut text = String::new();
+        for level in 0..12 {
+            let parent = format!("\"t{}\"", level + 1);
+            let parents = vec![parent; 8].join(", ");
+            text.push_str(&format!(
+                "target \"t{level}\" {{\n  inherits = [{parents}, \"t{level}\"]\n}}\n"
+            ));
+        }
+        text.push_str("target \"t12\" {\n  args = { DEEP = \"1\" }\n}\n");
+        let blocks = parse_hcl_blocks(&text);
+        let mut visits = 0;
+        let attrs = resolved(&blocks, "t0", &mut Vec::new(), &mut visits);
+        assert!(visits <= MAX_INHERIT_VISITS, "{visits}");
+        assert!(
+            matches!(attr(&attrs, "args"), Some(V::Obj(f)) if f.iter().any(|(k, _)| k == "DEEP")),
+            "{attrs:?}"
+        );
+    }
+
+    /// A matrix whose product is huge yields at most MAX_TARGETS targets, built lazily.
+    #[test]
+    fn a_huge_matrix_is_bounded() {
+        let vals = |n: usize| {
+            (0..n)
+                .map(|i| format!("\"{i}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let text = format!(
+            "target \"m\" {{\n  dockerfile = \"Dockerfile\"\n  matrix = {{\n    a = [{}]\n    b = [{}]\n    c = [{}]\n  }}\n  args = {{ A = \"${{a}}\" }}\n}}\ntarget \"n\" {{\n  args = {{ B = \"1\" }}\n}}\n",
+            vals(300),
+            vals(300),
+            vals(300)
+        );
+        let t = parse(&text, false);
+        assert_eq!(t.len(), MAX_TARGETS);
+        assert!(
+            combinations(attr(&parse_hcl_blocks(&text)[0].attrs, "matrix")).len() <= MAX_TARGETS
+        );
+    }
 
     #[test]
     fn targets_variables_inherits_and_matrix() {
