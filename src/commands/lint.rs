@@ -730,6 +730,40 @@ mod tests {
         assert!(f.message.starts_with(m), "{}", f.message);
     }
 
+    /// Thousands of `docker build` lines cost a bounded number of Dockerfile analyses: each
+    /// (Dockerfile, args, stage) once, at most 64 per file (the rest noted on stderr).
+    #[test]
+    fn build_analyses_per_file_are_bounded() {
+        let d = tempfile::tempdir().unwrap();
+        write_file(
+            d.path(),
+            "docker/Dockerfile",
+            "ARG CUDA=12.4.1\nARG N=0\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04\nRUN echo $N\n",
+        );
+        // 200 distinct builds, each of an end-of-life CUDA, plus the first repeated 200 times.
+        let mut script = String::from("#!/bin/sh\n");
+        for n in 0..200 {
+            script.push_str(&format!(
+                "docker build -f docker/Dockerfile --build-arg CUDA=11.3.1 --build-arg N={n} .\n"
+            ));
+        }
+        for _ in 0..200 {
+            script.push_str(
+                "docker build -f docker/Dockerfile --build-arg CUDA=11.3.1 --build-arg N=0 .\n",
+            );
+        }
+        let c = CommandContext {
+            cwd: d.path().to_path_buf(),
+            quiet: true,
+            ..testutil::ctx(vec![])
+        };
+        let p = d.path().join("build.sh");
+        std::fs::write(&p, &script).unwrap();
+        let f = crate::commands::spec::script_build_findings(&p, "build.sh", &script, &c);
+        let eol = f.iter().filter(|f| f.rule == "GL109").count();
+        assert_eq!(eol, 64, "{eol}");
+    }
+
     #[test]
     fn ci_shell_steps_keep_lines_and_only_commands() {
         let gh = "on: push\njobs:\n  b:\n    steps:\n      - uses: actions/checkout@v4\n      - run: docker build --build-arg A=1 .\n      - name: gpu\n        run: |\n          docker build \\\n            --build-arg CUDA=11.3.1 .\n\n          echo done\n      - run: 'docker run --gpus all x:1'\nenv:\n  X: docker build\n";

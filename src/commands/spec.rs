@@ -453,6 +453,7 @@ pub(crate) fn script_build_findings(
     ctx: &CommandContext,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
+    let mut builds = BuildBudget::default();
     for b in runspec::script_builds(file, text, is_markdown_name(file)) {
         if b.build_args.is_empty() || b.context.contains("://") || b.context == "-" {
             continue;
@@ -474,6 +475,9 @@ pub(crate) fn script_build_findings(
             .iter()
             .map(|(k, v, _)| (k.clone(), v.clone()))
             .collect();
+        if !builds.admit(&dfp, &args, &b.target) {
+            continue;
+        }
         let src = ArgSource {
             who: "`docker build`".into(),
             file,
@@ -482,7 +486,51 @@ pub(crate) fn script_build_findings(
         };
         out.extend(build_arg_findings(ctx, &src, &cdir, &dfp, &args));
     }
+    builds.note_skipped(file, ctx);
     out
+}
+
+/// Builds analysed for one file: each (Dockerfile, args, stage) once, and at most
+/// [`BuildBudget::MAX`] of them, so a script of thousands of `docker build` lines (or a bake
+/// matrix) costs a bounded number of Dockerfile analyses.
+#[derive(Default)]
+struct BuildBudget {
+    seen: std::collections::BTreeSet<(PathBuf, BTreeMap<String, String>, Option<String>)>,
+    skipped: usize,
+}
+
+impl BuildBudget {
+    const MAX: usize = 64;
+
+    /// Whether to analyse this build: a new one while the budget lasts.
+    fn admit(
+        &mut self,
+        dfp: &Path,
+        args: &BTreeMap<String, String>,
+        target: &Option<String>,
+    ) -> bool {
+        let key = (dfp.to_path_buf(), args.clone(), target.clone());
+        if self.seen.contains(&key) {
+            return false;
+        }
+        if self.seen.len() >= Self::MAX {
+            self.skipped += 1;
+            return false;
+        }
+        self.seen.insert(key);
+        true
+    }
+
+    /// Say what was not analysed (never silently).
+    fn note_skipped(&self, file: &str, ctx: &CommandContext) {
+        if self.skipped > 0 && !ctx.quiet {
+            eprintln!(
+                "note: {file}: {} more builds with other args not analysed (at most {} per file)",
+                self.skipped,
+                Self::MAX
+            );
+        }
+    }
 }
 
 /// A bake file's targets (`docker-bake.hcl` / `.json`): each target whose Dockerfile is in
@@ -497,6 +545,7 @@ pub(crate) fn bake_findings(
     let json = file.to_ascii_lowercase().ends_with(".json");
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut out: Vec<Finding> = Vec::new();
+    let mut builds = BuildBudget::default();
     for t in crate::spec::bake::parse(text, json) {
         // `target:other` / `docker-image://…` / git URLs are not directories here.
         if t.args.is_empty() || t.context.contains(':') {
@@ -512,6 +561,9 @@ pub(crate) fn bake_findings(
             .iter()
             .map(|(k, v, _)| (k.clone(), v.clone()))
             .collect();
+        if !builds.admit(&dfp, &args, &t.target) {
+            continue;
+        }
         let src = ArgSource {
             who: format!("bake target `{}`", t.name),
             file,
@@ -531,6 +583,7 @@ pub(crate) fn bake_findings(
             }
         }
     }
+    builds.note_skipped(file, ctx);
     out
 }
 
