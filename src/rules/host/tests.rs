@@ -805,6 +805,36 @@ fn gl219_ld_library_path_shadows_torch_wheels() {
     let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
     let r = super::run_checks_with(&reader, &p, &opts());
     expect(&r, "GL219", CheckStatus::Ok);
+    // A newer copy earlier on LD_LIBRARY_PATH is what the loader opens: the older toolkit
+    // behind it shadows nothing (the one loader model, not "any directory has one").
+    let newer = dir.path().join("opt/cuda-12.6/lib");
+    std::fs::create_dir_all(&newer).unwrap();
+    for (link, file) in [
+        ("libnvJitLink.so.12", "libnvJitLink.so.12.6.77"),
+        ("libcusparse.so.12", "libcusparse.so.12.6.3.3"),
+    ] {
+        std::fs::write(newer.join(file), "x").unwrap();
+        std::os::unix::fs::symlink(file, newer.join(link)).unwrap();
+    }
+    std::fs::write(
+        &env,
+        base.replace(
+            "LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64:",
+            "LD_LIBRARY_PATH=/opt/cuda-12.6/lib:/usr/local/cuda-12.1/lib64:",
+        ),
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let ok = expect(&r, "GL219", CheckStatus::Ok);
+    assert!(
+        ok.evidence
+            .iter()
+            .any(|e| e.contains("libnvJitLink.so.12 is CUDA 12.6")),
+        "{:?}",
+        ok.evidence
+    );
     // The healthy tree (torch cu130 without nvidia/ wheels listed) is fine too.
     expect(&runv(&[]), "GL219", CheckStatus::Ok);
 }
