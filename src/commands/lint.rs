@@ -398,32 +398,16 @@ pub(crate) fn lint_discovered(
             if n.contains(".override.") {
                 return;
             }
-            let (f, _) = compose_findings(&[(file.clone(), p.to_path_buf())], ctx);
-            all.extend(f);
         }
-        FileKind::K8s => all.extend(k8s_findings(&file, &text, ctx)),
-        FileKind::Script => {
-            all.extend(script_findings(&file, &text, ctx));
-            all.extend(script_build_findings(p, &file, &text, ctx));
-        }
-        FileKind::Bake => all.extend(bake_findings(p, &file, &text, ctx)),
-        FileKind::CiYaml => {
-            let script = ci_shell_steps(&text);
-            all.extend(script_findings(&file, &script, ctx));
-            all.extend(script_build_findings(p, &file, &script, ctx));
-        }
-        FileKind::Markdown => {
-            all.extend(script_findings(&file, &text, ctx));
-            all.extend(script_build_findings(p, &file, &text, ctx));
-            all.extend(markdown_yaml_findings(&file, &text, ctx));
-            texts.push(FileText {
-                text: markdown_code_only(&text),
-                display: file,
-                statements: None,
-            });
-            return;
-        }
+        _ => {}
     }
+    all.extend(text_findings(p, &file, kind, &text, ctx));
+    // Pragmas in Markdown count only inside its code blocks.
+    let text = if kind == FileKind::Markdown {
+        markdown_code_only(&text)
+    } else {
+        text
+    };
     texts.push(FileText {
         display: file,
         text,
@@ -439,36 +423,37 @@ pub fn lint_file(
     kind: FileKind,
     ctx: &CommandContext,
 ) -> anyhow::Result<Vec<Finding>> {
-    let text = read(path)?;
-    Ok(match kind {
+    Ok(text_findings(path, display, kind, &read(path)?, ctx))
+}
+
+/// The findings of one file of `kind` whose content is `text` (before the post-pass): what
+/// `lint` and [`lint_file`] both run.
+fn text_findings(
+    path: &Path,
+    display: &str,
+    kind: FileKind,
+    text: &str,
+    ctx: &CommandContext,
+) -> Vec<Finding> {
+    match kind {
         FileKind::Dockerfile => {
             let opts = BuildOptions {
                 context: path.parent().map(Path::to_path_buf),
                 ..Default::default()
             };
-            analyze_dockerfile(display, &text, &opts, ctx)
+            analyze_dockerfile(display, text, &opts, ctx)
         }
         FileKind::Compose => compose_findings(&[(display.to_string(), path.to_path_buf())], ctx).0,
-        FileKind::K8s => k8s_findings(display, &text, ctx),
-        FileKind::Script => {
-            let mut v = script_findings(display, &text, ctx);
-            v.extend(script_build_findings(path, display, &text, ctx));
-            v
-        }
-        FileKind::Bake => bake_findings(path, display, &text, ctx),
-        FileKind::CiYaml => {
-            let script = ci_shell_steps(&text);
-            let mut v = script_findings(display, &script, ctx);
-            v.extend(script_build_findings(path, display, &script, ctx));
-            v
-        }
+        FileKind::K8s => k8s_findings(display, text, ctx),
+        FileKind::Script => shell_findings(path, display, text, ctx),
+        FileKind::Bake => bake_findings(path, display, text, ctx),
+        FileKind::CiYaml => shell_findings(path, display, &ci_shell_steps(text), ctx),
         FileKind::Markdown => {
-            let mut v = script_findings(display, &text, ctx);
-            v.extend(script_build_findings(path, display, &text, ctx));
-            v.extend(markdown_yaml_findings(display, &text, ctx));
+            let mut v = shell_findings(path, display, text, ctx);
+            v.extend(markdown_yaml_findings(display, text, ctx));
             v
         }
-    })
+    }
 }
 
 /// YAML code blocks in Markdown: Kubernetes manifests or compose files, by content. Like

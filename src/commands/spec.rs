@@ -288,6 +288,13 @@ fn dockerfile_is_gpu_with(
     Some(torch)
 }
 
+/// Build arguments by name (a name given twice: the last value, as `docker build` takes it).
+fn arg_map(args: &[(String, String, crate::spec::dockerfile::Pos)]) -> BTreeMap<String, String> {
+    args.iter()
+        .map(|(k, v, _)| (k.clone(), v.clone()))
+        .collect()
+}
+
 /// Who passes build arguments, and where: a compose service or a script's `docker build`.
 struct ArgSource<'a> {
     /// `service `app``, `` `docker build` ``.
@@ -361,11 +368,7 @@ pub(crate) fn compose_findings(
         let Some((cdir, dfp)) = r.build_files.clone() else {
             continue;
         };
-        let args: BTreeMap<String, String> = r
-            .build_args
-            .iter()
-            .map(|(k, v, _)| (k.clone(), v.clone()))
-            .collect();
+        let args = arg_map(&r.build_args);
         r.built_gpu_image = dockerfile_is_gpu_with(ctx, &cdir, &dfp, &args);
         let src = ArgSource {
             who: format!("service `{}`", r.name),
@@ -470,23 +473,28 @@ pub(crate) fn script_build_findings(
         let Some((cdir, dfp)) = found else {
             continue;
         };
-        let args: BTreeMap<String, String> = b
-            .build_args
-            .iter()
-            .map(|(k, v, _)| (k.clone(), v.clone()))
-            .collect();
-        if !builds.admit(&dfp, &args, &b.target) {
-            continue;
-        }
         let src = ArgSource {
             who: "`docker build`".into(),
             file,
             args: &b.build_args,
             target: b.target.clone(),
         };
-        out.extend(build_arg_findings(ctx, &src, &cdir, &dfp, &args));
+        out.extend(builds.analyse(ctx, &src, &cdir, &dfp));
     }
     builds.note_skipped(file, ctx);
+    out
+}
+
+/// A script's findings (or a Markdown file's, or a CI pipeline's shell steps): its container
+/// starts, and what its `docker build --build-arg`s cause in the Dockerfiles they build.
+pub(crate) fn shell_findings(
+    path: &Path,
+    file: &str,
+    text: &str,
+    ctx: &CommandContext,
+) -> Vec<Finding> {
+    let mut out = script_findings(file, text, ctx);
+    out.extend(script_build_findings(path, file, text, ctx));
     out
 }
 
@@ -502,23 +510,27 @@ struct BuildBudget {
 impl BuildBudget {
     const MAX: usize = 64;
 
-    /// Whether to analyse this build: a new one while the budget lasts.
-    fn admit(
+    /// What `src`'s arguments cause in the Dockerfile `dfp` ([`build_arg_findings`]), for a
+    /// build not analysed before while the budget lasts; nothing otherwise.
+    fn analyse(
         &mut self,
+        ctx: &CommandContext,
+        src: &ArgSource,
+        cdir: &Path,
         dfp: &Path,
-        args: &BTreeMap<String, String>,
-        target: &Option<String>,
-    ) -> bool {
-        let key = (dfp.to_path_buf(), args.clone(), target.clone());
+    ) -> Vec<Finding> {
+        let args = arg_map(src.args);
+        let key = (dfp.to_path_buf(), args, src.target.clone());
         if self.seen.contains(&key) {
-            return false;
+            return Vec::new();
         }
         if self.seen.len() >= Self::MAX {
             self.skipped += 1;
-            return false;
+            return Vec::new();
         }
+        let found = build_arg_findings(ctx, src, cdir, dfp, &key.1);
         self.seen.insert(key);
-        true
+        found
     }
 
     /// Say what was not analysed (never silently).
@@ -556,21 +568,13 @@ pub(crate) fn bake_findings(
         if !dfp.is_file() {
             continue;
         }
-        let args: BTreeMap<String, String> = t
-            .args
-            .iter()
-            .map(|(k, v, _)| (k.clone(), v.clone()))
-            .collect();
-        if !builds.admit(&dfp, &args, &t.target) {
-            continue;
-        }
         let src = ArgSource {
             who: format!("bake target `{}`", t.name),
             file,
             args: &t.args,
             target: t.target.clone(),
         };
-        for f in build_arg_findings(ctx, &src, &cdir, &dfp, &args) {
+        for f in builds.analyse(ctx, &src, &cdir, &dfp) {
             // Matrix combinations sharing an arg report what it causes once.
             let same = |o: &Finding| {
                 o.rule == f.rule
@@ -642,8 +646,7 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
             continue;
         };
         let file = ctx.display(p);
-        all.extend(script_findings(&file, &text, ctx));
-        all.extend(script_build_findings(p, &file, &text, ctx));
+        all.extend(shell_findings(p, &file, &text, ctx));
         let text = if is_markdown_name(&file) {
             markdown_code_only(&text)
         } else {
