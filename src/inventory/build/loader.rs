@@ -7,10 +7,14 @@ use crate::loader::{system_search_dirs, LdSoConf, LoaderFs};
 /// An image's file tree as the loader sees it (paths absolute, resolved inside the image).
 pub(crate) struct TreeFs<'a>(pub &'a FileTree);
 
+/// The in-image path of an absolute loader path.
+fn image_path(path: &str) -> Option<ImagePath> {
+    ImagePath::new(path.trim_start_matches('/')).ok()
+}
+
 impl TreeFs<'_> {
     fn node(&self, path: &str) -> Option<&Node> {
-        self.0
-            .get(&ImagePath::new(path.trim_start_matches('/')).ok()?)
+        self.0.get(&image_path(path)?)
     }
 }
 
@@ -22,13 +26,13 @@ impl LoaderFs for TreeFs<'_> {
         }
     }
     fn is_file(&self, path: &str) -> bool {
-        let Ok(p) = ImagePath::new(path.trim_start_matches('/')) else {
+        let Some(p) = image_path(path) else {
             return false;
         };
         matches!(self.0.resolve(&p), Some((_, n)) if matches!(n.kind, NodeKind::File { .. }))
     }
     fn list_dir(&self, dir: &str) -> Vec<String> {
-        let Ok(d) = ImagePath::new(dir.trim_start_matches('/')) else {
+        let Some(d) = image_path(dir) else {
             return vec![];
         };
         let prefix = if d.is_root() {
@@ -51,10 +55,7 @@ impl LoaderFs for TreeFs<'_> {
         names
     }
     fn ld_conf(&self, path: &str) -> Option<LdSoConf> {
-        let Ok(p) = ImagePath::new(path.trim_start_matches('/')) else {
-            return None;
-        };
-        let (_, node) = self.0.resolve(&p)?;
+        let (_, node) = self.0.resolve(&image_path(path)?)?;
         node.facts.iter().find_map(|f| match f {
             Fact::LdSoConf(c) => Some(c.clone()),
             _ => None,
