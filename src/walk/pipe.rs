@@ -1,9 +1,10 @@
-//! A layer's decoder on a thread of its own: reading the blob (and checking its digest) and
-//! inflating it overlap with the walking thread's diff_id hashing, tar parsing and detection.
-//! On a 2-core machine the last, largest layer of an image otherwise leaves a core idle
+//! A stage of a layer's pipeline on a thread of its own. A compressed layer has three:
+//! reading the blob (and hashing it for its digest check), decoding it, and the walking
+//! thread's diff_id hashing, tar parsing and detection. Decoding is the longest stage; the
+//! others run beside it rather than before it, so the layer takes about its decoder's time
 //! (README, "Performance").
 
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 /// Bytes handed over at once: large enough that the channel costs nothing per byte.
@@ -33,6 +34,7 @@ where
             chunk: None,
             pos: 0,
             done: false,
+            failure: None,
         };
         let out = walk(&mut reader);
         // A decoder blocked on a full channel sees it closed and stops.
@@ -78,35 +80,42 @@ fn pump<R: Read>(
     }
 }
 
-/// The walking thread's end: the decoded bytes in order, then the decoder's error (once)
-/// or the end of the stream.
+/// The consuming thread's end: the source's bytes in order (as a `BufRead`, so a consumer
+/// reads them where they lie, without another copy), then the source's error (once) or the
+/// end of the stream.
 pub(crate) struct ChunkReader {
     full: Receiver<io::Result<Chunk>>,
     empty: SyncSender<Chunk>,
     chunk: Option<Chunk>,
     pos: usize,
     done: bool,
+    /// The source's error as it was handed on: a decoder that read it may report its own
+    /// error instead, and the source's is the cause to name.
+    failure: Option<(io::ErrorKind, String)>,
 }
 
-impl Read for ChunkReader {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if out.is_empty() {
-            return Ok(0);
-        }
+impl ChunkReader {
+    /// The error the source failed with, once the consumer has been handed it.
+    pub(crate) fn source_failure(&self) -> Option<io::Error> {
+        self.failure
+            .as_ref()
+            .map(|(kind, text)| io::Error::new(*kind, text.clone()))
+    }
+}
+
+impl BufRead for ChunkReader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
         loop {
-            if let Some((buf, len)) = &self.chunk {
+            if let Some((_, len)) = &self.chunk {
                 if self.pos < *len {
-                    let n = out.len().min(len - self.pos);
-                    out[..n].copy_from_slice(&buf[self.pos..self.pos + n]);
-                    self.pos += n;
-                    return Ok(n);
+                    break;
                 }
             }
             if self.done {
-                return Ok(0);
+                return Ok(&[]);
             }
             if let Some(used) = self.chunk.take() {
-                // Recycled when the decoder has room for it; dropped otherwise.
+                // Recycled when the source has room for it; dropped otherwise.
                 let _ = self.empty.try_send(used);
             }
             self.pos = 0;
@@ -114,11 +123,35 @@ impl Read for ChunkReader {
                 Ok(Ok(chunk)) => self.chunk = Some(chunk),
                 Ok(Err(e)) => {
                     self.done = true;
+                    self.failure = Some((e.kind(), e.to_string()));
                     return Err(e);
                 }
                 Err(_) => self.done = true,
             }
         }
+        match &self.chunk {
+            Some((buf, len)) => Ok(&buf[self.pos..*len]),
+            None => Ok(&[]),
+        }
+    }
+
+    fn consume(&mut self, amt: usize) {
+        if let Some((_, len)) = &self.chunk {
+            self.pos = (self.pos + amt).min(*len);
+        }
+    }
+}
+
+impl Read for ChunkReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        let avail = self.fill_buf()?;
+        let n = out.len().min(avail.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
     }
 }
 
@@ -186,5 +219,37 @@ mod tests {
             first.iter().map(|&b| b as usize).sum::<usize>()
         });
         assert_eq!(n, 100);
+    }
+
+    #[test]
+    fn buffered_reads_see_every_byte_and_the_source_error_is_kept_for_later() {
+        let want = data(2 * CHUNK + 777);
+        let source = Source {
+            data: want.clone(),
+            at: 0,
+            fail: Some(io::ErrorKind::TimedOut),
+        };
+        let ((got, err, kept), _) = with_decoder_thread(source, |r| {
+            assert!(r.source_failure().is_none());
+            let mut got = Vec::new();
+            let err = loop {
+                match r.fill_buf() {
+                    Ok([]) => panic!("the source's error was lost"),
+                    // Consumed in odd amounts, as a decoder does.
+                    Ok(b) => {
+                        let n = b.len().min(4099);
+                        got.extend_from_slice(&b[..n]);
+                        r.consume(n);
+                    }
+                    Err(e) => break e,
+                }
+            };
+            (got, err, r.source_failure())
+        });
+        assert!(got == want, "bytes differ");
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        let kept = kept.expect("the failure is kept");
+        assert_eq!(kept.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(kept.to_string(), "decoder failed");
     }
 }

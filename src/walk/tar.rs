@@ -12,9 +12,7 @@ use crate::source::digest::Digest;
 use crate::vocab::name_from_bytes;
 use crate::vocab::Compression;
 use sha2::{Digest as _, Sha256};
-use std::io::{self, Read};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::io::{self, BufRead, Read};
 
 const WHITEOUT_PREFIX: &str = ".wh.";
 const OPAQUE: &str = ".wh..wh..opq";
@@ -41,37 +39,12 @@ pub(crate) fn walk_tar(
             return tree;
         }
     };
-    // The decoders read the raw blob through a shared handle, so that after a decode error
-    // the rest of the blob can still be read: the source checks the blob's digest at its end,
-    // and a digest mismatch is the root cause of any decode error before it.
-    let raw = Shared {
-        inner: Arc::new(Mutex::new(raw)),
-        failed: Arc::default(),
-    };
-    let mut rest = raw.clone();
+    let compression = Compression::sniff(&head[..n]);
     let stream = io::Cursor::new(head[..n].to_vec()).chain(raw);
-    let decoded: Box<dyn Read + Send> = match Compression::sniff(&head[..n]) {
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(
-            io::BufReader::with_capacity(128 << 10, stream),
-        )),
-        Compression::Zstd => match zstd::stream::read::Decoder::new(stream) {
-            Ok(d) => Box::new(d),
-            Err(e) => {
-                tree.errors.push(ScanIssue::layer(
-                    name,
-                    IssueKind::Corrupt,
-                    format!("zstd stream cannot be read: {e}"),
-                ));
-                tree.partial = true;
-                return tree;
-            }
-        },
-        Compression::None => Box::new(stream),
-    };
     // The uncompressed stream is hashed as it is decoded: the layer's facts are used (and
     // cached under its diff_id) only when it is the layer the image config names.
     let expected = diff_id.and_then(|d| Digest::parse(d).ok().filter(Digest::verifiable));
-    let (outcome, undelivered) = with_decoder_thread(decoded, |decoded| {
+    let walk = |decoded: &mut dyn BufRead, tree: &mut LayerTree| {
         read_entries(
             decoded,
             expected.is_some(),
@@ -79,14 +52,50 @@ pub(crate) fn walk_tar(
             name,
             detectors,
             opts,
-            &mut tree,
+            tree,
         )
+    };
+    // Reading the blob (and its digest check) runs on a thread of its own, beside the decoder
+    // rather than before it (`pipe`).
+    let ((outcome, rest), unread) = with_decoder_thread(stream, |blob| {
+        let (outcome, undelivered) = match compression {
+            Compression::Gzip => with_decoder_thread(
+                flate2::bufread::MultiGzDecoder::new(&mut *blob),
+                |decoded| walk(decoded, &mut tree),
+            ),
+            Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(&mut *blob) {
+                Ok(d) => with_decoder_thread(d, |decoded| walk(decoded, &mut tree)),
+                Err(e) => (
+                    Outcome::Failed {
+                        error: io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            format!("zstd stream cannot be read: {e}"),
+                        ),
+                        after: "before the first entry".to_string(),
+                    },
+                    None,
+                ),
+            },
+            Compression::None => (walk(blob, &mut tree), None),
+        };
+        // After a failure, the rest of the blob is read to its end: the digest check runs
+        // there, and a digest mismatch is the root cause of any decode error before it. A
+        // blob that failed already names its own error (reading on would only wait for it
+        // again).
+        let rest = if matches!(outcome, Outcome::Read(_)) {
+            Ok(0)
+        } else {
+            match (blob.source_failure(), undelivered) {
+                (Some(_), Some(e)) => Err(e),
+                (Some(e), None) => Err(e),
+                (None, _) => io::copy(blob, &mut io::sink()),
+            }
+        };
+        (outcome, rest)
     });
-    // The decoder thread has ended: the rest of the raw blob is ours to drain, unless reading
-    // it already failed (that failure is the cause; reading on would only wait for it again).
-    let drain_rest = || match undelivered {
-        Some(e) if rest.failed.load(Ordering::SeqCst) => Err(e),
-        _ => io::copy(&mut rest, &mut io::sink()),
+    let drain_rest = || match (rest, unread) {
+        (Ok(_), Some(e)) => Err(e),
+        (rest, _) => rest,
     };
     match outcome {
         Outcome::Failed { error, after } => {
@@ -165,7 +174,7 @@ enum Outcome {
 /// every entry into `tree`, then read to the end of the stream (trailing padding, and the
 /// digest checks that run at EOF).
 fn read_entries(
-    decoded: &mut dyn Read,
+    decoded: &mut dyn BufRead,
     hash: bool,
     index: usize,
     name: &str,
@@ -182,7 +191,8 @@ fn read_entries(
         left: opts.max_layer_bytes,
         limit: opts.max_layer_bytes,
     };
-    let mut archive = TarReader::new(io::BufReader::with_capacity(128 << 10, bounded));
+    // The decoded bytes are read where they lie in the pipe's chunks: no buffer in between.
+    let mut archive = TarReader::new(bounded);
     let mut last_good: Option<ImagePath> = None;
     loop {
         match archive.next_entry() {
@@ -205,7 +215,7 @@ fn read_entries(
     if let Err(e) = io::copy(&mut inner, &mut io::sink()) {
         return Outcome::FailedAtEnd(e);
     }
-    Outcome::Read(inner.into_inner().inner.hasher)
+    Outcome::Read(inner.inner.hasher)
 }
 
 /// Hashes the decompressed stream on its way to the tar reader (one pass, no extra copy).
@@ -352,25 +362,6 @@ fn entry_into<R: Read>(
 /// A reader shared between the decoder and the walk (see `walk_tar`); `failed` once a read
 /// of it failed.
 #[derive(Clone)]
-struct Shared {
-    inner: Arc<Mutex<Box<dyn Read + Send>>>,
-    failed: Arc<AtomicBool>,
-}
-
-impl Read for Shared {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let r = self
-            .inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .read(buf);
-        if r.is_err() {
-            self.failed.store(true, Ordering::SeqCst);
-        }
-        r
-    }
-}
-
 struct Bounded<R> {
     inner: R,
     left: u64,
