@@ -413,6 +413,15 @@ impl LayerBlob for MemberBlob {
         self.archive.stream_offset(&self.name)
     }
 
+    /// Checked only when the member is a plain tar, when it is `only_if_plain`: the walk asks
+    /// for the checked digest of plain layers only.
+    fn checked_digest(&self) -> Option<String> {
+        self.verify
+            .as_ref()
+            .filter(|d| d.verifiable())
+            .map(|d| d.to_string())
+    }
+
     fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
         let r = self.archive.open_member(&self.name).map_err(|e| {
             anyhow::anyhow!("{}: member {}: {e}", self.archive.path.display(), self.name)

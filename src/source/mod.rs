@@ -136,6 +136,13 @@ pub trait LayerBlob: Send + Sync {
     fn stream_offset(&self) -> Option<u64> {
         None
     }
+
+    /// The digest that `open`'s reader checks the blob's bytes against (a mismatch is an error
+    /// at the end of the stream), when it checks one. An uncompressed layer checked against
+    /// its diff_id this way is not hashed a second time by the walk.
+    fn checked_digest(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The content of one layer.

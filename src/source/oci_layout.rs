@@ -84,6 +84,10 @@ struct FileBlob {
 }
 
 impl LayerBlob for FileBlob {
+    fn checked_digest(&self) -> Option<String> {
+        self.digest.verifiable().then(|| self.digest.to_string())
+    }
+
     fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
         let f = crate::io_util::open_regular(&self.path, u64::MAX)
             .map_err(|e| anyhow::anyhow!("blob {}: {e}", self.digest))?;

@@ -108,7 +108,15 @@ pub fn walk_layer(
     let name = layer.display_name(index);
     match &layer.content {
         LayerContent::Tar(blob) => match blob.open() {
-            Ok(r) => tar::walk_tar(r, index, &name, layer.diff_id.as_deref(), detectors, opts),
+            Ok(r) => tar::walk_tar(
+                r,
+                index,
+                &name,
+                layer.diff_id.as_deref(),
+                blob.checked_digest().as_deref(),
+                detectors,
+                opts,
+            ),
             Err(e) => LayerTree {
                 errors: vec![ScanIssue::layer(
                     &name,

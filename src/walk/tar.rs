@@ -22,6 +22,7 @@ pub(crate) fn walk_tar(
     index: usize,
     name: &str,
     diff_id: Option<&str>,
+    checked_digest: Option<&str>,
     detectors: &Detectors,
     opts: &WalkOptions,
 ) -> LayerTree {
@@ -44,10 +45,16 @@ pub(crate) fn walk_tar(
     // The uncompressed stream is hashed as it is decoded: the layer's facts are used (and
     // cached under its diff_id) only when it is the layer the image config names.
     let expected = diff_id.and_then(|d| Digest::parse(d).ok().filter(Digest::verifiable));
+    // A plain layer whose blob reader checks its diff_id already (a `docker save` layer) is
+    // not hashed twice: that check fails the stream at its end, as this one would.
+    let checked_by_reader = compression == Compression::None
+        && expected
+            .as_ref()
+            .is_some_and(|want| checked_digest == Some(want.to_string().as_str()));
     let walk = |decoded: &mut dyn BufRead, tree: &mut LayerTree| {
         read_entries(
             decoded,
-            expected.is_some(),
+            expected.is_some() && !checked_by_reader,
             index,
             name,
             detectors,
@@ -138,6 +145,9 @@ pub(crate) fn walk_tar(
                 ),
             });
             tree.partial = true;
+        }
+        Outcome::Read(_) if checked_by_reader => {
+            tree.verified_diff_id = expected.map(|want| want.to_string());
         }
         Outcome::Read(hasher) => {
             if let (Some(want), Some(h)) = (expected, hasher) {
@@ -418,6 +428,7 @@ mod tests {
             0,
             "l0",
             None,
+            None,
             &crate::detect::Detectors::none(),
             &opts,
         );
@@ -427,6 +438,7 @@ mod tests {
             1,
             "l1",
             None,
+            None,
             &crate::detect::Detectors::none(),
             &opts,
         );
@@ -434,5 +446,47 @@ mod tests {
         let tree = super::super::FileTree::squash([l0, l1]);
         let names: Vec<String> = tree.nodes.keys().map(|p| p.to_string()).collect();
         assert_eq!(names, vec!["/usr/lib/_C\\xfe.so"]);
+    }
+
+    /// A plain layer whose reader checks its diff_id is hashed once, and still fails on a
+    /// mismatch; without the reader's check, the walk's own hash decides.
+    #[test]
+    fn a_plain_layer_checked_by_its_reader_is_verified_once_and_still_fails_on_a_mismatch() {
+        use crate::source::digest::{sha256_hex, VerifyingReader};
+        let mut bytes = Vec::new();
+        layer(&[b"usr/lib/libcudart.so.12"])
+            .read_to_end(&mut bytes)
+            .unwrap();
+        let good = format!("sha256:{}", sha256_hex(&bytes));
+        let bad = format!("sha256:{}", sha256_hex(b"another layer"));
+        let opts = WalkOptions::default();
+        let walk = |digest: &str, checked: Option<&str>| {
+            let reader = VerifyingReader::new(
+                io::Cursor::new(bytes.clone()),
+                Digest::parse(digest).unwrap(),
+            );
+            walk_tar(
+                Box::new(reader),
+                0,
+                "l0",
+                Some(digest),
+                checked,
+                &crate::detect::Detectors::none(),
+                &opts,
+            )
+        };
+        let ok = walk(&good, Some(&good));
+        assert!(ok.errors.is_empty(), "{:?}", ok.errors);
+        assert_eq!(ok.verified_diff_id.as_deref(), Some(good.as_str()));
+        assert_eq!(ok.entries.len(), 1);
+        for checked in [Some(bad.as_str()), None] {
+            let t = walk(&bad, checked);
+            assert!(t.partial && t.verified_diff_id.is_none(), "{checked:?}");
+            assert!(
+                t.errors.iter().any(|e| e.kind == IssueKind::DigestMismatch),
+                "{checked:?}: {:?}",
+                t.errors
+            );
+        }
     }
 }
