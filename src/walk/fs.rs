@@ -23,6 +23,8 @@ pub(crate) fn walk_dir(
     let name = format!("dir:{}", root.display());
     let stream_files = std::env::var_os("GPULINT_STREAM_FILES").is_some_and(|v| v == "1");
     let mut tree = LayerTree::default();
+    // The tree is listed first; the files' contents are read after, on every core.
+    let mut files = Vec::new();
     let mut it = walkdir::WalkDir::new(root).follow_links(false).into_iter();
     while let Some(res) = it.next() {
         let entry = match res {
@@ -77,7 +79,6 @@ pub(crate) fn walk_dir(
             }
         };
         let mode = mode_of(&meta);
-        let mut facts = Vec::new();
         let kind = if ft.is_symlink() {
             match std::fs::read_link(entry.path()) {
                 Ok(t) => NodeKind::Symlink {
@@ -100,27 +101,11 @@ pub(crate) fn walk_dir(
             NodeKind::Dir { mode }
         } else if ft.is_file() {
             let size = meta.len();
-            match std::fs::File::open(entry.path()) {
-                Ok(f) => {
-                    let mut sink = Sink {
-                        layer: &name,
-                        errors: &mut tree.errors,
-                        warnings: &mut tree.warnings,
-                    };
-                    facts = if stream_files {
-                        let mut r = std::io::BufReader::new(f);
-                        file_facts(&path, size, &mut r, detectors, opts, &mut sink)
-                    } else {
-                        file_facts_seekable(&path, size, &f, detectors, opts, &mut sink)
-                    };
-                }
-                Err(e) => tree.errors.push(ScanIssue::at(
-                    &name,
-                    &path,
-                    IssueKind::Unreadable,
-                    e.to_string(),
-                )),
-            }
+            files.push(FileJob {
+                path: path.clone(),
+                on_disk: entry.into_path(),
+                size,
+            });
             NodeKind::File { size, mode }
         } else {
             NodeKind::Other
@@ -130,11 +115,112 @@ pub(crate) fn walk_dir(
             Node {
                 kind,
                 layer: index,
-                facts,
+                // Filled in once the files are read (`scan_files`).
+                facts: Vec::new(),
             },
         );
     }
+    let threads = opts
+        .threads
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1);
+    for (job, found) in files.iter().zip(scan_files(
+        &files,
+        threads,
+        &name,
+        stream_files,
+        detectors,
+        opts,
+    )) {
+        tree.errors.extend(found.errors);
+        tree.warnings.extend(found.warnings);
+        if let Some(node) = tree.entries.get_mut(&job.path) {
+            node.facts = found.facts;
+        }
+    }
     tree
+}
+
+/// A regular file whose content is read after the listing.
+struct FileJob {
+    path: ImagePath,
+    on_disk: std::path::PathBuf,
+    size: u64,
+}
+
+/// What reading one file found.
+#[derive(Default)]
+struct FileFound {
+    facts: Vec<super::Fact>,
+    errors: Vec<ScanIssue>,
+    warnings: Vec<String>,
+}
+
+/// Reads `files` on `threads` threads, each taking the next file in order; the results come
+/// back in `files`' order, so the tree does not depend on which thread read what.
+fn scan_files(
+    files: &[FileJob],
+    threads: usize,
+    layer: &str,
+    stream_files: bool,
+    detectors: &Detectors,
+    opts: &WalkOptions,
+) -> Vec<FileFound> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(job) = files.get(i) else {
+                return done;
+            };
+            done.push((i, scan_file(job, layer, stream_files, detectors, opts)));
+        }
+    };
+    let mut found: Vec<(usize, FileFound)> = std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads.clamp(1, files.len().max(1)))
+            .map(|_| s.spawn(work))
+            .collect();
+        let mut all = work();
+        for h in helpers {
+            all.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        all
+    });
+    found.sort_unstable_by_key(|(i, _)| *i);
+    found.into_iter().map(|(_, f)| f).collect()
+}
+
+fn scan_file(
+    job: &FileJob,
+    layer: &str,
+    stream_files: bool,
+    detectors: &Detectors,
+    opts: &WalkOptions,
+) -> FileFound {
+    let mut found = FileFound::default();
+    match std::fs::File::open(&job.on_disk) {
+        Ok(f) => {
+            let mut sink = Sink {
+                layer,
+                errors: &mut found.errors,
+                warnings: &mut found.warnings,
+            };
+            found.facts = if stream_files {
+                let mut r = std::io::BufReader::new(f);
+                file_facts(&job.path, job.size, &mut r, detectors, opts, &mut sink)
+            } else {
+                file_facts_seekable(&job.path, job.size, &f, detectors, opts, &mut sink)
+            };
+        }
+        Err(e) => found.errors.push(ScanIssue::at(
+            layer,
+            &job.path,
+            IssueKind::Unreadable,
+            e.to_string(),
+        )),
+    }
+    found
 }
 
 #[cfg(unix)]

@@ -64,14 +64,15 @@ pub(crate) fn walk_tar(
     };
     // Reading the blob (and its digest check) runs on a thread of its own, beside the decoder
     // rather than before it (`pipe`).
-    let ((outcome, rest), unread) = with_decoder_thread(stream, |blob| {
+    let ((outcome, rest), unread) = with_decoder_thread("read", stream, |blob| {
         let (outcome, undelivered) = match compression {
             Compression::Gzip => with_decoder_thread(
+                "decode",
                 flate2::bufread::MultiGzDecoder::new(&mut *blob),
                 |decoded| walk(decoded, &mut tree),
             ),
             Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(&mut *blob) {
-                Ok(d) => with_decoder_thread(d, |decoded| walk(decoded, &mut tree)),
+                Ok(d) => with_decoder_thread("decode", d, |decoded| walk(decoded, &mut tree)),
                 Err(e) => (
                     Outcome::Failed {
                         error: io::Error::new(
