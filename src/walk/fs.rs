@@ -237,3 +237,51 @@ fn mode_of(m: &std::fs::Metadata) -> u32 {
         0o644
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files read on several threads give the tree one thread gives: the same entries, facts
+    /// and errors, in the same order.
+    #[test]
+    fn files_read_on_several_threads_give_the_same_tree_as_one() {
+        let root = tempfile::tempdir().unwrap();
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fatbin/fatbin-format");
+        let lib = root.path().join("usr/lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        for e in std::fs::read_dir(&fixtures).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), lib.join(e.file_name())).unwrap();
+        }
+        // A malformed ELF among them: what it reports keeps its place.
+        let head = std::fs::read(fixtures.join("fx_default.so")).unwrap();
+        std::fs::write(lib.join("libcut.so"), &head[..2000]).unwrap();
+        let detectors = crate::detect::detectors();
+        let walk = |threads| {
+            let opts = WalkOptions {
+                threads: Some(threads),
+                ..WalkOptions::default()
+            };
+            walk_dir(root.path(), 0, &detectors, &opts)
+        };
+        let json = |t: &LayerTree| serde_json::to_string(t).unwrap();
+        let one = walk(1);
+        assert!(
+            json(&one).contains("sm_90a"),
+            "the fixtures' facts are there"
+        );
+        assert!(
+            one.errors
+                .iter()
+                .any(|e| e.to_string().contains("libcut.so"))
+                || one.warnings.iter().any(|w| w.contains("libcut.so")),
+            "the cut file is reported: {:?} {:?}",
+            one.errors,
+            one.warnings
+        );
+        for threads in [2, 3, 8] {
+            assert_eq!(json(&walk(threads)), json(&one), "{threads} threads");
+        }
+    }
+}
