@@ -93,10 +93,10 @@ pub(crate) fn walk_tar(
         let rest = if matches!(outcome, Outcome::Read(_)) {
             Ok(0)
         } else {
-            match (blob.source_failure(), undelivered) {
-                (Some(_), Some(e)) => Err(e),
-                (Some(e), None) => Err(e),
-                (None, _) => io::copy(blob, &mut io::sink()),
+            match blob.source_failure() {
+                // As the decoder reported it when the walk never saw that, else as the blob did.
+                Some(failure) => Err(undelivered.unwrap_or(failure)),
+                None => io::copy(blob, &mut io::sink()),
             }
         };
         (outcome, rest)

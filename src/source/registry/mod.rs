@@ -366,6 +366,11 @@ struct RegistryBlob {
 }
 
 impl LayerBlob for RegistryBlob {
+    /// The download is hashed against the manifest's digest (`VerifyingReader` below).
+    fn checked_digest(&self) -> Option<String> {
+        Some(self.digest.clone())
+    }
+
     fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
         let permit = self.client.download_permit();
         let resp = self
