@@ -771,25 +771,22 @@ fn build_args_start(argv: &[&str]) -> Option<usize> {
 /// The `-t`/`--tag` names of a `docker build` / `docker buildx build` / `podman build`
 /// command (a `:latest` default is added to an untagged name, as Docker does).
 pub fn built_tags(argv: &[&str]) -> Vec<String> {
-    let Some(start) = build_args_start(argv) else {
+    let words: Vec<PWord> = argv
+        .iter()
+        .map(|w| PWord {
+            text: w.to_string(),
+            pos: Pos::default(),
+        })
+        .collect();
+    let Some(b) = build_call(&words, Pos::default()) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut it = argv[start..].iter();
-    while let Some(w) = it.next() {
-        let tag = if *w == "-t" || *w == "--tag" {
-            it.next().map(|t| t.to_string())
-        } else {
-            w.strip_prefix("--tag=")
-                .or_else(|| w.strip_prefix("-t").filter(|t| !t.is_empty()))
-                .map(str::to_string)
-        };
-        if let Some(t) = tag {
-            if !t.rsplit('/').next().unwrap_or("").contains(':') {
-                out.push(format!("{t}:latest"));
-            }
-            out.push(t);
+    for t in b.tags {
+        if !t.rsplit('/').next().unwrap_or("").contains(':') {
+            out.push(format!("{t}:latest"));
         }
+        out.push(t);
     }
     out
 }
@@ -808,6 +805,8 @@ pub struct BuildCall {
     /// which we do not know: not listed).
     pub build_args: Vec<(String, String, Pos)>,
     pub target: Option<String>,
+    /// `-t`/`--tag` names as written.
+    pub tags: Vec<String>,
 }
 
 /// Options of `docker build` / `buildx build` that take a value (the next word unless
@@ -863,65 +862,76 @@ pub fn script_builds(file: &str, text: &str, markdown: bool) -> Vec<BuildCall> {
     if !text.contains("build") {
         return Vec::new();
     }
-    let mut out = Vec::new();
-    for (words, pos) in script_commands(file, text, markdown) {
-        let argv: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
-        let Some(start) = build_args_start(&argv) else {
-            continue;
-        };
-        let mut b = BuildCall {
-            pos,
-            context: String::new(),
-            dockerfile: None,
-            build_args: Vec::new(),
-            target: None,
-        };
-        let mut i = start;
-        while i < words.len() {
-            let w = words[i].text.as_str();
-            let (opt, inline) = match w.split_once('=') {
-                Some((o, v)) if o.starts_with('-') => (o, Some(v)),
-                _ => (w, None),
-            };
-            if !opt.starts_with('-') || opt == "-" {
-                if b.context.is_empty() {
-                    b.context = w.to_string();
-                }
-                i += 1;
-                continue;
+    script_commands(file, text, markdown)
+        .into_iter()
+        .filter_map(|(words, pos)| build_call(&words, pos))
+        .collect()
+}
+
+/// The one reading of a build command's options (tags, file, target, build args, context),
+/// or None when `words` is not a build.
+fn build_call(words: &[PWord], pos: Pos) -> Option<BuildCall> {
+    let argv: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+    let start = build_args_start(&argv)?;
+    let mut b = BuildCall {
+        pos,
+        context: String::new(),
+        dockerfile: None,
+        build_args: Vec::new(),
+        target: None,
+        tags: Vec::new(),
+    };
+    let mut i = start;
+    while i < words.len() {
+        let w = words[i].text.as_str();
+        let short = w.get(..2).filter(|_| w.len() > 2 && !w.starts_with("--"));
+        let (opt, inline) = match (short, w.split_once('=')) {
+            // `-tname`, `-fDockerfile`, `-t=name`: a short option with its value attached.
+            (Some(o), _) if BUILD_VALUE_OPTS.contains(&o) => {
+                let v = &w[2..];
+                (o, Some(v.strip_prefix('=').unwrap_or(v)))
             }
-            if !BUILD_VALUE_OPTS.contains(&opt) {
-                i += 1;
-                continue;
+            (_, Some((o, v))) if o.starts_with('-') => (o, Some(v)),
+            _ => (w, None),
+        };
+        if !opt.starts_with('-') || opt == "-" {
+            if b.context.is_empty() {
+                b.context = w.to_string();
             }
-            let (value, at) = match inline {
-                Some(v) => (v.to_string(), words[i].pos),
-                None => match words.get(i + 1) {
-                    Some(n) => {
-                        i += 1;
-                        (n.text.clone(), n.pos)
-                    }
-                    None => break,
-                },
-            };
             i += 1;
-            match opt {
-                "-f" | "--file" => b.dockerfile = Some(value),
-                "--target" => b.target = Some(value),
-                "--build-arg" => {
-                    if let Some((k, v)) = value.split_once('=') {
-                        b.build_args.push((k.to_string(), v.to_string(), at));
-                    }
+            continue;
+        }
+        if !BUILD_VALUE_OPTS.contains(&opt) {
+            i += 1;
+            continue;
+        }
+        let (value, at) = match inline {
+            Some(v) => (v.to_string(), words[i].pos),
+            None => match words.get(i + 1) {
+                Some(n) => {
+                    i += 1;
+                    (n.text.clone(), n.pos)
                 }
-                _ => {}
+                None => break,
+            },
+        };
+        i += 1;
+        match opt {
+            "-t" | "--tag" => b.tags.push(value),
+            "-f" | "--file" => b.dockerfile = Some(value),
+            "--target" => b.target = Some(value),
+            "--build-arg" => {
+                if let Some((k, v)) = value.split_once('=') {
+                    b.build_args.push((k.to_string(), v.to_string(), at));
+                }
             }
+            _ => {}
         }
-        if b.context.is_empty() {
-            b.context = ".".into();
-        }
-        out.push(b);
     }
-    out
+    if b.context.is_empty() {
+        b.context = ".".into();
+    }
+    Some(b)
 }
 
 fn referenced_vars(s: &str) -> Vec<String> {
@@ -954,6 +964,32 @@ fn referenced_vars(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn built_tags_read_every_spelling_of_the_tag_option() {
+        let argv = [
+            "docker",
+            "buildx",
+            "build",
+            "--build-arg",
+            "X=-tnot",
+            "-t",
+            "a",
+            "--tag=b:1",
+            "-tc",
+            "-t=d",
+            "--label",
+            "-te",
+            "-f",
+            "Dockerfile",
+            ".",
+        ];
+        assert_eq!(
+            built_tags(&argv),
+            ["a:latest", "a", "b:1", "c:latest", "c", "d:latest", "d"]
+        );
+        assert!(built_tags(&["docker", "run", "-t", "x"]).is_empty());
+    }
 
     #[test]
     fn docker_build_calls_and_their_build_args() {
