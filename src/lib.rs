@@ -19,6 +19,7 @@ pub mod inventory;
 mod io_util;
 pub mod loader;
 pub mod matrix;
+mod parallel;
 pub mod progress;
 pub mod report;
 pub mod rule_meta;

@@ -104,15 +104,11 @@ pub struct WalkResult {
 /// the cache when it holds the layer, the others in parallel. The one orchestration the CLI,
 /// the tests and the benchmarks all run.
 fn walk_layers(image: &Image, detectors: &Detectors, opts: &ScanOptions) -> Vec<LayerTree> {
-    let jobs = opts
-        .walk
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()));
     let (layers, _stats) = scan_layers(
         image,
         opts.cache.as_ref(),
         &analyzer_version_of(detectors),
-        jobs,
+        opts.walk.jobs(),
         &opts.progress,
         |layer, i| walk_layer(layer, i, detectors, &opts.walk),
     );

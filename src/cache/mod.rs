@@ -28,7 +28,6 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 const LAYERS_DIR: &str = "layers";
 const TAG_NAME: &str = "CACHEDIR.TAG";
@@ -292,37 +291,22 @@ where
     } else {
         jobs
     };
-    let next = AtomicUsize::new(0);
-    let walked: Vec<(usize, LayerTree)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..jobs.max(1).min(todo.len().max(1)))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(&i) = todo.get(k) else { break };
-                        let layer = &image.layers[i];
-                        let tree = walk(layer, i);
-                        if let (Some(c), Some(key)) = (cache, layer_key(layer)) {
-                            // A cache that cannot be written only costs time next run.
-                            if storable(layer, &tree) {
-                                let _ = c.put(&key, analyzer, &tree);
-                            }
-                        }
-                        progress.layer_done(&layer.display_name(i));
-                        out.push((i, tree));
-                    }
-                    out
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
+    let walked = crate::parallel::map_indexed(todo.len(), jobs, |k| {
+        let i = todo[k];
+        let layer = &image.layers[i];
+        let tree = walk(layer, i);
+        if let (Some(c), Some(key)) = (cache, layer_key(layer)) {
+            // A cache that cannot be written only costs time next run.
+            if storable(layer, &tree) {
+                let _ = c.put(&key, analyzer, &tree);
+            }
+        }
+        progress.layer_done(&layer.display_name(i));
+        tree
     });
-    for (i, tree) in walked {
-        results[i] = Some(tree);
+    // A walker that panicked leaves its layers empty: reported below.
+    for (&i, tree) in todo.iter().zip(walked) {
+        results[i] = tree;
     }
     for (i, first) in repeats {
         results[i] = results[first].clone().map(|mut t| {
@@ -355,6 +339,7 @@ where
 mod tests {
     use super::*;
     use crate::walk::{ImagePath, Node, NodeKind};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn tree() -> LayerTree {
         let mut t = LayerTree::default();

@@ -115,23 +115,17 @@ pub(crate) fn walk_dir(
             Node {
                 kind,
                 layer: index,
-                // Filled in once the files are read (`scan_files`).
+                // Filled in once the files are read, below.
                 facts: Vec::new(),
             },
         );
     }
-    let threads = opts
-        .threads
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1);
-    for (job, found) in files.iter().zip(scan_files(
-        &files,
-        threads,
-        &name,
-        stream_files,
-        detectors,
-        opts,
-    )) {
+    let found = crate::parallel::map_indexed(files.len(), opts.jobs(), |i| {
+        scan_file(&files[i], &name, stream_files, detectors, opts)
+    });
+    for (job, found) in files.iter().zip(found) {
+        // As when the files were read on this thread: a reader's panic is the walk's.
+        let found = found.unwrap_or_else(|| panic!("reading {} panicked", job.path));
         tree.errors.extend(found.errors);
         tree.warnings.extend(found.warnings);
         if let Some(node) = tree.entries.get_mut(&job.path) {
@@ -154,41 +148,6 @@ struct FileFound {
     facts: Vec<super::Fact>,
     errors: Vec<ScanIssue>,
     warnings: Vec<String>,
-}
-
-/// Reads `files` on `threads` threads, each taking the next file in order; the results come
-/// back in `files`' order, so the tree does not depend on which thread read what.
-fn scan_files(
-    files: &[FileJob],
-    threads: usize,
-    layer: &str,
-    stream_files: bool,
-    detectors: &Detectors,
-    opts: &WalkOptions,
-) -> Vec<FileFound> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(job) = files.get(i) else {
-                return done;
-            };
-            done.push((i, scan_file(job, layer, stream_files, detectors, opts)));
-        }
-    };
-    let mut found: Vec<(usize, FileFound)> = std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..threads.clamp(1, files.len().max(1)))
-            .map(|_| s.spawn(work))
-            .collect();
-        let mut all = work();
-        for h in helpers {
-            all.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        }
-        all
-    });
-    found.sort_unstable_by_key(|(i, _)| *i);
-    found.into_iter().map(|(_, f)| f).collect()
 }
 
 fn scan_file(

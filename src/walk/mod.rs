@@ -84,8 +84,17 @@ pub struct WalkOptions {
     pub max_layer_bytes: u64,
     /// Sniff every regular file of at least 64 bytes for the ELF magic and scan ELF files.
     pub scan_elf: bool,
-    /// Layers walked at once; `None` = the machine's available parallelism.
+    /// Layers walked at once (and files of a `dir:` layer read at once); `None` = the
+    /// machine's available parallelism.
     pub threads: Option<usize>,
+}
+
+impl WalkOptions {
+    /// `threads`, or the machine's available parallelism when it is not set.
+    pub fn jobs(&self) -> usize {
+        self.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get()))
+    }
 }
 
 impl Default for WalkOptions {
