@@ -140,12 +140,24 @@ pub fn walk_image(image: &Image, detectors: &Detectors, opts: &ScanOptions) -> W
 }
 
 /// Open, walk and inventory an image. Errors are unusable input (exit 2); problems inside
-/// the image are recorded in `Inventory::errors` and the result marked partial.
+/// the image are recorded in `Inventory::errors` and the result marked partial. An image or
+/// root read whole with no file in it at all (`dir:` of an empty directory) is unusable input
+/// too: judging it would say "no findings" about nothing.
 pub fn scan(reference: &str, opts: &ScanOptions) -> anyhow::Result<Inventory> {
     let image = open(reference, opts)?;
     let layers = walk_layers(&image, &crate::detect::detectors(), opts);
     let (errors, partial) = issues_of(&layers);
     let tree = FileTree::squash(layers);
+    let holds_a_file = tree
+        .nodes
+        .values()
+        .any(|n| !matches!(n.kind, crate::walk::NodeKind::Dir { .. }));
+    if !partial && !holds_a_file {
+        anyhow::bail!(
+            "{reference}: no file in it at all (an empty directory or layers without files): \
+             not an image or root filesystem to judge"
+        );
+    }
     let mut inv = build(&ImageMeta::from(&image), &tree, errors);
     inv.partial |= partial;
     Ok(inv)

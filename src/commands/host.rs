@@ -83,6 +83,15 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     let fails = rules::host::fails(&results, fail_on);
     let mut r = Report::new("host");
     r.targets = vec!["host".into()];
+    // The host has no file in the repository: its findings (and the host files they name)
+    // go under this placeholder in the formats that need one.
+    r.artifact_file = Some(format!("{}/host", report::paths::PLACEHOLDER_DIR));
+    r.fail_on = fail_on.threshold();
+    r.skipped_rules = results
+        .iter()
+        .filter(|c| c.status == rules::host::CheckStatus::Skipped)
+        .map(|c| (c.id.to_string(), c.message.clone()))
+        .collect();
     r.checked_rules = rules::host_checks()
         .map(|(meta, _, _)| meta.code.to_string())
         .filter(|c| config.rule_enabled(c))

@@ -54,20 +54,55 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         }
     }
     let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
-    let inv = crate::scan::scan(&a.source.image, &opts)?;
+    let fail_on = a
+        .output
+        .fail_on
+        .or(config.fail_on)
+        .unwrap_or(FailOn::At(Severity::Error));
+    let reference = &a.source.image;
+    let mut report = Report::new(format!(
+        "image {}",
+        report::paths::shown_reference(reference)
+    ));
+    report.artifact = Some(report::paths::shown_reference(reference));
+    report.artifact_file = Some(report::paths::image_file(reference));
+    report.fail_on = fail_on.threshold();
+    report.targets = targets.iter().map(|t| t.name.clone()).collect();
+    // Fail closed, and say so in the report: an image that cannot be opened, or holds no
+    // file at all, is a GL000 error in every format, and exit 2.
+    let inv = match crate::scan::scan(reference, &opts) {
+        Ok(inv) => inv,
+        Err(e) => {
+            let why = format!("{e:#}");
+            report.findings = vec![rules::image::gl000_unreadable_input::META
+                .finding(format!("the image could not be read: {why}"))
+                .with_help(
+                    "Check the reference, the path and that the image is complete (re-export \
+                     or re-pull it); no check ran on it.",
+                )];
+            report.details = serde_json::json!({"targets": targets, "partial": true});
+            report.checked_rules = vec!["GL000".into()];
+            emit(
+                &report,
+                a.output.format,
+                a.output.output_file.as_deref(),
+                color,
+                a.source.source.quiet,
+            )?;
+            eprintln!("gpulint: error: {}", report::escape::block(&why));
+            return Ok(exit::USAGE_OR_INPUT);
+        }
+    };
     let ctx = rules::context::ImageContext {
         inventory: &inv,
         matrix: &matrix,
         target: None,
     };
     let reqs = rules::requirements::compute(&ctx);
-    let mut report = Report::new(format!("image {}", inv.image.reference));
-    report.artifact = Some(inv.image.reference.clone());
     report.checked_rules = rules::image_rules()
         .map(|(meta, _, _)| meta.code.to_string())
         .filter(|c| config.rule_enabled(c))
         .collect();
-    report.targets = targets.iter().map(|t| t.name.clone()).collect();
     let mut findings = rules::check_image(&inv, &matrix, &targets);
     for e in &inv.errors {
         findings.push(scan_error_finding(e, opts.allow_partial));
@@ -92,11 +127,6 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
     if let Some(code) = partial_exit(&inv, &opts) {
         return Ok(code);
     }
-    let fail_on = a
-        .output
-        .fail_on
-        .or(config.fail_on)
-        .unwrap_or(FailOn::At(Severity::Error));
     Ok(verdict(&report, fail_on))
 }
 

@@ -322,10 +322,10 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
             vec![root.clone()]
         } else {
             // Missing: an error for this input; the others are still linted (exit 2).
-            ctx.input_errors.borrow_mut().push(format!(
-                "cannot read {}: no such file or directory",
-                root.display()
-            ));
+            ctx.input_error(
+                ctx.display(root),
+                format!("cannot read {}: no such file or directory", root.display()),
+            );
             continue;
         };
         for p in files {

@@ -302,7 +302,14 @@ fn spec<A: clap::Args + LintInputs>(
     let mut report = Report::new(what.to_string());
     report.targets = ctx.targets.iter().map(|t| t.name.clone()).collect();
     report.checked_rules = checked_rules;
+    report.fail_on = fail_on.threshold();
     report.findings = run(&c.args, &ctx)?;
+    // An input that could not be read is an error for that input only: the others were
+    // linted; it is a GL000 error in the report (every format) and the run exits 2.
+    let input_errors = ctx.input_errors.borrow();
+    report
+        .findings
+        .extend(input_errors.iter().map(input_error_finding));
     report.normalize();
     emit(
         &report,
@@ -311,16 +318,49 @@ fn spec<A: clap::Args + LintInputs>(
         color,
         c.source.quiet,
     )?;
-    // An input that could not be read is an error for that input only: the others were
-    // linted and reported above; the run as a whole is unusable input (exit 2).
-    let input_errors = ctx.input_errors.borrow();
-    if !input_errors.is_empty() {
-        for e in input_errors.iter() {
-            eprintln!("gpulint: error: {}", report::escape::block(e));
-        }
-        return Ok(exit::USAGE_OR_INPUT);
+    for e in input_errors.iter() {
+        eprintln!("gpulint: error: {}", report::escape::block(&e.message));
+    }
+    if let Some(code) = incomplete_exit(&report, input_errors.len()) {
+        return Ok(code);
     }
     Ok(verdict(&report, fail_on))
+}
+
+/// GL000 for an input the command could not use, at the file it names.
+fn input_error_finding(e: &spec::InputError) -> Finding {
+    let f = rules::image::gl000_unreadable_input::META
+        .finding(e.message.clone())
+        .with_help("Check the path and its permissions; this input was not checked.");
+    match &e.file {
+        Some(file) => f.with_location(crate::finding::Location {
+            file: Some(file.clone()),
+            ..Default::default()
+        }),
+        None => f,
+    }
+}
+
+/// Fail closed: exit 2 when some input could not be used, or when some input (an image a
+/// configuration names) could not be read and `--allow-partial` did not make that a warning
+/// (a GL000 error); None when the verdict is whole.
+fn incomplete_exit(report: &Report, input_errors: usize) -> Option<i32> {
+    let unread = report
+        .findings
+        .iter()
+        .filter(|f| f.rule == "GL000" && f.severity == Severity::Error)
+        .count();
+    if input_errors == 0 && unread == 0 {
+        return None;
+    }
+    if unread > input_errors {
+        eprintln!(
+            "gpulint: error: {} input(s) could not be read (GL000); the verdict would be \
+             incomplete. Use --allow-partial for a best-effort result.",
+            unread - input_errors
+        );
+    }
+    Some(exit::USAGE_OR_INPUT)
 }
 
 /// Targets named in the configuration file (`[[targets]]` or `fleet = "…"`).

@@ -26,14 +26,24 @@ pub struct CommandContext {
     pub config: Config,
     /// Compatibility facts over the command's matrix.
     pub facts: facts::SpecFacts,
-    /// Paths in findings are shown relative to this directory.
+    /// Relative input paths are relative to this directory.
     pub cwd: PathBuf,
+    /// Paths in findings are shown relative to this directory (the repository root).
+    pub root: PathBuf,
     /// `--scan-images`: run the image checks on images run configurations name.
     pub scan_images: Option<scan_images::ImageScan>,
     /// Inputs that could not be read; the others are still linted and the command exits 2.
-    pub input_errors: std::cell::RefCell<Vec<String>>,
+    pub input_errors: std::cell::RefCell<Vec<InputError>>,
     /// `-q`: no notes on stderr, only findings (and errors).
     pub quiet: bool,
+}
+
+/// An input that could not be used: the file it is about (as reports show it), and why.
+/// Each becomes a GL000 error in the report, in every format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    pub file: Option<String>,
+    pub message: String,
 }
 
 impl CommandContext {
@@ -43,10 +53,23 @@ impl CommandContext {
         match read(p) {
             Ok(t) => Some(t),
             Err(e) => {
-                self.input_errors.borrow_mut().push(format!("{e:#}"));
+                let file = if p == Path::new("-") {
+                    "<stdin>".to_string()
+                } else {
+                    self.display(p)
+                };
+                self.input_error(file, format!("{e:#}"));
                 None
             }
         }
+    }
+
+    /// Record an input that could not be used (the command goes on, then exits 2).
+    pub(crate) fn input_error(&self, file: String, message: String) {
+        self.input_errors.borrow_mut().push(InputError {
+            file: Some(file),
+            message,
+        });
     }
 
     /// A context over `matrix` (the command's, with `--matrices` overrides), the given
@@ -61,6 +84,7 @@ impl CommandContext {
             config,
             facts: facts::SpecFacts::new(matrix)?,
             cwd: std::env::current_dir().unwrap_or_default(),
+            root: crate::report::paths::root().to_path_buf(),
             scan_images: None,
             input_errors: Default::default(),
             quiet: false,
@@ -70,10 +94,10 @@ impl CommandContext {
     pub fn matrix(&self) -> &crate::matrix::Matrix {
         self.facts.matrix()
     }
+    /// A path as reports show it: relative to the repository root, the same in every format
+    /// ([`crate::report::paths`]).
     pub(crate) fn display(&self, p: &Path) -> String {
-        let s = p.strip_prefix(&self.cwd).unwrap_or(p);
-        let s = s.strip_prefix("./").unwrap_or(s);
-        s.to_string_lossy().replace('\\', "/")
+        crate::report::paths::relative_to(p, &self.root, &self.cwd)
     }
 }
 
@@ -188,9 +212,10 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
         // BuildKit refuses both: "the Dockerfile cannot be empty", "target stage … could not
         // be found". Linting on would judge a build that cannot happen.
         if parsed.instructions.is_empty() {
-            ctx.input_errors.borrow_mut().push(format!(
-                "{file}: the Dockerfile is empty (no instructions); a build refuses it"
-            ));
+            ctx.input_error(
+                file.clone(),
+                format!("{file}: the Dockerfile is empty (no instructions); a build refuses it"),
+            );
             continue;
         }
         let opts = BuildOptions {
@@ -221,14 +246,17 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
                 .any(|s| s.name.as_deref() == Some(wanted.as_str()))
             {
                 let names: Vec<&str> = bf.stages.iter().filter_map(|s| s.name.as_deref()).collect();
-                ctx.input_errors.borrow_mut().push(format!(
-                    "{file}: --target {t:?}: no such build stage (named stages: {})",
-                    if names.is_empty() {
-                        "none".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                ));
+                ctx.input_error(
+                    file.clone(),
+                    format!(
+                        "{file}: --target {t:?}: no such build stage (named stages: {})",
+                        if names.is_empty() {
+                            "none".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                );
                 continue;
             }
         }

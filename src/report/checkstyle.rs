@@ -1,9 +1,9 @@
 //! Checkstyle XML (`<checkstyle><file name><error line column severity message source>`), as
-//! Jenkins warnings-ng and reviewdog read it. Findings are grouped by file; image findings
-//! are filed under the image reference with the in-image path in the message, line 0 (whole
-//! artifact) since an image has no lines.
+//! Jenkins warnings-ng and reviewdog read it. Findings are grouped by file, named as in every
+//! format ([`Report::repo_place`]): image findings under the image's repository file or
+//! `.gpulint/image/…` placeholder at line 1, with the in-image path in the message.
 
-use super::{escape::xml_attr, Place, Report};
+use super::{escape::xml_attr, Report};
 use crate::finding::Finding;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -11,23 +11,16 @@ use std::fmt::Write;
 pub fn render(report: &Report) -> String {
     let mut files: BTreeMap<String, Vec<&Finding>> = BTreeMap::new();
     for f in &report.findings {
-        files
-            .entry(report.place(f).file_name().to_string())
-            .or_default()
-            .push(f);
+        files.entry(report.repo_place(f).file).or_default().push(f);
     }
     let mut out =
         String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<checkstyle version=\"4.3\">\n");
     for (file, fs) in files {
         let _ = writeln!(out, "  <file name=\"{}\">", xml_attr(&file));
         for f in fs {
-            let (line, col, prefix) = match report.place(f) {
-                Place::File { line, column, .. } => (line.unwrap_or(0), column, String::new()),
-                Place::InImage { path, .. } => {
-                    (0, None, format!("/{}: ", path.trim_start_matches('/')))
-                }
-                Place::Subject(_) => (0, None, String::new()),
-            };
+            let place = report.repo_place(f);
+            let (line, col) = (place.line, place.column);
+            let prefix = place.inner.map(|p| format!("{p}: ")).unwrap_or_default();
             let target = f
                 .target
                 .as_deref()

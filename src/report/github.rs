@@ -28,25 +28,23 @@ pub fn render(report: &Report) -> String {
         };
         let mut props = Vec::new();
         let mut message = String::new();
-        match report.place(f) {
-            Place::File { path, line, column } => {
-                props.push(format!("file={}", escape_property(&escape::field(path))));
-                if let Some(l) = line {
-                    props.push(format!("line={l}"));
-                    if let Some(c) = column {
-                        props.push(format!("col={c}"));
-                    }
-                }
+        // The same file as every format names; a line only where the finding has one.
+        let place = report.repo_place(f);
+        props.push(format!(
+            "file={}",
+            escape_property(&escape::field(&place.file))
+        ));
+        if place.exact_line {
+            props.push(format!("line={}", place.line));
+            if let Some(c) = place.column {
+                props.push(format!("col={c}"));
             }
-            Place::InImage { artifact, path, .. } => {
-                let _ = write!(
-                    message,
-                    "{} /{}: ",
-                    escape::field(artifact),
-                    escape::field(path.trim_start_matches('/'))
-                );
-            }
-            Place::Subject(_) => {}
+        }
+        if let Place::InImage { artifact, .. } = report.place(f) {
+            let _ = write!(message, "{} ", escape::field(artifact));
+        }
+        if let Some(inner) = &place.inner {
+            let _ = write!(message, "{}: ", escape::field(inner));
         }
         props.push(format!(
             "title={}",

@@ -20,6 +20,7 @@ pub mod github;
 pub mod gitlab;
 pub mod json;
 pub mod junit;
+pub mod paths;
 pub mod sarif;
 pub mod text;
 
@@ -73,9 +74,20 @@ pub struct Report {
     /// that check files on disk.
     #[serde(skip)]
     pub artifact: Option<String>,
+    /// The repository file (or `.gpulint/…` placeholder, see [`paths`]) that stands for the
+    /// artifact in formats that need a file: the image archive, `.gpulint/host`.
+    #[serde(skip)]
+    pub artifact_file: Option<String>,
     /// The rule codes this run checked, for reporters that also list what passed (JUnit).
     #[serde(skip)]
     pub checked_rules: Vec<String>,
+    /// Checks that did not apply (rule code, why), reported as skipped, not as passed.
+    #[serde(skip)]
+    pub skipped_rules: Vec<(String, String)>,
+    /// `--fail-on`: findings from this severity fail the run (None: never), and so fail
+    /// their JUnit test case; findings below it are reported without failing it.
+    #[serde(skip)]
+    pub fail_on: Option<Severity>,
     pub findings: Vec<Finding>,
 }
 
@@ -98,6 +110,20 @@ pub enum Place<'a> {
     Subject(&'a str),
 }
 
+/// A finding's place in the repository: [`Report::repo_place`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoPlace {
+    /// Relative to the repository root, `/`-separated; never absolute.
+    pub file: String,
+    /// At least 1: line 1 where the input has no lines or the line is unknown.
+    pub line: u32,
+    /// Whether `line` is the finding's own line (else a stand-in 1).
+    pub exact_line: bool,
+    pub column: Option<u32>,
+    /// The path inside the image or on the host the finding is about.
+    pub inner: Option<String>,
+}
+
 impl Place<'_> {
     /// The file or artifact a reporter files the finding under.
     pub fn file_name(&self) -> &str {
@@ -117,7 +143,10 @@ impl Report {
             details: serde_json::Value::Null,
             preamble: Vec::new(),
             artifact: None,
+            artifact_file: None,
             checked_rules: Vec::new(),
+            skipped_rules: Vec::new(),
+            fail_on: Some(Severity::Error),
             findings: Vec::new(),
         }
     }
@@ -155,13 +184,65 @@ impl Report {
         }
     }
 
+    /// Where a finding is for the formats that need a repository file and a line (SARIF,
+    /// GitLab, Checkstyle, GitHub): one spelling for every format. A file in the repository is
+    /// named relative to its root; what has no file there (an image, the host, a command
+    /// line, a file outside the repository) by the artifact's file or a `.gpulint/…`
+    /// placeholder at line 1, with the path inside it kept as `inner`.
+    pub fn repo_place(&self, f: &Finding) -> RepoPlace {
+        let artifact_file = || {
+            self.artifact_file.clone().unwrap_or_else(|| {
+                paths::placeholder("subject", self.artifact.as_deref().unwrap_or(&self.subject))
+            })
+        };
+        let at_line_1 = |file: String, inner: Option<&str>| RepoPlace {
+            file,
+            line: 1,
+            exact_line: false,
+            column: None,
+            inner: inner.map(|p| format!("/{}", p.trim_start_matches('/'))),
+        };
+        match self.place(f) {
+            Place::File { path, line, column } => {
+                let file =
+                    if let Some(name) = path.strip_prefix('<').and_then(|p| p.strip_suffix('>')) {
+                        // `<command line>`, `<stdin>`: no file holds the input.
+                        paths::placeholder("input", name)
+                    } else if path.starts_with('/') {
+                        // Outside the repository (paths inside it are relative by now): the
+                        // host's files belong to the host's placeholder, others to their own.
+                        if self.artifact_file.is_some() {
+                            return at_line_1(artifact_file(), Some(path));
+                        }
+                        paths::placeholder("external", path)
+                    } else {
+                        path.to_string()
+                    };
+                let known = line.filter(|l| *l > 0);
+                RepoPlace {
+                    file,
+                    line: known.unwrap_or(1),
+                    exact_line: known.is_some(),
+                    column: column.filter(|c| *c > 0 && known.is_some()),
+                    inner: None,
+                }
+            }
+            Place::InImage { path, .. } => at_line_1(artifact_file(), Some(path)),
+            Place::Subject(_) => at_line_1(artifact_file(), None),
+        }
+    }
+
     /// A stable identity for a finding that survives edits elsewhere in the file: rule,
     /// target, file or in-image path and message, not the line number. Hex SHA-256, 32 digits.
+    /// Image findings are identified by the image's repository spelling, not the absolute
+    /// path it was read from, so the identity does not depend on the checkout directory.
     pub fn fingerprint(&self, f: &Finding) -> String {
         let place = match self.place(f) {
             Place::File { path, .. } => format!("file\0{path}"),
-            Place::InImage { artifact, path, .. } => format!("image\0{artifact}\0{path}"),
-            Place::Subject(s) => format!("subject\0{s}"),
+            Place::InImage { path, .. } => {
+                format!("image\0{}\0{path}", self.repo_place(f).file)
+            }
+            Place::Subject(_) => format!("subject\0{}", self.repo_place(f).file),
         };
         let mut h = Sha256::new();
         for part in [

@@ -1,12 +1,13 @@
 //! SARIF 2.1.0 as GitHub code scanning accepts it: one run, the rule table from
 //! `rules::all()` with a `helpUri` per rule, one result per finding with `partialFingerprints`.
 //!
-//! Locations: a file on disk is an artifact relative to the repository root (`uriBaseId`
-//! `%SRCROOT%`, the directory gpulint ran in) with a region only where the line is known; a
-//! finding inside an image names the image reference as the artifact and the in-image path as
-//! a logical location (an image has no lines, so no region is invented).
+//! Locations, as GitHub code scanning ingests them: every result has a physical location
+//! relative to the repository root (`uriBaseId` `%SRCROOT%`) with `region.startLine`. A file
+//! in the repository is itself at its line; an image is its archive in the repository, or the
+//! placeholder `.gpulint/image/<reference>`, at line 1, the in-image path a logical location;
+//! the host is `.gpulint/host` ([`super::paths`], [`Report::repo_place`]).
 
-use super::{Place, Report};
+use super::{RepoPlace, Report};
 use crate::finding::Severity;
 use crate::rule_meta::RuleMeta;
 use serde_json::{json, Value};
@@ -51,50 +52,25 @@ pub fn encode_uri_path(s: &str) -> String {
     out
 }
 
-/// An artifact location: absolute paths as `file://` URIs, the rest relative to `%SRCROOT%`.
+/// An artifact relative to the repository root.
 fn artifact_location(path: &str) -> Value {
-    if path.starts_with('/') {
-        json!({"uri": format!("file://{}", encode_uri_path(path))})
-    } else {
-        let p = path.strip_prefix("./").unwrap_or(path);
-        json!({"uri": encode_uri_path(p), "uriBaseId": SRCROOT})
-    }
+    let p = path.strip_prefix("./").unwrap_or(path);
+    json!({"uri": encode_uri_path(p), "uriBaseId": SRCROOT})
 }
 
-/// An image (or host) as the artifact: a local archive path as a `file://` URI, a reference as
-/// its encoded name.
-fn subject_location(reference: &str) -> Value {
-    if reference.starts_with('/') {
-        json!({"uri": format!("file://{}", encode_uri_path(reference))})
-    } else {
-        json!({"uri": encode_uri_path(reference)})
+fn location(place: &RepoPlace) -> Value {
+    let mut region = json!({"startLine": place.line});
+    if let Some(c) = place.column {
+        region["startColumn"] = json!(c);
     }
-}
-
-fn location(place: &Place) -> Value {
-    match place {
-        Place::File { path, line, column } => {
-            let mut phys = json!({"artifactLocation": artifact_location(path)});
-            if let Some(l) = line.filter(|l| *l > 0) {
-                let mut region = json!({"startLine": l});
-                if let Some(c) = column.filter(|c| *c > 0) {
-                    region["startColumn"] = json!(c);
-                }
-                phys["region"] = region;
-            }
-            json!({"physicalLocation": phys})
-        }
-        Place::InImage { artifact, path, .. } => json!({
-            "physicalLocation": {"artifactLocation": subject_location(artifact)},
-            "logicalLocations": [{
-                "fullyQualifiedName": format!("/{}", path.trim_start_matches('/')),
-                "kind": "resource",
-            }],
-        }),
-        Place::Subject(s) => json!({
-            "physicalLocation": {"artifactLocation": subject_location(s)},
-        }),
+    let mut loc = json!({"physicalLocation": {
+        "artifactLocation": artifact_location(&place.file),
+        "region": region,
+    }});
+    if let Some(inner) = &place.inner {
+        loc["logicalLocations"] = json!([{"fullyQualifiedName": inner, "kind": "resource"}]);
     }
+    loc
 }
 
 pub fn render(report: &Report) -> String {
@@ -128,7 +104,7 @@ pub fn render(report: &Report) -> String {
                 "ruleId": f.rule,
                 "level": level(f.severity),
                 "message": {"text": text},
-                "locations": [location(&report.place(f))],
+                "locations": [location(&report.repo_place(f))],
                 "partialFingerprints": {FINGERPRINT_KEY: report.fingerprint(f)},
             });
             // Every code is in the table (GL000 included), so every result resolves.
@@ -159,7 +135,7 @@ pub fn render(report: &Report) -> String {
                 "rules": rule_objs,
             }},
             "originalUriBaseIds": {
-                SRCROOT: {"description": {"text": "The directory gpulint ran in (the repository root in CI)."}},
+                SRCROOT: {"description": {"text": "The repository root: GITHUB_WORKSPACE or CI_PROJECT_DIR, else the git top level, else the directory gpulint ran in."}},
             },
             "results": results,
         }]
@@ -174,24 +150,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn uris_are_encoded_and_never_a_scheme_by_accident() {
+    fn uris_are_encoded_relative_and_never_a_scheme_by_accident() {
         assert_eq!(
             encode_uri_path("deploy/my app.yaml"),
             "deploy/my%20app.yaml"
         );
         assert_eq!(
-            subject_location("pytorch/pytorch:2.3.0")["uri"],
-            "pytorch/pytorch%3A2.3.0"
-        );
-        assert_eq!(
-            subject_location("/tmp/a b.tar")["uri"],
-            "file:///tmp/a%20b.tar"
+            encode_uri_path(".gpulint/image/a:b"),
+            ".gpulint/image/a%3Ab"
         );
         let rel = artifact_location("./k8s/job.yaml");
         assert_eq!(rel["uri"], "k8s/job.yaml");
         assert_eq!(rel["uriBaseId"], SRCROOT);
-        assert!(artifact_location("/proc/driver/nvidia/version")
-            .get("uriBaseId")
-            .is_none());
     }
 }

@@ -122,9 +122,9 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         None => evidence.push("/dev/char: not readable".into()),
     }
     if daemon.is_none() && ctk.is_none() && systemd.is_none() {
-        return vec![CheckResult::ok(
+        return vec![CheckResult::skipped(
             &META,
-            "no container engine / NVIDIA runtime configuration found: not applicable",
+            "not applicable: no container engine / NVIDIA runtime configuration found",
         )
         .evidence(evidence)];
     }

@@ -39,7 +39,10 @@ pub(crate) static META: RuleMeta = RuleMeta {
 pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     let r = cx.reader;
     let Some(engine) = cx.env.container.as_deref() else {
-        return vec![CheckResult::ok(&META, "not inside a container")];
+        return vec![CheckResult::skipped(
+            &META,
+            "not applicable: not inside a container",
+        )];
     };
     let mut evidence = cx.env.evidence.clone();
     let Some(nodes) = r.dev_nodes() else {

@@ -44,6 +44,9 @@ pub enum CheckStatus {
     /// A problem whose cause another check reported (`explained_by`): shown as evidence under
     /// that cause, never as an error of its own.
     Explained,
+    /// The check does not apply here (no GPU, inside a container, WSL2): it did not run, so
+    /// it is not "ok" either.
+    Skipped,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -106,6 +109,9 @@ impl CheckResult {
         };
         let worst = problems.iter().map(|(_, s)| *s).max();
         Self::problem(meta, message).severity(worst.unwrap_or(meta.default_severity))
+    }
+    pub(crate) fn skipped(meta: &RuleMeta, why: impl Into<String>) -> Self {
+        Self::new(meta, CheckStatus::Skipped, why)
     }
     pub(crate) fn could_not(meta: &RuleMeta, message: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::CouldNotCheck, message)
@@ -281,7 +287,7 @@ pub fn run_checks_with(
     let mut results: Vec<CheckResult> = crate::rules::host_checks()
         .flat_map(
             |(meta, check, runs_on)| match runs_on.skip_reason(no_gpu, &env) {
-                Some(why) => vec![CheckResult::ok(meta, why)],
+                Some(why) => vec![CheckResult::skipped(meta, why)],
                 None => check(&cx),
             },
         )
@@ -356,7 +362,7 @@ pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
             continue;
         };
         let (sev, msg) = match r.status {
-            CheckStatus::Ok | CheckStatus::Explained => continue,
+            CheckStatus::Ok | CheckStatus::Explained | CheckStatus::Skipped => continue,
             CheckStatus::Problem => (r.severity, r.message.clone()),
             CheckStatus::CouldNotCheck => {
                 (Severity::Info, format!("could not check: {}", r.message))
@@ -389,7 +395,7 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
     // line, its control characters escaped, so none can forge an "[ok]" line.
     use crate::vocab::escape::field;
     let mut s = String::new();
-    let (mut ok, mut prob, mut cnc, mut expl) = (0, 0, 0, 0);
+    let (mut ok, mut prob, mut cnc, mut expl, mut skipped) = (0, 0, 0, 0, 0);
     for r in results {
         let tag = match r.status {
             CheckStatus::Explained => {
@@ -406,6 +412,10 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
             CheckStatus::Ok => {
                 ok += 1;
                 "ok".to_string()
+            }
+            CheckStatus::Skipped => {
+                skipped += 1;
+                "skipped".to_string()
             }
             CheckStatus::Problem => {
                 prob += 1;
@@ -425,15 +435,20 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
         for e in &r.evidence {
             s.push_str(&format!("    | {}\n", field(e)));
         }
-        if r.status != CheckStatus::Ok {
+        if !matches!(r.status, CheckStatus::Ok | CheckStatus::Skipped) {
             if let Some(f) = &r.fix {
                 s.push_str(&format!("    fix: {}\n", field(f)));
             }
         }
     }
     s.push_str(&format!(
-        "\n{} results: {ok} ok, {prob} problems, {cnc} could not check{}\n",
+        "\n{} results: {ok} ok, {prob} problems, {cnc} could not check{}{}\n",
         results.len(),
+        if skipped > 0 {
+            format!(", {skipped} skipped (not applicable)")
+        } else {
+            String::new()
+        },
         if expl > 0 {
             format!(", {expl} explained by another problem")
         } else {
