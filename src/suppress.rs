@@ -325,7 +325,7 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
                         UNUSED
                             .finding(format!("[[ignore]] rule {} matched no finding", ig.rule))
                             .with_location(Location::in_file(
-                                cfg.to_string_lossy(),
+                                crate::report::paths::shown(cfg),
                                 ig.line,
                                 ig.col,
                             ))

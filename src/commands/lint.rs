@@ -306,6 +306,8 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
     let mut texts = Vec::new();
     let mut helm_charts: std::collections::BTreeSet<PathBuf> = Default::default();
     for root in &roots {
+        // The tree a found file belongs to; None for a file named on the command line.
+        let tree = root.is_dir().then_some(root.as_path());
         let files = if root.is_dir() {
             discover(root, &ctx.config)
         } else if root.is_file() {
@@ -321,24 +323,35 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
             }
             vec![root.clone()]
         } else {
-            // Missing: an error for this input; the others are still linted (exit 2).
+            // Missing (or not a file): an error for this input; the others are still linted
+            // (exit 2).
+            let why = if root.exists() {
+                "not a regular file or directory"
+            } else {
+                "no such file or directory"
+            };
             ctx.input_error(
                 ctx.display(root),
-                format!("cannot read {}: no such file or directory", root.display()),
+                format!("cannot read {}: {why}", root.display()),
             );
             continue;
         };
         for p in files {
-            lint_discovered(&p, ctx, &mut all, &mut texts, &mut helm_charts);
+            lint_discovered(&p, tree, ctx, &mut all, &mut texts, &mut helm_charts);
         }
     }
     Ok(finish(all, &texts, ctx))
 }
 
-/// Lint one file `lint` found (or was given), by its kind; files of no known kind, unreadable
-/// files and Helm templates are skipped.
+/// Lint one file `lint` found in `tree` (or was given: `tree` None), by its kind; files of no
+/// known kind and Helm templates are skipped. A file of a lintable kind that cannot be read
+/// (over the size bound, not a regular file, a link out of the tree, no permission) is never
+/// skipped silently: named, it is an input error (exit 2); found, a GL000 warning in the
+/// report. A found link into its tree is skipped (its target is linted under its own name); a
+/// named one is read through when it stays in the repository.
 pub(crate) fn lint_discovered(
     p: &Path,
+    tree: Option<&Path>,
     ctx: &CommandContext,
     all: &mut Vec<Finding>,
     texts: &mut Vec<FileText>,
@@ -358,16 +371,40 @@ pub(crate) fn lint_discovered(
     if classify(p, None).is_none() && !is_yaml_name(p) {
         return;
     }
+    let file = ctx.display(p);
+    let is_link = p
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    let mut read_from = p.to_path_buf();
+    if is_link {
+        let within = |dir: &Path| crate::io_util::inside(dir, p);
+        match tree {
+            Some(t) if within(t) => return,
+            None if within(&ctx.root) || within(&ctx.cwd) => {
+                if let Ok(target) = p.canonicalize() {
+                    read_from = target;
+                }
+            }
+            _ => {}
+        }
+    }
     // Regular files of at most 4 MiB only: checked on the opened handle before reading
-    // (a FIFO or a link to /dev/zero is skipped, not read).
-    let Ok(bytes) = crate::io_util::read_regular(p, 4 << 20) else {
-        return;
+    // (a FIFO, a link out of the tree or a link to /dev/zero is not read).
+    let bytes = match crate::io_util::read_regular(&read_from, MAX_LINTED_FILE) {
+        Ok(b) => b,
+        Err(e) => {
+            let message = format!("cannot read {file}: {e}; it was not linted");
+            match tree {
+                None => ctx.input_error(file, message),
+                Some(_) => all.push(unreadable_finding(file, message)),
+            }
+            return;
+        }
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let Some(kind) = classify(p, Some(&text)) else {
         return;
     };
-    let file = ctx.display(p);
     match kind {
         FileKind::Dockerfile => {
             let opts = BuildOptions {
@@ -413,6 +450,21 @@ pub(crate) fn lint_discovered(
         text,
         statements: None,
     });
+}
+
+/// The largest file `lint` reads (Dockerfiles, manifests, scripts are far smaller).
+const MAX_LINTED_FILE: u64 = 4 << 20;
+
+/// GL000 (a warning: the rest of the tree was linted) for a file found that could not be read.
+fn unreadable_finding(file: String, message: String) -> Finding {
+    crate::rules::image::gl000_unreadable_input::META
+        .finding(message)
+        .with_severity(crate::finding::Severity::Warning)
+        .with_location(crate::finding::Location {
+            file: Some(file),
+            ..Default::default()
+        })
+        .with_help("Make the file readable and under 4 MiB, or exclude it with `ignore-paths`.")
 }
 
 /// Check one file as `kind` (what `lint` does per file), without config or suppressions.

@@ -463,6 +463,14 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         } else {
             ctx.display(p)
         };
+        // A file named as a manifest that holds none (a Helm values file, a template before
+        // `helm template`) is said so, not passed over in silence.
+        if !ctx.quiet && !text.lines().any(|l| l.trim_start().starts_with("kind:")) {
+            eprintln!(
+                "note: {}: no Kubernetes object in it (a Helm values file or an unrendered template?); nothing checked",
+                crate::report::escape::field(&file)
+            );
+        }
         all.extend(k8s_findings(&file, &text, ctx));
         texts.push(FileText {
             display: file,
