@@ -2,10 +2,11 @@
 //! image with in-image findings, a fleet, a Dockerfile and a script with file:line:col
 //! findings, a captured host):
 //!
-//! - `sarif`: the OASIS SARIF 2.1.0 JSON schema (`testdata/schemas/`), formats included;
-//!   image findings name the image as artifact and the in-image path as a logical location,
-//!   with no invented region; every result has `partialFingerprints`; every `helpUri` is a
-//!   page in `docs/rules/`.
+//! - `sarif`: the OASIS SARIF 2.1.0 JSON schema (`testdata/schemas/`), formats included, and
+//!   GitHub code scanning's ingestion rules ([`github_sarif_errors`]) on every SARIF the tests
+//!   produce; image findings name the image's repository file (or `.gpulint/image/…`) at
+//!   line 1 and the in-image path as a logical location; every result has
+//!   `partialFingerprints`; every `helpUri` is a page in `docs/rules/`.
 //! - `gitlab`: GitLab's Code Quality format (transcribed in `testdata/schemas/`), fingerprints
 //!   unique per report (GitLab keeps only the first issue of a fingerprint).
 //! - `junit`, `checkstyle`: parsed with quick-xml, counts and attributes checked.
@@ -39,9 +40,18 @@ impl std::fmt::Debug for Out {
 
 /// The binary in `dir` with a clean environment (own HOME and cache, no daemon, CI mode).
 pub fn run_in(dir: &Path, args: &[&str]) -> Out {
+    run_in_env(dir, args, &[])
+}
+
+/// [`run_in`] with extra environment variables (`GITHUB_WORKSPACE`, …), which the clean
+/// environment otherwise removes.
+pub fn run_in_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
     let home = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
         .current_dir(dir)
+        .env_remove("GITHUB_WORKSPACE")
+        .env_remove("CI_PROJECT_DIR")
+        .envs(env.iter().copied())
         .env("HOME", home.path())
         .env("XDG_CACHE_HOME", home.path().join("cache"))
         .env(
@@ -82,11 +92,120 @@ fn schema_errors(rel: &str, instance: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A SARIF log valid against the OASIS SARIF 2.1.0 schema. Every test that produces SARIF
-/// calls this.
+/// A SARIF log valid against the OASIS SARIF 2.1.0 schema and accepted by GitHub code
+/// scanning. Every test that produces SARIF calls this.
 pub fn assert_valid_sarif(v: &Value) {
     let errors = schema_errors("testdata/schemas/sarif-schema-2.1.0.json", v);
     assert!(errors.is_empty(), "SARIF 2.1.0 schema: {errors:#?}\n{v:#}");
+    let errors = github_sarif_errors(v);
+    assert!(
+        errors.is_empty(),
+        "GitHub code scanning: {errors:#?}\n{v:#}"
+    );
+}
+
+/// What GitHub code scanning refuses or cannot place, beyond the schema
+/// (docs.github.com, "SARIF support for code scanning"): every result's `ruleId` is a rule of
+/// `tool.driver.rules` (and `ruleIndex` points at it); `locations[0].physicalLocation` has an
+/// `artifactLocation.uri` relative to the repository (no scheme, not absolute, no `..`, with
+/// `uriBaseId` `%SRCROOT%` declared in `originalUriBaseIds` when given) and a
+/// `region.startLine` of at least 1; `partialFingerprints` present; at most 25,000 results
+/// and 25,000 rules per run, 20 runs per file, 1,000 locations per result; and the file under
+/// 10 MB (GitHub's bound is on the gzipped upload: the raw size is a stricter stand-in).
+pub fn github_sarif_errors(v: &Value) -> Vec<String> {
+    let mut errors = Vec::new();
+    let size = serde_json::to_vec(v).map(|b| b.len()).unwrap_or(usize::MAX);
+    if size > 10 << 20 {
+        errors.push(format!("{size} bytes: over 10 MB"));
+    }
+    let Some(runs) = v["runs"].as_array() else {
+        return vec!["no runs".into()];
+    };
+    if runs.len() > 20 {
+        errors.push(format!("{} runs: over 20", runs.len()));
+    }
+    for (ri, run) in runs.iter().enumerate() {
+        let driver = &run["tool"]["driver"];
+        if driver["name"].as_str().is_none_or(str::is_empty) {
+            errors.push(format!("run {ri}: no tool.driver.name"));
+        }
+        let rules: Vec<&str> = driver["rules"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|x| x["id"].as_str()).collect())
+            .unwrap_or_default();
+        if rules.len() > 25_000 {
+            errors.push(format!("run {ri}: {} rules: over 25,000", rules.len()));
+        }
+        let bases = run["originalUriBaseIds"].as_object();
+        let results = run["results"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        if results.len() > 25_000 {
+            errors.push(format!("run {ri}: {} results: over 25,000", results.len()));
+        }
+        for (i, r) in results.iter().enumerate() {
+            let at = format!("run {ri} result {i}");
+            let id = r["ruleId"].as_str().unwrap_or("");
+            if !rules.contains(&id) {
+                errors.push(format!("{at}: ruleId {id:?} is not in tool.driver.rules"));
+            }
+            if let Some(ix) = r["ruleIndex"].as_u64() {
+                if rules.get(ix as usize) != Some(&id) {
+                    errors.push(format!("{at}: ruleIndex {ix} is not rule {id:?}"));
+                }
+            }
+            if r["message"]["text"].as_str().is_none_or(str::is_empty) {
+                errors.push(format!("{at}: no message.text"));
+            }
+            let fps = r["partialFingerprints"].as_object();
+            if fps.is_none_or(|m| m.is_empty() || m.values().any(|x| !x.is_string())) {
+                errors.push(format!("{at}: no partialFingerprints"));
+            }
+            let locations = r["locations"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+            if locations.len() > 1000 {
+                errors.push(format!("{at}: over 1,000 locations"));
+            }
+            let Some(phys) = locations.first().map(|l| &l["physicalLocation"]) else {
+                errors.push(format!("{at}: no locations"));
+                continue;
+            };
+            let art = &phys["artifactLocation"];
+            let uri = art["uri"].as_str().unwrap_or("");
+            let scheme = uri
+                .split_once(':')
+                .is_some_and(|(s, _)| !s.is_empty() && !s.contains('/'));
+            if uri.is_empty()
+                || uri.starts_with('/')
+                || scheme
+                || uri.split('/').any(|seg| seg == "..")
+            {
+                errors.push(format!(
+                    "{at}: uri {uri:?} is not relative to the repository"
+                ));
+            }
+            if let Some(base) = art.get("uriBaseId") {
+                let declared = base
+                    .as_str()
+                    .is_some_and(|b| bases.is_some_and(|m| m.contains_key(b)));
+                if base != "%SRCROOT%" || !declared {
+                    errors.push(format!(
+                        "{at}: uriBaseId {base} is not a declared %SRCROOT%"
+                    ));
+                }
+            }
+            let region = &phys["region"];
+            match region["startLine"].as_u64() {
+                Some(l) if l >= 1 => {
+                    if region["endLine"].as_u64().is_some_and(|e| e < l) {
+                        errors.push(format!("{at}: endLine before startLine"));
+                    }
+                }
+                _ => errors.push(format!("{at}: no region.startLine >= 1")),
+            }
+            if region["startColumn"].as_u64() == Some(0) {
+                errors.push(format!("{at}: startColumn 0"));
+            }
+        }
+    }
+    errors
 }
 
 /// A gpulint JSON report valid against `docs/schema/report.schema.json`.
@@ -187,16 +306,14 @@ fn sarif_is_valid_sarif_2_1_0_with_image_artifacts_and_fingerprints() {
             assert!(fp.is_some_and(|f| f.len() == 32), "{res:#}");
             let loc = &res["locations"][0];
             let art = &loc["physicalLocation"]["artifactLocation"];
+            let region = &loc["physicalLocation"]["region"];
+            assert_eq!(art["uriBaseId"], "%SRCROOT%", "{res:#}");
             match kind {
                 "image" => {
-                    assert!(
-                        art["uri"]
-                            .as_str()
-                            .unwrap()
-                            .starts_with("docker-archive%3A"),
-                        "{res:#}"
-                    );
-                    assert!(loc["physicalLocation"].get("region").is_none(), "{res:#}");
+                    // The archive as the repository names it, at line 1; the file inside it
+                    // is the logical location.
+                    assert_eq!(art["uri"], "testdata/images/example.tar", "{res:#}");
+                    assert_eq!(region["startLine"], 1, "{res:#}");
                     let fqn = loc["logicalLocations"][0]["fullyQualifiedName"]
                         .as_str()
                         .unwrap_or("");
@@ -205,13 +322,15 @@ fn sarif_is_valid_sarif_2_1_0_with_image_artifacts_and_fingerprints() {
                     }
                 }
                 "file" => {
-                    assert_eq!(art["uriBaseId"], "%SRCROOT%", "{res:#}");
                     let uri = art["uri"].as_str().unwrap();
                     assert!(uri.starts_with("testdata/spec/seed"), "{res:#}");
-                    let line = loc["physicalLocation"]["region"]["startLine"].as_u64();
+                    let line = region["startLine"].as_u64();
                     assert!(line.is_some_and(|l| l >= 1), "{res:#}");
                 }
-                _ => assert!(loc["physicalLocation"].get("region").is_none()),
+                _ => {
+                    assert_eq!(art["uri"], ".gpulint/host", "{res:#}");
+                    assert_eq!(region["startLine"], 1, "{res:#}");
+                }
             }
         }
         kinds_seen.push(kind);
@@ -231,6 +350,154 @@ fn sarif_is_valid_sarif_2_1_0_with_image_artifacts_and_fingerprints() {
     let mut v: Value = serde_json::from_str(&r.stdout).unwrap();
     v["runs"][0]["results"][0]["level"] = "fatal".into();
     assert!(!schema_errors("testdata/schemas/sarif-schema-2.1.0.json", &v).is_empty());
+}
+
+/// The GitHub checks can fail, each on what gpulint's SARIF used to hold: an absolute
+/// `file://` or `docker-archive%3A/…` artifact without a region, an unknown rule.
+#[test]
+fn github_sarif_rules_refuse_what_code_scanning_refuses() {
+    let r = run_in(
+        &repo(),
+        &[
+            "dockerfile",
+            "testdata/spec/seed.Dockerfile",
+            "--format",
+            "sarif",
+        ],
+    );
+    let good: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(github_sarif_errors(&good).is_empty());
+    let broken = |edit: &dyn Fn(&mut Value)| {
+        let mut v = good.clone();
+        edit(&mut v["runs"][0]["results"][0]);
+        github_sarif_errors(&v)
+    };
+    let image_uri = |r: &mut Value| {
+        let phys = &mut r["locations"][0]["physicalLocation"];
+        phys["artifactLocation"] = serde_json::json!({"uri": "docker-archive%3A/builds/x/app.tar"});
+        phys.as_object_mut().unwrap().remove("region");
+    };
+    let e = broken(&image_uri);
+    assert!(e.iter().any(|e| e.contains("startLine")), "{e:?}");
+    let e = broken(&|r| {
+        r["locations"][0]["physicalLocation"]["artifactLocation"] =
+            serde_json::json!({"uri": "file:///builds/x/app.tar"})
+    });
+    assert!(e.iter().any(|e| e.contains("not relative")), "{e:?}");
+    let e = broken(&|r| {
+        r["ruleId"] = "GL999".into();
+    });
+    assert!(e.iter().any(|e| e.contains("GL999")), "{e:?}");
+    let e = broken(&|r| {
+        r.as_object_mut().unwrap().remove("partialFingerprints");
+    });
+    assert!(e.iter().any(|e| e.contains("partialFingerprints")), "{e:?}");
+}
+
+/// A repository whose manifest is `deploy/job.yaml`, with an unused `[[ignore]]` in its
+/// `.gpulint.toml` (a GL199 naming the config file).
+fn deploy_repo() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("deploy")).unwrap();
+    std::fs::write(
+        d.path().join("deploy/job.yaml"),
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n      containers:\n      - name: t\n        image: nvidia/cuda:11.3.1-runtime-ubuntu20.04\n      restartPolicy: Never\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join(".gpulint.toml"),
+        "ignore = [{ rule = \"GL112\", paths = [\"nowhere/**\"], reason = \"test\" }]\n",
+    )
+    .unwrap();
+    d
+}
+
+/// The file every finding of a report names, per format.
+fn files_named(format: &str, stdout: &str) -> Vec<String> {
+    let json =
+        || -> Value { serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}")) };
+    match format {
+        "json" => json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["location"]["file"].as_str().unwrap().to_string())
+            .collect(),
+        "sarif" => {
+            let v = json();
+            assert_valid_sarif(&v);
+            v["runs"][0]["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                        .as_str()
+                        .unwrap()
+                        .to_string()
+                })
+                .collect()
+        }
+        "gitlab" => json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["location"]["path"].as_str().unwrap().to_string())
+            .collect(),
+        "concise" => stdout
+            .lines()
+            .map(|l| l.split(':').next().unwrap().to_string())
+            .collect(),
+        "github" => stdout
+            .lines()
+            .map(|l| {
+                let file = l.split("file=").nth(1).unwrap();
+                file.split([',', ':']).next().unwrap().to_string()
+            })
+            .collect(),
+        "checkstyle" => stdout
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("<file name=\""))
+            .map(|l| l.split('"').next().unwrap().to_string())
+            .collect(),
+        other => panic!("{other}"),
+    }
+}
+
+/// `cd deploy && gpulint lint .` names `deploy/job.yaml` (and `.gpulint.toml` for GL199), in
+/// every format: relative to the git top level, or to `CI_PROJECT_DIR` / `GITHUB_WORKSPACE`.
+#[test]
+fn paths_are_relative_to_the_repository_root_in_every_format() {
+    const FORMATS: &[&str] = &["json", "sarif", "gitlab", "concise", "github", "checkstyle"];
+    let check = |dir: &Path, env: &[(&str, &str)]| {
+        for format in FORMATS {
+            let r = run_in_env(dir, &["lint", ".", "--format", format], env);
+            assert!(r.code <= 1, "{format}: {r:?}");
+            let mut files = files_named(format, &r.stdout);
+            files.sort();
+            files.dedup();
+            assert_eq!(
+                files,
+                [".gpulint.toml", "deploy/job.yaml"],
+                "{format}: {r:?}"
+            );
+        }
+    };
+    // A git work tree.
+    let d = deploy_repo();
+    let git = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(d.path())
+        .status();
+    if git.is_ok_and(|s| s.success()) {
+        check(&d.path().join("deploy"), &[]);
+    }
+    // No git, a CI workspace variable: GitLab's, then GitHub's.
+    let d = deploy_repo();
+    let ws = d.path().canonicalize().unwrap();
+    let ws = ws.to_str().unwrap();
+    check(&d.path().join("deploy"), &[("CI_PROJECT_DIR", ws)]);
+    check(&d.path().join("deploy"), &[("GITHUB_WORKSPACE", ws)]);
 }
 
 #[test]
@@ -291,10 +558,11 @@ fn attrs(e: &quick_xml::events::BytesStart) -> std::collections::BTreeMap<String
 }
 
 #[derive(Debug, Default)]
-struct Suite {
-    attrs: std::collections::BTreeMap<String, String>,
-    cases: usize,
-    failures: usize,
+pub struct Suite {
+    pub attrs: std::collections::BTreeMap<String, String>,
+    pub cases: usize,
+    pub failures: usize,
+    pub skipped: usize,
 }
 
 #[test]
@@ -310,6 +578,7 @@ fn junit_parses_with_consistent_counts() {
                 "{args:?}"
             );
             assert_eq!(s.attrs["failures"].parse::<usize>().unwrap(), s.failures);
+            assert_eq!(s.attrs["skipped"].parse::<usize>().unwrap(), s.skipped);
             tests += s.cases;
             failures += s.failures;
         }
@@ -320,7 +589,7 @@ fn junit_parses_with_consistent_counts() {
 }
 
 /// JUnit XML with its nesting checked: testsuites > testsuite > testcase > failure.
-fn parse_junit_simple(xml: &str) -> (std::collections::BTreeMap<String, String>, Vec<Suite>) {
+pub fn parse_junit_simple(xml: &str) -> (std::collections::BTreeMap<String, String>, Vec<Suite>) {
     use quick_xml::events::Event;
     let mut reader = quick_xml::Reader::from_str(xml);
     let mut root = None;
@@ -361,6 +630,8 @@ fn parse_junit_simple(xml: &str) -> (std::collections::BTreeMap<String, String>,
                 assert!(a.contains_key("message") && a.contains_key("type"), "{a:?}");
                 suites.last_mut().unwrap().failures += 1;
             }
+            (Some("testcase"), "skipped") => suites.last_mut().unwrap().skipped += 1,
+            (Some("testcase"), "system-out") => {}
             other => panic!("unexpected element {other:?} in JUnit XML:\n{xml}"),
         }
         if !empty {

@@ -11,6 +11,7 @@ mod cli;
 mod cmd_cases;
 mod common;
 mod controls;
+mod fail_closed;
 mod formats;
 mod hostile;
 mod image;
