@@ -28,20 +28,27 @@ pub fn render(report: &Report) -> String {
         };
         let mut props = Vec::new();
         let mut message = String::new();
-        // The same file as every format names; a line only where the finding has one.
+        // A file of the repository at its line, named as every format names it; an image or
+        // the host is named in the message (an annotation on a file that is not in the
+        // repository, or on an archive, cannot be shown where it points).
         let place = report.repo_place(f);
-        props.push(format!(
-            "file={}",
-            escape_property(&escape::field(&place.file))
-        ));
-        if place.exact_line {
-            props.push(format!("line={}", place.line));
-            if let Some(c) = place.column {
-                props.push(format!("col={c}"));
+        match report.place(f) {
+            Place::File { .. } if place.inner.is_none() => {
+                props.push(format!(
+                    "file={}",
+                    escape_property(&escape::field(&place.file))
+                ));
+                if place.exact_line {
+                    props.push(format!("line={}", place.line));
+                    if let Some(c) = place.column {
+                        props.push(format!("col={c}"));
+                    }
+                }
             }
-        }
-        if let Place::InImage { artifact, .. } = report.place(f) {
-            let _ = write!(message, "{} ", escape::field(artifact));
+            Place::InImage { artifact, .. } => {
+                let _ = write!(message, "{} ", escape::field(artifact));
+            }
+            _ => {}
         }
         if let Some(inner) = &place.inner {
             let _ = write!(message, "{}: ", escape::field(inner));

@@ -297,13 +297,13 @@ fn sarif_report_has_every_rule_and_located_results() {
             assert!(!locs.is_empty());
             let phys = &locs[0]["physicalLocation"];
             let uri = phys["artifactLocation"]["uri"].as_str().unwrap();
-            // The image reference is the artifact (encoded so `name:tag` is no URI scheme);
-            // an image has no lines, so no region is invented.
+            // The image's file in the repository, or its placeholder (a root outside the
+            // repository), at line 1 as GitHub code scanning needs a line.
             assert!(
-                uri.starts_with("docker-archive%3A") || uri.starts_with("dir%3A"),
-                "image reference as artifact: {uri}"
+                uri == "testdata/images/example.tar" || uri.starts_with(".gpulint/image/dir_"),
+                "image as artifact: {uri}"
             );
-            assert!(phys.get("region").is_none(), "{res:#}");
+            assert_eq!(phys["region"]["startLine"], 1, "{res:#}");
             assert_eq!(
                 res["partialFingerprints"]["gpulint/v1"]
                     .as_str()

@@ -23,12 +23,16 @@ fn codes(format: &str, r: &Out) -> Vec<String> {
         serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{format}: {e}: {r:?}"))
     };
     let mut out: Vec<String> = match format {
-        "json" => json()["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["rule"].as_str().unwrap().to_string())
-            .collect(),
+        "json" => {
+            let v = json();
+            crate::formats::assert_valid_report(&v);
+            v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["rule"].as_str().unwrap().to_string())
+                .collect()
+        }
         "sarif" => {
             let v = json();
             assert_valid_sarif(&v);

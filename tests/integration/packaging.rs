@@ -265,7 +265,7 @@ fn gitlab_template_job_writes_its_reports_and_fails_on_findings() {
     let cq = std::fs::read_to_string(r.path().join("gl-code-quality-report.json")).unwrap();
     assert!(cq.contains("GL001") && cq.contains("train-h100"), "{cq}");
 
-    // Clean, and a missing input (exit 2, no reports needed).
+    // Clean, and a missing input (exit 2, and both reports name it: GL000).
     std::fs::write(
         r.path().join("Dockerfile"),
         "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install 'numba>=0.57.1'\n",
@@ -274,6 +274,17 @@ fn gitlab_template_job_writes_its_reports_and_fails_on_findings() {
     assert_eq!(gitlab_job(r.path(), &[]).status.code(), Some(0));
     let o = gitlab_job(r.path(), &[("GPULINT_TARGET", "missing-dir")]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let cq: Value = serde_json::from_str(
+        &std::fs::read_to_string(r.path().join("gl-code-quality-report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cq[0]["check_name"], "GL000", "{cq:#}");
+    assert_eq!(cq[0]["location"]["path"], "missing-dir", "{cq:#}");
+    let junit = std::fs::read_to_string(r.path().join("gpulint-junit.xml")).unwrap();
+    assert!(
+        junit.contains("GL000") && junit.contains("<failure"),
+        "{junit}"
+    );
 }
 
 // ---------- the container image ----------

@@ -57,7 +57,8 @@ fn command_for(name: &str) -> Vec<&'static str> {
 }
 
 /// `gpulint ARGS` run from `cwd` with an empty configuration and its own HOME and cache, no
-/// daemon and no colour variables.
+/// daemon and no colour variables; `cwd` is the repository root reports name paths from
+/// (`CI_PROJECT_DIR`), so they stay as short as the fixture's own name.
 fn run_isolated(cwd: &Path, args: &[String]) -> std::process::Output {
     let home = tempfile::tempdir().unwrap();
     let config = home.path().join("empty.toml");
@@ -69,6 +70,8 @@ fn run_isolated(cwd: &Path, args: &[String]) -> std::process::Output {
         .arg(&config)
         .env("HOME", home.path())
         .env("XDG_CACHE_HOME", home.path())
+        .env_remove("GITHUB_WORKSPACE")
+        .env("CI_PROJECT_DIR", cwd.canonicalize().unwrap())
         .env_remove("DOCKER_HOST")
         .env_remove("NO_COLOR")
         .env_remove("FORCE_COLOR")

@@ -114,8 +114,8 @@ fn k8s_node_selector_is_the_target() {
     assert_eq!(code, 1);
 }
 
-/// An image `--scan-images` cannot read is a verdict missing: GL000 error (fails the gate),
-/// a warning only when `--allow-partial` asks for best effort.
+/// An image `--scan-images` cannot read is a verdict missing: GL000 error and exit 2 (as
+/// `explain GL000` says), a warning only when `--allow-partial` asks for best effort.
 #[test]
 fn unreadable_image_fails_closed_unless_allow_partial() {
     let d = tempfile::tempdir().unwrap();
@@ -128,7 +128,7 @@ fn unreadable_image_fails_closed_unless_allow_partial() {
         ),
     )
     .unwrap();
-    for (extra, severity, exit) in [(None, "error", 1), (Some("--allow-partial"), "warning", 0)] {
+    for (extra, severity, exit) in [(None, "error", 2), (Some("--allow-partial"), "warning", 0)] {
         let mut args = vec!["k8s", "pod.yaml", "--gpu", "A100", "--scan-images"];
         args.extend(extra);
         let (code, v, err) = gpulint(d.path(), &args);
