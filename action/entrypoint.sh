@@ -36,12 +36,14 @@ args+=("${extra[@]}" --fail-on "$fail_on")
 echo "gpulint ${args[*]}"
 "$bin" "${args[@]}" --format sarif -o "$sarif"
 code=$?
-if [[ $code -le 1 && $annotations == true ]]; then
+# An input gpulint could not read (exit 2) is still a report, with GL000 in it: upload and
+# annotate it like any other; a usage error writes none.
+if [[ -s $sarif && $annotations == true ]]; then
   # The same findings as annotations on the lines they point at (the layer cache makes a
   # second image scan cheap); its exit code is the same and is not needed.
   "$bin" "${args[@]}" --quiet --format github || true
 fi
-if [[ $code -le 1 && -s $sarif ]]; then
+if [[ -s $sarif ]]; then
   echo "sarif-file=$sarif" >>"$out"
 fi
 echo "exit-code=$code" >>"$out"

@@ -434,11 +434,18 @@ pub fn cmd_compose(args: &ComposeArgs, ctx: &CommandContext) -> anyhow::Result<V
             );
         }
     }
-    for f in &files {
-        if !f.is_file() {
-            anyhow::bail!("cannot read {}", f.display());
+    // A missing file is an error for that input (GL000 in the report, exit 2); the others
+    // are still linted.
+    files.retain(|f| {
+        let found = f.is_file();
+        if !found {
+            ctx.input_error(
+                ctx.display(f),
+                format!("cannot read {}: no such file", f.display()),
+            );
         }
-    }
+        found
+    });
     let named: Vec<(String, PathBuf)> = files.iter().map(|p| (ctx.display(p), p.clone())).collect();
     let (out, texts) = compose_findings(&named, ctx);
     Ok(finish(out, &texts, ctx))

@@ -170,6 +170,28 @@ fn a_missing_input_of_a_multi_input_run_is_in_every_format() {
         );
         assert!(r.stdout.contains("nope/Dockerfile"), "{format}: {r:?}");
     }
+    // `compose` too (it used to stop at the missing file with no report).
+    std::fs::write(
+        d.path().join("svc/compose.yaml"),
+        "services:\n  app:\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    runtime: nvidia\n",
+    )
+    .unwrap();
+    let r = run_in(
+        d.path(),
+        &[
+            "compose",
+            "nope.yaml",
+            "svc/compose.yaml",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(
+        codes("json", &r),
+        ["GL000", "GL116"].map(String::from).to_vec(),
+        "{r:?}"
+    );
 }
 
 /// `lint` on a Dockerfile over its size bound: named on the command line (as pre-commit

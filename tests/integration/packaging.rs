@@ -163,10 +163,16 @@ fn action_entry_script_writes_sarif_annotations_and_the_exit_code() {
     let (_, _, out) = action(r.path(), &[("fail-on", "none")]);
     assert_eq!(out["exit-code"], "0");
 
-    // Unusable input: exit 2, no SARIF to upload; an unknown command is refused.
+    // Unusable input: exit 2, and still a SARIF to upload, with GL000 in it; an unknown
+    // command is refused.
     let (code, stdout, out) = action(r.path(), &[("command", "image"), ("target", "nope.tar")]);
     assert_eq!((code, out["exit-code"].as_str()), (0, "2"), "{stdout}");
-    assert!(!out.contains_key("sarif-file"));
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(r.path().join("gpulint.sarif")).unwrap())
+            .unwrap();
+    assert_valid_sarif(&v);
+    assert_eq!(v["runs"][0]["results"][0]["ruleId"], "GL000", "{v:#}");
+    assert_eq!(out["sarif-file"], "gpulint.sarif", "{stdout}");
     assert!(stdout.contains("::error title=gpulint::"), "{stdout}");
     let (_, _, out) = action(r.path(), &[("command", "rm -rf")]);
     assert_eq!(out["exit-code"], "2");
