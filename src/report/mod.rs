@@ -292,3 +292,62 @@ pub fn stdout_is_terminal() -> bool {
     use std::io::IsTerminal;
     std::io::stdout().is_terminal()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Location;
+
+    fn finding(loc: Location) -> Finding {
+        crate::rules::image::gl000_unreadable_input::META
+            .finding("m")
+            .with_location(loc)
+    }
+
+    /// Every finding has a repository file and a line ≥ 1 for the CI formats: a file at its
+    /// line, an in-image path under the image's file, a host file under `.gpulint/host`, a
+    /// command line and a file outside the repository under their placeholders.
+    #[test]
+    fn every_finding_has_a_repository_file_and_a_line() {
+        let mut image = Report::new("image x");
+        image.artifact = Some("docker-archive:build/app.tar".into());
+        image.artifact_file = Some("build/app.tar".into());
+        let p = image.repo_place(&finding(Location::in_image(None, "/usr/lib/libcuda.so.1")));
+        assert_eq!(
+            (p.file.as_str(), p.line, p.exact_line, p.inner.as_deref()),
+            ("build/app.tar", 1, false, Some("/usr/lib/libcuda.so.1"))
+        );
+
+        let mut host = Report::new("host");
+        host.artifact_file = Some(".gpulint/host".into());
+        let at_host_file = finding(Location {
+            file: Some("/proc/driver/nvidia/version".into()),
+            ..Default::default()
+        });
+        let p = host.repo_place(&at_host_file);
+        assert_eq!(
+            (p.file.as_str(), p.line, p.inner.as_deref()),
+            (".gpulint/host", 1, Some("/proc/driver/nvidia/version"))
+        );
+
+        let spec = Report::new("run lines");
+        let p = spec.repo_place(&finding(Location::in_file("<command line>", 1, 17)));
+        assert_eq!(
+            (p.file.as_str(), p.line, p.column),
+            (".gpulint/input/command_line", 1, Some(17))
+        );
+        let p = spec.repo_place(&finding(Location::in_file("/etc/app/Dockerfile", 3, 1)));
+        assert_eq!(
+            (p.file.as_str(), p.line, p.exact_line),
+            (".gpulint/external/_etc_app_Dockerfile", 3, true)
+        );
+        let p = spec.repo_place(&finding(Location::in_file("deploy/job.yaml", 9, 5)));
+        assert_eq!(
+            (p.file.as_str(), p.line, p.column, p.exact_line),
+            ("deploy/job.yaml", 9, Some(5), true)
+        );
+        // A finding with no location at all: the subject's placeholder, line 1.
+        let p = spec.repo_place(&crate::rules::image::gl000_unreadable_input::META.finding("m"));
+        assert_eq!((p.file.as_str(), p.line), (".gpulint/subject/run_lines", 1));
+    }
+}
