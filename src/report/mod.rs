@@ -208,10 +208,10 @@ impl Report {
                     if let Some(name) = path.strip_prefix('<').and_then(|p| p.strip_suffix('>')) {
                         // `<command line>`, `<stdin>`: no file holds the input.
                         paths::placeholder("input", name)
-                    } else if path.starts_with('/') {
+                    } else if path.starts_with('/') || path.split('/').any(|s| s == "..") {
                         // Outside the repository (paths inside it are relative by now): the
                         // host's files belong to the host's placeholder, others to their own.
-                        if self.artifact_file.is_some() {
+                        if self.artifact_file.is_some() && path.starts_with('/') {
                             return at_line_1(artifact_file(), Some(path));
                         }
                         paths::placeholder("external", path)
@@ -341,6 +341,8 @@ mod tests {
             (p.file.as_str(), p.line, p.exact_line),
             (".gpulint/external/_etc_app_Dockerfile", 3, true)
         );
+        let p = spec.repo_place(&finding(Location::in_file("../other/Dockerfile", 2, 1)));
+        assert_eq!(p.file, ".gpulint/external/.._other_Dockerfile");
         let p = spec.repo_place(&finding(Location::in_file("deploy/job.yaml", 9, 5)));
         assert_eq!(
             (p.file.as_str(), p.line, p.column, p.exact_line),
