@@ -2,7 +2,7 @@
 //! annotation per finding, escaped as the Actions runner decodes them (`%25`, `%0D`, `%0A` in
 //! the message; also `%3A` and `%2C` in property values).
 
-use super::{escape, Place, Report};
+use super::{escape, paths, Place, Report};
 use crate::finding::Severity;
 use std::fmt::Write;
 
@@ -28,12 +28,13 @@ pub fn render(report: &Report) -> String {
         };
         let mut props = Vec::new();
         let mut message = String::new();
-        // A file of the repository at its line, named as every format names it; an image or
-        // the host is named in the message (an annotation on a file that is not in the
-        // repository, or on an archive, cannot be shown where it points).
+        // A file of the repository at its line, named as every format names it; anything
+        // else (an image, the host, a command line, a file outside the repository) is named in
+        // the message: an annotation on a file that is not in the repository, or on an
+        // archive, cannot be shown where it points.
         let place = report.repo_place(f);
         match report.place(f) {
-            Place::File { .. } if place.inner.is_none() => {
+            Place::File { .. } if !paths::is_placeholder(&place.file) => {
                 props.push(format!(
                     "file={}",
                     escape_property(&escape::field(&place.file))
@@ -44,6 +45,13 @@ pub fn render(report: &Report) -> String {
                         props.push(format!("col={c}"));
                     }
                 }
+            }
+            Place::File { path, line, .. } if place.inner.is_none() => {
+                let _ = write!(message, "{}", escape::field(path));
+                if let Some(l) = line {
+                    let _ = write!(message, ":{l}");
+                }
+                message.push_str(": ");
             }
             Place::InImage { artifact, .. } => {
                 let _ = write!(message, "{} ", escape::field(artifact));

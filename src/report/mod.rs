@@ -224,7 +224,13 @@ impl Report {
                     line: known.unwrap_or(1),
                     exact_line: known.is_some(),
                     column: column.filter(|c| *c > 0 && known.is_some()),
-                    inner: None,
+                    // `--scan-images`: an image finding at the configuration line naming the
+                    // image keeps the path inside the image.
+                    inner: f
+                        .location
+                        .as_ref()
+                        .and_then(|l| l.path.as_deref())
+                        .map(|p| format!("/{}", p.trim_start_matches('/'))),
                 }
             }
             Place::InImage { path, .. } => at_line_1(artifact_file(), Some(path)),

@@ -111,6 +111,13 @@ fn component(s: &str) -> String {
     out
 }
 
+/// Whether a report file is a placeholder (under `.gpulint/`), not a file of the repository
+/// (`.gpulint.toml` is one).
+pub fn is_placeholder(file: &str) -> bool {
+    file.strip_prefix(PLACEHOLDER_DIR)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// The placeholder file for something outside the repository: `.gpulint/<kind>/<name>`.
 pub fn placeholder(kind: &str, name: &str) -> String {
     format!("{PLACEHOLDER_DIR}/{kind}/{}", component(name))
@@ -157,7 +164,7 @@ pub fn shown_reference(reference: &str) -> String {
         return reference.to_string();
     };
     let file = image_file(reference);
-    if file.starts_with(PLACEHOLDER_DIR) {
+    if is_placeholder(&file) {
         return reference.to_string();
     }
     let given = p.to_string_lossy();
@@ -222,6 +229,7 @@ mod tests {
             placeholder("image", "../../etc"),
             ".gpulint/image/.._.._etc"
         );
+        assert!(is_placeholder(".gpulint/image/x") && !is_placeholder(".gpulint.toml"));
         let long = "a".repeat(1000);
         assert!(placeholder("image", &long).len() < 250);
         let d = tempfile::tempdir().unwrap();
