@@ -65,12 +65,11 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         pythons: a.host.python.clone(),
         scanner: Some(&scanner),
     };
-    let config = match &a.config {
-        Some(p) => crate::config::Config::load(p)?,
-        None => {
-            crate::config::Config::discover(&std::env::current_dir().context("current directory")?)?
-        }
-    };
+    let cwd = std::env::current_dir().context("current directory")?;
+    let cli = a.rules.selection().map_err(anyhow::Error::msg)?;
+    let mut configs = ConfigSet::new(a.config.as_deref(), cli, &cwd)?;
+    let i = configs.fallback()?;
+    let config = configs.get(i).clone();
     let fail_on = a
         .fail_on
         .or(config.fail_on)

@@ -34,6 +34,8 @@ pub struct CommandContext {
     pub input_errors: std::cell::RefCell<Vec<String>>,
     /// `-q`: no notes on stderr, only findings (and errors).
     pub quiet: bool,
+    /// Inputs checked so far (files read and linted, a command line), for the summary.
+    pub checked: std::cell::Cell<usize>,
 }
 
 impl CommandContext {
@@ -64,6 +66,7 @@ impl CommandContext {
             scan_images: None,
             input_errors: Default::default(),
             quiet: false,
+            checked: Default::default(),
         })
     }
     /// The compatibility matrix behind the facts.
@@ -165,7 +168,8 @@ pub(crate) fn finish(
     texts: &[FileText],
     ctx: &CommandContext,
 ) -> Vec<Finding> {
-    let mut f = crate::suppress::apply(findings, texts, &ctx.config);
+    ctx.checked.set(ctx.checked.get() + texts.len());
+    let mut f = crate::suppress::apply(findings, texts, &ctx.config, &ctx.cwd);
     f.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     f.dedup();
     f
@@ -639,6 +643,7 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         if specs.is_empty() {
             anyhow::bail!("not a container start: expected `docker run …`, `podman run …` or `nvidia-docker run …`");
         }
+        ctx.checked.set(ctx.checked.get() + 1);
         all.extend(runs_checks(&specs, ctx));
     }
     for p in &args.files {

@@ -76,6 +76,10 @@ pub struct Report {
     /// The rule codes this run checked, for reporters that also list what passed (JUnit).
     #[serde(skip)]
     pub checked_rules: Vec<String>,
+    /// What was checked with what, for the text summary line ("checked 3 files with
+    /// .gpulint.toml", "no files found"); None: counts only.
+    #[serde(skip)]
+    pub summary: Option<String>,
     pub findings: Vec<Finding>,
 }
 
@@ -118,6 +122,7 @@ impl Report {
             preamble: Vec::new(),
             artifact: None,
             checked_rules: Vec::new(),
+            summary: None,
             findings: Vec::new(),
         }
     }

@@ -102,7 +102,18 @@ pub fn render(report: &Report, style: Style) -> String {
             report.count(Severity::Warning),
             report.count(Severity::Info),
         );
-        let _ = writeln!(out, "\n{e} error(s), {w} warning(s), {i} info");
+        match &report.summary {
+            Some(scope) => {
+                let _ = writeln!(
+                    out,
+                    "\n{}: {e} error(s), {w} warning(s), {i} info",
+                    escape::field(scope)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "\n{e} error(s), {w} warning(s), {i} info");
+            }
+        }
     }
     out
 }
