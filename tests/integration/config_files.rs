@@ -225,7 +225,8 @@ fn an_unreadable_config_is_an_error_not_the_defaults() {
     // Would make the run pass, were it the one read.
     write(&p.join(".gpulint.toml"), "fail-on = \"none\"\n");
     let cfg = p.join("repo/.gpulint.toml");
-    let cases: Vec<(&str, Box<dyn Fn()>)> = vec![
+    type Make<'a> = Box<dyn Fn() + 'a>;
+    let cases: Vec<(&str, Make)> = vec![
         ("directory", Box::new(|| std::fs::create_dir(&cfg).unwrap())),
         #[cfg(unix)]
         (
