@@ -413,17 +413,23 @@ impl Config {
             .and_then(|a| a.parent().map(Path::to_path_buf))
             .unwrap_or_default();
         if let Some(f) = c.fleet.take() {
-            c.fleet = Some(c.confined(&dir, &f, "fleet file")?);
+            c.fleet = Some(c.confined(&dir, &f, "fleet file", c.fleet_at)?);
         }
         c.base = Some(dir);
         Ok(c)
     }
 
-    /// `target` (already joined to the config's directory) resolved, when it lies inside the
-    /// config's repository; else an error at the key. A config from an untrusted repository
-    /// must not make gpulint read `/proc/self/environ` or `../../token`.
-    fn confined(&self, dir: &Path, target: &Path, what: &str) -> Result<PathBuf, ConfigError> {
-        let (line, col) = self.fleet_at;
+    /// `target` (already joined to the config's directory `dir`) resolved, when it lies
+    /// inside the config's repository; else an error at the key written at (line, col). Every
+    /// file a config names goes through here: a config from an untrusted repository must not
+    /// make gpulint read `/proc/self/environ` or `../../token`.
+    fn confined(
+        &self,
+        dir: &Path,
+        target: &Path,
+        what: &str,
+        (line, col): (u32, u32),
+    ) -> Result<PathBuf, ConfigError> {
         let at = |message: String| ConfigError {
             file: self
                 .path
@@ -512,6 +518,29 @@ mod tests {
         assert_eq!((e.line, e.col), (1, 11));
         let e = Config::parse("c.toml", "ignore = [\"GL10l\"]\n", &known).unwrap_err();
         assert!(e.message.contains("did you mean"), "{e}");
+    }
+
+    /// Paths are matched relative to the config's directory however they are written.
+    #[test]
+    fn paths_relative_to_the_config_directory() {
+        let c = Config::parse("c.toml", "ignore-paths = [\"gen/**\"]\n", &known).unwrap();
+        let c = Config {
+            base: Some(PathBuf::from("/w/repo")),
+            ..c
+        };
+        let cwd = Path::new("/w");
+        assert_eq!(
+            c.relative(Path::new("repo/gen/Dockerfile"), cwd).as_deref(),
+            Some("gen/Dockerfile")
+        );
+        assert!(c.path_ignored(Path::new("repo/gen/Dockerfile"), cwd));
+        assert!(c.path_ignored(Path::new("../gen/x"), Path::new("/w/repo/sub")));
+        assert!(c.path_ignored(Path::new("/w/repo/./gen/x"), Path::new("/elsewhere")));
+        assert!(
+            !c.path_ignored(Path::new("gen/Dockerfile"), cwd),
+            "/w/gen is outside"
+        );
+        assert_eq!(c.relative(Path::new("other/x"), cwd), None);
     }
 
     #[test]

@@ -287,7 +287,7 @@ fn spec<A: clap::Args + LintInputs>(
     report.checked_rules.sort();
     report.normalize();
     let checked = ctx.checked.get();
-    report.summary = Some(if checked == 0 {
+    report.scope = Some(if checked == 0 {
         "no files found".to_string()
     } else {
         format!(

@@ -79,7 +79,7 @@ pub struct Report {
     /// What was checked with what, for the text summary line ("checked 3 files with
     /// .gpulint.toml", "no files found"); None: counts only.
     #[serde(skip)]
-    pub summary: Option<String>,
+    pub scope: Option<String>,
     pub findings: Vec<Finding>,
 }
 
@@ -122,7 +122,7 @@ impl Report {
             preamble: Vec::new(),
             artifact: None,
             checked_rules: Vec::new(),
-            summary: None,
+            scope: None,
             findings: Vec::new(),
         }
     }

@@ -102,7 +102,7 @@ pub fn render(report: &Report, style: Style) -> String {
             report.count(Severity::Warning),
             report.count(Severity::Info),
         );
-        match &report.summary {
+        match &report.scope {
             Some(scope) => {
                 let _ = writeln!(
                     out,
