@@ -219,7 +219,7 @@ impl SelectionArgs {
     /// The command line's rule selection, names resolved to codes; an unknown entry is an
     /// error that echoes it as written.
     pub fn selection(&self) -> Result<RuleSelection, String> {
-        let known = crate::selection::all_rule_names();
+        let known = crate::rules::names();
         let resolve = |v: &[String]| -> Result<Vec<String>, String> {
             v.iter()
                 .map(|s| crate::selection::resolve_selector(s, &known))

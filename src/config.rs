@@ -159,7 +159,7 @@ fn line_col(text: &str, off: usize) -> (u32, u32) {
 /// The rules (code, name) `known_rule` accepts among gpulint's, for selectors and
 /// suggestions.
 fn known_rules(known_rule: &dyn Fn(&str) -> bool) -> Vec<RuleName> {
-    crate::selection::all_rule_names()
+    crate::rules::names()
         .into_iter()
         .filter(|(code, _)| known_rule(code))
         .collect()

@@ -67,16 +67,8 @@ impl RuleSelection {
     }
 }
 
-/// A rule as selectors may name it: its code and its kebab-case name.
+/// A rule as selectors may name it: its code and its kebab-case name (`rules::names`).
 pub type RuleName = (&'static str, &'static str);
-
-/// Every rule's code and name, for selectors written by users.
-pub fn all_rule_names() -> Vec<RuleName> {
-    crate::rules::all()
-        .into_iter()
-        .map(|m| (m.code.as_str(), m.name))
-        .collect()
-}
 
 /// A selector as written (a code, a code prefix, `ALL`, or a rule name such as
 /// `driver-in-image`) in the form the selection holds (upper-case codes and prefixes); the
@@ -213,7 +205,7 @@ mod tests {
     /// with the nearest name suggested.
     #[test]
     fn rule_names_resolve_to_codes() {
-        let known = all_rule_names();
+        let known = crate::rules::names();
         assert_eq!(
             resolve_selector("driver-in-image", &known).unwrap(),
             "GL103"

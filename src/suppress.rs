@@ -290,7 +290,7 @@ pub fn apply(
     // Repeats merge after suppression: a pragma silences its own service only.
     let mut out = crate::finding::merge_repeats(out);
     if config.rule_enabled(&UNUSED.code) {
-        let rules = crate::selection::all_rule_names();
+        let rules = crate::rules::names();
         let known: Vec<&str> = rules.iter().map(|(code, _)| *code).collect();
         for (file, ps) in &per_file {
             for p in ps {

@@ -180,7 +180,7 @@ fn explain(a: ExplainArgs) -> anyhow::Result<i32> {
         }
         None => anyhow::bail!(crate::selection::unknown_code_message(
             &a.rule,
-            &crate::selection::all_rule_names()
+            &crate::rules::names()
         )),
     }
 }
