@@ -195,6 +195,15 @@ fn config_fleet_cannot_leave_the_repository() {
     let r = run_in(p, &["dockerfile", "repo/Dockerfile", "--fleet", &token]);
     assert_eq!(r.code, 2, "{r:?}");
     assert!(!r.stderr.contains("SECRETTOKEN"), "{r:?}");
+    // Nor is a `--host` profile that is not one (serde quotes the values it rejects).
+    write(&p.join("profile.json"), "\"ghp_SECRETTOKEN1234\"\n");
+    let r = run_in(
+        p,
+        &["dockerfile", "repo/Dockerfile", "--host", "profile.json"],
+    );
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("not a host profile"), "{r:?}");
+    assert!(!r.stderr.contains("SECRETTOKEN"), "{r:?}");
     // In a git work tree the whole tree is the repository.
     std::fs::create_dir_all(p.join("repo/.git")).unwrap();
     write(
