@@ -65,11 +65,7 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         pythons: a.host.python.clone(),
         scanner: Some(&scanner),
     };
-    let cwd = std::env::current_dir().context("current directory")?;
-    let cli = a.rules.selection().map_err(anyhow::Error::msg)?;
-    let mut configs = ConfigSet::new(a.config.as_deref(), cli, &cwd)?;
-    let i = configs.fallback()?;
-    let config = configs.get(i).clone();
+    let config = load_config(a.config.as_deref(), &a.rules)?;
     let fail_on = a
         .fail_on
         .or(config.fail_on)

@@ -14,7 +14,7 @@ use settings::{ConfigSet, LintInputs};
 
 use crate::cli::{
     CacheAction, CacheArgs, Cli, Command, ExplainArgs, GpusArgs, HostCmdArgs, ImageArgs,
-    InventoryArgs, InventoryFormat, OutputArgs, RulesArgs, SpecCmd, TargetArgs,
+    InventoryArgs, InventoryFormat, RulesArgs, SpecCmd, TargetArgs,
 };
 use crate::exit;
 use crate::finding::{FailOn, Finding, Severity};
@@ -150,13 +150,16 @@ fn local_host_target(matrix: &Matrix) -> Option<Target> {
     Some(t)
 }
 
-/// The configuration of a command that checks no files (`image`): `--config FILE`, else
-/// `.gpulint.toml` from the working directory upward, else the user config, else defaults;
-/// the command line's `--select`/`--extend-select`/`--ignore` over it.
-fn load_config(output: &OutputArgs) -> anyhow::Result<crate::config::Config> {
+/// The configuration of a command that checks no files (`image`, `host --check`):
+/// `--config FILE`, else `.gpulint.toml` from the working directory upward, else the user
+/// config, else defaults; the command line's `--select`/`--extend-select`/`--ignore` over it.
+fn load_config(
+    explicit: Option<&Path>,
+    rules: &crate::cli::SelectionArgs,
+) -> anyhow::Result<crate::config::Config> {
     let cwd = std::env::current_dir().context("current directory")?;
-    let cli = output.selection().map_err(anyhow::Error::msg)?;
-    let mut configs = ConfigSet::new(output.config.as_deref(), cli, &cwd)?;
+    let cli = rules.selection().map_err(anyhow::Error::msg)?;
+    let mut configs = ConfigSet::new(explicit, cli, &cwd)?;
     let i = configs.fallback()?;
     Ok(configs.get(i).clone())
 }

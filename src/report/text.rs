@@ -102,18 +102,12 @@ pub fn render(report: &Report, style: Style) -> String {
             report.count(Severity::Warning),
             report.count(Severity::Info),
         );
-        match &report.scope {
-            Some(scope) => {
-                let _ = writeln!(
-                    out,
-                    "\n{}: {e} error(s), {w} warning(s), {i} info",
-                    escape::field(scope)
-                );
-            }
-            None => {
-                let _ = writeln!(out, "\n{e} error(s), {w} warning(s), {i} info");
-            }
-        }
+        let scope = report
+            .scope
+            .as_deref()
+            .map(|s| format!("{}: ", escape::field(s)))
+            .unwrap_or_default();
+        let _ = writeln!(out, "\n{scope}{e} error(s), {w} warning(s), {i} info");
     }
     out
 }
