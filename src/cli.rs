@@ -188,8 +188,8 @@ pub struct OutputArgs {
     /// Write the report to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
-    /// Exit 1 when a finding has at least this severity: error, warning, info, or none
-    /// (default: the config's, else error).
+    /// Exit 1 when a finding has at least this severity: error, warning, info, or none, for
+    /// every finding (default: each file's configuration's `fail-on`, else error).
     #[arg(long, value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
     /// Configuration file for every input (default: each file's nearest .gpulint.toml, in
