@@ -72,7 +72,8 @@ fn main() -> anyhow::Result<()> {
                     text: std::fs::read_to_string(p).unwrap_or_default(),
                     statements: None,
                 };
-                for f in gpulint::suppress::apply(found, &[text], &ctx.config) {
+                let locate = |shown: &str| ctx.cwd.join(shown);
+                for f in gpulint::suppress::apply(found, &[text], &ctx.config, &ctx.cwd, &locate) {
                     println!("{}", serde_json::to_string(&f)?);
                 }
             }

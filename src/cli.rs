@@ -83,6 +83,9 @@ pub struct HostCmdArgs {
     /// Print only the findings.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// With --check: which rules run, over the config's selection.
+    #[command(flatten)]
+    pub rules: SelectionArgs,
 }
 
 /// A configuration linter command: its own arguments plus targets and output.
@@ -102,6 +105,10 @@ pub struct SpecCmd<A: clap::Args> {
     /// How to open the images for --scan-images.
     #[command(flatten)]
     pub source: crate::source::live::SourceArgs,
+    /// Print the settings FILE is checked with (the configuration that applies, fail-on,
+    /// the rules enabled and at what severity) and exit.
+    #[arg(long, value_name = "FILE")]
+    pub show_settings: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -181,35 +188,55 @@ pub struct OutputArgs {
     /// Write the report to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_file: Option<PathBuf>,
-    /// Exit 1 when a finding has at least this severity: error, warning, info, or none
-    /// (default: the config's, else error).
+    /// Exit 1 when a finding has at least this severity: error, warning, info, or none, for
+    /// every finding (default: each file's configuration's `fail-on`, else error).
     #[arg(long, value_parser = parse_fail_on)]
     pub fail_on: Option<FailOn>,
-    /// Configuration file (default: .gpulint.toml beside the linted path or upward from it,
-    /// else from the working directory upward, then the user config).
+    /// Configuration file for every input (default: each file's nearest .gpulint.toml, in
+    /// its directory or a parent, else the working directory's, then the user config).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Run only these rules: codes or prefixes (GL1, GL001, ALL), comma-separated or
-    /// repeated; replaces the config's `select`.
-    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    #[command(flatten)]
+    pub rules: SelectionArgs,
+}
+
+/// `--select` / `--extend-select` / `--ignore`: the same on every checking command.
+#[derive(Debug, Args, Default)]
+pub struct SelectionArgs {
+    /// Run only these rules: codes, prefixes or names (GL1, GL001, ALL, driver-in-image),
+    /// comma-separated or repeated; replaces the config's `select`.
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub select: Option<Vec<String>>,
-    /// Add rules to the selection (codes or prefixes).
-    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    /// Add rules to the selection (codes, prefixes or names).
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub extend_select: Vec<String>,
-    /// Do not run these rules (codes or prefixes).
-    #[arg(long, value_delimiter = ',', value_name = "CODES")]
+    /// Do not run these rules (codes, prefixes or names).
+    #[arg(long, value_delimiter = ',', value_name = "RULES")]
     pub ignore: Vec<String>,
 }
 
+impl SelectionArgs {
+    /// The command line's rule selection, names resolved to codes; an unknown entry is an
+    /// error that echoes it as written.
+    pub fn selection(&self) -> Result<RuleSelection, String> {
+        let known = crate::rules::names();
+        let resolve = |v: &[String]| -> Result<Vec<String>, String> {
+            v.iter()
+                .map(|s| crate::selection::resolve_selector(s, &known))
+                .collect()
+        };
+        Ok(RuleSelection {
+            select: self.select.as_deref().map(resolve).transpose()?,
+            extend_select: resolve(&self.extend_select)?,
+            ignore: resolve(&self.ignore)?,
+        })
+    }
+}
+
 impl OutputArgs {
-    /// The command line's rule selection.
-    pub fn selection(&self) -> RuleSelection {
-        let up = |v: &[String]| v.iter().map(|s| s.trim().to_ascii_uppercase()).collect();
-        RuleSelection {
-            select: self.select.as_deref().map(up),
-            extend_select: up(&self.extend_select),
-            ignore: up(&self.ignore),
-        }
+    /// The command line's rule selection (see [`SelectionArgs::selection`]).
+    pub fn selection(&self) -> Result<RuleSelection, String> {
+        self.rules.selection()
     }
 }
 
@@ -285,6 +312,11 @@ pub struct LintArgs {
     /// Repository directories or single files (default: the current directory). A path that
     /// does not exist is an error for that path; the others are still linted (exit 2).
     pub paths: Vec<PathBuf>,
+    /// Files already found inside named directories (and not excluded by their
+    /// configuration's `ignore-paths`), each with the directory it was found in: linted as
+    /// found, without the notes a named file gets.
+    #[arg(skip)]
+    pub found: Vec<(PathBuf, PathBuf)>,
 }
 
 /// `gpulint host [--check] [--root DIR] [--python PATH]... [--format text|json|sarif]`

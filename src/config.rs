@@ -1,6 +1,9 @@
-//! `.gpulint.toml`: found like `.hadolint.yaml` (the working directory and its parents, then
-//! the user config dir), parsed with spans, then validated into [`Config`]. Unknown keys and
-//! bad values are errors that point at file:line:col.
+//! `.gpulint.toml`: each checked file uses the nearest one in its directory or a parent (as
+//! ruff does; settings are not merged), else the working directory's, else the user config;
+//! parsed with spans, then validated into [`Config`]. Unknown keys and bad values are errors
+//! that point at file:line:col. Paths a config writes are relative to its own directory:
+//! `[[ignore]] paths` and `ignore-paths` match there, and files it names (`fleet`) must lie
+//! inside its repository (see [`confinement_root`]).
 //!
 //! ```toml
 //! fail-on = "warning"            # error | warning | info | none
@@ -26,7 +29,7 @@
 //! ```
 
 use crate::finding::{FailOn, Severity};
-use crate::selection::{check_selector, unknown_code_message, RuleSelection};
+use crate::selection::{resolve_rule, resolve_selector, RuleName, RuleSelection};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -118,8 +121,15 @@ pub enum RuleSetting {
 pub struct Config {
     /// Where it was read from; None = defaults.
     pub path: Option<PathBuf>,
+    /// The directory `[[ignore]] paths` and `ignore-paths` are written against: the config
+    /// file's own (absolute). None (defaults, the user config): the working directory.
+    pub base: Option<PathBuf>,
     pub fail_on: Option<FailOn>,
+    /// The fleet file `fleet` names, relative paths joined to the config's directory; after
+    /// [`Config::load`], resolved and checked to lie inside the repository.
     pub fleet: Option<PathBuf>,
+    /// Where `fleet` is written (line, column), for errors about the file it names.
+    fleet_at: (u32, u32),
     pub targets: Vec<TargetSpec>,
     pub rules: BTreeMap<String, RuleSetting>,
     /// `select` / `extend-select` / `ignore` codes and prefixes.
@@ -146,13 +156,44 @@ fn line_col(text: &str, off: usize) -> (u32, u32) {
     (line, col)
 }
 
-/// The codes `known_rule` accepts among gpulint's rules, for selectors and suggestions.
-fn known_codes(known_rule: &dyn Fn(&str) -> bool) -> Vec<&'static str> {
-    crate::rules::all()
+/// The rules (code, name) `known_rule` accepts among gpulint's, for selectors and
+/// suggestions.
+fn known_rules(known_rule: &dyn Fn(&str) -> bool) -> Vec<RuleName> {
+    crate::rules::names()
         .into_iter()
-        .map(|m| m.code.as_str())
-        .filter(|c| known_rule(c))
+        .filter(|(code, _)| known_rule(code))
         .collect()
+}
+
+/// Lexically normalised absolute form of `p` (`.` and `..` folded, links not resolved), so
+/// paths given as `../repo/x` and `/abs/repo/x` compare equal.
+pub fn normalize(p: &Path, cwd: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in cwd.join(p).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The tree a config's file references must stay in: the git work tree holding `config_dir`
+/// (the nearest directory with a `.git` entry), else `config_dir` itself. Both resolved.
+pub fn confinement_root(config_dir: &Path) -> std::io::Result<PathBuf> {
+    let dir = config_dir.canonicalize()?;
+    let mut cur = Some(dir.as_path());
+    while let Some(d) = cur {
+        if std::fs::symlink_metadata(d.join(".git")).is_ok() {
+            return Ok(d.to_path_buf());
+        }
+        cur = d.parent();
+    }
+    Ok(dir)
 }
 
 impl Config {
@@ -165,11 +206,24 @@ impl Config {
             _ => None,
         }
     }
-    pub fn path_ignored(&self, rel: &str) -> bool {
-        self.ignore_paths
-            .as_ref()
-            .map(|g| g.is_match(rel))
-            .unwrap_or(false)
+    /// `path` (as the command shows it: relative to `cwd`, or absolute) relative to the
+    /// directory this config's patterns are written against; None when it lies outside it.
+    pub fn relative(&self, path: &Path, cwd: &Path) -> Option<String> {
+        let base = self.base.as_deref().unwrap_or(cwd);
+        let rel = normalize(path, cwd)
+            .strip_prefix(normalize(base, cwd))
+            .ok()?
+            .to_string_lossy()
+            .replace('\\', "/");
+        Some(rel)
+    }
+
+    /// Whether `ignore-paths` excludes `path` (relative to `cwd`, or absolute).
+    pub fn path_ignored(&self, path: &Path, cwd: &Path) -> bool {
+        match (&self.ignore_paths, self.relative(path, cwd)) {
+            (Some(g), Some(rel)) => g.is_match(rel),
+            _ => false,
+        }
     }
 
     /// Parse and validate a config text. `known_rule` says whether a code exists.
@@ -195,6 +249,9 @@ impl Config {
             path: Some(PathBuf::from(file)),
             ..Default::default()
         };
+        if let Some(f) = &raw.fleet {
+            c.fleet_at = line_col(text, f.span().start);
+        }
         if let Some(f) = raw.fail_on {
             c.fail_on = Some(f.get_ref().parse().map_err(|e: String| err(f.span(), e))?);
         }
@@ -217,14 +274,10 @@ impl Config {
                 driver: t.driver.map(|d| d.into_inner()),
             });
         }
-        let codes = known_codes(known_rule);
+        let codes = known_rules(known_rule);
         let check_list = |list: &[Spanned<String>]| -> Result<Vec<String>, ConfigError> {
             list.iter()
-                .map(|e| {
-                    check_selector(e.get_ref(), &codes)
-                        .map(|_| e.get_ref().trim().to_ascii_uppercase())
-                        .map_err(|m| err(e.span(), m))
-                })
+                .map(|e| resolve_selector(e.get_ref(), &codes).map_err(|m| err(e.span(), m)))
                 .collect()
         };
         if let Some(sel) = &raw.select {
@@ -232,10 +285,7 @@ impl Config {
         }
         c.selection.extend_select = check_list(&raw.extend_select)?;
         for (code, v) in raw.rules {
-            let code_u = code.to_ascii_uppercase();
-            if !known_rule(&code_u) {
-                return Err(err(v.span(), unknown_code_message(&code, &codes)));
-            }
+            let code_u = resolve_rule(&code, &codes).map_err(|m| err(v.span(), m))?;
             let s = match v.get_ref().to_ascii_lowercase().as_str() {
                 "off" | "false" | "disable" | "disabled" => RuleSetting::Off,
                 "on" | "true" | "enable" | "enabled" => RuleSetting::On,
@@ -256,18 +306,19 @@ impl Config {
             let span = ig.span();
             let ig: RawIgnore = match ig.into_inner() {
                 toml::Value::String(code) => {
-                    check_selector(&code, &codes).map_err(|m| err(span.clone(), m))?;
-                    c.selection.ignore.push(code.trim().to_ascii_uppercase());
+                    let code = resolve_selector(&code, &codes).map_err(|m| err(span.clone(), m))?;
+                    c.selection.ignore.push(code);
                     continue;
                 }
                 other => other
                     .try_into()
                     .map_err(|e: toml::de::Error| err(span.clone(), e.message().to_string()))?,
             };
-            let rule = ig.rule.to_ascii_uppercase();
-            if rule != "*" && !known_rule(&rule) {
-                return Err(err(span, unknown_code_message(&ig.rule, &codes)));
-            }
+            let rule = if ig.rule.trim() == "*" {
+                "*".to_string()
+            } else {
+                resolve_rule(&ig.rule, &codes).map_err(|m| err(span.clone(), m))?
+            };
             let reason = match ig.reason {
                 Some(r) if !r.trim().is_empty() => r,
                 _ => return Err(err(span, "an [[ignore]] entry needs a `reason`".into())),
@@ -310,23 +361,27 @@ impl Config {
     /// Find the config for `start`: `.gpulint.toml` there or in a parent directory, else the
     /// user's (`$XDG_CONFIG_HOME/gpulint/config.toml`, `~/.config/gpulint/config.toml`).
     pub fn find(start: &Path) -> Option<PathBuf> {
-        if let Some(p) = Self::find_project(start) {
-            return Some(p);
-        }
+        Self::find_project(start).or_else(Self::find_user)
+    }
+
+    /// The user config, when anything is at its name (what is there is checked on load).
+    pub fn find_user() -> Option<PathBuf> {
         let user = std::env::var_os("XDG_CONFIG_HOME")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
         let p = user.join("gpulint").join("config.toml");
-        p.is_file().then_some(p)
+        exists(&p).then_some(p)
     }
 
-    /// `.gpulint.toml` in `start` or a parent directory (no user config).
+    /// `.gpulint.toml` in `start` or a parent directory (no user config). Anything at that
+    /// name counts, so that a directory, FIFO or dangling link there is refused on load
+    /// instead of being passed over for a config further up (or the defaults).
     pub fn find_project(start: &Path) -> Option<PathBuf> {
         let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
         let mut cur = Some(start.as_path());
         while let Some(d) = cur {
             let p = d.join(FILE_NAME);
-            if p.is_file() {
+            if exists(&p) {
                 return Some(p);
             }
             cur = d.parent();
@@ -336,18 +391,74 @@ impl Config {
 
     /// Find and load; no file = defaults.
     pub fn discover(start: &Path) -> anyhow::Result<Config> {
-        match Self::find(start) {
-            None => Ok(Config::default()),
+        match Self::find_project(start) {
             Some(p) => Self::load(&p),
+            None => match Self::find_user() {
+                // The user config's patterns are written against the working directory.
+                Some(p) => Self::load(&p).map(|c| Config { base: None, ..c }),
+                None => Ok(Config::default()),
+            },
         }
     }
 
+    /// Read, parse and validate a config file; the file itself must be a regular file of
+    /// bounded size, and a file it names must lie inside its repository.
     pub fn load(p: &Path) -> anyhow::Result<Config> {
         let text = crate::io_util::read_regular_string(p, crate::io_util::MAX_CONFIG_FILE)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
+            .map_err(|e| anyhow::anyhow!("cannot read configuration {}: {e}", p.display()))?;
         let known = |c: &str| crate::rules::find(c).is_some();
-        Ok(Self::parse(&p.to_string_lossy(), &text, &known)?)
+        let mut c = Self::parse(&p.to_string_lossy(), &text, &known)?;
+        let dir = std::path::absolute(p)
+            .ok()
+            .and_then(|a| a.parent().map(Path::to_path_buf))
+            .unwrap_or_default();
+        if let Some(f) = c.fleet.take() {
+            c.fleet = Some(c.confined(&dir, &f, "fleet file", c.fleet_at)?);
+        }
+        c.base = Some(dir);
+        Ok(c)
     }
+
+    /// `target` (already joined to the config's directory `dir`) resolved, when it lies
+    /// inside the config's repository; else an error at the key written at (line, col). Every
+    /// file a config names goes through here: a config from an untrusted repository must not
+    /// make gpulint read `/proc/self/environ` or `../../token`.
+    fn confined(
+        &self,
+        dir: &Path,
+        target: &Path,
+        what: &str,
+        (line, col): (u32, u32),
+    ) -> Result<PathBuf, ConfigError> {
+        let at = |message: String| ConfigError {
+            file: self
+                .path
+                .as_deref()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            line,
+            col,
+            message,
+        };
+        let root = confinement_root(dir)
+            .map_err(|e| at(format!("cannot resolve {}: {e}", dir.display())))?;
+        let resolved = target
+            .canonicalize()
+            .map_err(|e| at(format!("cannot read {what} {}: {e}", target.display())))?;
+        if !resolved.starts_with(&root) {
+            return Err(at(format!(
+                "{what} {} is outside the repository {} (a configuration may only name files inside it)",
+                target.display(),
+                root.display()
+            )));
+        }
+        Ok(resolved)
+    }
+}
+
+/// Whether anything (a file, a directory, a link, dangling or not) is at `p`.
+fn exists(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
 }
 
 #[cfg(test)]
@@ -365,7 +476,8 @@ mod tests {
         assert_eq!(c.fail_on, Some(FailOn::At(Severity::Warning)));
         assert!(!c.rule_enabled("GL114"));
         assert_eq!(c.severity_override("GL109"), Some(Severity::Error));
-        assert!(c.path_ignored("vendor/x/Dockerfile"));
+        let cwd = Path::new("/w");
+        assert!(c.path_ignored(Path::new("vendor/x/Dockerfile"), cwd));
         assert!(c.ignores[0].matches("GL112", Some("deploy/a.yaml")));
         assert!(!c.ignores[0].matches("GL112", Some("k8s/a.yaml")));
         assert_eq!(c.ignores[0].line, 9);
@@ -406,6 +518,29 @@ mod tests {
         assert_eq!((e.line, e.col), (1, 11));
         let e = Config::parse("c.toml", "ignore = [\"GL10l\"]\n", &known).unwrap_err();
         assert!(e.message.contains("did you mean"), "{e}");
+    }
+
+    /// Paths are matched relative to the config's directory however they are written.
+    #[test]
+    fn paths_relative_to_the_config_directory() {
+        let c = Config::parse("c.toml", "ignore-paths = [\"gen/**\"]\n", &known).unwrap();
+        let c = Config {
+            base: Some(PathBuf::from("/w/repo")),
+            ..c
+        };
+        let cwd = Path::new("/w");
+        assert_eq!(
+            c.relative(Path::new("repo/gen/Dockerfile"), cwd).as_deref(),
+            Some("gen/Dockerfile")
+        );
+        assert!(c.path_ignored(Path::new("repo/gen/Dockerfile"), cwd));
+        assert!(c.path_ignored(Path::new("../gen/x"), Path::new("/w/repo/sub")));
+        assert!(c.path_ignored(Path::new("/w/repo/./gen/x"), Path::new("/elsewhere")));
+        assert!(
+            !c.path_ignored(Path::new("gen/Dockerfile"), cwd),
+            "/w/gen is outside"
+        );
+        assert_eq!(c.relative(Path::new("other/x"), cwd), None);
     }
 
     #[test]

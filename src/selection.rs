@@ -5,7 +5,8 @@
 //! GL000 (part of the input could not be read) is never dropped by `select`, only by an
 //! explicit `ignore`: a narrowed selection must not hide that the verdict is incomplete.
 //!
-//! Also the "did you mean" suggestions for mistyped codes and names.
+//! Entries may also name a rule (`driver-in-image`); it stands for its code. Also the "did you
+//! mean" suggestions for mistyped codes and names.
 
 /// The code that marks unreadable input.
 const UNREADABLE: &str = "GL000";
@@ -66,19 +67,35 @@ impl RuleSelection {
     }
 }
 
-/// Check a selector (code, prefix or `ALL`) against the known codes; the error says why and
-/// suggests the nearest code.
-pub fn check_selector(entry: &str, known: &[&str]) -> Result<(), String> {
+/// A rule as selectors may name it: its code and its kebab-case name (`rules::names`).
+pub type RuleName = (&'static str, &'static str);
+
+/// A selector as written (a code, a code prefix, `ALL`, or a rule name such as
+/// `driver-in-image`) in the form the selection holds (upper-case codes and prefixes); the
+/// error echoes the user's spelling and suggests the nearest code or name.
+pub fn resolve_selector(entry: &str, known: &[RuleName]) -> Result<String, String> {
     let e = entry.trim().to_ascii_uppercase();
-    if e == "ALL" || (!e.is_empty() && known.iter().any(|k| k.starts_with(&e))) {
-        return Ok(());
+    if e == "ALL" || (!e.is_empty() && known.iter().any(|(code, _)| code.starts_with(&e))) {
+        return Ok(e);
     }
-    Err(unknown_code_message(entry, known))
+    resolve_rule(entry, known)
 }
 
-/// "unknown rule "GL1O1" (did you mean GL101?)".
-pub fn unknown_code_message(entry: &str, known: &[&str]) -> String {
-    match did_you_mean(entry, known.iter().copied()) {
+/// One rule, by code or name (no prefixes): its code.
+pub fn resolve_rule(entry: &str, known: &[RuleName]) -> Result<String, String> {
+    let t = entry.trim();
+    known
+        .iter()
+        .find(|(code, name)| code.eq_ignore_ascii_case(t) || name.eq_ignore_ascii_case(t))
+        .map(|(code, _)| code.to_string())
+        .ok_or_else(|| unknown_code_message(entry, known))
+}
+
+/// "unknown rule "GL1O1" (did you mean GL101?)": the nearest code, or name when a name was
+/// meant.
+pub fn unknown_code_message(entry: &str, known: &[RuleName]) -> String {
+    let candidates = known.iter().flat_map(|(code, name)| [*code, *name]);
+    match did_you_mean(entry, candidates) {
         Some(s) => format!("unknown rule {entry:?} (did you mean {s}?)"),
         None => format!("unknown rule {entry:?}; `gpulint rules` lists them"),
     }
@@ -172,10 +189,37 @@ mod tests {
         assert_eq!(did_you_mean("GL1O1", known), Some("GL101"));
         assert_eq!(did_you_mean("gl0001", known), Some("GL001"));
         assert_eq!(did_you_mean("XYZ99", known), None);
-        assert!(check_selector("GL1", &known).is_ok());
-        assert!(check_selector("all", &known).is_ok());
-        let e = check_selector("GL1O1", &known).unwrap_err();
+        let named = [
+            ("GL001", "no-kernel-image"),
+            ("GL101", "torch-cuda-vs-base"),
+            ("GL114", "x"),
+        ];
+        assert_eq!(resolve_selector("GL1", &named).unwrap(), "GL1");
+        assert_eq!(resolve_selector("all", &named).unwrap(), "ALL");
+        let e = resolve_selector("GL1O1", &named).unwrap_err();
         assert!(e.contains("did you mean GL101?"), "{e}");
         assert_eq!(did_you_mean("H10O", ["H100", "A100", "T4"]), Some("H100"));
+    }
+
+    /// Rule names are accepted wherever codes are, and a misspelt name is echoed as written
+    /// with the nearest name suggested.
+    #[test]
+    fn rule_names_resolve_to_codes() {
+        let known = crate::rules::names();
+        assert_eq!(
+            resolve_selector("driver-in-image", &known).unwrap(),
+            "GL103"
+        );
+        assert_eq!(
+            resolve_selector(" Driver-In-Image ", &known).unwrap(),
+            "GL103"
+        );
+        assert_eq!(resolve_rule("no-kernel-image", &known).unwrap(), "GL001");
+        assert!(resolve_rule("GL1", &known).is_err(), "a rule, not a prefix");
+        let e = resolve_selector("driver-in-imag", &known).unwrap_err();
+        assert!(
+            e.contains("unknown rule \"driver-in-imag\" (did you mean driver-in-image?)"),
+            "{e}"
+        );
     }
 }

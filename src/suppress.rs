@@ -20,7 +20,11 @@ use crate::rules::spec::gl199_unused_suppression::META as UNUSED;
 
 #[derive(Debug, Clone)]
 struct Pragma {
+    /// The rules as codes (a name such as `driver-in-image` stands for its code); an entry
+    /// that names no rule is kept as written, upper-cased.
     codes: Vec<String>,
+    /// The list as written, for messages.
+    written: String,
     file_level: bool,
     line: u32,
     col: u32,
@@ -51,13 +55,20 @@ fn pragmas(text: &str, ranges: Option<&[(u32, u32)]>) -> Vec<Pragma> {
         } else {
             continue;
         };
-        let codes: Vec<String> = spec
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
+        let written = spec.split_whitespace().next().unwrap_or("");
+        let codes: Vec<String> = written
             .split(',')
             .filter(|c| !c.is_empty())
-            .map(|c| c.to_ascii_uppercase())
+            .map(|c| {
+                crate::rules::find(c)
+                    .or_else(|| {
+                        crate::rules::all()
+                            .into_iter()
+                            .find(|m| m.name.eq_ignore_ascii_case(c))
+                    })
+                    .map(|m| m.code.to_string())
+                    .unwrap_or_else(|| c.to_ascii_uppercase())
+            })
             .collect();
         let line = i as u32 + 1;
         let own_line = l[..hash].trim().is_empty();
@@ -104,6 +115,7 @@ fn pragmas(text: &str, ranges: Option<&[(u32, u32)]>) -> Vec<Pragma> {
         };
         out.push(Pragma {
             codes,
+            written: written.to_string(),
             file_level,
             line,
             col: hash as u32 + 1,
@@ -227,7 +239,16 @@ pub fn apply_config(findings: Vec<Finding>, config: &Config) -> Vec<Finding> {
         .collect()
 }
 
-pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec<Finding> {
+/// `cwd`: the working directory (the base of a config with no directory of its own);
+/// `locate`: the file a finding's path (as reports show it) names, absolute, so that
+/// `[[ignore]] paths` match it rebased on the config's directory wherever gpulint runs.
+pub fn apply(
+    findings: Vec<Finding>,
+    texts: &[FileText],
+    config: &Config,
+    cwd: &std::path::Path,
+    locate: &dyn Fn(&str) -> std::path::PathBuf,
+) -> Vec<Finding> {
     let mut per_file: Vec<(String, Vec<Pragma>)> = texts
         .iter()
         .map(|f| (f.display.clone(), pragmas(&f.text, f.statements.as_deref())))
@@ -237,7 +258,10 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
     'next: for mut f in findings {
         let file = f.location.as_ref().and_then(|l| l.file.clone());
         let line = f.location.as_ref().and_then(|l| l.line);
-        match config_verdict(config, &f.rule, f.severity, file.as_deref()) {
+        let in_config_tree = file
+            .as_deref()
+            .and_then(|p| config.relative(&locate(p), cwd));
+        match config_verdict(config, &f.rule, f.severity, in_config_tree.as_deref()) {
             ConfigVerdict::Disabled => continue,
             ConfigVerdict::Ignored(i) => {
                 if let Some(u) = used_ignores.get_mut(i) {
@@ -268,17 +292,14 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
     // Repeats merge after suppression: a pragma silences its own service only.
     let mut out = crate::finding::merge_repeats(out);
     if config.rule_enabled(&UNUSED.code) {
-        let known: Vec<&str> = crate::rules::all()
-            .iter()
-            .map(|m| m.code.as_str())
-            .collect();
+        let rules = crate::rules::names();
+        let known: Vec<&str> = rules.iter().map(|(code, _)| *code).collect();
         for (file, ps) in &per_file {
             for p in ps {
-                for code in p
-                    .codes
-                    .iter()
-                    .filter(|c| !matches!(c.as_str(), "*" | "ALL") && !known.contains(&c.as_str()))
-                {
+                let as_written = p.written.split(',').filter(|c| !c.is_empty());
+                for (_, written) in p.codes.iter().zip(as_written).filter(|(c, _)| {
+                    !matches!(c.as_str(), "*" | "ALL") && !known.contains(&c.as_str())
+                }) {
                     out.push(
                         UNUSED
                             .finding(format!(
@@ -288,8 +309,8 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
                                 } else {
                                     "ignore"
                                 },
-                                p.codes.join(","),
-                                crate::selection::unknown_code_message(code, &known)
+                                p.written,
+                                crate::selection::unknown_code_message(written, &rules)
                             ))
                             .with_location(Location::in_file(file.clone(), p.line, p.col))
                             .with_help("fix the rule code; `gpulint rules` lists them"),
@@ -311,7 +332,7 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
                     UNUSED
                         .finding(format!(
                             "`gpulint {what}={}` suppresses nothing here",
-                            p.codes.join(",")
+                            p.written
                         ))
                         .with_location(Location::in_file(file.clone(), p.line, p.col))
                         .with_help("remove the pragma, or fix its rule code or placement (it covers the next statement)"),
@@ -347,6 +368,7 @@ pub fn apply(findings: Vec<Finding>, texts: &[FileText], config: &Config) -> Vec
 mod tests {
     use super::*;
     use crate::rules::spec::gl101_torch_cuda_vs_base::META as R1;
+    use std::path::Path;
 
     fn f(line: u32) -> Finding {
         R1.finding("x")
@@ -361,7 +383,13 @@ mod tests {
             text: text.to_string(),
             statements: Some(vec![(1, 1), (3, 4), (6, 6)]),
         }];
-        let out = apply(vec![f(4), f(6)], &texts, &Config::default());
+        let out = apply(
+            vec![f(4), f(6)],
+            &texts,
+            &Config::default(),
+            Path::new("/w"),
+            &|s: &str| Path::new("/w").join(s),
+        );
         let rules: Vec<_> = out
             .iter()
             .map(|x| (x.rule.as_str(), x.location.as_ref().unwrap().line))
@@ -377,7 +405,13 @@ mod tests {
             text: text.to_string(),
             statements: None,
         }];
-        let out = apply(vec![f(3)], &texts, &Config::default());
+        let out = apply(
+            vec![f(3)],
+            &texts,
+            &Config::default(),
+            Path::new("/w"),
+            &|s: &str| Path::new("/w").join(s),
+        );
         let unknown: Vec<_> = out.iter().filter(|x| x.rule == "GL199").collect();
         assert_eq!(unknown.len(), 1, "{out:?}");
         assert!(
@@ -398,7 +432,13 @@ mod tests {
             text: text.to_string(),
             statements: None,
         }];
-        let out = apply(vec![f(5)], &texts, &Config::default());
+        let out = apply(
+            vec![f(5)],
+            &texts,
+            &Config::default(),
+            Path::new("/w"),
+            &|s: &str| Path::new("/w").join(s),
+        );
         assert!(out.is_empty(), "{out:?}");
         let p = pragmas(text, None);
         assert_eq!((p[1].from, p[1].to), (4, 5));
@@ -413,7 +453,9 @@ mod tests {
             &known,
         )
         .unwrap();
-        let out = apply(vec![f(1)], &[], &c);
+        let out = apply(vec![f(1)], &[], &c, Path::new("/w"), &|s: &str| {
+            Path::new("/w").join(s)
+        });
         assert_eq!(out[0].severity, crate::finding::Severity::Info);
         assert!(out
             .iter()

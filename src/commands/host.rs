@@ -65,12 +65,7 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         pythons: a.host.python.clone(),
         scanner: Some(&scanner),
     };
-    let config = match &a.config {
-        Some(p) => crate::config::Config::load(p)?,
-        None => {
-            crate::config::Config::discover(&std::env::current_dir().context("current directory")?)?
-        }
-    };
+    let config = load_config(a.config.as_deref(), &a.rules)?;
     let fail_on = a
         .fail_on
         .or(config.fail_on)

@@ -43,7 +43,7 @@ pub(super) fn partial_exit(
 
 pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
     let matrix = load_matrix(&a.targets)?;
-    let config = load_config(&a.output, &[])?;
+    let config = load_config(a.output.config.as_deref(), &a.output.rules)?;
     let mut targets = resolve_targets(&a.targets, &matrix)?;
     if targets.is_empty() {
         targets = config_targets(&config, &matrix)?;

@@ -114,7 +114,9 @@ pub(crate) fn is_dockerfile_name(name: &str) -> bool {
 /// (so .gitignore is respected exactly), else (or when git lists nothing) ripgrep's walker
 /// (`ignore`): `.gitignore` and `.ignore` files inside `dir` are honoured without a `.git`,
 /// hidden and vendored directories are not entered.
-pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
+/// `config`'s `ignore-paths` (relative to its directory; `cwd` = what `dir` is relative to)
+/// drop files too.
+pub fn discover(dir: &Path, config: &Config, cwd: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = Vec::new();
     let git = std::process::Command::new("git")
         .arg("-C")
@@ -141,7 +143,7 @@ pub fn discover(dir: &Path, config: &Config) -> Vec<PathBuf> {
     }
     files.retain(|p| {
         let rel = p.strip_prefix(dir).unwrap_or(p);
-        !in_vendored_tree(rel) && !config.path_ignored(&rel.to_string_lossy())
+        !in_vendored_tree(rel) && !config.path_ignored(p, cwd)
     });
     files.sort();
     files
@@ -297,7 +299,7 @@ fn unquote(v: &str) -> &str {
 }
 
 pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Finding>> {
-    let roots = if args.paths.is_empty() {
+    let roots = if args.paths.is_empty() && args.found.is_empty() {
         vec![ctx.cwd.clone()]
     } else {
         args.paths.clone()
@@ -309,7 +311,7 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
         // The tree a found file belongs to; None for a file named on the command line.
         let tree = root.is_dir().then_some(root.as_path());
         let files = if root.is_dir() {
-            discover(root, &ctx.config)
+            discover(root, &ctx.config, &ctx.cwd)
         } else if root.is_file() {
             // A file named on the command line (pre-commit passes the changed files).
             if classify(root, None).is_none() && !ctx.quiet {
@@ -339,6 +341,9 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
         for p in files {
             lint_discovered(&p, tree, ctx, &mut all, &mut texts, &mut helm_charts);
         }
+    }
+    for (tree, p) in &args.found {
+        lint_discovered(p, Some(tree), ctx, &mut all, &mut texts, &mut helm_charts);
     }
     Ok(finish(all, &texts, ctx))
 }
@@ -619,7 +624,7 @@ mod tests {
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n{{- if .Values.gpu }}\n",
         );
         w("app/Dockerfile", bad);
-        let files = discover(d.path(), &Config::default());
+        let files = discover(d.path(), &Config::default(), d.path());
         let rel: Vec<String> = files
             .iter()
             .map(|p| {
@@ -645,6 +650,7 @@ mod tests {
         let f = cmd_lint(
             &LintArgs {
                 paths: vec![d.path().to_path_buf()],
+                ..Default::default()
             },
             &c,
         )
@@ -695,7 +701,7 @@ mod tests {
                 "{skipped}: {walked:?}"
             );
         }
-        let found = rel(discover(d.path(), &Config::default()));
+        let found = rel(discover(d.path(), &Config::default(), d.path()));
         assert!(
             !found.contains(&"build/Dockerfile".to_string()),
             "{found:?}"
@@ -719,6 +725,7 @@ mod tests {
         let f = cmd_lint(
             &LintArgs {
                 paths: vec![d.path().to_path_buf()],
+                ..Default::default()
             },
             &c,
         )
@@ -746,6 +753,7 @@ mod tests {
         };
         let args = LintArgs {
             paths: vec![d.path().to_path_buf()],
+            ..Default::default()
         };
         let f = cmd_lint(&args, &c).unwrap();
         let eol: Vec<&Finding> = f.iter().filter(|f| f.rule == "GL109").collect();

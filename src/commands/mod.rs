@@ -5,14 +5,16 @@ mod host;
 mod image;
 pub mod lint;
 pub(crate) mod scan_images;
+pub mod settings;
 pub mod spec;
 
 use host::host;
 use image::{image, inventory};
+use settings::{ConfigSet, LintInputs};
 
 use crate::cli::{
     CacheAction, CacheArgs, Cli, Command, ExplainArgs, GpusArgs, HostCmdArgs, ImageArgs,
-    InventoryArgs, InventoryFormat, OutputArgs, RulesArgs, SpecCmd, TargetArgs,
+    InventoryArgs, InventoryFormat, RulesArgs, SpecCmd, TargetArgs,
 };
 use crate::exit;
 use crate::finding::{FailOn, Finding, Severity};
@@ -22,7 +24,7 @@ use crate::rules;
 use crate::target::Target;
 use anyhow::Context;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Run a parsed command line; errors are usage/input errors (exit 2).
 pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
@@ -73,37 +75,6 @@ fn verdict(report: &Report, fail_on: FailOn) -> i32 {
     }
 }
 
-/// The inputs of a configuration linter, so `.gpulint.toml` is found beside them.
-pub trait LintInputs {
-    fn inputs(&self) -> Vec<PathBuf>;
-}
-
-impl LintInputs for crate::cli::DockerfileArgs {
-    fn inputs(&self) -> Vec<PathBuf> {
-        self.paths.clone()
-    }
-}
-impl LintInputs for crate::cli::ComposeArgs {
-    fn inputs(&self) -> Vec<PathBuf> {
-        self.files.iter().chain(&self.paths).cloned().collect()
-    }
-}
-impl LintInputs for crate::cli::K8sArgs {
-    fn inputs(&self) -> Vec<PathBuf> {
-        self.files.clone()
-    }
-}
-impl LintInputs for crate::cli::RunArgs {
-    fn inputs(&self) -> Vec<PathBuf> {
-        self.files.clone()
-    }
-}
-impl LintInputs for crate::cli::LintArgs {
-    fn inputs(&self) -> Vec<PathBuf> {
-        self.paths.clone()
-    }
-}
-
 /// Write to stdout; a closed pipe (`| head`) is not an error.
 pub fn print(s: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
@@ -134,8 +105,13 @@ pub fn resolve_targets(t: &TargetArgs, matrix: &Matrix) -> anyhow::Result<Vec<Ta
     if let Some(h) = &t.host {
         let text = crate::io_util::read_regular_string(h, crate::io_util::MAX_CONFIG_FILE)
             .with_context(|| format!("reading host profile {}", h.display()))?;
-        let target = crate::host::load_target_json(&text)
-            .with_context(|| format!("host profile {}", h.display()))?;
+        // The file may be anything: serde's errors quote values, so none is passed on.
+        let target = crate::host::load_target_json(&text).map_err(|_| {
+            anyhow::anyhow!(
+                "host profile {}: not a host profile (write one with `gpulint host --format json`)",
+                h.display()
+            )
+        })?;
         // A profile written on a machine without an NVIDIA driver names nothing to check
         // against: judging an image against it would print "ok" for any image.
         if target.driver.is_none() && target.gpus.is_empty() {
@@ -174,47 +150,18 @@ fn local_host_target(matrix: &Matrix) -> Option<Target> {
     Some(t)
 }
 
-/// The configuration a command uses: `--config FILE`, else `.gpulint.toml` found upward from
-/// the first linted input (`gpulint lint repo/` uses `repo/.gpulint.toml`), else from the
-/// working directory upward, else the user config, else defaults. The command line's
-/// `--select`/`--extend-select`/`--ignore` then apply over it.
-fn load_config(output: &OutputArgs, inputs: &[PathBuf]) -> anyhow::Result<crate::config::Config> {
-    let mut config = match &output.config {
-        Some(p) => crate::config::Config::load(p)?,
-        None => {
-            let near_input = inputs
-                .iter()
-                .filter(|p| p.as_os_str() != "-")
-                .find_map(|p| {
-                    let dir = if p.is_dir() { p.as_path() } else { p.parent()? };
-                    let dir = if dir.as_os_str().is_empty() {
-                        Path::new(".")
-                    } else {
-                        dir
-                    };
-                    crate::config::Config::find_project(dir)
-                });
-            match near_input {
-                Some(p) => crate::config::Config::load(&p)?,
-                None => crate::config::Config::discover(
-                    &std::env::current_dir().context("current directory")?,
-                )?,
-            }
-        }
-    };
-    let cli = output.selection();
-    let codes: Vec<&str> = rules::all().iter().map(|m| m.code.as_str()).collect();
-    for code in cli
-        .select
-        .iter()
-        .flatten()
-        .chain(&cli.extend_select)
-        .chain(&cli.ignore)
-    {
-        crate::selection::check_selector(code, &codes).map_err(anyhow::Error::msg)?;
-    }
-    config.selection.overlay(&cli);
-    Ok(config)
+/// The configuration of a command that checks no files (`image`, `host --check`):
+/// `--config FILE`, else `.gpulint.toml` from the working directory upward, else the user
+/// config, else defaults; the command line's `--select`/`--extend-select`/`--ignore` over it.
+fn load_config(
+    explicit: Option<&Path>,
+    rules: &crate::cli::SelectionArgs,
+) -> anyhow::Result<crate::config::Config> {
+    let cwd = std::env::current_dir().context("current directory")?;
+    let cli = rules.selection().map_err(anyhow::Error::msg)?;
+    let mut configs = ConfigSet::new(explicit, cli, &cwd)?;
+    let i = configs.fallback()?;
+    Ok(configs.get(i).clone())
 }
 
 /// `gpulint explain` wraps its text for an 80-column terminal.
@@ -234,7 +181,10 @@ fn explain(a: ExplainArgs) -> anyhow::Result<i32> {
             ))?;
             Ok(exit::OK)
         }
-        None => anyhow::bail!("unknown rule {:?}; `gpulint rules` lists them", a.rule),
+        None => anyhow::bail!(crate::selection::unknown_code_message(
+            &a.rule,
+            &crate::rules::names()
+        )),
     }
 }
 
@@ -271,6 +221,10 @@ fn list_rules(a: RulesArgs) -> anyhow::Result<i32> {
 
 type SpecFn<A> = fn(&A, &spec::CommandContext) -> anyhow::Result<Vec<Finding>>;
 
+/// A configuration linter: inputs grouped by the configuration each uses, each group checked
+/// with its own settings and targets (unless the command line names targets), one report.
+/// The exit code: `--fail-on` when given, else each finding judged by its own
+/// configuration's `fail-on`.
 fn spec<A: clap::Args + LintInputs>(
     c: &SpecCmd<A>,
     what: &str,
@@ -278,21 +232,18 @@ fn spec<A: clap::Args + LintInputs>(
     color: ColorChoice,
 ) -> anyhow::Result<i32> {
     let matrix = load_matrix(&c.targets)?;
-    let config = load_config(&c.output, &c.args.inputs())?;
-    let mut targets = resolve_targets(&c.targets, &matrix)?;
-    if targets.is_empty() {
-        targets = config_targets(&config, &matrix)?;
+    let cwd = std::env::current_dir().context("current directory")?;
+    let cli = c.output.selection().map_err(anyhow::Error::msg)?;
+    let mut configs = ConfigSet::new(c.output.config.as_deref(), cli, &cwd)?;
+    if let Some(file) = &c.show_settings {
+        let i = configs.for_input(file)?;
+        print(&show_settings(file, &configs, i, c.output.fail_on, &cwd))?;
+        return Ok(exit::OK);
     }
-    let fail_on = c
-        .output
-        .fail_on
-        .or(config.fail_on)
-        .unwrap_or(FailOn::At(Severity::Error));
-    let checked_rules: Vec<String> = rules::spec_checks()
-        .map(|(meta, _)| meta.code.to_string())
-        .filter(|code| config.rule_enabled(code))
-        .collect();
-    let mut ctx = spec::CommandContext::new(targets, config, matrix)?;
+    let groups = c.args.split(&mut configs)?;
+    let cli_targets = resolve_targets(&c.targets, &matrix)?;
+    let mut ctx = spec::CommandContext::new(Vec::new(), Default::default(), matrix)?;
+    ctx.cwd = cwd;
     ctx.quiet = c.source.quiet;
     if c.scan_images {
         ctx.scan_images = Some(scan_images::ImageScan::new(
@@ -300,10 +251,50 @@ fn spec<A: clap::Args + LintInputs>(
         ));
     }
     let mut report = Report::new(what.to_string());
-    report.targets = ctx.targets.iter().map(|t| t.name.clone()).collect();
-    report.checked_rules = checked_rules;
-    report.fail_on = fail_on.threshold();
-    report.findings = run(&c.args, &ctx)?;
+    let mut fails = false;
+    let mut used_configs: Vec<String> = Vec::new();
+    let mut first_fail_on: Option<FailOn> = None;
+    for (i, args) in groups {
+        let config = configs.get(i).clone();
+        let targets = if cli_targets.is_empty() {
+            config_targets(&config, ctx.matrix())?
+        } else {
+            cli_targets.clone()
+        };
+        let fail_on = c
+            .output
+            .fail_on
+            .or(config.fail_on)
+            .unwrap_or(FailOn::At(Severity::Error));
+        first_fail_on.get_or_insert(fail_on);
+        for code in rules::spec_checks().map(|(meta, _)| meta.code.to_string()) {
+            if config.rule_enabled(&code) && !report.checked_rules.contains(&code) {
+                report.checked_rules.push(code);
+            }
+        }
+        for t in &targets {
+            if !report.targets.contains(&t.name) {
+                report.targets.push(t.name.clone());
+            }
+        }
+        ctx.targets = targets;
+        ctx.config = config;
+        let before = ctx.checked.get();
+        let findings = run(&args, &ctx)?;
+        if ctx.checked.get() > before {
+            used_configs.push(configs.name(i));
+        }
+        fails |= findings
+            .iter()
+            .any(|f| fail_on.threshold().is_some_and(|t| f.severity >= t));
+        report.findings.extend(findings);
+    }
+    report.checked_rules.sort();
+    // JUnit fails a test case at this severity: the command line's, else the first
+    // configuration's (each finding's own file still decides the exit code above).
+    report.fail_on = first_fail_on
+        .unwrap_or(FailOn::At(Severity::Error))
+        .threshold();
     // An input that could not be read is an error for that input only: the others were
     // linted; it is a GL000 error in the report (every format) and the run exits 2.
     let input_errors = ctx.input_errors.borrow();
@@ -311,6 +302,16 @@ fn spec<A: clap::Args + LintInputs>(
         .findings
         .extend(input_errors.iter().map(input_error_finding));
     report.normalize();
+    let checked = ctx.checked.get();
+    report.scope = Some(if checked == 0 {
+        "no files found".to_string()
+    } else {
+        format!(
+            "checked {checked} file{} with {}",
+            if checked == 1 { "" } else { "s" },
+            used_configs.join(", ")
+        )
+    });
     emit(
         &report,
         c.output.format,
@@ -318,13 +319,106 @@ fn spec<A: clap::Args + LintInputs>(
         color,
         c.source.quiet,
     )?;
+    // Said on stderr too where the report has no summary line, so it is never silent.
+    if checked == 0 && !c.source.quiet && c.output.format != Format::Text {
+        eprintln!("gpulint: warning: no files found");
+    }
     for e in input_errors.iter() {
         eprintln!("gpulint: error: {}", report::escape::block(&e.message));
     }
     if let Some(code) = incomplete_exit(&report, input_errors.len()) {
         return Ok(code);
     }
-    Ok(verdict(&report, fail_on))
+    Ok(if fails { exit::FINDINGS } else { exit::OK })
+}
+
+/// `--show-settings FILE`: the configuration FILE is checked with and what it makes of the
+/// rules.
+fn show_settings(
+    file: &Path,
+    configs: &ConfigSet,
+    i: usize,
+    cli_fail_on: Option<FailOn>,
+    cwd: &Path,
+) -> String {
+    let config = configs.get(i);
+    let name = |f: FailOn| match f.threshold() {
+        Some(s) => s.to_string(),
+        None => "none".to_string(),
+    };
+    let fail_on = match (cli_fail_on, config.fail_on) {
+        (Some(f), _) => format!("{} (--fail-on)", name(f)),
+        (None, Some(f)) => format!("{} (configuration)", name(f)),
+        (None, None) => "error (default)".into(),
+    };
+    let mut s = format!(
+        "file: {}
+configuration: {}
+fail-on: {fail_on}
+",
+        file.display(),
+        configs.name(i)
+    );
+    if config.path_ignored(file, cwd) {
+        s.push_str(
+            "ignore-paths: excludes this file (`lint` does not check it)
+",
+        );
+    }
+    if let Some(f) = &config.fleet {
+        s.push_str(&format!(
+            "fleet: {}
+",
+            f.display()
+        ));
+    }
+    for t in &config.targets {
+        s.push_str(&format!(
+            "target: {} gpu={:?} driver={}
+",
+            t.name.as_deref().unwrap_or("-"),
+            t.gpus,
+            t.driver.as_deref().unwrap_or("-")
+        ));
+    }
+    let rel = config.relative(file, cwd);
+    let mut on = String::new();
+    let mut off = Vec::new();
+    for (meta, _) in rules::spec_checks() {
+        let code = meta.code.as_str();
+        if !config.rule_enabled(code) {
+            off.push(code);
+            continue;
+        }
+        let severity = config
+            .severity_override(code)
+            .map(|s| format!("{s} (configured)"))
+            .unwrap_or_else(|| meta.severity_label());
+        let ignored: Vec<&str> = config
+            .ignores
+            .iter()
+            .filter(|ig| ig.matches(code, rel.as_deref()))
+            .map(|ig| ig.reason.as_str())
+            .collect();
+        let ignored = match ignored.first() {
+            Some(reason) => format!("  ignored here: {reason}"),
+            None => String::new(),
+        };
+        on.push_str(&format!(
+            "  {code}  {:<32} {severity}{ignored}\n",
+            meta.name
+        ));
+    }
+    s.push_str(&format!("rules enabled:\n{on}"));
+    s.push_str(&format!(
+        "rules disabled: {}\n",
+        if off.is_empty() {
+            "none".to_string()
+        } else {
+            off.join(", ")
+        }
+    ));
+    report::escape::block(&s).into_owned()
 }
 
 /// GL000 for an input the command could not use, at the file it names.
@@ -366,13 +460,8 @@ fn incomplete_exit(report: &Report, input_errors: usize) -> Option<i32> {
 /// Targets named in the configuration file (`[[targets]]` or `fleet = "…"`).
 fn config_targets(config: &crate::config::Config, matrix: &Matrix) -> anyhow::Result<Vec<Target>> {
     if let Some(f) = &config.fleet {
-        let base = config
-            .path
-            .as_ref()
-            .and_then(|p| p.parent())
-            .map(|d| d.join(f))
-            .unwrap_or_else(|| f.clone());
-        return crate::target::cli::fleet_from_file(matrix, &base);
+        // Already joined to the config's directory and confined to its repository on load.
+        return crate::target::cli::fleet_from_file(matrix, f);
     }
     let mut out = Vec::new();
     for t in &config.targets {

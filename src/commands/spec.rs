@@ -36,6 +36,8 @@ pub struct CommandContext {
     pub input_errors: std::cell::RefCell<Vec<InputError>>,
     /// `-q`: no notes on stderr, only findings (and errors).
     pub quiet: bool,
+    /// Inputs checked so far (files read and linted, a command line), for the summary.
+    pub checked: std::cell::Cell<usize>,
 }
 
 /// An input that could not be used: the file it is about (as reports show it), and why.
@@ -88,6 +90,7 @@ impl CommandContext {
             scan_images: None,
             input_errors: Default::default(),
             quiet: false,
+            checked: Default::default(),
         })
     }
     /// The compatibility matrix behind the facts.
@@ -189,7 +192,9 @@ pub(crate) fn finish(
     texts: &[FileText],
     ctx: &CommandContext,
 ) -> Vec<Finding> {
-    let mut f = crate::suppress::apply(findings, texts, &ctx.config);
+    ctx.checked.set(ctx.checked.get() + texts.len());
+    let locate = |shown: &str| crate::report::paths::absolute(shown, &ctx.root, &ctx.cwd);
+    let mut f = crate::suppress::apply(findings, texts, &ctx.config, &ctx.cwd, &locate);
     f.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     f.dedup();
     f
@@ -682,6 +687,7 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         if specs.is_empty() {
             anyhow::bail!("not a container start: expected `docker run …`, `podman run …` or `nvidia-docker run …`");
         }
+        ctx.checked.set(ctx.checked.get() + 1);
         all.extend(runs_checks(&specs, ctx));
     }
     for p in &args.files {

@@ -88,6 +88,10 @@ pub struct Report {
     /// their JUnit test case; findings below it are reported without failing it.
     #[serde(skip)]
     pub fail_on: Option<Severity>,
+    /// What was checked with what, for the text summary line ("checked 3 files with
+    /// .gpulint.toml", "no files found"); None: counts only.
+    #[serde(skip)]
+    pub scope: Option<String>,
     pub findings: Vec<Finding>,
 }
 
@@ -147,6 +151,7 @@ impl Report {
             checked_rules: Vec::new(),
             skipped_rules: Vec::new(),
             fail_on: Some(Severity::Error),
+            scope: None,
             findings: Vec::new(),
         }
     }

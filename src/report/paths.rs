@@ -86,6 +86,19 @@ pub fn relative_to(p: &Path, root: &Path, cwd: &Path) -> String {
     shown.to_string_lossy().replace('\\', "/")
 }
 
+/// The file a path shown by [`relative_to`] names: inside the root it was shown relative to
+/// the root, outside it (`../…`) relative to `cwd`, or absolute.
+pub fn absolute(shown: &str, root: &Path, cwd: &Path) -> PathBuf {
+    let p = Path::new(shown);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else if p.starts_with("..") {
+        normalize(&cwd.join(p))
+    } else {
+        normalize(&root.join(p))
+    }
+}
+
 /// A path as reports show it, relative to this run's repository root.
 pub fn shown(p: &Path) -> String {
     relative_to(p, root(), &std::env::current_dir().unwrap_or_default())

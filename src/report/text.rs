@@ -102,7 +102,12 @@ pub fn render(report: &Report, style: Style) -> String {
             report.count(Severity::Warning),
             report.count(Severity::Info),
         );
-        let _ = writeln!(out, "\n{e} error(s), {w} warning(s), {i} info");
+        let scope = report
+            .scope
+            .as_deref()
+            .map(|s| format!("{}: ", escape::field(s)))
+            .unwrap_or_default();
+        let _ = writeln!(out, "\n{scope}{e} error(s), {w} warning(s), {i} info");
     }
     out
 }

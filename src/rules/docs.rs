@@ -107,9 +107,11 @@ pub fn index_page() -> String {
          In `.gpulint.toml`, `[rules]` switches a rule off or changes its severity \
          (`GL114 = \"off\"`, `GL109 = \"error\"`; values: off, on, error, warning, info), and \
          `[[ignore]]` entries (`rule`, `paths`, `reason`) drop a rule's findings under some \
-         paths. In a Dockerfile, compose file or manifest, `# gpulint ignore=GL101 reason` \
-         suppresses the next statement and `# gpulint ignore-file=GL101` the whole file. A \
-         suppression that matches no finding is itself reported ([GL199](GL199.md)).\n",
+         paths (relative to the config's directory). In a Dockerfile, compose file or \
+         manifest, `# gpulint ignore=GL101 reason` suppresses the next statement and \
+         `# gpulint ignore-file=GL101` the whole file. A rule may be named by its code or its \
+         name (`GL103` or `driver-in-image`) everywhere. A suppression that matches no \
+         finding is itself reported ([GL199](GL199.md)).\n",
     );
     s
 }

@@ -254,6 +254,14 @@ pub fn all() -> Vec<&'static RuleMeta> {
     RULES.iter().map(|r| r.meta).collect()
 }
 
+/// Every rule's code and name, for selectors written by users.
+pub fn names() -> Vec<crate::selection::RuleName> {
+    RULES
+        .iter()
+        .map(|r| (r.meta.code.as_str(), r.meta.name))
+        .collect()
+}
+
 /// The rule with this code.
 pub fn find_code(code: Code) -> Option<&'static RuleMeta> {
     RULES.iter().map(|r| r.meta).find(|m| m.code == code)

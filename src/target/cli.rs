@@ -136,7 +136,21 @@ pub fn fleet_from_file(matrix: &Matrix, path: &Path) -> anyhow::Result<Vec<Targe
 }
 
 pub fn fleet_from_str(matrix: &Matrix, text: &str) -> anyhow::Result<Vec<Target>> {
-    let f: FleetFile = toml::from_str(text)?;
+    // The file named may be anything (a config can point at a token, `--fleet` at the
+    // environment): TOML errors quote the offending line and serde's quote values, so only
+    // where it fails is said, never what is there.
+    let f: FleetFile = toml::from_str(text).map_err(|e| {
+        let at = e.span().map(|s| {
+            let before = &text[..s.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {col}: ")
+        });
+        anyhow::anyhow!(
+            "{}not a fleet file (expected [[pool]] tables with name, driver, gpus and platform)",
+            at.unwrap_or_default()
+        )
+    })?;
     if f.pool.is_empty() {
         bail!("no [[pool]] entries");
     }
@@ -243,5 +257,28 @@ platform = "linux/amd64"
         assert_eq!(t[1].gpus[0].count, Some(8));
         assert_eq!(t[0].driver.as_ref().unwrap().to_string(), "470.82.01");
         assert!(fleet_from_str(&m, "[[pool]]\nname='x'\nbogus=1\n").is_err());
+    }
+
+    /// A file that is not a fleet file (a token, the environment) is refused without its
+    /// content in the message: TOML's own errors quote the line, serde's the value.
+    #[test]
+    fn fleet_errors_never_echo_the_file() {
+        let m = Matrix::embedded().unwrap();
+        for secret in [
+            "ghp_SECRETSECRET\n",
+            "TOKEN=SECRETSECRET\n",
+            "pool = \"SECRETSECRET\"\n",
+            "https://u:SECRETSECRET@github.com\n",
+            "x = 1\nSECRETSECRET = 2\n",
+        ] {
+            let e = format!("{:#}", fleet_from_str(&m, secret).unwrap_err());
+            assert!(!e.contains("SECRET"), "{secret:?} echoed: {e}");
+            assert!(e.contains("not a fleet file"), "{e}");
+        }
+        let e = format!(
+            "{:#}",
+            fleet_from_str(&m, "[[pool]]\nname = 1\n").unwrap_err()
+        );
+        assert!(e.contains("line 2, column 8"), "{e}");
     }
 }

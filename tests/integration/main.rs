@@ -10,6 +10,7 @@
 mod cli;
 mod cmd_cases;
 mod common;
+mod config_files;
 mod controls;
 mod fail_closed;
 mod formats;

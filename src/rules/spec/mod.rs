@@ -125,7 +125,13 @@ mod group_tests {
             text: text.clone(),
             statements: None,
         }];
-        let out = crate::suppress::apply(found, &texts, &crate::config::Config::default());
+        let out = crate::suppress::apply(
+            found,
+            &texts,
+            &crate::config::Config::default(),
+            std::path::Path::new("."),
+            &|shown: &str| std::path::PathBuf::from(shown),
+        );
         let gl114: Vec<_> = out.iter().filter(|f| f.rule == "GL114").collect();
         assert_eq!(gl114.len(), 1, "{out:?}");
         let m = &gl114[0].message;
