@@ -72,7 +72,7 @@ fn main() -> anyhow::Result<()> {
                     text: std::fs::read_to_string(p).unwrap_or_default(),
                     statements: None,
                 };
-                for f in gpulint::suppress::apply(found, &[text], &ctx.config, &ctx.cwd) {
+                for f in gpulint::suppress::apply(found, &[text], &[], &ctx.config, &ctx.cwd) {
                     println!("{}", serde_json::to_string(&f)?);
                 }
             }

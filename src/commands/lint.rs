@@ -306,9 +306,11 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
     };
     let mut all = Vec::new();
     let mut texts = Vec::new();
+    let mut walked = args.walked.clone();
     let mut helm_charts: std::collections::BTreeSet<PathBuf> = Default::default();
     for root in &roots {
         let files = if root.is_dir() {
+            walked.push(root.clone());
             discover(root, &ctx.config, &ctx.cwd)
         } else if root.is_file() {
             // A file named on the command line (pre-commit passes the changed files).
@@ -337,7 +339,7 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
     for p in &args.found {
         lint_discovered(p, ctx, &mut all, &mut texts, &mut helm_charts);
     }
-    Ok(finish(all, &texts, ctx))
+    Ok(finish_walked(all, &texts, &walked, ctx))
 }
 
 /// Lint one file `lint` found (or was given), by its kind; files of no known kind, unreadable
