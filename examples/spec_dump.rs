@@ -73,7 +73,9 @@ fn main() -> anyhow::Result<()> {
                     statements: None,
                 };
                 let locate = |shown: &str| ctx.cwd.join(shown);
-                for f in gpulint::suppress::apply(found, &[text], &ctx.config, &ctx.cwd, &locate) {
+                for f in
+                    gpulint::suppress::apply(found, &[text], &[], &ctx.config, &ctx.cwd, &locate)
+                {
                     println!("{}", serde_json::to_string(&f)?);
                 }
             }

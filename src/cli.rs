@@ -317,6 +317,10 @@ pub struct LintArgs {
     /// found, without the notes a named file gets.
     #[arg(skip)]
     pub found: Vec<(PathBuf, PathBuf)>,
+    /// The directories `found` came from, walked whole: a config whose directory lies in one
+    /// was checked entirely, so its `[[ignore]]` entries that matched nothing are stale.
+    #[arg(skip)]
+    pub walked: Vec<PathBuf>,
 }
 
 /// `gpulint host [--check] [--root DIR] [--python PATH]... [--format text|json|sarif]`

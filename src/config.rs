@@ -106,6 +106,12 @@ impl Ignore {
             (Some(_), None) => false,
         }
     }
+
+    /// Whether the entry has `paths` and `file` (relative to the config's directory) lies
+    /// under them.
+    pub fn paths_match(&self, file: &str) -> bool {
+        self.globs.as_ref().is_some_and(|g| g.is_match(file))
+    }
 }
 
 /// Rule state from `[rules]`.

@@ -7,16 +7,18 @@
 //! - `# gpulint ignore-file=GL101[,…]` anywhere silences them in the whole file (`*` = all).
 //!
 //! Each suppression records whether it matched; one that matched nothing becomes a GL199
-//! finding, so stale pragmas do not pile up (ruff's RUF100, cargo-deny's unmatched allow).
+//! finding, so stale pragmas do not pile up (ruff's RUF100, cargo-deny's unmatched allow). A
+//! config entry is judged only where it could have matched ([`ignore_could_apply`]).
 //!
 //! [`config_verdict`] is the one configuration policy: spec findings meet it in [`apply`]
 //! (with pragmas), image findings in [`apply_config`], host check results in
 //! [`apply_config_to_checks`].
 
-use crate::config::Config;
+use crate::config::{normalize, Config, Ignore};
 use crate::finding::{Finding, Location, Severity};
 use crate::rules::host::{CheckResult, CheckStatus};
 use crate::rules::spec::gl199_unused_suppression::META as UNUSED;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
 struct Pragma {
@@ -239,15 +241,40 @@ pub fn apply_config(findings: Vec<Finding>, config: &Config) -> Vec<Finding> {
         .collect()
 }
 
-/// `cwd`: the working directory (the base of a config with no directory of its own);
-/// `locate`: the file a finding's path (as reports show it) names, absolute, so that
-/// `[[ignore]] paths` match it rebased on the config's directory wherever gpulint runs.
+/// Whether a config `[[ignore]]` entry that matched nothing is stale, not merely meant for
+/// files this run did not check (pre-commit passes only the changed files): the run checked
+/// the config's whole directory (`walked` holds it or a parent), or the entry has `paths` and
+/// a checked file lies under them. An entry without `paths` is judged by whole runs only.
+fn ignore_could_apply(
+    ignore: &Ignore,
+    config: &Config,
+    texts: &[FileText],
+    walked: &[PathBuf],
+    cwd: &Path,
+    locate: &dyn Fn(&str) -> PathBuf,
+) -> bool {
+    let base = normalize(config.base.as_deref().unwrap_or(cwd), cwd);
+    walked
+        .iter()
+        .any(|root| base.starts_with(normalize(root, cwd)))
+        || texts.iter().any(|t| {
+            config
+                .relative(&locate(&t.display), cwd)
+                .is_some_and(|rel| ignore.paths_match(&rel))
+        })
+}
+
+/// `texts`: the files checked; `walked`: the directories checked whole; `cwd`: the working
+/// directory (the base of a config with no directory of its own); `locate`: the file a
+/// finding's path (as reports show it) names, absolute, so that `[[ignore]] paths` match it
+/// rebased on the config's directory wherever gpulint runs.
 pub fn apply(
     findings: Vec<Finding>,
     texts: &[FileText],
+    walked: &[PathBuf],
     config: &Config,
-    cwd: &std::path::Path,
-    locate: &dyn Fn(&str) -> std::path::PathBuf,
+    cwd: &Path,
+    locate: &dyn Fn(&str) -> PathBuf,
 ) -> Vec<Finding> {
     let mut per_file: Vec<(String, Vec<Pragma>)> = texts
         .iter()
@@ -341,7 +368,7 @@ pub fn apply(
         }
         if let Some(cfg) = &config.path {
             for (i, ig) in config.ignores.iter().enumerate() {
-                if !used_ignores[i] {
+                if !used_ignores[i] && ignore_could_apply(ig, config, texts, walked, cwd, locate) {
                     out.push(
                         UNUSED
                             .finding(format!("[[ignore]] rule {} matched no finding", ig.rule))
@@ -386,6 +413,7 @@ mod tests {
         let out = apply(
             vec![f(4), f(6)],
             &texts,
+            &[],
             &Config::default(),
             Path::new("/w"),
             &|s: &str| Path::new("/w").join(s),
@@ -408,6 +436,7 @@ mod tests {
         let out = apply(
             vec![f(3)],
             &texts,
+            &[],
             &Config::default(),
             Path::new("/w"),
             &|s: &str| Path::new("/w").join(s),
@@ -435,6 +464,7 @@ mod tests {
         let out = apply(
             vec![f(5)],
             &texts,
+            &[],
             &Config::default(),
             Path::new("/w"),
             &|s: &str| Path::new("/w").join(s),
@@ -453,13 +483,71 @@ mod tests {
             &known,
         )
         .unwrap();
-        let out = apply(vec![f(1)], &[], &c, Path::new("/w"), &|s: &str| {
-            Path::new("/w").join(s)
-        });
+        let out = apply(
+            vec![f(1)],
+            &[],
+            &[PathBuf::from("/w")],
+            &c,
+            Path::new("/w"),
+            &|s: &str| Path::new("/w").join(s),
+        );
         assert_eq!(out[0].severity, crate::finding::Severity::Info);
         assert!(out
             .iter()
             .any(|x| x.rule == "GL199" && x.message.contains("GL102")));
+    }
+
+    /// An `[[ignore]]` that matched nothing is unused only when it could have matched: the
+    /// config's whole directory was walked, or a checked file lies under its `paths`. A run
+    /// over other files (pre-commit's changed files) cannot tell.
+    #[test]
+    fn unmatched_config_ignores_are_unused_only_where_they_could_apply() {
+        let known = |c: &str| c.starts_with("GL1");
+        let mut c = Config::parse(
+            "c.toml",
+            "[[ignore]]\nrule = \"GL102\"\npaths = [\"b/**\"]\nreason = \"r\"\n\
+             [[ignore]]\nrule = \"GL103\"\nreason = \"r\"\n",
+            &known,
+        )
+        .unwrap();
+        c.base = Some(PathBuf::from("/w/repo"));
+        let checked = |display: &str| FileText {
+            display: display.to_string(),
+            text: "FROM x\n".to_string(),
+            statements: None,
+        };
+        let unused = |texts: &[FileText], walked: &[PathBuf]| -> Vec<u32> {
+            apply(
+                Vec::new(),
+                texts,
+                walked,
+                &c,
+                Path::new("/w"),
+                &|s: &str| Path::new("/w").join(s),
+            )
+            .iter()
+            .filter(|x| x.rule == "GL199")
+            .map(|x| x.location.as_ref().unwrap().line.unwrap())
+            .collect()
+        };
+        assert_eq!(
+            unused(&[checked("repo/a/Dockerfile")], &[]),
+            Vec::<u32>::new()
+        );
+        assert_eq!(unused(&[checked("repo/b/Dockerfile")], &[]), vec![1]);
+        // A walk below the config's directory does not cover it; one at or above does.
+        let sub = [PathBuf::from("repo/a")];
+        assert_eq!(
+            unused(&[checked("repo/a/Dockerfile")], &sub),
+            Vec::<u32>::new()
+        );
+        for root in ["repo", ".", "/w/repo/a/.."] {
+            assert_eq!(
+                unused(&[checked("repo/a/Dockerfile")], &[PathBuf::from(root)]),
+                vec![1, 5],
+                "{root}"
+            );
+        }
     }
 
     /// Image findings go through the same policy: off drops, an override re-grades, an

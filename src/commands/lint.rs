@@ -306,11 +306,13 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
     };
     let mut all = Vec::new();
     let mut texts = Vec::new();
+    let mut walked = args.walked.clone();
     let mut helm_charts: std::collections::BTreeSet<PathBuf> = Default::default();
     for root in &roots {
         // The tree a found file belongs to; None for a file named on the command line.
         let tree = root.is_dir().then_some(root.as_path());
         let files = if root.is_dir() {
+            walked.push(root.clone());
             discover(root, &ctx.config, &ctx.cwd)
         } else if root.is_file() {
             // A file named on the command line (pre-commit passes the changed files).
@@ -345,7 +347,7 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
     for (tree, p) in &args.found {
         lint_discovered(p, Some(tree), ctx, &mut all, &mut texts, &mut helm_charts);
     }
-    Ok(finish(all, &texts, ctx))
+    Ok(finish_walked(all, &texts, &walked, ctx))
 }
 
 /// Lint one file `lint` found in `tree` (or was given: `tree` None), by its kind; files of no

@@ -247,12 +247,17 @@ impl LintInputs for LintArgs {
             out[pos].1.paths.extend(named);
             out[pos].1.found.extend(found);
         };
+        // (configuration, a directory walked that gave it files).
+        let mut walked: Vec<(usize, &PathBuf)> = Vec::new();
         for root in &roots {
             if root.is_dir() {
                 for f in super::lint::discover(root, &Config::default(), &cwd) {
                     let i = configs.for_input(&f)?;
                     if !configs.get(i).path_ignored(&f, &cwd) {
                         add(i, None, Some((root.clone(), f)));
+                        if !walked.contains(&(i, root)) {
+                            walked.push((i, root));
+                        }
                     }
                 }
             } else if root.exists() {
@@ -265,6 +270,11 @@ impl LintInputs for LintArgs {
         for (tree, f) in &self.found {
             let i = configs.for_input(f)?;
             add(i, None, Some((tree.clone(), f.clone())));
+        }
+        for (i, root) in walked {
+            if let Some((_, args)) = out.iter_mut().find(|(g, _)| *g == i) {
+                args.walked.push(root.clone());
+            }
         }
         // Empty when the trees named hold no file: nothing to run, and the summary says so.
         Ok(out)

@@ -192,9 +192,19 @@ pub(crate) fn finish(
     texts: &[FileText],
     ctx: &CommandContext,
 ) -> Vec<Finding> {
+    finish_walked(findings, texts, &[], ctx)
+}
+
+/// [`finish`] for a run that also checked the directories `walked` whole.
+pub(crate) fn finish_walked(
+    findings: Vec<Finding>,
+    texts: &[FileText],
+    walked: &[PathBuf],
+    ctx: &CommandContext,
+) -> Vec<Finding> {
     ctx.checked.set(ctx.checked.get() + texts.len());
     let locate = |shown: &str| crate::report::paths::absolute(shown, &ctx.root, &ctx.cwd);
-    let mut f = crate::suppress::apply(findings, texts, &ctx.config, &ctx.cwd, &locate);
+    let mut f = crate::suppress::apply(findings, texts, walked, &ctx.config, &ctx.cwd, &locate);
     f.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     f.dedup();
     f

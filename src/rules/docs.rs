@@ -111,7 +111,8 @@ pub fn index_page() -> String {
          manifest, `# gpulint ignore=GL101 reason` suppresses the next statement and \
          `# gpulint ignore-file=GL101` the whole file. A rule may be named by its code or its \
          name (`GL103` or `driver-in-image`) everywhere. A suppression that matches no \
-         finding is itself reported ([GL199](GL199.md)).\n",
+         finding is itself reported ([GL199](GL199.md)); an `[[ignore]]` entry only by a run \
+         that could have used it, not by one over other files.\n",
     );
     s
 }

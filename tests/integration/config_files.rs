@@ -419,3 +419,59 @@ fn show_settings_and_the_summary_line() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("no files found"), "{r:?}");
 }
+
+/// A config `[[ignore]]` that matched nothing is reported (GL199) only when this run could
+/// have used it. Pre-commit passes only the changed files: an entry for `b/**` is not stale
+/// because `a/Dockerfile` alone was checked, nor is one without `paths` (it may be meant for
+/// any unchecked file). Checking a file under `b/`, or the whole repository, judges them.
+#[test]
+fn config_ignores_for_files_not_checked_are_not_unused() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    write(&p.join("a/Dockerfile"), "FROM ubuntu:22.04\n");
+    write(&p.join("b/Dockerfile"), "FROM ubuntu:22.04\n");
+    // Both entries are stale: b/Dockerfile no longer copies the driver in, nothing pins
+    // unquoted. Line 2: the `b/**` entry, line 6: the one without paths.
+    write(
+        &p.join(".gpulint.toml"),
+        "fail-on = \"warning\"\n[[ignore]]\nrule = \"GL103\"\npaths = [\"b/**\"]\nreason = \"b vendors the driver\"\n[[ignore]]\nrule = \"GL108\"\nreason = \"pinned elsewhere\"\n",
+    );
+    let unused_lines = |cwd: &Path, args: &[&str]| -> (i32, Vec<u64>) {
+        let mut a = args.to_vec();
+        a.extend(["--format", "json"]);
+        let r = run_in(cwd, &a);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r:?}"));
+        let mut lines: Vec<u64> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "GL199")
+            .map(|f| f["location"]["line"].as_u64().unwrap())
+            .collect();
+        lines.sort();
+        (r.code, lines)
+    };
+    for args in [
+        vec!["dockerfile", "a/Dockerfile"],
+        vec!["lint", "a/Dockerfile"],
+        vec!["lint", "a"],
+    ] {
+        assert_eq!(unused_lines(p, &args), (0, vec![]), "{args:?}");
+    }
+    assert_eq!(
+        unused_lines(p, &["dockerfile", "b/Dockerfile"]),
+        (1, vec![2]),
+        "a file under `b/` was checked: the `b/**` entry could have applied"
+    );
+    for (cwd, args) in [
+        (p.to_path_buf(), vec!["lint", "."]),
+        (p.to_path_buf(), vec!["lint"]),
+        (p.join("a"), vec!["lint", ".."]),
+    ] {
+        assert_eq!(
+            unused_lines(&cwd, &args),
+            (1, vec![2, 6]),
+            "{cwd:?} {args:?}"
+        );
+    }
+}

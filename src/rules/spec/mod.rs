@@ -128,6 +128,7 @@ mod group_tests {
         let out = crate::suppress::apply(
             found,
             &texts,
+            &[],
             &crate::config::Config::default(),
             std::path::Path::new("."),
             &|shown: &str| std::path::PathBuf::from(shown),
