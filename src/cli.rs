@@ -272,7 +272,8 @@ pub struct K8sArgs {
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct RunArgs {
-    /// Shell scripts or Markdown files to search for docker/podman run lines.
+    /// Shell scripts or Markdown files to search for docker/podman run lines; a directory
+    /// stands for the scripts and Markdown files in it (found as `lint` finds files).
     #[arg(long = "file")]
     pub files: Vec<PathBuf>,
     /// A command line: `gpulint run -- docker run --gpus all IMAGE`.
