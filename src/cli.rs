@@ -199,6 +199,14 @@ pub struct OutputArgs {
     /// Do not run these rules (codes or prefixes).
     #[arg(long, value_delimiter = ',', value_name = "CODES")]
     pub ignore: Vec<String>,
+    /// Report only findings not recorded in this baseline file (written by
+    /// --write-baseline); recorded findings that are gone are reported as GL198.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Record the findings of this run in FILE as the baseline and exit 0 (2 when some
+    /// input could not be read: the file is then not written).
+    #[arg(long, value_name = "FILE", conflicts_with = "baseline")]
+    pub write_baseline: Option<PathBuf>,
 }
 
 impl OutputArgs {

@@ -82,6 +82,13 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         report.preamble = reqs.lines();
     }
     report.normalize();
+    if let Some(file) = &a.output.baseline {
+        // Entries of other images are not this run's to call stale.
+        let this = report.artifact.clone().unwrap_or_default();
+        apply_baseline(&mut report, file, &config, &|e, code| {
+            code.number() < 100 && e.path == this
+        })?;
+    }
     emit(
         &report,
         a.output.format,
@@ -90,7 +97,13 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         a.source.source.quiet,
     )?;
     if let Some(code) = partial_exit(&inv, &opts) {
+        if a.output.write_baseline.is_some() {
+            eprintln!("gpulint: error: the baseline was not written: the image scan is incomplete");
+        }
         return Ok(code);
+    }
+    if let Some(file) = &a.output.write_baseline {
+        return write_baseline(file, &report);
     }
     let fail_on = a
         .output

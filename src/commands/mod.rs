@@ -10,6 +10,7 @@ pub mod spec;
 use host::host;
 use image::{image, inventory};
 
+use crate::baseline;
 use crate::cli::{
     CacheAction, CacheArgs, Cli, Command, ExplainArgs, GpusArgs, HostCmdArgs, ImageArgs,
     InventoryArgs, InventoryFormat, OutputArgs, RulesArgs, SpecCmd, TargetArgs,
@@ -304,6 +305,13 @@ fn spec<A: clap::Args + LintInputs>(
     report.checked_rules = checked_rules;
     report.findings = run(&c.args, &ctx)?;
     report.normalize();
+    if let Some(file) = &c.output.baseline {
+        let inputs: Vec<String> = c.args.inputs().iter().map(|p| ctx.display(p)).collect();
+        let scan_images = c.scan_images;
+        apply_baseline(&mut report, file, &ctx.config, &|e, code| {
+            (code.number() >= 100 || scan_images) && baseline::path_in_inputs(&e.path, &inputs)
+        })?;
+    }
     emit(
         &report,
         c.output.format,
@@ -318,9 +326,59 @@ fn spec<A: clap::Args + LintInputs>(
         for e in input_errors.iter() {
             eprintln!("gpulint: error: {}", report::escape::block(e));
         }
+        if c.output.write_baseline.is_some() {
+            eprintln!("gpulint: error: the baseline was not written: the run is incomplete");
+        }
         return Ok(exit::USAGE_OR_INPUT);
     }
+    if let Some(file) = &c.output.write_baseline {
+        return write_baseline(file, &report);
+    }
     Ok(verdict(&report, fail_on))
+}
+
+/// `--baseline FILE`: drop the findings it records; report its leftover entries as GL198
+/// where `in_scope` (the entry, its rule's code) says this run looked, and GL198 is on.
+fn apply_baseline(
+    report: &mut Report,
+    file: &Path,
+    config: &crate::config::Config,
+    in_scope: &dyn Fn(&baseline::Entry, rules::Code) -> bool,
+) -> anyhow::Result<()> {
+    let b = baseline::load(file)?;
+    let stale = rules::spec::gl198_stale_baseline_entry::META.code;
+    let severity = config.rule_enabled(&stale).then(|| {
+        config
+            .severity_override(&stale)
+            .unwrap_or(rules::spec::gl198_stale_baseline_entry::META.default_severity)
+    });
+    b.apply(
+        report,
+        &|e| {
+            rules::parse_code(&e.code)
+                .is_some_and(|code| config.rule_enabled(&code) && in_scope(e, code))
+        },
+        severity,
+    );
+    report.normalize();
+    Ok(())
+}
+
+/// `--write-baseline FILE`: record the report's findings; the run succeeds (exit 0).
+fn write_baseline(file: &Path, report: &Report) -> anyhow::Result<i32> {
+    let n = baseline::write(file, report)?;
+    eprintln!(
+        "gpulint: recorded {} in the baseline {}; --baseline {} reports only new ones",
+        plural(n, "finding", "findings"),
+        report::escape::field(&file.to_string_lossy()),
+        report::escape::field(&file.to_string_lossy()),
+    );
+    Ok(exit::OK)
+}
+
+/// `1 finding`, `2 findings`.
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Targets named in the configuration file (`[[targets]]` or `fleet = "…"`).
