@@ -33,10 +33,10 @@ pub(super) fn partial_exit(
         return None;
     }
     eprintln!(
-        "error: {}: the image could not be read completely ({} problem(s), see GL000); \
+        "error: {}: the image could not be read completely ({}, see GL000); \
          the verdict would be incomplete. Use --allow-partial for a best-effort result.",
         crate::report::escape::field(&inv.image.reference),
-        inv.errors.len().max(1)
+        crate::vocab::count(inv.errors.len().max(1), "problem", "problems")
     );
     Some(exit::USAGE_OR_INPUT)
 }

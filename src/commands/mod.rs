@@ -369,16 +369,11 @@ fn write_baseline(file: &Path, report: &Report) -> anyhow::Result<i32> {
     let n = baseline::write(file, report)?;
     eprintln!(
         "gpulint: recorded {} in the baseline {}; --baseline {} reports only new ones",
-        plural(n, "finding", "findings"),
+        crate::vocab::count(n, "finding", "findings"),
         report::escape::field(&file.to_string_lossy()),
         report::escape::field(&file.to_string_lossy()),
     );
     Ok(exit::OK)
-}
-
-/// `1 finding`, `2 findings`.
-pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Targets named in the configuration file (`[[targets]]` or `fleet = "…"`).
@@ -473,7 +468,8 @@ fn cache(a: CacheArgs) -> anyhow::Result<i32> {
             };
             let n = crate::cache::cache_clean(&dir)?;
             print(&format!(
-                "removed {n} cached layer result(s) from {}\n",
+                "removed {} from {}\n",
+                crate::vocab::count(n, "cached layer result", "cached layer results"),
                 dir.display()
             ))?;
             Ok(exit::OK)

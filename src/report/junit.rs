@@ -78,7 +78,11 @@ pub fn render(report: &Report) -> String {
             let _ = write!(
                 cases,
                 ">\n      <failure type=\"{worst}\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                xml_attr(&format!("{} finding(s): {}", hits.len(), hits[0].message)),
+                xml_attr(&format!(
+                    "{}: {}",
+                    crate::vocab::count(hits.len(), "finding", "findings"),
+                    hits[0].message
+                )),
                 text.join("&#10;"),
             );
         }

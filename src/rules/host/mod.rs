@@ -432,8 +432,9 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
         }
     }
     s.push_str(&format!(
-        "\n{} results: {ok} ok, {prob} problems, {cnc} could not check{}\n",
-        results.len(),
+        "\n{}: {ok} ok, {}, {cnc} could not check{}\n",
+        crate::vocab::count(results.len(), "result", "results"),
+        crate::vocab::count(prob, "problem", "problems"),
         if expl > 0 {
             format!(", {expl} explained by another problem")
         } else {

@@ -77,6 +77,11 @@ fn baked_driver_libs_and_forward_compat() {
     });
     let f = check_image(&inv, &m, &[]);
     assert_eq!(codes(&f), vec!["GL004"]);
+    // The library is the location; the message does not repeat it.
+    assert_eq!(
+        f[0].message,
+        "a driver library (535.104.05) is baked into the image"
+    );
 
     // CUDA 12.8 runtime + cuda-compat on a 470 driver: fine on a datacenter GPU? 470 is not
     // a supported forward-compat branch → GL005 on an A100; on an RTX 4090 never.
@@ -262,9 +267,52 @@ fn self_loaded_fatbins_count_and_preloaded_python_deps_are_fine() {
     // And a GPU the self-loaded code lacks still fails.
     let f = check_image(&inv, &m, &[target(&m, "V100", "580.159.04")]);
     assert!(
-        f.iter()
-            .any(|f| f.rule == "GL001" && f.message.contains("libcufft")),
+        f.iter().any(|f| f.rule == "GL001"
+            && f.location
+                .as_ref()
+                .and_then(|l| l.path.as_deref())
+                .is_some_and(|p| p.contains("libcufft"))),
         "{f:?}"
+    );
+}
+
+#[test]
+fn no_kernel_image_names_the_binary_once_and_the_sass_that_runs() {
+    // The binary is the finding's location, which every format shows: the message does not
+    // repeat it. The SASS that runs on 9.0 is sm_90 alone, not "sm_9x with x <= 0".
+    let m = matrix();
+    let mut inv = Inventory::default();
+    let path = "opt/venv/lib/python3.11/site-packages/myext/_C.so";
+    inv.binaries.push(binary(path, &["sm_75"], &[]));
+    let message = |gpu: &str| {
+        let f = check_image(&inv, &m, &[target(&m, gpu, "580.65.06")]);
+        let g: Vec<_> = f.iter().filter(|f| f.rule == "GL001").collect();
+        assert_eq!(g.len(), 1, "{f:?}");
+        assert_eq!(
+            g[0].location.as_ref().and_then(|l| l.path.as_deref()),
+            Some(format!("/{path}").as_str())
+        );
+        g[0].message.clone()
+    };
+    let h100 = message("H100");
+    assert!(!h100.contains("_C.so"), "{h100}");
+    assert!(
+        h100.contains("the GPU needs SASS sm_90 or PTX compute_XY with XY <= 90"),
+        "{h100}"
+    );
+    assert!(
+        h100.starts_with("no kernel image for H100 (NVIDIA H100 SXM) (compute capability 9.0): "),
+        "{h100}"
+    );
+    let by_cc = message("sm_90");
+    assert!(
+        by_cc.starts_with("no kernel image for compute capability 9.0: "),
+        "{by_cc}"
+    );
+    let l4 = message("L4");
+    assert!(
+        l4.contains("the GPU needs SASS sm_80 to sm_89 or PTX compute_XY with XY <= 89"),
+        "{l4}"
     );
 }
 
