@@ -108,6 +108,104 @@ fn action_yml_runs_the_entry_script_and_uploads_its_sarif() {
         .contains("steps.run.outputs.exit-code"));
 }
 
+/// actionlint checks workflows, not action metadata: the structure GitHub requires of
+/// `action.yml` (a composite action), and that every expression names what exists.
+#[test]
+fn action_yml_is_a_well_formed_composite_action() {
+    let text = std::fs::read_to_string(repo().join("action.yml")).unwrap();
+    let y: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let top = y.as_mapping().unwrap();
+    for k in top.keys() {
+        let k = k.as_str().unwrap();
+        assert!(
+            [
+                "name",
+                "author",
+                "description",
+                "inputs",
+                "outputs",
+                "runs",
+                "branding"
+            ]
+            .contains(&k),
+            "unknown top-level key {k}"
+        );
+    }
+    for k in ["name", "description"] {
+        assert!(y[k].as_str().is_some_and(|s| !s.is_empty()), "{k}");
+    }
+    assert!([
+        "white",
+        "yellow",
+        "blue",
+        "green",
+        "orange",
+        "red",
+        "purple",
+        "gray-dark"
+    ]
+    .contains(&y["branding"]["color"].as_str().unwrap()));
+    let inputs = y["inputs"].as_mapping().unwrap();
+    for (name, spec) in inputs {
+        let name = name.as_str().unwrap();
+        assert!(
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "{name}"
+        );
+        assert!(
+            spec["description"].as_str().is_some(),
+            "input {name} has no description"
+        );
+        assert!(
+            spec.get("default").is_none_or(|d| d.is_string()),
+            "input {name}: a default is a string"
+        );
+    }
+    for (name, spec) in y["outputs"].as_mapping().unwrap() {
+        assert!(spec["description"].as_str().is_some(), "{name:?}");
+        assert!(
+            spec["value"].as_str().is_some(),
+            "a composite output needs a value: {name:?}"
+        );
+    }
+    assert_eq!(y["runs"]["using"].as_str(), Some("composite"));
+    let steps = y["runs"]["steps"].as_sequence().unwrap();
+    let ids: Vec<&str> = steps.iter().filter_map(|s| s["id"].as_str()).collect();
+    for s in steps {
+        let (run, uses) = (s.get("run"), s.get("uses"));
+        assert!(run.is_some() != uses.is_some(), "one of run/uses: {s:?}");
+        if let Some(run) = run {
+            assert_eq!(
+                s["shell"].as_str(),
+                Some("bash"),
+                "a run step names its shell: {s:?}"
+            );
+            // Scripts of the action exist.
+            for part in run.as_str().unwrap().split('"') {
+                if let Some(rel) = part.strip_prefix("$GITHUB_ACTION_PATH/") {
+                    assert!(repo().join(rel).is_file(), "{rel} does not exist");
+                }
+            }
+        }
+    }
+    // Every expression names an input, a step or a context that exists.
+    for expr in text.split("${{").skip(1) {
+        let expr = expr.split("}}").next().unwrap();
+        for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || "._-".contains(c))) {
+            if let Some(name) = word.strip_prefix("inputs.") {
+                assert!(
+                    inputs.contains_key(name),
+                    "no input {name}: ${{{{{expr}}}}}"
+                );
+            } else if let Some(rest) = word.strip_prefix("steps.") {
+                let id = rest.split('.').next().unwrap();
+                assert!(ids.contains(&id), "no step {id}: ${{{{{expr}}}}}");
+            }
+        }
+    }
+}
+
 #[test]
 fn action_entry_script_writes_sarif_annotations_and_the_exit_code() {
     let d = tempfile::tempdir().unwrap();
@@ -755,6 +853,39 @@ fn action_installs_the_released_binary_after_checking_its_sha256() {
     assert!(stdout.contains("is not a release version"), "{stdout}");
 }
 
+/// The release workflow publishes, for every target the Action's install step downloads, the
+/// archive and checksum names it asks for, on a `v*` tag.
+#[test]
+fn release_workflow_publishes_what_the_action_downloads() {
+    let text = std::fs::read_to_string(repo().join(".github/workflows/release.yml")).unwrap();
+    let y: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    // `on` reads as a YAML 1.1 boolean to some parsers: look it up either way.
+    let on = y
+        .get("on")
+        .or_else(|| y.get(serde_yaml::Value::Bool(true)))
+        .expect("on:");
+    assert_eq!(on["push"]["tags"][0].as_str(), Some("v*"));
+    let targets: Vec<&str> = y["jobs"]["binaries"]["strategy"]["matrix"]["include"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|m| m["target"].as_str().unwrap())
+        .collect();
+    let install = std::fs::read_to_string(repo().join("action/install.sh")).unwrap();
+    for t in ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"] {
+        assert!(targets.contains(&t), "release builds {targets:?}, not {t}");
+        assert!(
+            install.contains(&format!("target={t}")),
+            "install.sh never asks for {t}"
+        );
+    }
+    for name in [r#"name="gpulint-$TAG-$TARGET""#, r#""$name.tar.gz.sha256""#] {
+        assert!(text.contains(name), "release.yml: {name}");
+    }
+    assert!(install.contains(r#"name="gpulint-$tag-$target""#));
+    assert!(install.contains(r#""$releases/download/$tag/$name.tar.gz.sha256""#));
+}
+
 // ---------- the container image ----------
 
 /// Regular files the binary needs at run time: itself and what `ldd` resolves (the loader and
@@ -902,6 +1033,19 @@ fn dockerfile_builds_a_static_binary_on_a_minimal_base() {
     let froms: Vec<&str> = text.lines().filter(|l| l.starts_with("FROM ")).collect();
     assert!(froms.len() >= 2, "multi-stage: {froms:?}");
     assert!(froms[0].contains("alpine") && froms[0].ends_with("AS build"));
+    // Every base pinned by digest (tag kept for readers): a rebuild uses the tested bases.
+    for f in &froms {
+        let image = f.split_whitespace().nth(1).unwrap();
+        let digest = image.split_once("@sha256:").map(|(_, d)| d);
+        assert!(
+            digest.is_some_and(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit())),
+            "{f} is not pinned by digest"
+        );
+        assert!(
+            image.split('@').next().unwrap().contains(':'),
+            "{f}: keep the tag"
+        );
+    }
     assert!(
         froms.last().unwrap().contains("distroless/static"),
         "the default target is the minimal static base: {froms:?}"
