@@ -886,6 +886,35 @@ fn release_workflow_publishes_what_the_action_downloads() {
     assert!(install.contains(r#""$releases/download/$tag/$name.tar.gz.sha256""#));
 }
 
+/// The README's command table lists every command `gpulint --help` shows.
+#[test]
+fn readme_command_table_lists_every_command() {
+    use clap::CommandFactory;
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let table = readme
+        .split("\n## Commands\n")
+        .nth(1)
+        .and_then(|s| s.split("\n\n").next())
+        .expect("README has a command table under ## Commands");
+    for c in gpulint::cli::Cli::command().get_subcommands() {
+        let name = c.get_name();
+        if name == "help" {
+            continue;
+        }
+        // `gpulint dockerfile\|compose\|…` rows name several commands.
+        let listed = table.lines().any(|row| {
+            row.split('`').nth(1).is_some_and(|cmd| {
+                cmd.strip_prefix("gpulint ").is_some_and(|rest| {
+                    rest.split_whitespace()
+                        .next()
+                        .is_some_and(|first| first.split("\\|").any(|n| n == name))
+                })
+            })
+        });
+        assert!(listed, "README's command table lacks `gpulint {name}`");
+    }
+}
+
 // ---------- the container image ----------
 
 /// Regular files the binary needs at run time: itself and what `ldd` resolves (the loader and
