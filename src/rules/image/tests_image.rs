@@ -17,6 +17,18 @@ fn torch_cu130_needs_a_580_driver() {
     assert_eq!(codes(&v100), vec!["GL001"]);
     let old = check_image(&inv, &m, &[target(&m, "H100", "570.133.20")]);
     assert_eq!(codes(&old), vec!["GL002"]);
+    // The target and the location are shown beside the message, which does not repeat them.
+    let msg = &old[0].message;
+    assert!(
+        msg.ends_with("; the target's driver is 570.133.20"),
+        "{msg}"
+    );
+    let at = old[0]
+        .location
+        .as_ref()
+        .and_then(|l| l.path.clone())
+        .unwrap();
+    assert!(!msg.contains(&at) && !msg.contains("H100"), "{msg}");
     let ok = check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]);
     assert!(codes(&ok).is_empty(), "{ok:?}");
     let ctx = context::ImageContext {
@@ -226,6 +238,18 @@ fn require_cuda_and_platform() {
     t.platform = Some("linux/amd64".parse().unwrap());
     let f = check_image(&inv, &m, &[t]);
     assert_eq!(codes(&f), vec!["GL009", "GL010"], "{f:?}");
+    // The target is shown beside each message: the messages do not repeat its name.
+    assert_eq!(
+        f[0].message,
+        "image is linux/arm64 but the target is linux/amd64"
+    );
+    assert!(
+        f[1].message
+            .contains("is not satisfied by the target's driver 525.60.13 (CUDA 12.0)"),
+        "{}",
+        f[1].message
+    );
+    assert!(f.iter().all(|x| !x.message.contains("H100")), "{f:?}");
     let f = check_image(&inv, &m, &[target(&m, "H100", "550.54.14")]);
     assert!(codes(&f).is_empty(), "{f:?}");
 }
