@@ -34,6 +34,9 @@ is_version_tag() {
 
 # Why the download did not work, for the log line of the fallback.
 reason=
+# The download's scratch directory, removed however the script ends.
+dir=
+trap 'if [[ -n $dir ]]; then rm -rf "$dir"; fi' EXIT
 download() {
   local target
   case "$(uname -s)/$(uname -m)" in
@@ -67,7 +70,6 @@ download() {
     return 1
   fi
   local name="gpulint-$tag-$target"
-  local dir
   dir=$(mktemp -d)
   if ! curl -fsSL --retry 3 -o "$dir/$name.tar.gz" "$releases/download/$tag/$name.tar.gz" \
     || ! curl -fsSL --retry 3 -o "$dir/$name.tar.gz.sha256" "$releases/download/$tag/$name.tar.gz.sha256"; then
@@ -91,7 +93,6 @@ download() {
     return 1
   fi
   install -m 0755 "$dir/$name/gpulint" "$root/bin/gpulint"
-  rm -rf "$dir"
   local have
   if ! have=$("$root/bin/gpulint" --version 2>&1); then
     reason="the downloaded binary does not run: $have"
