@@ -4,36 +4,81 @@
 # SARIF upload still runs; the action's last step exits with it.
 #
 # Inputs come as INPUT_* variables (see action.yml); GPULINT names the binary (default:
-# gpulint on PATH). Tested by tests/integration/packaging.rs with the locally built binary.
+# gpulint on PATH). `target` and `args` are split into words like a shell command line without
+# being evaluated (action/split-words.sh): `--gpu "RTX 4090"` is two words, `$(…)` stays text.
+# Tested by tests/integration/packaging.rs with the locally built binary.
 set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=action/split-words.sh
+. "$here/split-words.sh"
 
 bin=${GPULINT:-gpulint}
 command=${INPUT_COMMAND:-lint}
-target=${INPUT_TARGET:-.}
 fail_on=${INPUT_FAIL_ON:-error}
 sarif=${INPUT_SARIF_FILE:-gpulint.sarif}
 annotations=${INPUT_ANNOTATIONS:-true}
 out=${GITHUB_OUTPUT:-/dev/null}
 
+# Workflow-command data: %, CR and LF are escaped so that input cannot end the command early.
+escape_data() {
+  local s=${1//'%'/%25}
+  s=${s//$'\r'/%0D}
+  printf '%s' "${s//$'\n'/%0A}"
+}
+
+# An error in the inputs: reported as exit code 2 (the last step fails with it).
+input_error() {
+  echo "::error title=gpulint::$(escape_data "$1")"
+  echo "exit-code=2" >>"$out"
+  exit 0
+}
+
 case $command in
   lint | image | dockerfile | compose | k8s | run) ;;
-  *)
-    echo "::error title=gpulint::unknown command '$command' (lint, image, dockerfile, compose, k8s, run)"
-    echo "exit-code=2" >>"$out"
-    exit 0
-    ;;
+  *) input_error "unknown command '$command' (lint, image, dockerfile, compose, k8s, run)" ;;
 esac
 
-# Extra arguments split like a shell would, without evaluating them.
-read -r -a extra <<<"${INPUT_ARGS:-}"
+gpulint_split_words "${INPUT_TARGET:-}" || input_error "target: $gpulint_split_error"
+IFS=$gpulint_us
+set -f
+targets=($gpulint_words)
+set +f
+unset IFS
+gpulint_split_words "${INPUT_ARGS:-}" || input_error "args: $gpulint_split_error"
+IFS=$gpulint_us
+set -f
+extra=($gpulint_words)
+set +f
+unset IFS
 
 case $command in
-  run) args=(run --file "$target") ;;
-  *) args=("$command" "$target") ;;
+  image)
+    # One image per run: the SARIF category and the verdict are per image.
+    if [[ ${#targets[@]} -ne 1 ]]; then
+      input_error "command image checks one image, and target names ${#targets[@]}; use a job matrix for several images"
+    fi
+    args=(image "${targets[0]}")
+    ;;
+  run)
+    # A directory stands for the scripts and Markdown files in it (gpulint run --file DIR).
+    [[ ${#targets[@]} -gt 0 ]] || targets=(.)
+    args=(run)
+    for t in "${targets[@]}"; do
+      args+=(--file "$t")
+    done
+    ;;
+  *)
+    # No target: gpulint's own default (lint: this directory; dockerfile: ./Dockerfile;
+    # compose: the compose file lookup).
+    args=("$command" ${targets[@]+"${targets[@]}"})
+    ;;
 esac
-args+=("${extra[@]}" --fail-on "$fail_on")
+args+=(${extra[@]+"${extra[@]}"} --fail-on "$fail_on")
 
-echo "gpulint ${args[*]}"
+printf 'gpulint'
+printf ' %q' "${args[@]}"
+printf '\n'
 "$bin" "${args[@]}" --format sarif -o "$sarif"
 code=$?
 # An input gpulint could not read (exit 2) is still a report, with GL000 in it: upload and
@@ -50,6 +95,6 @@ echo "exit-code=$code" >>"$out"
 case $code in
   0) echo "gpulint: no findings at or above $fail_on" ;;
   1) echo "gpulint: findings at or above $fail_on (exit 1)" ;;
-  *) echo "::error title=gpulint::gpulint could not check $target (exit $code); see the log above" ;;
+  *) echo "::error title=gpulint::$(escape_data "gpulint could not check ${targets[*]:-the default target} (exit $code); see the log above")" ;;
 esac
 exit 0

@@ -196,6 +196,14 @@ pub struct OutputArgs {
     /// its directory or a parent, else the working directory's, then the user config).
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Report only findings not recorded in this baseline file (written by
+    /// --write-baseline); recorded findings that are gone are reported as GL198.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Record the findings of this run in FILE as the baseline and exit 0 (2 when some
+    /// input could not be read: the file is then not written).
+    #[arg(long, value_name = "FILE", conflicts_with = "baseline")]
+    pub write_baseline: Option<PathBuf>,
     #[command(flatten)]
     pub rules: SelectionArgs,
 }
@@ -299,7 +307,8 @@ pub struct K8sArgs {
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct RunArgs {
-    /// Shell scripts or Markdown files to search for docker/podman run lines.
+    /// Shell scripts or Markdown files to search for docker/podman run lines; a directory
+    /// stands for the scripts and Markdown files in it (found as `lint` finds files).
     #[arg(long = "file")]
     pub files: Vec<PathBuf>,
     /// A command line: `gpulint run -- docker run --gpus all IMAGE`.

@@ -6,6 +6,7 @@
 //! run configurations into facts the rules also read.
 
 pub mod arch;
+pub mod baseline;
 pub mod cache;
 pub mod cli;
 pub mod commands;

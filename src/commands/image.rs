@@ -33,10 +33,10 @@ pub(super) fn partial_exit(
         return None;
     }
     eprintln!(
-        "error: {}: the image could not be read completely ({} problem(s), see GL000); \
+        "error: {}: the image could not be read completely ({}, see GL000); \
          the verdict would be incomplete. Use --allow-partial for a best-effort result.",
         crate::report::escape::field(&inv.image.reference),
-        inv.errors.len().max(1)
+        crate::vocab::count(inv.errors.len().max(1), "problem", "problems")
     );
     Some(exit::USAGE_OR_INPUT)
 }
@@ -119,6 +119,13 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         report.preamble = reqs.lines();
     }
     report.normalize();
+    if let Some(file) = &a.output.baseline {
+        // Entries of other images are not this run's to call stale.
+        let this = report.artifact.clone().unwrap_or_default();
+        apply_baseline(&mut report, file, &config, &|e, code| {
+            code.number() < 100 && e.path == this
+        })?;
+    }
     emit(
         &report,
         a.output.format,
@@ -127,7 +134,13 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         a.source.source.quiet,
     )?;
     if let Some(code) = partial_exit(&inv, &opts) {
+        if a.output.write_baseline.is_some() {
+            eprintln!("gpulint: error: the baseline was not written: the image scan is incomplete");
+        }
         return Ok(code);
+    }
+    if let Some(file) = &a.output.write_baseline {
+        return write_baseline(file, &report);
     }
     Ok(verdict(&report, fail_on))
 }

@@ -12,6 +12,7 @@ use host::host;
 use image::{image, inventory};
 use settings::{ConfigSet, LintInputs};
 
+use crate::baseline;
 use crate::cli::{
     CacheAction, CacheArgs, Cli, Command, ExplainArgs, GpusArgs, HostCmdArgs, ImageArgs,
     InventoryArgs, InventoryFormat, RulesArgs, SpecCmd, TargetArgs,
@@ -251,7 +252,9 @@ fn spec<A: clap::Args + LintInputs>(
         ));
     }
     let mut report = Report::new(what.to_string());
-    let mut fails = false;
+    // The fail-on each finding's file is judged by (its configuration's, or --fail-on).
+    let mut file_fail_on: std::collections::HashMap<Option<String>, Option<Severity>> =
+        Default::default();
     let mut used_configs: Vec<String> = Vec::new();
     let mut first_fail_on: Option<FailOn> = None;
     for (i, args) in groups {
@@ -284,9 +287,10 @@ fn spec<A: clap::Args + LintInputs>(
         if ctx.checked.get() > before {
             used_configs.push(configs.name(i));
         }
-        fails |= findings
-            .iter()
-            .any(|f| fail_on.threshold().is_some_and(|t| f.severity >= t));
+        for f in &findings {
+            let file = f.location.as_ref().and_then(|l| l.file.clone());
+            file_fail_on.entry(file).or_insert(fail_on.threshold());
+        }
         report.findings.extend(findings);
     }
     report.checked_rules.sort();
@@ -302,6 +306,13 @@ fn spec<A: clap::Args + LintInputs>(
         .findings
         .extend(input_errors.iter().map(input_error_finding));
     report.normalize();
+    if let Some(file) = &c.output.baseline {
+        let inputs: Vec<String> = c.args.inputs().iter().map(|p| ctx.display(p)).collect();
+        let scan_images = c.scan_images;
+        apply_baseline(&mut report, file, &ctx.config, &|e, code| {
+            (code.number() >= 100 || scan_images) && baseline::path_in_inputs(&e.path, &inputs)
+        })?;
+    }
     let checked = ctx.checked.get();
     report.scope = Some(if checked == 0 {
         "no files found".to_string()
@@ -327,8 +338,23 @@ fn spec<A: clap::Args + LintInputs>(
         eprintln!("gpulint: error: {}", report::escape::block(&e.message));
     }
     if let Some(code) = incomplete_exit(&report, input_errors.len()) {
+        if c.output.write_baseline.is_some() {
+            eprintln!("gpulint: error: the baseline was not written: the run is incomplete");
+        }
         return Ok(code);
     }
+    if let Some(file) = &c.output.write_baseline {
+        return write_baseline(file, &report);
+    }
+    // Each finding judged by its own file's fail-on (the baseline may have dropped some).
+    let fails = report.findings.iter().any(|f| {
+        let file = f.location.as_ref().and_then(|l| l.file.clone());
+        file_fail_on
+            .get(&file)
+            .copied()
+            .unwrap_or(report.fail_on)
+            .is_some_and(|t| f.severity >= t)
+    });
     Ok(if fails { exit::FINDINGS } else { exit::OK })
 }
 
@@ -457,6 +483,45 @@ fn incomplete_exit(report: &Report, input_errors: usize) -> Option<i32> {
     Some(exit::USAGE_OR_INPUT)
 }
 
+/// `--baseline FILE`: drop the findings it records; report its leftover entries as GL198
+/// where `in_scope` (the entry, its rule's code) says this run looked, and GL198 is on.
+fn apply_baseline(
+    report: &mut Report,
+    file: &Path,
+    config: &crate::config::Config,
+    in_scope: &dyn Fn(&baseline::Entry, rules::Code) -> bool,
+) -> anyhow::Result<()> {
+    let b = baseline::load(file)?;
+    let stale = rules::spec::gl198_stale_baseline_entry::META.code;
+    let severity = config.rule_enabled(&stale).then(|| {
+        config
+            .severity_override(&stale)
+            .unwrap_or(rules::spec::gl198_stale_baseline_entry::META.default_severity)
+    });
+    b.apply(
+        report,
+        &|e| {
+            rules::parse_code(&e.code)
+                .is_some_and(|code| config.rule_enabled(&code) && in_scope(e, code))
+        },
+        severity,
+    );
+    report.normalize();
+    Ok(())
+}
+
+/// `--write-baseline FILE`: record the report's findings; the run succeeds (exit 0).
+fn write_baseline(file: &Path, report: &Report) -> anyhow::Result<i32> {
+    let n = baseline::write(file, report)?;
+    eprintln!(
+        "gpulint: recorded {} in the baseline {}; --baseline {} reports only new ones",
+        crate::vocab::count(n, "finding", "findings"),
+        report::escape::field(&file.to_string_lossy()),
+        report::escape::field(&file.to_string_lossy()),
+    );
+    Ok(exit::OK)
+}
+
 /// Targets named in the configuration file (`[[targets]]` or `fleet = "…"`).
 fn config_targets(config: &crate::config::Config, matrix: &Matrix) -> anyhow::Result<Vec<Target>> {
     if let Some(f) = &config.fleet {
@@ -544,7 +609,8 @@ fn cache(a: CacheArgs) -> anyhow::Result<i32> {
             };
             let n = crate::cache::cache_clean(&dir)?;
             print(&format!(
-                "removed {n} cached layer result(s) from {}\n",
+                "removed {} from {}\n",
+                crate::vocab::count(n, "cached layer result", "cached layer results"),
                 dir.display()
             ))?;
             Ok(exit::OK)

@@ -145,9 +145,15 @@ fn group(paths: &[PathBuf], configs: &mut ConfigSet) -> anyhow::Result<Vec<(usiz
 pub trait LintInputs: Sized {
     /// (configuration index, these arguments for only the inputs that use it).
     fn split(&self, configs: &mut ConfigSet) -> anyhow::Result<Vec<(usize, Self)>>;
+    /// The paths as given (the baseline judges its entries under them only).
+    fn inputs(&self) -> Vec<PathBuf>;
 }
 
 impl LintInputs for DockerfileArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.paths.clone()
+    }
+
     fn split(&self, configs: &mut ConfigSet) -> anyhow::Result<Vec<(usize, Self)>> {
         if self.paths.is_empty() {
             // ./Dockerfile.
@@ -172,6 +178,10 @@ impl LintInputs for DockerfileArgs {
 }
 
 impl LintInputs for ComposeArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.files.iter().chain(&self.paths).cloned().collect()
+    }
+
     /// Compose files merge into one project: the first file's configuration for all.
     fn split(&self, configs: &mut ConfigSet) -> anyhow::Result<Vec<(usize, Self)>> {
         let i = match self.files.iter().chain(&self.paths).next() {
@@ -183,6 +193,10 @@ impl LintInputs for ComposeArgs {
 }
 
 impl LintInputs for K8sArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.files.clone()
+    }
+
     fn split(&self, configs: &mut ConfigSet) -> anyhow::Result<Vec<(usize, Self)>> {
         Ok(group(&self.files, configs)?
             .into_iter()
@@ -192,6 +206,10 @@ impl LintInputs for K8sArgs {
 }
 
 impl LintInputs for RunArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.files.clone()
+    }
+
     /// Scripts by their configuration; a command line given after `--` uses the working
     /// directory's.
     fn split(&self, configs: &mut ConfigSet) -> anyhow::Result<Vec<(usize, Self)>> {
@@ -225,6 +243,10 @@ impl LintInputs for RunArgs {
 }
 
 impl LintInputs for LintArgs {
+    fn inputs(&self) -> Vec<PathBuf> {
+        self.paths.clone()
+    }
+
     /// Directories are walked here, so that each file found is checked with its nearest
     /// configuration and excluded by that configuration's `ignore-paths`; named files and
     /// missing paths go to their own (or the working directory's) configuration.

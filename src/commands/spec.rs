@@ -700,12 +700,12 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         ctx.checked.set(ctx.checked.get() + 1);
         all.extend(runs_checks(&specs, ctx));
     }
-    for p in &args.files {
-        let Some(text) = ctx.read_or_record(p) else {
+    for p in run_files(&args.files, ctx) {
+        let Some(text) = ctx.read_or_record(&p) else {
             continue;
         };
-        let file = ctx.display(p);
-        all.extend(shell_findings(p, &file, &text, ctx));
+        let file = ctx.display(&p);
+        all.extend(shell_findings(&p, &file, &text, ctx));
         let text = if is_markdown_name(&file) {
             markdown_code_only(&text)
         } else {
@@ -721,6 +721,27 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         anyhow::bail!("nothing to check: give `--file SCRIPT` or `-- docker run …`");
     }
     Ok(finish(all, &texts, ctx))
+}
+
+/// The files `run --file` reads: a file as given; a directory stands for the scripts and
+/// Markdown files in it, found as `lint` finds files (so the Action's and the GitLab job's
+/// default target, the repository, works for `run` too).
+fn run_files(given: &[PathBuf], ctx: &CommandContext) -> Vec<PathBuf> {
+    use super::lint::{classify, discover, FileKind};
+    let mut out = Vec::new();
+    for p in given {
+        if p.is_dir() {
+            out.extend(discover(p, &ctx.config, &ctx.cwd).into_iter().filter(|f| {
+                matches!(
+                    classify(f, None),
+                    Some(FileKind::Script | FileKind::Markdown)
+                )
+            }));
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out
 }
 
 pub(crate) fn shell_quote(a: &str) -> String {

@@ -249,6 +249,14 @@ impl<R: Read> TarReader<R> {
         if got == 0 {
             return Ok(None);
         }
+        // Less than one header at the start, without the ustar magic, is no tar at all (a
+        // small text file), not a tar cut short.
+        if got < h.len() && at == 0 && h.get(257..262) != Some(b"ustar".as_slice()) {
+            return Err(corrupt(format!(
+                "{got} bytes, shorter than one {}-byte tar header",
+                h.len()
+            )));
+        }
         if got < h.len() {
             return Err(truncated(format!(
                 "the archive ends inside the header at offset {at}"
@@ -753,6 +761,13 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
         let e = entries(&data[..300], 512).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+        // A few bytes of text are not a tar cut short.
+        let e = entries(b"hi\n", 512).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+        assert_eq!(
+            e.to_string(),
+            "3 bytes, shorter than one 512-byte tar header"
+        );
         // Extension headers with no entry after them.
         let mut data = gnu_header("././@LongLink", 4, tar::EntryType::GNULongName)
             .as_bytes()

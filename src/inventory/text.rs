@@ -187,8 +187,8 @@ pub fn render_text(inv: &Inventory) -> String {
     if inv.partial {
         let _ = writeln!(
             s,
-            "\nPARTIAL: {} problem(s) while reading the image:",
-            inv.errors.len()
+            "\nPARTIAL: {} while reading the image:",
+            crate::vocab::count(inv.errors.len(), "problem", "problems")
         );
         for e in &inv.errors {
             let _ = writeln!(

@@ -98,7 +98,11 @@ pub fn render(report: &Report) -> String {
                 let _ = writeln!(
                     cases,
                     "      <failure type=\"{worst}\" message=\"{}\">{}</failure>",
-                    xml_attr(&format!("{} finding(s): {}", failing.len(), first.message)),
+                    xml_attr(&format!(
+                        "{}: {}",
+                        crate::vocab::count(failing.len(), "finding", "findings"),
+                        first.message
+                    )),
                     text.join("&#10;"),
                 );
             }

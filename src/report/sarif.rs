@@ -73,6 +73,18 @@ fn location(place: &RepoPlace) -> Value {
     loc
 }
 
+/// A message and its fix as one text: the message ends as a sentence before "Fix:" (SARIF
+/// viewers show the text as one paragraph).
+fn with_fix(message: &str, fix: &str) -> String {
+    let message = message.trim_end();
+    let stop = if message.ends_with(['.', '!', '?']) {
+        ""
+    } else {
+        "."
+    };
+    format!("{message}{stop} Fix: {fix}")
+}
+
 pub fn render(report: &Report) -> String {
     let rules = crate::rules::all();
     let rule_objs: Vec<Value> = rules
@@ -98,7 +110,7 @@ pub fn render(report: &Report) -> String {
                 text = format!("[{t}] {text}");
             }
             if let Some(h) = &f.help {
-                text = format!("{text} Fix: {h}");
+                text = with_fix(&text, h);
             }
             let mut r = json!({
                 "ruleId": f.rule,
@@ -148,6 +160,18 @@ pub fn render(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fix_starts_a_sentence_of_its_own() {
+        assert_eq!(
+            with_fix(
+                "needs SASS sm_90 or PTX compute_XY with XY <= 90",
+                "rebuild"
+            ),
+            "needs SASS sm_90 or PTX compute_XY with XY <= 90. Fix: rebuild"
+        );
+        assert_eq!(with_fix("It is old.", "update"), "It is old. Fix: update");
+    }
 
     #[test]
     fn uris_are_encoded_relative_and_never_a_scheme_by_accident() {

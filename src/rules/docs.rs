@@ -30,6 +30,9 @@ fn family(check: &Check) -> String {
     match check {
         Check::Input => "input: reported when part of the input cannot be read",
         Check::Suppression => "suppressions: reported by `gpulint lint` after the spec rules",
+        Check::Baseline => {
+            "baseline: reported by a checking command given `--baseline FILE` (`lint`, `image`, …)"
+        }
         Check::Image(..) => "image: `gpulint image`",
         Check::Spec(_) => {
             "spec: `gpulint lint` (Dockerfiles, compose files, Kubernetes manifests, run lines)"

@@ -204,8 +204,10 @@ pub enum SourceError {
     #[error("bad image reference {reference:?}: {reason}")]
     BadReference { reference: String, reason: String },
     #[error(
-        "unknown transport {transport}:{} in {reference:?}: gpulint reads docker-archive:PATH, \
-         oci:DIR, oci-archive:PATH, dir:PATH or a bare path",
+        "unknown transport {transport}:{} in {reference:?}: gpulint reads NAME[:TAG] (the local \
+         daemon, then the registry), docker-daemon:NAME[:TAG], \
+         docker://REGISTRY/REPO[:TAG|@DIGEST], docker-archive:PATH, oci:DIR, oci-archive:PATH, \
+         dir:PATH or a bare path",
         if *.foreign { " (a transport gpulint does not read)" } else { "" }
     )]
     UnknownTransport {

@@ -326,5 +326,16 @@ mod tests {
             e.to_string().starts_with("unknown transport myimage: in"),
             "{e}"
         );
+        // Every transport gpulint reads is listed, not only the file ones.
+        for t in [
+            "NAME[:TAG]",
+            "docker-daemon:",
+            "docker://",
+            "docker-archive:",
+            "oci:",
+            "dir:",
+        ] {
+            assert!(e.to_string().contains(t), "{t} not listed: {e}");
+        }
     }
 }

@@ -47,8 +47,9 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         return vec![CheckResult::could_not(
             &META,
             format!(
-                "/sys/bus/pci/devices is not readable on the {}; the driver sees {seen} GPU(s)",
-                r.describe()
+                "/sys/bus/pci/devices is not readable on the {}; the driver sees {}",
+                r.describe(),
+                crate::vocab::count(seen, "GPU", "GPUs")
             ),
         )];
     };
@@ -102,7 +103,8 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         })
         .count();
     evidence.push(format!(
-        "driver sees {seen} GPU(s) ({})",
+        "driver sees {} ({})",
+        crate::vocab::count(seen, "GPU", "GPUs"),
         cx.profile.sources.join(", ")
     ));
     if pci.is_empty() {

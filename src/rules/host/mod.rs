@@ -442,8 +442,9 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
         }
     }
     s.push_str(&format!(
-        "\n{} results: {ok} ok, {prob} problems, {cnc} could not check{}{}\n",
-        results.len(),
+        "\n{}: {ok} ok, {}, {cnc} could not check{}{}\n",
+        crate::vocab::count(results.len(), "result", "results"),
+        crate::vocab::count(prob, "problem", "problems"),
         if skipped > 0 {
             format!(", {skipped} skipped (not applicable)")
         } else {

@@ -893,3 +893,24 @@ fn host_text_escapes_what_it_quotes() {
     );
     assert!(t.contains("x\\x0a[ok] GL999 forged"), "{t}");
 }
+
+#[test]
+fn the_summary_line_counts_in_the_right_number() {
+    use super::gl214_nvml_unknown_error_risk::META as GL214;
+    use super::CheckResult;
+    let one = [CheckResult::problem(&GL214, "x")];
+    let text = super::render_checks_text(&one);
+    assert!(
+        text.ends_with("\n1 result: 0 ok, 1 problem, 0 could not check\n"),
+        "{text}"
+    );
+    let two = [
+        CheckResult::problem(&GL214, "x"),
+        CheckResult::ok(&GL214, "y"),
+    ];
+    let text = super::render_checks_text(&two);
+    assert!(
+        text.ends_with("\n2 results: 1 ok, 1 problem, 0 could not check\n"),
+        "{text}"
+    );
+}

@@ -22,6 +22,8 @@ pub struct RuntimeUse {
     pub version: CudaVersion,
     /// "libcudart.so.12.1.105 (system)", "torch 2.11.0 (torch/version.py)".
     pub what: String,
+    /// `what` for a finding located at `location`, which shows the path: without it.
+    pub brief: String,
     pub location: Option<Location>,
 }
 
@@ -66,6 +68,7 @@ impl<'a> ImageContext<'a> {
                 out.push(RuntimeUse {
                     version: v,
                     what: format!("CUDA runtime {v} ({})", lib.path),
+                    brief: format!("CUDA runtime {v}"),
                     location: Some(Location::in_image(
                         self.layer_digest(lib.layer),
                         lib.path.clone(),
@@ -81,6 +84,7 @@ impl<'a> ImageContext<'a> {
                     out.push(RuntimeUse {
                         version: v,
                         what: format!("CUDA runtime {v} linked statically into {}", b.path),
+                        brief: format!("CUDA runtime {v}, linked statically,"),
                         location: Some(self.binary_location(b)),
                     });
                 }
@@ -94,6 +98,7 @@ impl<'a> ImageContext<'a> {
                         out.push(RuntimeUse {
                             version: v,
                             what: format!("torch {} built for CUDA {}", p.version, v),
+                            brief: format!("torch {} built for CUDA {}", p.version, v),
                             location: Some(Location::in_image(
                                 self.layer_digest(p.layer),
                                 format!("{}/torch/version.py", p.location),
@@ -113,6 +118,7 @@ impl<'a> ImageContext<'a> {
                 out.push(RuntimeUse {
                     version: v,
                     what: format!("CUDA_VERSION={v} in the image config"),
+                    brief: format!("CUDA_VERSION={v} in the image config"),
                     location: None,
                 });
             }

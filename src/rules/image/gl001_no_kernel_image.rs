@@ -37,6 +37,27 @@ pub static META: RuleMeta = RuleMeta {
     },
 };
 
+/// The SASS that runs on compute capability `cc`: its major version, minor at most its own
+/// (`sm_90` alone for 9.0, `sm_80 to sm_86` for 8.6).
+fn sass_that_runs(cc: crate::arch::ComputeCapability) -> String {
+    if cc.minor == 0 {
+        format!("SASS sm_{}", cc.sm())
+    } else {
+        format!("SASS sm_{}0 to sm_{}", cc.major, cc.sm())
+    }
+}
+
+/// A GPU with its compute capability, once (`--gpu sm_90` names it "compute capability 9.0").
+fn gpu_with_cc(name: &str, cc: crate::arch::ComputeCapability) -> String {
+    let cc_text = format!("compute capability {cc}");
+    if name.contains(&cc_text) {
+        name.to_string()
+    } else {
+        format!("{name} ({cc_text})")
+    }
+}
+
+// The finding's location is the binary: messages do not name it again.
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
     let tname = target.name.clone();
@@ -53,11 +74,10 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     Some((false, release)) => {
                         out.push(
                             META.finding(format!(
-                                "{} is an NVIDIA CUDA {} library, and CUDA {} does not support {} (compute capability {cc})",
-                                b.path,
+                                "NVIDIA CUDA {} library: CUDA {} does not support {}",
                                 release.major_minor(),
                                 release.major_minor(),
-                                gpu.name
+                                gpu_with_cc(&gpu.name, cc)
                             ))
                             .with_target(tname.clone())
                             .with_location(ctx.binary_location(b))
@@ -82,13 +102,11 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 };
                 out.push(
                     META.finding(format!(
-                        "{} has no kernel image for {} (compute capability {cc}): it has SASS [{}] and PTX [{}]{statically_linked}; the GPU needs SASS sm_{}x with x <= {} or PTX compute_XY with XY <= {}",
-                        b.path,
-                        gpu.name,
+                        "no kernel image for {}: it has SASS [{}] and PTX [{}]{statically_linked}; the GPU needs {} or PTX compute_XY with XY <= {}",
+                        gpu_with_cc(&gpu.name, cc),
                         list(&own_sass),
                         list(&own_ptx),
-                        cc.major,
-                        cc.minor,
+                        sass_that_runs(cc),
                         cc.sm(),
                     ))
                     .with_target(tname.clone())

@@ -106,10 +106,9 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 }
                 let mut f = META
                     .finding(format!(
-                        "{} needs driver {}; {} has {driver}",
-                        rt.what,
+                        "{} needs driver {}; the target's driver is {driver}",
+                        rt.brief,
                         describe_requirement(&required, &floor),
-                        target.name
                     ))
                     .with_target(target.name.clone())
                     .with_help(match &required {
@@ -125,7 +124,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 let mut f = META
                     .finding(format!(
                         "{}: the minimum driver for CUDA {} is unknown to gpulint's matrices; cannot judge driver {driver}",
-                        rt.what, rt.version
+                        rt.brief, rt.version
                     ))
                     .with_severity(Severity::Info)
                     .with_target(target.name.clone());

@@ -79,8 +79,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             if !usable.is_empty() {
                 continue;
             }
+            // The location is the binary: messages do not name it again.
             let loc = ctx.binary_location(b);
-            let path = &b.path;
             if !too_new.is_empty() {
                 let detail: Vec<String> = too_new
                     .iter()
@@ -90,7 +90,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     .collect();
                 out.push(
                     META.finding(format!(
-                        "{path} runs on {} (compute capability {cc}) only through PTX JIT, but {}; the driver supports CUDA {driver_cuda}",
+                        "runs on {} (compute capability {cc}) only through PTX JIT, but {}; the driver supports CUDA {driver_cuda}",
                         gpu.name,
                         detail.join(", ")
                     ))
@@ -107,7 +107,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             if let Some((t, isa, needs)) = open_unknown.first() {
                 out.push(
                     META.finding(format!(
-                        "{path} runs on {} (compute capability {cc}) only through PTX JIT; {t} is PTX ISA {}.{} (CUDA {needs}), and the driver supports CUDA {driver_cuda}: whether it supports CUDA {needs} is unknown",
+                        "runs on {} (compute capability {cc}) only through PTX JIT; {t} is PTX ISA {}.{} (CUDA {needs}), and the driver supports CUDA {driver_cuda}: whether it supports CUDA {needs} is unknown",
                         gpu.name, isa.0, isa.1
                     ))
                     .with_target(target.name.clone())
@@ -130,12 +130,12 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 );
                 let msg = if driver_cuda.open {
                     format!(
-                        "{path} runs on {} (compute capability {cc}) only through PTX JIT; {why}; the driver supports CUDA {driver_cuda}: whether it can JIT this PTX is unknown",
+                        "runs on {} (compute capability {cc}) only through PTX JIT; {why}; the driver supports CUDA {driver_cuda}: whether it can JIT this PTX is unknown",
                         gpu.name
                     )
                 } else {
                     format!(
-                        "{path} runs on {} (compute capability {cc}) only through PTX JIT; {why}, and the driver supports only CUDA {driver_cuda}: it cannot JIT this PTX (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
+                        "runs on {} (compute capability {cc}) only through PTX JIT; {why}, and the driver supports only CUDA {driver_cuda}: it cannot JIT this PTX (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
                         gpu.name
                     )
                 };
@@ -152,7 +152,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             }
             out.push(
                 META.finding(format!(
-                    "{path} runs on {} only through PTX JIT of [{}] whose PTX ISA version is unknown: cannot tell whether driver (CUDA {driver_cuda}) can compile it",
+                    "runs on {} only through PTX JIT of [{}] whose PTX ISA version is unknown: cannot tell whether the driver (CUDA {driver_cuda}) can compile it",
                     gpu.name, list(&unknown)
                 ))
                 .with_severity(Severity::Info)

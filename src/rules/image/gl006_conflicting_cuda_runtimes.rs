@@ -42,6 +42,7 @@ pub static META: RuleMeta = RuleMeta {
     },
 };
 
+// The finding's location is the binary: messages do not name it again.
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let inv = ctx.inventory;
     let own_libs: std::collections::BTreeSet<&ImagePath> =
@@ -80,8 +81,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         Some(_) if py_ext => {}
                         Some(l) => out.push(
                             META.finding(format!(
-                                "{} needs {needed}; the image has it at {} but not on the loader's search path, so it loads only if something preloads it",
-                                b.path,
+                                "needs {needed}; the image has it at {} but not on the loader's search path, so it loads only if something preloads it",
                                 l.path
                             ))
                             .with_severity(Severity::Warning)
@@ -93,9 +93,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         ),
                         None => out.push(
                             META.finding(format!(
-                                "{} needs {needed}, which the loader finds nowhere in the image (searched {} directories)",
-                                b.path,
-                                order.len()
+                                "needs {needed}, which the loader finds nowhere in the image (searched {})",
+                                crate::vocab::count(order.len(), "directory", "directories")
                             ))
                             .with_location(loc)
                             .with_help(format!("install the package that provides {needed} or add its directory to the binary's RUNPATH")),
@@ -111,8 +110,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     };
                     out.push(
                         META.finding(format!(
-                            "{} ships with {} ({}) but the loader picks {} ({}) from {} {}",
-                            b.path,
+                            "ships with {} ({}) but the loader picks {} ({}) from {} {}",
                             s.path,
                             s.version.as_deref().unwrap_or("version unknown"),
                             a.path,
@@ -130,8 +128,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 }
                 (Some((a, _)), None) if a.provider == LibraryProvider::Stub => out.push(
                     META.finding(format!(
-                        "{} resolves {needed} to the link-time stub {}, which cannot run",
-                        b.path, a.path
+                        "resolves {needed} to the link-time stub {}, which cannot run",
+                        a.path
                     ))
                     .with_location(loc)
                     .with_help("remove lib64/stubs from LD_LIBRARY_PATH / ld.so.conf"),

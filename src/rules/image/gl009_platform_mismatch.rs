@@ -37,7 +37,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     };
     if tp.os != ip.os || tp.architecture != ip.architecture {
         out.push(
-            META.finding(format!("image is {ip} but {} is {tp}", target.name))
+            META.finding(format!("image is {ip} but the target is {tp}"))
                 .with_target(target.name.clone())
                 .with_help(format!("build or pull the image for {tp}")),
         );

@@ -169,6 +169,7 @@ pub fn evaluate(
     }
 }
 
+// The finding carries the target (every format shows it): messages say "the target".
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
     let env = &ctx.inventory.image.env;
@@ -191,8 +192,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         // requirement that fails at that lower bound may still hold, so it is unknown.
         (Some(false), failed) if bound.is_some_and(|d| d.open) => out.push(
             META.finding(format!(
-                "NVIDIA_REQUIRE_CUDA=\"{expr}\": whether {} satisfies it is unknown: driver {} is newer than every known driver branch and supports CUDA {} (unsatisfied at that lower bound: {})",
-                target.name,
+                "NVIDIA_REQUIRE_CUDA=\"{expr}\": whether the target satisfies it is unknown: driver {} is newer than every known driver branch and supports CUDA {} (unsatisfied at that lower bound: {})",
                 target.driver.as_ref().map(|d| d.to_string()).unwrap_or_default(),
                 bound.map(|d| d.to_string()).unwrap_or_default(),
                 failed.first().cloned().unwrap_or_default()
@@ -202,8 +202,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         ),
         (Some(false), failed) => out.push(
             META.finding(format!(
-                "NVIDIA_REQUIRE_CUDA=\"{expr}\" is not satisfied on {} (driver {}, CUDA {}): the container runtime refuses to start the container (unsatisfied: {})",
-                target.name,
+                "NVIDIA_REQUIRE_CUDA=\"{expr}\" is not satisfied by the target's driver {} (CUDA {}): the container runtime refuses to start the container (unsatisfied: {})",
                 target.driver.as_ref().map(|d| d.to_string()).unwrap_or_else(|| "unknown".into()),
                 driver_cuda.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into()),
                 failed.first().cloned().unwrap_or_default()

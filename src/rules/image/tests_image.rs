@@ -17,6 +17,18 @@ fn torch_cu130_needs_a_580_driver() {
     assert_eq!(codes(&v100), vec!["GL001"]);
     let old = check_image(&inv, &m, &[target(&m, "H100", "570.133.20")]);
     assert_eq!(codes(&old), vec!["GL002"]);
+    // The target and the location are shown beside the message, which does not repeat them.
+    let msg = &old[0].message;
+    assert!(
+        msg.ends_with("; the target's driver is 570.133.20"),
+        "{msg}"
+    );
+    let at = old[0]
+        .location
+        .as_ref()
+        .and_then(|l| l.path.clone())
+        .unwrap();
+    assert!(!msg.contains(&at) && !msg.contains("H100"), "{msg}");
     let ok = check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]);
     assert!(codes(&ok).is_empty(), "{ok:?}");
     let ctx = context::ImageContext {
@@ -77,6 +89,11 @@ fn baked_driver_libs_and_forward_compat() {
     });
     let f = check_image(&inv, &m, &[]);
     assert_eq!(codes(&f), vec!["GL004"]);
+    // The library is the location; the message does not repeat it.
+    assert_eq!(
+        f[0].message,
+        "a driver library (535.104.05) is baked into the image"
+    );
 
     // CUDA 12.8 runtime + cuda-compat on a 470 driver: fine on a datacenter GPU? 470 is not
     // a supported forward-compat branch → GL005 on an A100; on an RTX 4090 never.
@@ -221,6 +238,18 @@ fn require_cuda_and_platform() {
     t.platform = Some("linux/amd64".parse().unwrap());
     let f = check_image(&inv, &m, &[t]);
     assert_eq!(codes(&f), vec!["GL009", "GL010"], "{f:?}");
+    // The target is shown beside each message: the messages do not repeat its name.
+    assert_eq!(
+        f[0].message,
+        "image is linux/arm64 but the target is linux/amd64"
+    );
+    assert!(
+        f[1].message
+            .contains("is not satisfied by the target's driver 525.60.13 (CUDA 12.0)"),
+        "{}",
+        f[1].message
+    );
+    assert!(f.iter().all(|x| !x.message.contains("H100")), "{f:?}");
     let f = check_image(&inv, &m, &[target(&m, "H100", "550.54.14")]);
     assert!(codes(&f).is_empty(), "{f:?}");
 }
@@ -262,9 +291,52 @@ fn self_loaded_fatbins_count_and_preloaded_python_deps_are_fine() {
     // And a GPU the self-loaded code lacks still fails.
     let f = check_image(&inv, &m, &[target(&m, "V100", "580.159.04")]);
     assert!(
-        f.iter()
-            .any(|f| f.rule == "GL001" && f.message.contains("libcufft")),
+        f.iter().any(|f| f.rule == "GL001"
+            && f.location
+                .as_ref()
+                .and_then(|l| l.path.as_deref())
+                .is_some_and(|p| p.contains("libcufft"))),
         "{f:?}"
+    );
+}
+
+#[test]
+fn no_kernel_image_names_the_binary_once_and_the_sass_that_runs() {
+    // The binary is the finding's location, which every format shows: the message does not
+    // repeat it. The SASS that runs on 9.0 is sm_90 alone, not "sm_9x with x <= 0".
+    let m = matrix();
+    let mut inv = Inventory::default();
+    let path = "opt/venv/lib/python3.11/site-packages/myext/_C.so";
+    inv.binaries.push(binary(path, &["sm_75"], &[]));
+    let message = |gpu: &str| {
+        let f = check_image(&inv, &m, &[target(&m, gpu, "580.65.06")]);
+        let g: Vec<_> = f.iter().filter(|f| f.rule == "GL001").collect();
+        assert_eq!(g.len(), 1, "{f:?}");
+        assert_eq!(
+            g[0].location.as_ref().and_then(|l| l.path.as_deref()),
+            Some(format!("/{path}").as_str())
+        );
+        g[0].message.clone()
+    };
+    let h100 = message("H100");
+    assert!(!h100.contains("_C.so"), "{h100}");
+    assert!(
+        h100.contains("the GPU needs SASS sm_90 or PTX compute_XY with XY <= 90"),
+        "{h100}"
+    );
+    assert!(
+        h100.starts_with("no kernel image for H100 (NVIDIA H100 SXM) (compute capability 9.0): "),
+        "{h100}"
+    );
+    let by_cc = message("sm_90");
+    assert!(
+        by_cc.starts_with("no kernel image for compute capability 9.0: "),
+        "{by_cc}"
+    );
+    let l4 = message("L4");
+    assert!(
+        l4.contains("the GPU needs SASS sm_80 to sm_89 or PTX compute_XY with XY <= 89"),
+        "{l4}"
     );
 }
 

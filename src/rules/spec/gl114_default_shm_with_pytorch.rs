@@ -67,6 +67,16 @@ fn torch_workload(r: &RunSpec, facts: &dyn crate::spec::facts::Facts) -> Option<
         .map(|w| format!("command mentions `{w}`"))
 }
 
+/// What the finding is about: a `docker run` line is named by its image, so the image is said
+/// once, not as its name and again as the reason.
+fn workload(r: &RunSpec, why: &str) -> String {
+    if why.strip_prefix("image ") == Some(r.name.as_str()) {
+        format!("`{}` is a PyTorch/NCCL image", r.name)
+    } else {
+        format!("`{}` is a PyTorch/NCCL workload ({why})", r.name)
+    }
+}
+
 pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     let Subject::Runs(specs) = s else {
         return Vec::new();
@@ -89,7 +99,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             RunKind::K8s => "mount an emptyDir {medium: Memory, sizeLimit: 8Gi} at /dev/shm",
         };
         out.push(
-            META.finding(format!("`{}` is a PyTorch/NCCL workload ({why}) on the default 64 MB /dev/shm: DataLoader workers and NCCL fail with bus errors", r.name))
+            META.finding(format!("{} on the default 64 MB /dev/shm: DataLoader workers and NCCL fail with bus errors", workload(r, &why)))
                 .with_location(loc(&r.file, r.pos))
                 .with_help(fix),
         );
@@ -103,15 +113,20 @@ mod tests {
 
     #[test]
     fn shm() {
-        assert_eq!(
-            runs(
-                "sh",
-                "docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py\n",
-                "GL114",
-                vec![]
-            )
-            .len(),
-            1
+        let f = runs(
+            "sh",
+            "docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py\n",
+            "GL114",
+            vec![],
+        );
+        assert_eq!(f.len(), 1);
+        // A `docker run` line is named by its image: said once.
+        assert!(
+            f[0].message.starts_with(
+                "`nvcr.io/nvidia/pytorch:24.04-py3` is a PyTorch/NCCL image on the default"
+            ),
+            "{}",
+            f[0].message
         );
         assert!(runs(
             "sh",

@@ -48,7 +48,8 @@ fn beyond_targets(cx: &RuleCtx, v: &str, ix: &[u32], at: Location) -> Vec<Findin
         if let Some(bad) = ix.iter().find(|i| **i >= n) {
             out.push(
                 META.finding(format!(
-                    "CUDA_VISIBLE_DEVICES={v} names GPU {bad}, but the target has {n} GPU(s)"
+                    "CUDA_VISIBLE_DEVICES={v} names GPU {bad}, but the target has {}",
+                    crate::vocab::count(n, "GPU", "GPUs")
                 ))
                 .with_target(t.name.clone())
                 .with_location(at.clone()),
@@ -90,7 +91,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 if let Some(n) = r.gpus.as_ref().and_then(|g| g.n()) {
                     if let Some(bad) = ix.iter().find(|i| **i >= n) {
                         out.push(
-                            META.finding(format!("CUDA_VISIBLE_DEVICES={v} names GPU {bad}, but the container gets {n} GPU(s), numbered from 0 inside"))
+                            META.finding(format!("CUDA_VISIBLE_DEVICES={v} names GPU {bad}, but the container gets {}, numbered from 0 inside", crate::vocab::count(n, "GPU", "GPUs")))
                                 .with_location(loc(&r.file, *p))
                                 .with_help("drop CUDA_VISIBLE_DEVICES and choose GPUs with the request (device_ids / --gpus device=…)"),
                         );
@@ -125,6 +126,22 @@ mod tests {
             vec![],
         );
         assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("the container gets 2 GPUs,"),
+            "{}",
+            f[0].message
+        );
+        let f = runs(
+            "sh",
+            "docker run --gpus 1 -e CUDA_VISIBLE_DEVICES=1 img\n",
+            "GL117",
+            vec![],
+        );
+        assert!(
+            f[0].message.contains("the container gets 1 GPU,"),
+            "{}",
+            f[0].message
+        );
         assert!(runs(
             "sh",
             "docker run --gpus 2 -e CUDA_VISIBLE_DEVICES=1 img\n",

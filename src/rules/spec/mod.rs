@@ -1,8 +1,8 @@
 //! The GL1xx rules: Dockerfiles, compose files, Kubernetes manifests and run lines, read as
 //! facts by `crate::spec`. Each check sees a [`Subject`] and the [`RuleCtx`] (targets, matrix
-//! facts) and returns findings located in the file. GL100 (the file does not parse) and GL199
-//! (a suppression matched nothing) have no check: the spec reader and `crate::suppress` report
-//! them. The table that lists them is `super::RULES`.
+//! facts) and returns findings located in the file. GL100 (the file does not parse), GL198 (a
+//! baseline entry matched nothing) and GL199 (a suppression matched nothing) have no check: the
+//! spec reader, `crate::baseline` and `crate::suppress` report them. The table that lists them is `super::RULES`.
 
 pub mod gl100_invalid_spec_file;
 pub mod gl101_torch_cuda_vs_base;
@@ -24,6 +24,7 @@ pub mod gl116_deprecated_nvidia_runtime;
 pub mod gl117_cuda_visible_devices_unavailable;
 pub mod gl118_image_tag_unpinned;
 pub mod gl119_torch_build_misses_target;
+pub mod gl198_stale_baseline_entry;
 pub mod gl199_unused_suppression;
 
 use crate::finding::Finding;

@@ -221,8 +221,14 @@ impl Client {
                         return Err(err(
                             LiveErrorKind::Timeout,
                             format!(
-                                "{}/{}: GET {path}: no answer in time ({t}), tried {timeouts} times",
-                                self.registry, self.repository
+                                "{}/{}: GET {path}: no answer in time ({t}), tried {}",
+                                self.registry,
+                                self.repository,
+                                if timeouts == 1 {
+                                    "once".to_string()
+                                } else {
+                                    format!("{timeouts} times")
+                                }
                             ),
                         ));
                     }
