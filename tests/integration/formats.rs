@@ -406,7 +406,7 @@ fn deploy_repo() -> tempfile::TempDir {
     .unwrap();
     std::fs::write(
         d.path().join(".gpulint.toml"),
-        "ignore = [{ rule = \"GL112\", paths = [\"nowhere/**\"], reason = \"test\" }]\n",
+        "ignore = [{ rule = \"GL112\", paths = [\"deploy/**\"], reason = \"test\" }]\n",
     )
     .unwrap();
     d

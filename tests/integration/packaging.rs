@@ -416,7 +416,8 @@ fn recorder(dir: &Path) -> (PathBuf, PathBuf) {
         &script,
         format!(
             "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo 'gpulint 0.1.0'; exit 0; }}\n\
-             for a in \"$@\"; do printf '%s\\0' \"$a\"; done >>'{rec}'\nprintf '\\n' >>'{rec}'\n",
+             for a in \"$@\"; do printf '%s\\0' \"$a\"; done >>'{rec}'\nprintf '\\n' >>'{rec}'\n\
+             o=; for a in \"$@\"; do [ \"$o\" = 1 ] && echo '{{}}' >\"$a\"; o=; [ \"$a\" = -o ] && o=1; done\nexit 0\n",
             rec = record.display()
         ),
     )
