@@ -278,16 +278,56 @@ pub fn run_checks_with(
         env: &env,
     };
     let no_gpu = no_gpu_host(&cx);
+    // What the profile, the environment and the GPU-less test could not read: every check
+    // (and whether it applies at all) rests on those.
+    let shared = reader.unreadable();
     let mut results: Vec<CheckResult> = crate::rules::host_checks()
-        .flat_map(
-            |(meta, check, runs_on)| match runs_on.skip_reason(no_gpu, &env) {
+        .flat_map(|(meta, check, runs_on)| {
+            let before = reader.unreadable().len();
+            let results = match runs_on.skip_reason(no_gpu, &env) {
                 Some(why) => vec![CheckResult::ok(meta, why)],
                 None => check(&cx),
-            },
-        )
+            };
+            let mut unread = shared.clone();
+            unread.extend(reader.unreadable().into_iter().skip(before));
+            if unread.is_empty() {
+                results
+            } else {
+                vec![could_not_read(meta, &unread)]
+            }
+        })
         .collect();
     fold_consequences(&mut results);
     results
+}
+
+/// The one answer of a check whose evidence was there but could not be read: whatever it
+/// concluded rested on a guess (an unreadable `vendor` is no GPU, an unreadable
+/// `libtorch_cuda.so` a missing one), so it is "could not check", naming each file and why.
+fn could_not_read(meta: &RuleMeta, unread: &[crate::host::reader::Unreadable]) -> CheckResult {
+    let mut seen: Vec<&crate::host::reader::Unreadable> = Vec::new();
+    for u in unread {
+        if !seen.contains(&u) {
+            seen.push(u);
+        }
+    }
+    let first = seen[0];
+    let more = match seen.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    CheckResult::could_not(
+        meta,
+        format!(
+            "{} is there but could not be read ({}){more}",
+            first.path, first.error
+        ),
+    )
+    .evidence(
+        seen.iter()
+            .map(|u| format!("{}: could not be read: {}", u.path, u.error)),
+    )
+    .fix("Make the file readable by the user gpulint runs as (a regular file, not a FIFO, device or directory), or capture it again; then rerun.")
 }
 
 /// One root cause, one error. A problem that another problem explains (the rule table's
@@ -502,7 +542,11 @@ pub(crate) fn modprobe_files(r: &dyn HostReader) -> Vec<(String, String)> {
         "/lib/modprobe.d",
         "/run/modprobe.d",
     ] {
-        for (name, _) in r.list_dir(dir).unwrap_or_default() {
+        // modprobe skips subdirectories; every other entry it reads.
+        for (name, kind) in r.list_dir(dir).unwrap_or_default() {
+            if kind == crate::host::reader::EntryKind::Dir {
+                continue;
+            }
             let p = format!("{dir}/{name}");
             if let Some(t) = r.read_string(&p) {
                 out.push((p, t));
@@ -536,3 +580,6 @@ pub(crate) mod testutil;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod unreadable_tests;
