@@ -7,6 +7,7 @@
 // A test binary has no API: `pub` in its modules only shares helpers between them.
 #![allow(unreachable_pub)]
 
+mod cache;
 mod cli;
 mod cmd_cases;
 mod common;
