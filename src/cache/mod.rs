@@ -321,7 +321,9 @@ impl LayerCache {
             .map(|k| key_file_name(k).map(|n| n.trim_end_matches(".json").to_string()))
             .collect::<Option<Vec<_>>>()?;
         let name = format!("{}.json", parts.join("+"));
-        let v = hex::encode(Sha256::digest(analyzer.as_bytes()));
+        // The entry format is part of the directory name: entries of the unauthenticated
+        // format sit elsewhere and are never read (no warning for each after an upgrade).
+        let v = hex::encode(Sha256::digest(format!("{MAC_TAG}\n{analyzer}").as_bytes()));
         Some(self.dir.join(LAYERS_DIR).join(&v[..16]).join(name))
     }
 

@@ -8,6 +8,15 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     let reader = a.host.reader()?;
     let profile = crate::host::detect_host_with(reader.as_ref(), &matrix)?;
     if !a.host.check {
+        // The profile leaves out what it could not read; say so rather than pass it off as
+        // absent (`--check` turns the same into "could not check").
+        for u in reader.unreadable() {
+            eprintln!(
+                "gpulint: warning: {}: could not be read ({}); left out of the host profile",
+                report::escape::field(&u.path),
+                report::escape::field(&u.error)
+            );
+        }
         let text = match a.host.format {
             Format::Json => format!("{}\n", profile.to_json()),
             Format::Text => {

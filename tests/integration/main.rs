@@ -13,6 +13,7 @@ mod cmd_cases;
 mod common;
 mod controls;
 mod formats;
+mod host_inputs;
 mod hostile;
 mod image;
 mod live;
