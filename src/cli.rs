@@ -83,6 +83,12 @@ pub struct HostCmdArgs {
     /// Print only the findings.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// With --check: best effort when a file that is there cannot be read (no permission, a
+    /// FIFO, device or directory in its place, past 16 MiB): the checks that need it are
+    /// "could not check" warnings and the exit code follows --fail-on. Without it, such a
+    /// run exits 2 (the report is still written). Absent files are not affected.
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 /// A configuration linter command: its own arguments plus targets and output.

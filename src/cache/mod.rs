@@ -209,6 +209,75 @@ fn parse_key(path: &Path, bytes: &[u8]) -> anyhow::Result<CacheKey> {
     Ok(key)
 }
 
+/// The environment variable that, set and not empty, holds the cache key instead of the
+/// key file: a CI job's config directory does not persist, so a per-user key file is new in
+/// every job and a restored cache never hits. Meant for a CI secret (forks get none: their
+/// jobs fall back to a fresh key file and their restored caches miss).
+pub const KEY_ENV: &str = "GPULINT_CACHE_KEY";
+
+/// Fewest bytes a [`KEY_ENV`] secret must decode to: the key is all that keeps a restored
+/// cache from planting verdicts, so it must not be guessable.
+const MIN_ENV_KEY_BYTES: usize = 32;
+
+/// Longest [`KEY_ENV`] value accepted (a key, not a document).
+const MAX_ENV_KEY_CHARS: usize = 4096;
+
+/// The key [`KEY_ENV`] gives: None when it is unset or empty. A value that is not hex or
+/// base64, or decodes to fewer than 32 bytes, is an error; no error quotes the value.
+pub fn key_from_env() -> anyhow::Result<Option<CacheKey>> {
+    match std::env::var_os(KEY_ENV) {
+        None => Ok(None),
+        Some(v) => parse_env_key(&v),
+    }
+}
+
+fn parse_env_key(value: &std::ffi::OsStr) -> anyhow::Result<Option<CacheKey>> {
+    use base64::Engine;
+    // CI secrets often carry a trailing newline.
+    let text = value.to_str().map(str::trim);
+    if text == Some("") {
+        return Ok(None);
+    }
+    let bytes = text
+        .filter(|t| t.len() <= MAX_ENV_KEY_CHARS)
+        .and_then(|t| {
+            if t.len() % 2 == 0 && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return hex::decode(t).ok();
+            }
+            use base64::engine::general_purpose as b64;
+            [
+                b64::STANDARD,
+                b64::STANDARD_NO_PAD,
+                b64::URL_SAFE,
+                b64::URL_SAFE_NO_PAD,
+            ]
+            .iter()
+            .find_map(|e| e.decode(t).ok())
+        })
+        .with_context(|| {
+            format!(
+                "{KEY_ENV} is not a key: expected hex or base64 of at most \
+                 {MAX_ENV_KEY_CHARS} characters (the value is not shown)"
+            )
+        })?;
+    if bytes.len() < MIN_ENV_KEY_BYTES {
+        anyhow::bail!(
+            "{KEY_ENV} is too short: it must decode to at least {MIN_ENV_KEY_BYTES} random \
+             bytes, e.g. `openssl rand -hex 32` (the value is not shown)"
+        );
+    }
+    // 32 bytes are the key itself (the key file's text works as the value, same entries);
+    // a longer secret is hashed to one, as HMAC does with long keys.
+    Ok(Some(match <CacheKey>::try_from(bytes.as_slice()) {
+        Ok(k) => k,
+        Err(_) => Sha256::new()
+            .chain_update(b"gpulint cache key\0")
+            .chain_update(&bytes)
+            .finalize()
+            .into(),
+    }))
+}
+
 /// HMAC-SHA256 (RFC 2104) over the concatenation of `parts`.
 fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     let mut block = [0u8; 64];
@@ -282,16 +351,21 @@ impl LayerCache {
     }
 
     /// The cache the command line asks for: None with `--no-cache`, else `--cache-dir` or
-    /// the default directory.
+    /// the default directory, under the [`KEY_ENV`] key when that is set, else the user's
+    /// key file. A [`KEY_ENV`] that is set but unusable is an error, not a silent fallback.
     pub fn from_flags(no_cache: bool, cache_dir: Option<&Path>) -> anyhow::Result<Option<Self>> {
         if no_cache {
             return Ok(None);
         }
+        let env_key = key_from_env()?;
         let dir = match cache_dir {
             Some(d) => d.to_path_buf(),
             None => default_dir()?,
         };
-        Ok(Some(LayerCache::new(dir)))
+        Ok(Some(match env_key {
+            Some(key) => LayerCache::with_key(dir, key),
+            None => LayerCache::new(dir),
+        }))
     }
 
     fn mac(key: &CacheKey, layer_key: &str, analyzer: &str, json: &[u8]) -> String {
@@ -715,6 +789,52 @@ mod tests {
         assert!(c.get(K, "v", 0).is_some());
         // --verify-blobs reads no entry at all.
         assert!(c.clone().verifying_blobs(true).get(K, "v", 0).is_none());
+    }
+
+    /// GPULINT_CACHE_KEY: hex or base64 of at least 32 bytes; empty is unset (a fork's CI
+    /// job, which gets no secrets); anything else is refused without being quoted.
+    #[test]
+    fn the_env_key_is_hex_or_base64_of_32_bytes_and_never_quoted() {
+        use std::ffi::OsStr;
+        let key = |v: &str| parse_env_key(OsStr::new(v));
+        let raw: Vec<u8> = (0u8..32).map(|b| b.wrapping_mul(37) ^ 0x5a).collect();
+        let hex = hex::encode(&raw);
+        let from_hex = key(&format!("{hex}\n")).unwrap().unwrap();
+        assert_eq!(
+            from_hex.as_slice(),
+            raw.as_slice(),
+            "32 bytes are the key itself"
+        );
+        assert_eq!(key(&hex.to_uppercase()).unwrap(), Some(from_hex));
+        {
+            use base64::Engine;
+            let b64 = base64::engine::general_purpose::STANDARD.encode(&raw);
+            assert_eq!(key(&b64).unwrap(), Some(from_hex));
+            assert_eq!(key(b64.trim_end_matches('=')).unwrap(), Some(from_hex));
+        }
+        // A longer secret is hashed to a key; different secrets, different keys.
+        let long = key(&"ab".repeat(48)).unwrap().unwrap();
+        assert_ne!(long, key(&"ac".repeat(48)).unwrap().unwrap());
+        assert_eq!(key("").unwrap(), None);
+        assert_eq!(key(" \n").unwrap(), None);
+
+        let secret_short = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e7";
+        let secret_bad = "s3cr3t-but-not-a-key!!";
+        let secret_long = "ab".repeat(MAX_ENV_KEY_CHARS);
+        for (v, why) in [
+            (secret_short, "too short"),
+            ("c2hvcnQ=", "too short"),
+            (secret_bad, "not a key"),
+            (secret_long.as_str(), "not a key"),
+        ] {
+            let e = format!("{:#}", key(v).unwrap_err());
+            assert!(e.contains(KEY_ENV) && e.contains(why), "{e}");
+            assert!(!e.contains(v), "the error quotes the value: {e}");
+        }
+        {
+            use std::os::unix::ffi::OsStrExt;
+            assert!(parse_env_key(OsStr::from_bytes(b"\xff\xfe")).is_err());
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ fn gpulint(home: &Path, args: &[&str]) -> (i32, String, String) {
         .env("HOME", home)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_CACHE_HOME")
+        .env_remove("GPULINT_CACHE_KEY")
         .env("CI", "true")
         .env("DOCKER_HOST", format!("unix://{}/no.sock", home.display()))
         .output()
@@ -163,4 +164,91 @@ fn verify_blobs_rehashes_cached_layers() {
         "{:?}",
         inv.errors
     );
+}
+
+/// `gpulint inventory --stats` on the example image with this config dir and, when given,
+/// this `GPULINT_CACHE_KEY`: exit code, how many files the walk read, stderr.
+fn inventory_with_key(
+    home: &Path,
+    config: &Path,
+    cache: &Path,
+    key: Option<&str>,
+) -> (i32, Option<u64>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpulint"));
+    cmd.args(["inventory", &example(), "--stats", "--cache-dir"])
+        .arg(cache)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", config)
+        .env_remove("XDG_CACHE_HOME")
+        .env("CI", "true")
+        .env("DOCKER_HOST", format!("unix://{}/no.sock", home.display()));
+    match key {
+        Some(k) => cmd.env("GPULINT_CACHE_KEY", k),
+        None => cmd.env_remove("GPULINT_CACHE_KEY"),
+    };
+    let o = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    // `gpulint: read 0.7 MB of 0.7 MB (99.96%) in 17 files, 0.04 s`
+    let files = err
+        .lines()
+        .find_map(|l| l.strip_prefix("gpulint: read "))
+        .and_then(|l| l.split(" in ").nth(1))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok());
+    (o.status.code().unwrap_or(-1), files, err)
+}
+
+/// A CI job's config dir does not persist, so the per-user key file is new each job and a
+/// restored cache never hit. With `GPULINT_CACHE_KEY` (a CI secret) two jobs with different
+/// config dirs share hits; another key misses with the warning; an unusable value is
+/// refused (exit 2) without being shown; an empty one (a fork: no secrets) is unset.
+#[test]
+fn the_env_cache_key_is_shared_across_config_dirs_and_checked() {
+    let d = tmp();
+    let home = d.path();
+    let cache = home.join("cache");
+    let key = "0123456789abcdef".repeat(4);
+    let cfg = |job: &str| home.join(job).join("config");
+
+    let (code, files, err) = inventory_with_key(home, &cfg("job1"), &cache, Some(&key));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        files.is_some_and(|n| n > 0),
+        "a cold scan reads files: {err}"
+    );
+    assert!(!entries(&cache).is_empty(), "nothing cached: {err}");
+
+    let (code, files, err) = inventory_with_key(home, &cfg("job2"), &cache, Some(&key));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(files, Some(0), "the second job must hit the cache: {err}");
+    assert!(!err.contains("failed authentication"), "{err}");
+    for job in ["job1", "job2"] {
+        assert!(
+            !cfg(job).join("gpulint/cache-key").exists(),
+            "the env key replaces the key file"
+        );
+    }
+
+    let other = "fedcba9876543210".repeat(4);
+    let (code, files, err) = inventory_with_key(home, &cfg("job3"), &cache, Some(&other));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("failed authentication"), "{err}");
+    assert!(files.is_some_and(|n| n > 0), "another key is a miss: {err}");
+
+    // 31 bytes, and not hex or base64: refused, never echoed.
+    let short = "5ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e75ec7e7";
+    for bad in [short, "s3cr3t-but-not-a-key!!"] {
+        let (code, _, err) = inventory_with_key(home, &cfg("job4"), &cache, Some(bad));
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("GPULINT_CACHE_KEY"), "{err}");
+        assert!(!err.contains(bad), "the value is printed: {err}");
+    }
+
+    // A fork's job: the secret expands to nothing, so the per-user key file is used (made
+    // fresh here) and the restored entries miss.
+    let (code, files, err) = inventory_with_key(home, &cfg("fork"), &cache, Some(""));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("failed authentication"), "{err}");
+    assert!(files.is_some_and(|n| n > 0), "{err}");
+    assert!(cfg("fork").join("gpulint/cache-key").is_file());
 }

@@ -46,21 +46,27 @@ fn copy_tree(src: &Path, dst: &Path) {
     }
 }
 
-#[test]
-fn host_check_with_a_fifo_finishes_and_names_it() {
-    let d = tmp();
+/// A copy of the H200 capture (no problems, no warnings) under `d`.
+fn h200_tree(d: &tempfile::TempDir) -> std::path::PathBuf {
     let root = d.path().join("host");
     copy_tree(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/host/h200"),
         &root,
     );
+    root
+}
+
+#[test]
+fn host_check_with_a_fifo_finishes_and_names_it() {
+    let d = tmp();
+    let root = h200_tree(&d);
     let version = root.join("proc/driver/nvidia/version");
     std::fs::remove_file(&version).unwrap();
     run(Command::new("mkfifo").arg(&version));
     let r = path_str(&root);
 
     let (code, out, err) = gpulint_bounded(&["host", "--check", "--root", &r]);
-    assert_eq!(code, 0, "could not check never fails the run: {out}{err}");
+    assert_eq!(code, 2, "unreadable evidence fails closed: {out}{err}");
     assert!(
         out.contains("[could not check]")
             && out.contains("/proc/driver/nvidia/version is there but could not be read"),
@@ -74,4 +80,161 @@ fn host_check_with_a_fifo_finishes_and_names_it() {
         err.contains("/proc/driver/nvidia/version: could not be read"),
         "{err}"
     );
+}
+
+/// Fail closed: a file that is there but cannot be read (a FIFO, one past the 16 MiB bound)
+/// makes `host --check` exit 2 with the report still written in every format, naming the
+/// file; `--allow-partial` makes those checks warnings judged by `--fail-on`. An absent
+/// file is evidence, not incomplete input: the run's exit code does not change.
+#[test]
+fn host_check_fails_closed_on_unreadable_evidence_unless_allow_partial() {
+    let d = tmp();
+    let clean = h200_tree(&d);
+    let (code, out, err) = gpulint_bounded(&["host", "--check", "--root", &path_str(&clean)]);
+    assert_eq!(code, 0, "the capture is clean: {out}{err}");
+    let (code, _, err) = gpulint_bounded(&[
+        "host",
+        "--check",
+        "--root",
+        &path_str(&clean),
+        "--fail-on",
+        "warning",
+    ]);
+    assert_eq!(code, 0, "the capture has no warnings: {err}");
+
+    for (file, how) in [
+        ("/proc/driver/nvidia/version", "fifo"),
+        ("/.gpulint-host/commands/nvidia-smi-q.xml", "big"),
+    ] {
+        let d = tmp();
+        let root = h200_tree(&d);
+        let local = root.join(file.trim_start_matches('/'));
+        std::fs::remove_file(&local).unwrap();
+        if how == "fifo" {
+            run(Command::new("mkfifo").arg(&local));
+        } else {
+            // Sparse: past the bound without writing 16 MiB.
+            std::fs::File::create(&local)
+                .unwrap()
+                .set_len((16 << 20) + 1)
+                .unwrap();
+        }
+        let r = path_str(&root);
+
+        let (code, out, err) = gpulint_bounded(&["host", "--check", "--root", &r]);
+        assert_eq!(code, 2, "{file} ({how}): {out}{err}");
+        assert!(
+            out.contains("[could not check]") && out.contains(&format!("{file} is there")),
+            "{out}"
+        );
+        assert!(
+            out.contains("[error] GL000 unreadable-input: part of the host could not be read")
+                && out.contains(&format!("read, the result is partial: {file}: ")),
+            "{out}"
+        );
+        assert!(
+            err.contains(file) && err.contains("--allow-partial"),
+            "{file}: {err}"
+        );
+
+        for format in [
+            "json",
+            "sarif",
+            "junit",
+            "gitlab",
+            "github",
+            "checkstyle",
+            "concise",
+            "text",
+        ] {
+            let report = d.path().join(format!("report.{format}"));
+            let (code, out, err) = gpulint_bounded(&[
+                "host",
+                "--check",
+                "--root",
+                &r,
+                "--format",
+                format,
+                "-o",
+                &path_str(&report),
+            ]);
+            assert_eq!(code, 2, "{file} {format}: {out}{err}");
+            let written = std::fs::read_to_string(&report)
+                .unwrap_or_else(|e| panic!("{format}: no report written: {e}"));
+            assert!(
+                written.contains(file.trim_start_matches('/')),
+                "{format} does not name {file}: {written}"
+            );
+        }
+        let (_, out, _) = gpulint_bounded(&["host", "--check", "--root", &r, "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["details"]["partial"], true, "{out}");
+        assert!(
+            v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["rule"] == "GL000"
+                    && f["severity"] == "error"
+                    && f["location"]["file"] == file),
+            "{out}"
+        );
+
+        // Best effort: exit 0 at the default --fail-on, the unreadable ones are warnings.
+        let (code, out, err) =
+            gpulint_bounded(&["host", "--check", "--root", &r, "--allow-partial"]);
+        assert_eq!(code, 0, "{file}: {out}{err}");
+        assert!(out.contains(&format!("{file} is there")), "{out}");
+        assert!(out.contains("[warning] GL000 unreadable-input"), "{out}");
+        assert!(!err.contains("error"), "{err}");
+        let (code, out, err) = gpulint_bounded(&[
+            "host",
+            "--check",
+            "--root",
+            &r,
+            "--allow-partial",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let unread: Vec<&serde_json::Value> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "GL000")
+            .collect();
+        assert!(
+            !unread.is_empty() && unread.iter().all(|f| f["severity"] == "warning"),
+            "{out}"
+        );
+        assert_eq!(v["details"]["partial"], true, "{out}");
+        let (code, out, err) = gpulint_bounded(&[
+            "host",
+            "--check",
+            "--root",
+            &r,
+            "--allow-partial",
+            "--fail-on",
+            "warning",
+        ]);
+        assert_eq!(code, 1, "--fail-on judges the warnings: {out}{err}");
+    }
+
+    // Absent, not unreadable: the same files simply missing keep today's verdicts.
+    let d = tmp();
+    let root = h200_tree(&d);
+    for file in [
+        "proc/driver/nvidia/version",
+        ".gpulint-host/commands/nvidia-smi-q.xml",
+    ] {
+        std::fs::remove_file(root.join(file)).unwrap();
+    }
+    let (code, out, err) = gpulint_bounded(&["host", "--check", "--root", &path_str(&root)]);
+    assert_eq!(
+        code, 0,
+        "absent evidence is not incomplete input: {out}{err}"
+    );
+    assert!(!out.contains("is there but could not be read"), "{out}");
+    assert!(!out.contains("GL000"), "{out}");
 }

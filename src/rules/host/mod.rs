@@ -65,6 +65,10 @@ pub struct CheckResult {
     /// For `explained` results: the check whose problem is the cause.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explained_by: Option<Code>,
+    /// Could not check because evidence that is there could not be read (not because it is
+    /// absent): the input is incomplete ([`unreadable_input_findings`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unreadable_evidence: bool,
 }
 
 impl CheckResult {
@@ -82,6 +86,7 @@ impl CheckResult {
             evidence: Vec::new(),
             fix: None,
             explained_by: None,
+            unreadable_evidence: false,
         }
     }
     pub(crate) fn ok(meta: &RuleMeta, message: impl Into<String>) -> Self {
@@ -120,6 +125,10 @@ impl CheckResult {
     }
     pub(crate) fn fix(mut self, f: impl Into<String>) -> Self {
         self.fix = Some(f.into());
+        self
+    }
+    fn unreadable(mut self, on: bool) -> Self {
+        self.unreadable_evidence = on;
         self
     }
 }
@@ -328,6 +337,52 @@ fn could_not_read(meta: &RuleMeta, unread: &[crate::host::reader::Unreadable]) -
             .map(|u| format!("{}: could not be read: {}", u.path, u.error)),
     )
     .fix("Make the file readable by the user gpulint runs as (a regular file, not a FIFO, device or directory), or capture it again; then rerun.")
+    .unreadable(true)
+}
+
+/// Fail closed, as for an image: when a check (one the configuration kept) could not read
+/// evidence that is there, the input was incomplete, and each file that could not be read
+/// is a GL000 finding naming it: an error (the run exits 2), or with `--allow-partial` a
+/// warning that `--fail-on` judges. Empty when the input was complete (absent files are
+/// evidence, not incomplete input).
+pub fn unreadable_input_findings(
+    results: &[CheckResult],
+    unread: &[crate::host::reader::Unreadable],
+    allow_partial: bool,
+) -> Vec<Finding> {
+    if !results.iter().any(|r| r.unreadable_evidence) {
+        return Vec::new();
+    }
+    let mut seen: Vec<&crate::host::reader::Unreadable> = Vec::new();
+    for u in unread {
+        if !seen.contains(&u) {
+            seen.push(u);
+        }
+    }
+    seen.into_iter()
+        .map(|u| {
+            crate::rules::image::gl000_unreadable_input::META
+                .finding(format!(
+                    "part of the host could not be read, the result is partial: {}: {}",
+                    u.path, u.error
+                ))
+                .with_severity(if allow_partial {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                })
+                .with_help(if allow_partial {
+                    "Best effort (--allow-partial): the checks that needed this file could not check."
+                } else {
+                    "Make the file readable (a regular file under 16 MiB) or capture it again; pass --allow-partial to judge what could be read."
+                })
+                .with_target("host")
+                .with_location(Location {
+                    file: Some(u.path.clone()),
+                    ..Default::default()
+                })
+        })
+        .collect()
 }
 
 /// One root cause, one error. A problem that another problem explains (the rule table's
@@ -377,7 +432,8 @@ pub fn fold_consequences(results: &mut [CheckResult]) {
 }
 
 /// Whether a check found a problem of at least `fail_on`: a check that could not run says
-/// nothing about the host, so it never fails the run.
+/// nothing about the host, so it never fails the run (what it could not read is judged as
+/// GL000: [`unreadable_input_findings`]).
 pub fn fails(results: &[CheckResult], fail_on: crate::finding::FailOn) -> bool {
     let Some(threshold) = fail_on.threshold() else {
         return false;
