@@ -84,9 +84,9 @@ pub struct HostCmdArgs {
     #[arg(short = 'q', long)]
     pub quiet: bool,
     /// With --check: best effort when a file that is there cannot be read (no permission, a
-    /// FIFO, device or directory in its place, past 16 MiB): the checks that need it are
-    /// "could not check" warnings and the exit code follows --fail-on. Without it, such a
-    /// run exits 2 (the report is still written). Absent files are not affected.
+    /// FIFO, device or directory in its place, past 16 MiB): its GL000 finding is a warning
+    /// and the exit code follows --fail-on (the checks that need it say "could not check").
+    /// Without it, such a run exits 2, the report still written. Absent files are evidence.
     #[arg(long)]
     pub allow_partial: bool,
 }
