@@ -314,12 +314,7 @@ pub fn run_checks_with(
 /// concluded rested on a guess (an unreadable `vendor` is no GPU, an unreadable
 /// `libtorch_cuda.so` a missing one), so it is "could not check", naming each file and why.
 fn could_not_read(meta: &RuleMeta, unread: &[crate::host::reader::Unreadable]) -> CheckResult {
-    let mut seen: Vec<&crate::host::reader::Unreadable> = Vec::new();
-    for u in unread {
-        if !seen.contains(&u) {
-            seen.push(u);
-        }
-    }
+    let seen = distinct(unread);
     let first = seen[0];
     let more = match seen.len() {
         1 => String::new(),
@@ -340,6 +335,17 @@ fn could_not_read(meta: &RuleMeta, unread: &[crate::host::reader::Unreadable]) -
     .unreadable(true)
 }
 
+/// Each unreadable file once, in the order first met (the reader logs every attempt).
+fn distinct(unread: &[crate::host::reader::Unreadable]) -> Vec<&crate::host::reader::Unreadable> {
+    let mut seen = Vec::new();
+    for u in unread {
+        if !seen.contains(&u) {
+            seen.push(u);
+        }
+    }
+    seen
+}
+
 /// Fail closed, as for an image: when a check (one the configuration kept) could not read
 /// evidence that is there, the input was incomplete, and each file that could not be read
 /// is a GL000 finding naming it: an error (the run exits 2), or with `--allow-partial` a
@@ -353,13 +359,8 @@ pub fn unreadable_input_findings(
     if !results.iter().any(|r| r.unreadable_evidence) {
         return Vec::new();
     }
-    let mut seen: Vec<&crate::host::reader::Unreadable> = Vec::new();
-    for u in unread {
-        if !seen.contains(&u) {
-            seen.push(u);
-        }
-    }
-    seen.into_iter()
+    distinct(unread)
+        .into_iter()
         .map(|u| {
             crate::rules::image::gl000_unreadable_input::META
                 .finding(format!(
