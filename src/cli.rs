@@ -86,6 +86,12 @@ pub struct HostCmdArgs {
     /// With --check: which rules run, over the config's selection.
     #[command(flatten)]
     pub rules: SelectionArgs,
+    /// With --check: best effort when a file that is there cannot be read (no permission, a
+    /// FIFO, device or directory in its place, past 16 MiB): its GL000 finding is a warning
+    /// and the exit code follows --fail-on (the checks that need it say "could not check").
+    /// Without it, such a run exits 2, the report still written. Absent files are evidence.
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 /// A configuration linter command: its own arguments plus targets and output.

@@ -34,7 +34,8 @@ impl ScanOptions {
         Ok(ScanOptions {
             platform: a.platform.clone(),
             source: a.source_options(&progress),
-            cache: LayerCache::from_flags(a.no_cache, a.cache_dir.as_deref())?,
+            cache: LayerCache::from_flags(a.no_cache, a.cache_dir.as_deref())?
+                .map(|c| c.verifying_blobs(a.verify_blobs)),
             progress,
             walk: WalkOptions::default(),
             allow_partial: a.allow_partial,

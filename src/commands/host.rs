@@ -8,6 +8,15 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     let reader = a.host.reader()?;
     let profile = crate::host::detect_host_with(reader.as_ref(), &matrix)?;
     if !a.host.check {
+        // The profile leaves out what it could not read; say so rather than pass it off as
+        // absent (`--check` turns the same into "could not check").
+        for u in reader.unreadable() {
+            eprintln!(
+                "gpulint: warning: {}: could not be read ({}); left out of the host profile",
+                report::escape::field(&u.path),
+                report::escape::field(&u.error)
+            );
+        }
         let text = match a.host.format {
             Format::Json => format!("{}\n", profile.to_json()),
             Format::Text => {
@@ -74,8 +83,19 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         rules::host::run_checks_with(reader.as_ref(), &profile, &opts),
         &config,
     );
-    let findings = rules::host::check_findings(&results);
-    let fails = rules::host::fails(&results, fail_on);
+    let mut findings = rules::host::check_findings(&results);
+    // Fail closed: evidence that is there but could not be read leaves the verdict
+    // incomplete (absent evidence does not); each such file is a GL000 finding.
+    let unreadable = crate::suppress::apply_config(
+        rules::host::unreadable_input_findings(&results, &reader.unreadable(), a.allow_partial),
+        &config,
+    );
+    let incomplete = results.iter().any(|r| r.unreadable_evidence);
+    let fails = rules::host::fails(&results, fail_on)
+        || unreadable
+            .iter()
+            .any(|f| fail_on.threshold().is_some_and(|t| f.severity >= t));
+    findings.extend(unreadable.iter().cloned());
     let mut r = Report::new("host");
     r.targets = vec!["host".into()];
     // The host has no file in the repository: its findings (and the host files they name)
@@ -94,7 +114,17 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     r.findings = findings;
     r.normalize();
     if a.host.format == Format::Text && !a.quiet {
-        let text = report::escape::block(&rules::host::render_checks_text(&results)).into_owned();
+        let mut text = rules::host::render_checks_text(&results);
+        for f in &unreadable {
+            text.push_str(&format!(
+                "[{}] {} {}: {}\n",
+                f.severity,
+                f.rule,
+                f.name,
+                report::escape::field(&f.message)
+            ));
+        }
+        let text = report::escape::block(&text).into_owned();
         match &a.output_file {
             Some(p) => {
                 std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?
@@ -105,8 +135,28 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         r.details = serde_json::json!({
             "profile": serde_json::from_str::<serde_json::Value>(&profile.to_json()).unwrap_or_default(),
             "checks": results,
+            "partial": incomplete,
         });
         emit(&r, a.host.format, a.output_file.as_deref(), color, a.quiet)?;
+    }
+    if incomplete && !a.allow_partial {
+        let first = reader
+            .unreadable()
+            .first()
+            .map(|u| {
+                format!(
+                    ", first {}: {}",
+                    report::escape::field(&u.path),
+                    report::escape::field(&u.error)
+                )
+            })
+            .unwrap_or_default();
+        eprintln!(
+            "gpulint: error: host: files that are there could not be read (see GL000{first}); \
+             the checks that need them could not check, the verdict would be incomplete. Use \
+             --allow-partial for a best-effort result."
+        );
+        return Ok(exit::USAGE_OR_INPUT);
     }
     Ok(if fails { exit::FINDINGS } else { exit::OK })
 }

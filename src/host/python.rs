@@ -176,9 +176,15 @@ mod tests {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ElfArchScanner;
 
+/// Largest binary the scanner opens (libtorch_cuda.so is about 1 GB).
+const MAX_BINARY_BYTES: u64 = 64 << 30;
+
 impl ArchScanner for ElfArchScanner {
     fn scan(&self, local_path: &Path) -> Result<Option<BinaryArchs>, String> {
-        let f = std::fs::File::open(local_path).map_err(|e| e.to_string())?;
+        // A regular file only: a FIFO planted as libtorch_cuda.so must not block the doctor.
+        // Only headers are read, so the size bound is about sanity, not memory.
+        let f = crate::io_util::open_regular(local_path, MAX_BINARY_BYTES)
+            .map_err(|e| e.to_string())?;
         let size = f.metadata().map_err(|e| e.to_string())?.len();
         let facts = crate::detect::elf::scan_elf_at(&f, size)
             .map_err(|e| e.to_string())?

@@ -207,12 +207,22 @@ pub trait HostReader {
     /// True when reading the machine gpulint runs on: only then do process-relative files
     /// (`/proc/self/status`) describe the invoking user.
     fn is_live(&self) -> bool;
-    /// The file's bytes; None if missing or unreadable.
-    fn read(&self, path: &str) -> Option<Vec<u8>>;
-    /// Directory entries sorted by name; None if not a directory.
+    /// The file's bytes: Ok(None) when nothing is there, Err when something is there that
+    /// could not be read (permission, a FIFO, socket, device or directory where a file was
+    /// expected, a file past [`MAX_READ`]). The one path every host file read takes: it
+    /// never blocks on a FIFO, and every Err is also kept in [`Self::unreadable`].
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, Unreadable>;
+    /// Directory entries sorted by name; None if not a directory (a directory that exists
+    /// but cannot be listed is also kept in [`Self::unreadable`]).
     fn list_dir(&self, path: &str) -> Option<Vec<(String, EntryKind)>>;
     /// Target text of a symlink.
     fn read_link(&self, path: &str) -> Option<String>;
+    /// Whether anything (a file of any kind, a directory, a link, even a dangling one) is at
+    /// `path`, readable or not.
+    fn exists(&self, path: &str) -> bool;
+    /// Everything found present but unreadable so far, oldest first (repeats included): what
+    /// turns a check's verdict into "could not check" (`crate::rules::host::run_checks_with`).
+    fn unreadable(&self) -> Vec<Unreadable>;
     /// Runs (or looks up the capture of) a read-only command.
     fn run(&self, cmd: HostCommand) -> CommandOutput;
     /// An environment variable of the invoking environment.
@@ -223,12 +233,44 @@ pub trait HostReader {
     /// stream big files themselves, e.g. the fatbin scanner).
     fn local_path(&self, path: &str) -> PathBuf;
 
+    /// The file's text; None when absent *or unreadable*: an unreadable file is recorded in
+    /// [`Self::unreadable`], so a check that reads through this cannot turn it into a verdict.
     fn read_string(&self, path: &str) -> Option<String> {
         self.read(path)
+            .ok()
+            .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     }
-    fn exists(&self, path: &str) -> bool {
-        self.read_link(path).is_some() || self.read(path).is_some() || self.list_dir(path).is_some()
+}
+
+/// Evidence that is there but could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The host path (`/proc/modules`) or, for a captured command, the capture's path in
+    /// the tree (`/.gpulint-host/commands/dmesg.txt`).
+    pub path: String,
+    pub error: String,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.error)
+    }
+}
+
+/// Appends to a reader's log of unreadable evidence.
+#[derive(Default)]
+struct UnreadableLog(RefCell<Vec<Unreadable>>);
+
+impl UnreadableLog {
+    fn note<T>(&self, r: Result<T, Unreadable>) -> Result<T, Unreadable> {
+        if let Err(u) = &r {
+            self.0.borrow_mut().push(u.clone());
+        }
+        r
+    }
+    fn all(&self) -> Vec<Unreadable> {
+        self.0.borrow().clone()
     }
 }
 
@@ -262,12 +304,24 @@ impl crate::loader::LoaderFs for HostFs<'_> {
         entries.into_iter().map(|(n, _)| n).collect()
     }
     fn ld_conf(&self, path: &str) -> Option<crate::loader::LdSoConf> {
-        Some(crate::loader::parse_ld_so_conf(&self.0.read(path)?))
+        Some(crate::loader::parse_ld_so_conf(&self.0.read(path).ok()??))
     }
 }
 
-fn list_local(dir: &Path) -> Option<Vec<(String, EntryKind)>> {
-    let rd = std::fs::read_dir(dir).ok()?;
+/// `dir`'s entries; None when there is no directory there. `shown` is the host path for
+/// the error of a directory that exists but cannot be listed.
+fn list_local(dir: &Path, shown: &str, log: &UnreadableLog) -> Option<Vec<(String, EntryKind)>> {
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if is_absent(&e) => return None,
+        Err(e) => {
+            let _ = log.note::<()>(Err(Unreadable {
+                path: shown.to_string(),
+                error: format!("cannot list the directory: {e}"),
+            }));
+            return None;
+        }
+    };
     let mut v: Vec<(String, EntryKind)> = rd
         .filter_map(|e| e.ok())
         .map(|e| {
@@ -284,25 +338,87 @@ fn list_local(dir: &Path) -> Option<Vec<(String, EntryKind)>> {
     Some(v)
 }
 
-/// Reads at most this much of any one file (sysfs/proc files are small; logs may not be).
-const MAX_READ: u64 = 16 << 20;
+/// Nothing at the path: no such entry, or a component on the way is not a directory.
+fn is_absent(e: &std::io::Error) -> bool {
+    // ENOTDIR (20 on Linux and macOS): `/etc/x/y` where `/etc/x` is a file.
+    e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(20)
+}
 
-fn read_local(p: &Path) -> Option<Vec<u8>> {
+/// Reads at most this much of any one file (sysfs/proc files are small; logs may not be).
+/// A file past it is unreadable evidence, never silently cut.
+pub const MAX_READ: u64 = 16 << 20;
+
+/// A host file's bytes, opened so that a FIFO cannot block (`O_NONBLOCK`) and checked on
+/// the open handle (no swap between check and read): only a regular file is read.
+/// `no_follow` refuses a symlink in the last component (a captured tree's paths are
+/// resolved inside the tree first, so one left there would lead out of it). `shown` is the
+/// host path errors name.
+fn read_local(p: &Path, shown: &str, no_follow: bool) -> Result<Option<Vec<u8>>, Unreadable> {
     use std::io::Read;
-    let f = std::fs::File::open(p).ok()?;
-    if f.metadata().ok()?.is_dir() {
-        return None;
+    use std::os::unix::fs::OpenOptionsExt;
+    let unreadable = |error: String| Unreadable {
+        path: shown.to_string(),
+        error,
+    };
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true)
+        .custom_flags(O_NONBLOCK | if no_follow { O_NOFOLLOW } else { 0 });
+    let f = match opts.open(p) {
+        Ok(f) => f,
+        Err(e) if is_absent(&e) => return Ok(None),
+        Err(e) => return Err(unreadable(e.to_string())),
+    };
+    let md = f.metadata().map_err(|e| unreadable(e.to_string()))?;
+    if !md.is_file() {
+        return Err(unreadable(format!(
+            "not a regular file (a {})",
+            kind_name(&md.file_type())
+        )));
     }
     let mut buf = Vec::new();
-    f.take(MAX_READ).read_to_end(&mut buf).ok()?;
-    Some(buf)
+    f.take(MAX_READ + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| unreadable(e.to_string()))?;
+    if buf.len() as u64 > MAX_READ {
+        return Err(unreadable(format!("larger than {MAX_READ} bytes")));
+    }
+    Ok(Some(buf))
 }
+
+fn kind_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "device"
+    } else if t.is_symlink() {
+        "symbolic link"
+    } else {
+        "special file"
+    }
+}
+
+// From <fcntl.h> (the libc crate is not a dependency): opening a FIFO with O_NONBLOCK
+// returns at once instead of waiting for a writer; O_NOFOLLOW fails on a final symlink.
+#[cfg(target_os = "linux")]
+const O_NONBLOCK: i32 = 0o4000;
+#[cfg(target_os = "linux")]
+const O_NOFOLLOW: i32 = 0o400000;
+#[cfg(not(target_os = "linux"))]
+const O_NONBLOCK: i32 = 0x4;
+#[cfg(not(target_os = "linux"))]
+const O_NOFOLLOW: i32 = 0x100;
 
 /// The machine gpulint runs on. Commands run with a clean locale; outputs are cached so
 /// each command runs at most once.
 #[derive(Default)]
 pub struct LiveReader {
     cache: RefCell<BTreeMap<HostCommand, CommandOutput>>,
+    unreadable: UnreadableLog,
 }
 
 impl LiveReader {
@@ -442,16 +558,23 @@ impl HostReader for LiveReader {
     fn is_live(&self) -> bool {
         true
     }
-    fn read(&self, path: &str) -> Option<Vec<u8>> {
-        read_local(Path::new(path))
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, Unreadable> {
+        self.unreadable
+            .note(read_local(Path::new(path), path, false))
     }
     fn list_dir(&self, path: &str) -> Option<Vec<(String, EntryKind)>> {
-        list_local(Path::new(path))
+        list_local(Path::new(path), path, &self.unreadable)
     }
     fn read_link(&self, path: &str) -> Option<String> {
         std::fs::read_link(path)
             .ok()
             .map(|p| p.to_string_lossy().into_owned())
+    }
+    fn exists(&self, path: &str) -> bool {
+        std::fs::symlink_metadata(path).is_ok()
+    }
+    fn unreadable(&self) -> Vec<Unreadable> {
+        self.unreadable.all()
     }
     fn run(&self, cmd: HostCommand) -> CommandOutput {
         if let Some(o) = self.cache.borrow().get(&cmd) {
@@ -465,7 +588,7 @@ impl HostReader for LiveReader {
         std::env::var(key).ok()
     }
     fn dev_nodes(&self) -> Option<Vec<DevNode>> {
-        let entries = list_local(Path::new("/dev"))?;
+        let entries = list_local(Path::new("/dev"), "/dev", &self.unreadable)?;
         let mut out = Vec::new();
         for (name, _) in entries.iter().filter(|(n, _)| n.starts_with("nvidia")) {
             let p = format!("/dev/{name}");
@@ -473,7 +596,7 @@ impl HostReader for LiveReader {
                 out.push(dev_node_from_meta(&p, &md));
             }
             if name == "nvidia-caps" {
-                for (c, _) in list_local(Path::new(&p)).unwrap_or_default() {
+                for (c, _) in list_local(Path::new(&p), &p, &self.unreadable).unwrap_or_default() {
                     let cp = format!("{p}/{c}");
                     if let Ok(md) = std::fs::symlink_metadata(&cp) {
                         out.push(dev_node_from_meta(&cp, &md));
@@ -484,7 +607,8 @@ impl HostReader for LiveReader {
         Some(out)
     }
     fn local_path(&self, path: &str) -> PathBuf {
-        PathBuf::from(path)
+        // Resolved, so a reader that refuses a final symlink (the arch scanner) can open it.
+        std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path))
     }
 }
 
@@ -492,10 +616,32 @@ impl HostReader for LiveReader {
 pub struct CapturedReader {
     root: PathBuf,
     env: BTreeMap<String, String>,
+    unreadable: UnreadableLog,
 }
 
 /// The folder inside a captured tree that holds command outputs and other captures.
 pub const CAPTURE_DIR: &str = ".gpulint-host";
+
+/// The captured tree's own links, read as the OS stores them: what [`CapturedReader`]
+/// resolves paths with (component by component, each prefix already inside the tree).
+struct TreeLinks<'a>(&'a CapturedReader);
+
+impl crate::loader::LoaderFs for TreeLinks<'_> {
+    fn read_link(&self, path: &str) -> Option<String> {
+        std::fs::read_link(self.0.host(path))
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    }
+    fn is_file(&self, _: &str) -> bool {
+        false
+    }
+    fn list_dir(&self, _: &str) -> Vec<String> {
+        Vec::new()
+    }
+    fn ld_conf(&self, _: &str) -> Option<crate::loader::LdSoConf> {
+        None
+    }
+}
 
 impl CapturedReader {
     pub fn new(root: impl Into<PathBuf>) -> anyhow::Result<Self> {
@@ -503,15 +649,19 @@ impl CapturedReader {
         if !root.is_dir() {
             anyhow::bail!("--root {}: not a directory", root.display());
         }
-        let mut env = BTreeMap::new();
-        if let Some(b) = read_local(&root.join(CAPTURE_DIR).join("env.txt")) {
+        let mut reader = CapturedReader {
+            root,
+            env: BTreeMap::new(),
+            unreadable: UnreadableLog::default(),
+        };
+        if let Ok(Some(b)) = reader.read_capture("env.txt") {
             for line in String::from_utf8_lossy(&b).lines() {
                 if let Some((k, v)) = line.split_once('=') {
-                    env.insert(k.trim().to_string(), v.to_string());
+                    reader.env.insert(k.trim().to_string(), v.to_string());
                 }
             }
         }
-        Ok(CapturedReader { root, env })
+        Ok(reader)
     }
 
     fn host(&self, path: &str) -> PathBuf {
@@ -524,10 +674,35 @@ impl CapturedReader {
     /// the captured tree (an absolute link means the captured host's path, never this
     /// machine's); None where they loop or the result is still a link.
     fn inside(&self, path: &str) -> Option<PathBuf> {
-        let real = crate::loader::resolve(&HostFs(self), path)?;
+        let real = crate::loader::resolve(&TreeLinks(self), path)?;
         let p = self.host(&real);
         let is_link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
         (!is_link).then_some(p)
+    }
+
+    /// `path`'s last component under its parent resolved inside the tree (the entry itself
+    /// may be a link; it is not followed).
+    fn entry(&self, path: &str) -> Option<PathBuf> {
+        let n = normalize(path);
+        let (dir, name) = n.rsplit_once('/')?;
+        if name.is_empty() {
+            return Some(self.root.clone());
+        }
+        Some(
+            self.inside(if dir.is_empty() { "/" } else { dir })?
+                .join(name),
+        )
+    }
+
+    /// A file of `.gpulint-host/` (command outputs, env, the device listing), through the
+    /// one read path: regular files only, no link followed.
+    fn read_capture(&self, rel: &str) -> Result<Option<Vec<u8>>, Unreadable> {
+        let shown = format!("/{CAPTURE_DIR}/{rel}");
+        self.unreadable.note(read_local(
+            &self.root.join(CAPTURE_DIR).join(rel),
+            &shown,
+            true,
+        ))
     }
 }
 
@@ -538,27 +713,42 @@ impl HostReader for CapturedReader {
     fn is_live(&self) -> bool {
         false
     }
-    fn read(&self, path: &str) -> Option<Vec<u8>> {
-        read_local(&self.inside(path)?)
+    fn read(&self, path: &str) -> Result<Option<Vec<u8>>, Unreadable> {
+        let Some(p) = self.inside(path) else {
+            return Ok(None);
+        };
+        self.unreadable.note(read_local(&p, path, true))
     }
     fn list_dir(&self, path: &str) -> Option<Vec<(String, EntryKind)>> {
-        list_local(&self.inside(path)?)
+        list_local(&self.inside(path)?, path, &self.unreadable)
     }
     fn read_link(&self, path: &str) -> Option<String> {
-        std::fs::read_link(self.host(path))
+        std::fs::read_link(self.entry(path)?)
             .ok()
             .map(|p| p.to_string_lossy().into_owned())
     }
+    fn exists(&self, path: &str) -> bool {
+        self.entry(path)
+            .is_some_and(|p| std::fs::symlink_metadata(p).is_ok())
+    }
+    fn unreadable(&self) -> Vec<Unreadable> {
+        self.unreadable.all()
+    }
     fn run(&self, cmd: HostCommand) -> CommandOutput {
-        let dir = self.root.join(CAPTURE_DIR).join("commands");
         let name = cmd.capture_name();
-        let Some(stdout) = read_local(&dir.join(name)) else {
+        let Ok(Some(stdout)) = self.read_capture(&format!("commands/{name}")) else {
             return CommandOutput::NotFound;
         };
-        let status = read_local(&dir.join(format!("{name}.rc")))
+        let status = self
+            .read_capture(&format!("commands/{name}.rc"))
+            .ok()
+            .flatten()
             .and_then(|b| String::from_utf8_lossy(&b).trim().parse::<i32>().ok())
             .unwrap_or(0);
-        let stderr = read_local(&dir.join(format!("{name}.stderr")))
+        let stderr = self
+            .read_capture(&format!("commands/{name}.stderr"))
+            .ok()
+            .flatten()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default();
         CommandOutput::Ran {
@@ -571,7 +761,7 @@ impl HostReader for CapturedReader {
         self.env.get(key).cloned()
     }
     fn dev_nodes(&self) -> Option<Vec<DevNode>> {
-        let b = read_local(&self.root.join(CAPTURE_DIR).join("dev-nvidia.txt"))?;
+        let b = self.read_capture("dev-nvidia.txt").ok()??;
         Some(crate::host::parse::parse_ls_l(&String::from_utf8_lossy(&b)))
     }
     fn local_path(&self, path: &str) -> PathBuf {
@@ -605,7 +795,9 @@ mod tests {
             Some("CUDA Version 12.1.1\n")
         );
         assert!(r.list_dir("/usr/local/cuda").is_some());
-        assert_eq!(r.read("/x/hostname"), None);
+        assert_eq!(r.read("/x/hostname"), Ok(None));
+        assert!(!r.exists("/x/hostname"));
+        assert_eq!(r.read_link("/x/localtime"), None);
         assert_eq!(r.list_dir("/x"), None);
         assert!(r.local_path("/x/hostname").starts_with(root));
     }

@@ -413,6 +413,10 @@ impl LayerBlob for MemberBlob {
         self.archive.stream_offset(&self.name)
     }
 
+    fn stored_size(&self) -> Result<Option<u64>, String> {
+        self.archive.member_size(&self.name).map(Some)
+    }
+
     /// Checked only when the member is a plain tar, when it is `only_if_plain`: the walk asks
     /// for the checked digest of plain layers only.
     fn checked_digest(&self) -> Option<String> {

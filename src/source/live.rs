@@ -83,6 +83,10 @@ pub struct SourceArgs {
     /// Neither read nor write the layer-result cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Walk every layer even when the cache holds it, so each blob is re-hashed against its
+    /// digest and diff_id (a cache hit does not re-read the blob); refreshes the cache.
+    #[arg(long)]
+    pub verify_blobs: bool,
     /// Allow plain HTTP to this registry host[:port] (loopback registries need no flag).
     #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
     pub insecure_registry: Vec<String>,

@@ -143,6 +143,13 @@ pub trait LayerBlob: Send + Sync {
     fn checked_digest(&self) -> Option<String> {
         None
     }
+
+    /// The blob's size as stored now, when that can be had without reading it (a file's or
+    /// an archive member's length): a cache hit is taken only when it equals the manifest's
+    /// size. Ok(None) where it cannot (a registry or daemon blob); Err where the blob is gone.
+    fn stored_size(&self) -> Result<Option<u64>, String> {
+        Ok(None)
+    }
 }
 
 /// The content of one layer.

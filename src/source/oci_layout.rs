@@ -88,6 +88,13 @@ impl LayerBlob for FileBlob {
         self.digest.verifiable().then(|| self.digest.to_string())
     }
 
+    fn stored_size(&self) -> Result<Option<u64>, String> {
+        // Not through a link: `open` refuses one too.
+        std::fs::symlink_metadata(&self.path)
+            .map(|m| Some(m.len()))
+            .map_err(|e| format!("blob {}: {e}", self.digest))
+    }
+
     fn open(&self) -> anyhow::Result<Box<dyn Read + Send>> {
         let f = crate::io_util::open_regular(&self.path, u64::MAX)
             .map_err(|e| anyhow::anyhow!("blob {}: {e}", self.digest))?;

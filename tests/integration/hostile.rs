@@ -32,7 +32,7 @@ fn scan_with_cache(
     cache: &std::path::Path,
 ) -> gpulint::inventory::Inventory {
     let opts = ScanOptions {
-        cache: Some(LayerCache::new(cache)),
+        cache: Some(LayerCache::with_key(cache, [7; 32])),
         ..ScanOptions::default()
     };
     scan(&format!("oci:{}:v1", layout.display()), &opts).unwrap()

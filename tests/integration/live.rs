@@ -587,7 +587,7 @@ fn live_sources() {
     );
 
     // Cache: the second scan walks nothing and fetches no layer; the daemon shares it.
-    let cache = LayerCache::new(w.join("cache"));
+    let cache = LayerCache::with_key(w.join("cache"), [7; 32]);
     let img = open_registry(&format!("{reg}/live/oci:v1"), None, &none).unwrap();
     let (_, s1) = scan_layers(&img, Some(&cache), ANALYZER, 4, &Progress::hidden(), walk);
     assert_eq!((s1.cache_hits, s1.walked), (0, 3));

@@ -8,6 +8,7 @@
 #![allow(unreachable_pub)]
 
 mod baseline;
+mod cache;
 mod cli;
 mod cmd_cases;
 mod common;
@@ -15,6 +16,7 @@ mod config_files;
 mod controls;
 mod fail_closed;
 mod formats;
+mod host_inputs;
 mod hostile;
 mod image;
 mod live;

@@ -59,9 +59,10 @@ pub(crate) fn find_program(r: &dyn HostReader, name: &str) -> Option<String> {
 pub(crate) fn cdi_specs(r: &dyn HostReader) -> Vec<String> {
     let mut out = Vec::new();
     for dir in ["/etc/cdi", "/var/run/cdi", "/run/cdi"] {
-        for (name, _) in r.list_dir(dir).unwrap_or_default() {
+        for (name, kind) in r.list_dir(dir).unwrap_or_default() {
             let p = format!("{dir}/{name}");
-            if (name.ends_with(".yaml") || name.ends_with(".json") || name.ends_with(".yml"))
+            if kind != crate::host::reader::EntryKind::Dir
+                && (name.ends_with(".yaml") || name.ends_with(".json") || name.ends_with(".yml"))
                 && r.read_string(&p)
                     .map(|t| t.contains("nvidia.com/"))
                     .unwrap_or(false)

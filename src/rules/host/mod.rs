@@ -68,6 +68,10 @@ pub struct CheckResult {
     /// For `explained` results: the check whose problem is the cause.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explained_by: Option<Code>,
+    /// Could not check because evidence that is there could not be read (not because it is
+    /// absent): the input is incomplete ([`unreadable_input_findings`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unreadable_evidence: bool,
 }
 
 impl CheckResult {
@@ -85,6 +89,7 @@ impl CheckResult {
             evidence: Vec::new(),
             fix: None,
             explained_by: None,
+            unreadable_evidence: false,
         }
     }
     pub(crate) fn ok(meta: &RuleMeta, message: impl Into<String>) -> Self {
@@ -126,6 +131,10 @@ impl CheckResult {
     }
     pub(crate) fn fix(mut self, f: impl Into<String>) -> Self {
         self.fix = Some(f.into());
+        self
+    }
+    fn unreadable(mut self, on: bool) -> Self {
+        self.unreadable_evidence = on;
         self
     }
 }
@@ -284,16 +293,103 @@ pub fn run_checks_with(
         env: &env,
     };
     let no_gpu = no_gpu_host(&cx);
+    // What the profile, the environment and the GPU-less test could not read: every check
+    // (and whether it applies at all) rests on those.
+    let shared = reader.unreadable();
     let mut results: Vec<CheckResult> = crate::rules::host_checks()
-        .flat_map(
-            |(meta, check, runs_on)| match runs_on.skip_reason(no_gpu, &env) {
+        .flat_map(|(meta, check, runs_on)| {
+            let before = reader.unreadable().len();
+            let results = match runs_on.skip_reason(no_gpu, &env) {
                 Some(why) => vec![CheckResult::skipped(meta, why)],
                 None => check(&cx),
-            },
-        )
+            };
+            let mut unread = shared.clone();
+            unread.extend(reader.unreadable().into_iter().skip(before));
+            if unread.is_empty() {
+                results
+            } else {
+                vec![could_not_read(meta, &unread)]
+            }
+        })
         .collect();
     fold_consequences(&mut results);
     results
+}
+
+/// The one answer of a check whose evidence was there but could not be read: whatever it
+/// concluded rested on a guess (an unreadable `vendor` is no GPU, an unreadable
+/// `libtorch_cuda.so` a missing one), so it is "could not check", naming each file and why.
+fn could_not_read(meta: &RuleMeta, unread: &[crate::host::reader::Unreadable]) -> CheckResult {
+    let seen = distinct(unread);
+    let first = seen[0];
+    let more = match seen.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    CheckResult::could_not(
+        meta,
+        format!(
+            "{} is there but could not be read ({}){more}",
+            first.path, first.error
+        ),
+    )
+    .evidence(
+        seen.iter()
+            .map(|u| format!("{}: could not be read: {}", u.path, u.error)),
+    )
+    .fix("Make the file readable by the user gpulint runs as (a regular file, not a FIFO, device or directory), or capture it again; then rerun.")
+    .unreadable(true)
+}
+
+/// Each unreadable file once, in the order first met (the reader logs every attempt).
+fn distinct(unread: &[crate::host::reader::Unreadable]) -> Vec<&crate::host::reader::Unreadable> {
+    let mut seen = Vec::new();
+    for u in unread {
+        if !seen.contains(&u) {
+            seen.push(u);
+        }
+    }
+    seen
+}
+
+/// Fail closed, as for an image: when a check (one the configuration kept) could not read
+/// evidence that is there, the input was incomplete, and each file that could not be read
+/// is a GL000 finding naming it: an error (the run exits 2), or with `--allow-partial` a
+/// warning that `--fail-on` judges. Empty when the input was complete (absent files are
+/// evidence, not incomplete input).
+pub fn unreadable_input_findings(
+    results: &[CheckResult],
+    unread: &[crate::host::reader::Unreadable],
+    allow_partial: bool,
+) -> Vec<Finding> {
+    if !results.iter().any(|r| r.unreadable_evidence) {
+        return Vec::new();
+    }
+    distinct(unread)
+        .into_iter()
+        .map(|u| {
+            crate::rules::image::gl000_unreadable_input::META
+                .finding(format!(
+                    "part of the host could not be read, the result is partial: {}: {}",
+                    u.path, u.error
+                ))
+                .with_severity(if allow_partial {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                })
+                .with_help(if allow_partial {
+                    "Best effort (--allow-partial): the checks that needed this file could not check."
+                } else {
+                    "Make the file readable (a regular file under 16 MiB) or capture it again; pass --allow-partial to judge what could be read."
+                })
+                .with_target("host")
+                .with_location(Location {
+                    file: Some(u.path.clone()),
+                    ..Default::default()
+                })
+        })
+        .collect()
 }
 
 /// One root cause, one error. A problem that another problem explains (the rule table's
@@ -343,7 +439,8 @@ pub fn fold_consequences(results: &mut [CheckResult]) {
 }
 
 /// Whether a check found a problem of at least `fail_on`: a check that could not run says
-/// nothing about the host, so it never fails the run.
+/// nothing about the host, so it never fails the run (what it could not read is judged as
+/// GL000: [`unreadable_input_findings`]).
 pub fn fails(results: &[CheckResult], fail_on: crate::finding::FailOn) -> bool {
     let Some(threshold) = fail_on.threshold() else {
         return false;
@@ -518,7 +615,11 @@ pub(crate) fn modprobe_files(r: &dyn HostReader) -> Vec<(String, String)> {
         "/lib/modprobe.d",
         "/run/modprobe.d",
     ] {
-        for (name, _) in r.list_dir(dir).unwrap_or_default() {
+        // modprobe skips subdirectories; every other entry it reads.
+        for (name, kind) in r.list_dir(dir).unwrap_or_default() {
+            if kind == crate::host::reader::EntryKind::Dir {
+                continue;
+            }
             let p = format!("{dir}/{name}");
             if let Some(t) = r.read_string(&p) {
                 out.push((p, t));
@@ -552,3 +653,6 @@ pub(crate) mod testutil;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod unreadable_tests;

@@ -16,7 +16,8 @@ use CheckStatus::{CouldNotCheck, Problem};
 struct FixtureScanner;
 impl ArchScanner for FixtureScanner {
     fn scan(&self, p: &Path) -> Result<Option<BinaryArchs>, String> {
-        let bytes = std::fs::read(p).map_err(|e| e.to_string())?;
+        // Regular files only, as the CLI's scanner: a FIFO planted by a test must not block.
+        let bytes = crate::io_util::read_regular(p, 64 << 20).map_err(|e| e.to_string())?;
         if bytes.starts_with(b"\x7fELF") {
             return crate::host::ElfArchScanner.scan(p);
         }
@@ -42,7 +43,7 @@ fn matrix() -> &'static crate::matrix::Matrix {
     M.get_or_init(|| crate::matrix::Matrix::embedded().unwrap())
 }
 
-fn opts() -> CheckOptions<'static> {
+pub(super) fn opts() -> CheckOptions<'static> {
     CheckOptions {
         knowledge: matrix(),
         pythons: Vec::new(),
