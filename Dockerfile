@@ -7,7 +7,7 @@
 #
 # Base images are pinned by digest (the multi-platform index; the tag stays for readers), so a
 # rebuild of a release uses the bases it was tested with. To move to newer bases, replace each
-# digest with what `docker buildx imagetools inspect IMAGE:TAG` prints as the index digest.
+# digest with what `docker buildx imagetools inspect IMAGE:TAG` prints as the index digest. Dependabot (`.github/dependabot.yml`) proposes these updates weekly.
 #
 # Build stage: Alpine's Rust toolchain targets musl natively, so the C parts of the
 # dependencies (zstd, ring) are compiled and linked statically without a cross toolchain.
