@@ -558,7 +558,9 @@ pub(crate) fn bake_findings(
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut out: Vec<Finding> = Vec::new();
     let mut builds = BuildBudget::default();
-    for t in crate::spec::bake::parse(text, json) {
+    let bake = crate::spec::bake::parse(text, json);
+    out.extend(bake.errors.iter().map(|e| error_finding(file, e)));
+    for t in bake.targets {
         // `target:other` / `docker-image://…` / git URLs are not directories here.
         if t.args.is_empty() || t.context.contains(':') {
             continue;
@@ -598,7 +600,8 @@ pub(crate) fn is_markdown_name(file: &str) -> bool {
 pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     use crate::rules::spec::gl116_deprecated_nvidia_runtime as gl116;
     let md = is_markdown_name(file);
-    let specs = runspec::scan_script(file, text, md);
+    let (specs, bound) = runspec::scan_script_checked(file, text, md);
+    let bound: Option<Finding> = bound.map(|e| error_finding(file, &e));
     let installs = if ctx.config.rule_enabled(&gl116::META.code) {
         gl116::script_findings(file, text, md)
     } else {
@@ -608,10 +611,12 @@ pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> V
         // Documentation examples (placeholders, registry pulls): no image scans.
         let mut out = run_checks(&Subject::Runs(&specs), ctx);
         out.extend(installs);
+        out.extend(bound);
         return out;
     }
     let mut out = runs_checks(&specs, ctx);
     out.extend(installs);
+    out.extend(bound);
     if ctx
         .config
         .rule_enabled(&crate::rules::spec::gl106_ld_library_path_cuda_override::META.code)

@@ -480,6 +480,40 @@ fn variable_expansion_bombs_are_bounded_findings_not_aborts() {
     );
 }
 
+/// Every interpolation engine shares the expansion bounds: a bake file whose variables double
+/// at each step (64 steps in 2.8 KB grew to 24 GB and was killed) and a script doing the
+/// same with assignments are GL100 findings at the first value past 1 MiB.
+#[test]
+fn bake_and_script_expansion_bombs_are_bounded_findings() {
+    let d = tmp();
+    let mut bake = String::from("variable \"V0\" { default = \"a\" }\n");
+    for i in 1..=64 {
+        bake += &format!(
+            "variable \"V{i}\" {{ default = \"${{V{p}}}${{V{p}}}\" }}\n",
+            p = i - 1
+        );
+    }
+    bake += "target \"t\" {\n  args = { X = \"${V64}\" }\n}\n";
+    let script = String::from("#!/bin/sh\nV=aaaaaaaaaaaaaaaa\n")
+        + &"V=$V$V\n".repeat(60)
+        + "docker run --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 echo $V\n";
+    for (name, body, want) in [
+        ("docker-bake.hcl", bake, "docker-bake.hcl:22:29"),
+        ("run.sh", script, "run.sh:18:1"),
+    ] {
+        std::fs::write(join(&d, name), body).unwrap();
+        // A hang guard, not a measurement.
+        let o = gpulint_within(&["lint", name], d.path(), 60)
+            .unwrap_or_else(|| panic!("{name}: still running after 60 s"));
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {out}");
+        assert!(
+            out.contains("GL100") && out.contains(want) && out.contains("exceeds 1 MiB"),
+            "{name}: {out}"
+        );
+    }
+}
+
 /// Run the CLI, killing it after `limit`: None when it had to be killed.
 fn gpulint_within(args: &[&str], cwd: &std::path::Path, limit: u64) -> Option<Output> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
