@@ -181,6 +181,9 @@ pub fn parse_file(
     text: &str,
     vars: &Vars,
 ) -> Result<ComposeFile, SpecError> {
+    if let Some(e) = super::yamlloc::nesting_error(text, 1) {
+        return Err(e);
+    }
     let mut value: Value = serde_yaml::from_str(text).map_err(|e| SpecError {
         pos: e
             .location()

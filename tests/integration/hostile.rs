@@ -1145,6 +1145,56 @@ fn deep_yaml_flow_collections_lint_in_linear_time() {
 }
 
 #[test]
+fn yaml_nested_past_the_parsers_limit_is_refused_in_linear_time() {
+    // Flow collections nested far past the parser's limit (128): libyaml scanned them in time
+    // quadratic in the depth before serde_yaml refused them (200 KB took 35-40 s; 16 MiB,
+    // about a day). Refused by a linear pre-scan, as GL100 at the bracket past the limit.
+    let compose = |n: usize| {
+        format!(
+            "services:\n  a:\n    image: x\n    command: {}{}\n",
+            "[".repeat(n),
+            "]".repeat(n)
+        )
+    };
+    let k8s = |n: usize| {
+        format!(
+            "apiVersion: v1\nkind: Pod\n---\napiVersion: v1\nkind: Pod\nspec: {}{}\n",
+            "{a: ".repeat(n),
+            "}".repeat(n)
+        )
+    };
+    for (sub, name, doc, at) in [
+        (
+            "compose",
+            "compose.yaml",
+            &compose as &dyn Fn(usize) -> String,
+            "compose.yaml:4:139",
+        ),
+        ("k8s", "pods.yaml", &k8s, "pods.yaml:6:515"),
+    ] {
+        let d = tmp();
+        std::fs::write(join(&d, name), doc(100_000)).unwrap();
+        let f = join(&d, name);
+        let args: Vec<&str> = match sub {
+            "compose" => vec!["compose", "-f", f.to_str().unwrap()],
+            _ => vec![sub, f.to_str().unwrap()],
+        };
+        // A hang guard, not a measurement.
+        let o = gpulint_within(&args, d.path(), 60)
+            .unwrap_or_else(|| panic!("{sub}: still running after 60 s"));
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{sub}: {out}");
+        assert!(
+            out.contains("GL100") && out.contains("nested more than 128 deep") && out.contains(at),
+            "{sub}: {out}"
+        );
+        let small = lint_seconds(sub, name, &doc(200_000));
+        let big = lint_seconds(sub, name, &doc(800_000));
+        assert_linear(&format!("{sub}: flow collections nested deep"), small, big);
+    }
+}
+
+#[test]
 fn glob_trims_of_long_values_lint_in_linear_time() {
     // `${V%%*b*c}` tries every suffix; on a value without a match that was quadratic.
     let df = |n: usize| -> String {
