@@ -574,16 +574,16 @@ pub fn analyze_parsed(
                         });
                     }
                     let mut vars2 = stage_vars.clone();
-                    for c in &cmds {
-                        let mut l = LCmd::from_shell(c, &vars2, &|o| map.pos(o));
+                    for c in cmds {
+                        let mut l = LCmd::from_shell_owned(c, &vars2, &|o| map.pos(o));
                         l.run = ins.pos();
                         // Track assignments and exports for later commands of the same RUN.
-                        if c.words.is_empty() {
-                            for (k, v) in &c.assigns {
+                        if l.words.is_empty() {
+                            for (k, v) in &l.assigns {
                                 vars2.insert(k.clone(), Var::Set(v.clone()));
                             }
-                        } else if c.words[0].text == "export" {
-                            for w in &c.words[1..] {
+                        } else if l.words[0].text == "export" {
+                            for w in &l.words[1..] {
                                 if let Some((k, v)) = w.text.split_once('=') {
                                     vars2.insert(k.to_string(), Var::Set(v.to_string()));
                                 }
@@ -957,5 +957,27 @@ mod tests {
         // The values take 16 x 64 KiB - 16 bytes of the 32 MiB, each RUN `echo` (4 bytes)
         // and 512 KiB: the 62nd RUN (line 79) is the first past the budget.
         assert_eq!(total[0].pos.line, 79);
+    }
+
+    /// A RUN of more words than a file may yield (each costs ~200 bytes, two input bytes
+    /// made one): the words kept stop at the bound, reported once.
+    #[test]
+    fn shell_words_are_bounded_per_dockerfile() {
+        use crate::spec::expand::MAX_WORDS;
+        let t = format!(
+            "FROM ubuntu:22.04\nRUN echo{}\nRUN echo {}\n",
+            " b".repeat(MAX_WORDS),
+            "c"
+        );
+        let b = an(&t, BuildOptions::default());
+        let words: usize = b.stages[0].cmds.iter().map(|c| c.words.len()).sum();
+        assert!(words <= MAX_WORDS, "{words}");
+        let over: Vec<_> = b
+            .errors
+            .iter()
+            .filter(|e| e.message.contains("shell words"))
+            .collect();
+        assert_eq!(over.len(), 1, "{:?}", b.errors);
+        assert_eq!(over[0].pos.line, 2);
     }
 }

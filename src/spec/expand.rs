@@ -13,6 +13,10 @@ pub const MAX_WORD: usize = 1 << 20;
 pub const MAX_NESTING: usize = 64;
 /// The most bytes the expansions of one input file may produce together.
 pub const MAX_FILE: usize = 32 << 20;
+/// The most shell words the scripts of one input file may yield. A word costs about 100 to
+/// 250 bytes of memory as the rules see it (its text, as written, position), whatever its
+/// length: `a a a …` costs 50 to 130 bytes per input byte without a bound.
+pub const MAX_WORDS: usize = 1 << 20;
 /// The most work one glob trim (`${V#*x}`, `${V%%x*}`) may take: value bytes × pattern bytes
 /// (the trim is linear in the value for a given pattern, so a 1 MiB value takes any pattern of
 /// up to 16 bytes).
@@ -29,6 +33,8 @@ pub enum ExpandLimit {
     Trim,
     /// The file's expansions together would exceed [`MAX_FILE`] bytes.
     Total,
+    /// The file's scripts have more than [`MAX_WORDS`] words: the rest is not read.
+    Words,
 }
 
 impl std::fmt::Display for ExpandLimit {
@@ -55,6 +61,10 @@ impl std::fmt::Display for ExpandLimit {
                  left unexpanded",
                 MAX_FILE >> 20
             ),
+            ExpandLimit::Words => write!(
+                f,
+                "more than {MAX_WORDS} shell words in this file; the rest is not read"
+            ),
         }
     }
 }
@@ -65,8 +75,10 @@ impl std::fmt::Display for ExpandLimit {
 #[derive(Debug, Clone)]
 pub struct ExpansionBudget {
     left: usize,
-    /// [`ExpandLimit::Total`] was reported already: a file reports it once, where it ran out.
-    total_reported: bool,
+    /// Shell words the file may still yield ([`MAX_WORDS`]).
+    words_left: usize,
+    /// The file-wide limits reported already: a file reports each once, where it ran out.
+    reported: Vec<ExpandLimit>,
 }
 
 impl Default for ExpansionBudget {
@@ -85,8 +97,25 @@ impl ExpansionBudget {
     pub fn with_bytes(bytes: usize) -> Self {
         ExpansionBudget {
             left: bytes,
-            total_reported: false,
+            words_left: MAX_WORDS,
+            reported: Vec::new(),
         }
+    }
+
+    /// A budget of `bytes` and `words` (tests use small ones).
+    pub fn with_words(bytes: usize, words: usize) -> Self {
+        ExpansionBudget {
+            words_left: words,
+            ..ExpansionBudget::with_bytes(bytes)
+        }
+    }
+
+    /// Take one shell word: false once the file's scripts have yielded [`MAX_WORDS`].
+    pub fn take_word(&mut self) -> bool {
+        self.words_left
+            .checked_sub(1)
+            .map(|n| self.words_left = n)
+            .is_some()
     }
 
     /// Nothing left: words that would expand stay as written.
@@ -114,10 +143,18 @@ impl ExpansionBudget {
         Ok(())
     }
 
-    /// Whether `limit` should be reported: every limit but [`ExpandLimit::Total`], which is
-    /// reported the first time only.
+    /// Whether `limit` should be reported: every limit but the file-wide ones
+    /// ([`ExpandLimit::Total`], [`ExpandLimit::Words`]), which are reported the first time
+    /// only.
     pub fn should_report(&mut self, limit: ExpandLimit) -> bool {
-        limit != ExpandLimit::Total || !std::mem::replace(&mut self.total_reported, true)
+        if !matches!(limit, ExpandLimit::Total | ExpandLimit::Words) {
+            return true;
+        }
+        if self.reported.contains(&limit) {
+            return false;
+        }
+        self.reported.push(limit);
+        true
     }
 }
 
@@ -143,5 +180,9 @@ mod tests {
         assert!(b.should_report(ExpandLimit::Total));
         assert!(!b.should_report(ExpandLimit::Total));
         assert!(b.should_report(ExpandLimit::Size));
+        assert!(b.should_report(ExpandLimit::Words));
+        assert!(!b.should_report(ExpandLimit::Words));
+        let mut w = ExpansionBudget::with_words(100, 2);
+        assert!(w.take_word() && w.take_word() && !w.take_word());
     }
 }

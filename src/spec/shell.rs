@@ -820,6 +820,10 @@ fn parse_script_budgeted(
             }
             _ => {}
         }
+        if !budget.take_word() {
+            first_limit.get_or_insert((ExpandLimit::Words, start));
+            break;
+        }
         let mut text = String::new();
         let mut unresolved = false;
         let mut quoted = false;
@@ -1115,5 +1119,21 @@ mod tests {
         assert_eq!((l1, l2), (None, Some(ExpandLimit::Total)));
         assert_eq!(c2[0].words[1].text.len(), 1 << 20);
         assert!(c2[0].words[2].unresolved);
+    }
+
+    /// A script yields at most the file's words: past them, the limit at the first word left
+    /// out, and the rest is not read (a word costs its structure whatever its length).
+    #[test]
+    fn a_script_yields_a_bounded_number_of_words() {
+        let mut vars = Vars::new();
+        let mut budget = ExpansionBudget::with_words(1 << 20, 5);
+        let (cmds, limit) = parse_script_budgeted("a b c\nd e f g\n", &mut vars, &mut budget);
+        let words: usize = cmds.iter().map(|c| c.words.len()).sum();
+        assert_eq!(words, 5);
+        assert_eq!(limit, Some((ExpandLimit::Words, 10)));
+        // The budget is the file's: the next script of the same file gets nothing.
+        let (cmds, limit) = try_parse_script_within("h", &mut vars, &mut budget);
+        assert!(cmds.is_empty());
+        assert_eq!(limit, Some(ExpandLimit::Words));
     }
 }

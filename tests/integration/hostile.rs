@@ -514,6 +514,42 @@ fn bake_and_script_expansion_bombs_are_bounded_findings() {
     }
 }
 
+/// A script or Dockerfile of more shell words than a file may yield (each word cost ~200
+/// bytes of memory, so `a a a …` cost 50-130 bytes per input byte: 16 MiB, over 1 GB) is read
+/// up to the bound and says so.
+#[test]
+fn shell_words_past_the_bound_are_a_finding() {
+    let d = tmp();
+    let words = " b".repeat(1_200_000);
+    for (sub, name, body) in [
+        (
+            "run",
+            "run.sh",
+            format!("docker run --gpus all img{words}\n"),
+        ),
+        (
+            "dockerfile",
+            "Dockerfile",
+            format!("FROM ubuntu:22.04\nRUN echo{words}\n"),
+        ),
+    ] {
+        std::fs::write(join(&d, name), body).unwrap();
+        let args = match sub {
+            "run" => vec!["run", "--file", name],
+            _ => vec![sub, name],
+        };
+        // A hang guard, not a measurement.
+        let o = gpulint_within(&args, d.path(), 120)
+            .unwrap_or_else(|| panic!("{name}: still running after 120 s"));
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {out}");
+        assert!(
+            out.contains("GL100") && out.contains("more than 1048576 shell words"),
+            "{name}: {out}"
+        );
+    }
+}
+
 /// Run the CLI, killing it after `limit`: None when it had to be killed.
 fn gpulint_within(args: &[&str], cwd: &std::path::Path, limit: u64) -> Option<Output> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
@@ -1192,6 +1228,20 @@ fn yaml_nested_past_the_parsers_limit_is_refused_in_linear_time() {
         let big = lint_seconds(sub, name, &doc(800_000));
         assert_linear(&format!("{sub}: flow collections nested deep"), small, big);
     }
+}
+
+#[test]
+fn runs_of_suppression_pragmas_lint_in_linear_time() {
+    // Each own-line pragma scanned every line after it to the statement it covers: a run of
+    // pragma lines was quadratic.
+    let df = |n: usize| -> String {
+        "FROM ubuntu:22.04\n".to_string()
+            + &"# gpulint ignore=GL101\n".repeat(n)
+            + "RUN pip install torch==2.3.0\n"
+    };
+    let small = lint_seconds("dockerfile", "Dockerfile", &df(10_000));
+    let big = lint_seconds("dockerfile", "Dockerfile", &df(40_000));
+    assert_linear("a run of pragma lines", small, big);
 }
 
 #[test]
