@@ -311,7 +311,7 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
         } else if root.is_file() {
             // A file named on the command line (pre-commit passes the changed files).
             if classify(root, None).is_none() && !ctx.quiet {
-                let text = crate::io_util::read_regular(root, 4 << 20).unwrap_or_default();
+                let text = crate::io_util::read_regular(root, MAX_LINT_FILE).unwrap_or_default();
                 if classify(root, Some(&String::from_utf8_lossy(&text))).is_none() {
                     eprintln!(
                         "note: {}: not a Dockerfile, compose file, Kubernetes manifest, script or Markdown file; skipped",
@@ -334,6 +334,10 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
     }
     Ok(finish(all, &texts, ctx))
 }
+
+/// The largest file `lint` reads (a file named on the command of its kind's own subcommand
+/// may be up to 16 MiB).
+const MAX_LINT_FILE: u64 = 4 << 20;
 
 /// Lint one file `lint` found (or was given), by its kind; files of no known kind, unreadable
 /// files and Helm templates are skipped.
@@ -359,9 +363,27 @@ pub(crate) fn lint_discovered(
         return;
     }
     // Regular files of at most 4 MiB only: checked on the opened handle before reading
-    // (a FIFO or a link to /dev/zero is skipped, not read).
-    let Ok(bytes) = crate::io_util::read_regular(p, 4 << 20) else {
-        return;
+    // (a FIFO or a link to /dev/zero is skipped, not read). A larger one of a kind `lint`
+    // reads is input it could not judge (exit 2), never a silent pass; a larger YAML file of
+    // no known name (a data file, most likely) is skipped with a note.
+    let bytes = match crate::io_util::read_regular(p, MAX_LINT_FILE) {
+        Ok(b) => b,
+        Err(e) => {
+            let too_large =
+                std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() > MAX_LINT_FILE);
+            if too_large && classify(p, None).is_some() {
+                ctx.input_errors
+                    .borrow_mut()
+                    .push(format!("cannot lint {e}"));
+            } else if too_large && !ctx.quiet {
+                eprintln!(
+                    "note: {}: over {} MiB; not read, so not linted",
+                    crate::report::escape::field(&ctx.display(p)),
+                    MAX_LINT_FILE >> 20
+                );
+            }
+            return;
+        }
     };
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let Some(kind) = classify(p, Some(&text)) else {

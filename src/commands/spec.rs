@@ -150,9 +150,18 @@ pub(crate) fn build_findings(
 
 pub(crate) fn read(p: &Path) -> anyhow::Result<String> {
     if p == Path::new("-") {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
-        return Ok(s);
+        // Bounded like a file: one byte past the bound says the input is larger.
+        let max = crate::io_util::MAX_CONFIG_FILE;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::io::stdin().lock(), max + 1),
+            &mut bytes,
+        )
+        .context("reading stdin")?;
+        if bytes.len() as u64 > max {
+            anyhow::bail!("stdin is more than the {max} bytes accepted");
+        }
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
     }
     let bytes = crate::io_util::read_regular(p, crate::io_util::MAX_CONFIG_FILE)
         .with_context(|| format!("cannot read {}", p.display()))?;

@@ -550,6 +550,47 @@ fn shell_words_past_the_bound_are_a_finding() {
     }
 }
 
+/// Input past its size bound is an input error (exit 2), never read unbounded nor passed
+/// over in silence: a manifest on stdin (was read whole, whatever its size) and a Dockerfile
+/// `lint` finds (was skipped without a word past 4 MiB).
+#[test]
+fn oversized_inputs_are_input_errors() {
+    let d = tmp();
+    let big = format!("FROM ubuntu:22.04\n{}", "# padding\n".repeat(500_000));
+    std::fs::write(join(&d, "Dockerfile"), &big).unwrap();
+    let o = gpulint(&["lint", "."], d.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("more than the 4194304 accepted"), "{out}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["k8s", "-"])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = "# padding\n".repeat(100_000);
+        // 20 MB, unless gpulint stops reading first (a broken pipe ends the writing).
+        for _ in 0..20 {
+            if std::io::Write::write_all(&mut stdin, chunk.as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("stdin is more than the 16777216 bytes accepted"),
+        "{out}"
+    );
+}
+
 /// Run the CLI, killing it after `limit`: None when it had to be killed.
 fn gpulint_within(args: &[&str], cwd: &std::path::Path, limit: u64) -> Option<Output> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
