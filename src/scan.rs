@@ -105,13 +105,14 @@ pub struct WalkResult {
 /// the cache when it holds the layer, the others in parallel. The one orchestration the CLI,
 /// the tests and the benchmarks all run.
 fn walk_layers(image: &Image, detectors: &Detectors, opts: &ScanOptions) -> Vec<LayerTree> {
+    let walk = opts.walk.for_one_image();
     let (layers, _stats) = scan_layers(
         image,
         opts.cache.as_ref(),
         &analyzer_version_of(detectors),
         opts.walk.jobs(),
         &opts.progress,
-        |layer, i| walk_layer(layer, i, detectors, &opts.walk),
+        |layer, i| walk_layer(layer, i, detectors, &walk),
     );
     opts.progress.finish();
     layers

@@ -39,8 +39,16 @@ struct Pragma {
 /// Parse pragmas of one file. `ranges` are statement line ranges when known (Dockerfile
 /// instructions); otherwise continuation lines and deeper-indented lines extend a statement.
 fn pragmas(text: &str, ranges: Option<&[(u32, u32)]>) -> Vec<Pragma> {
+    // Most files have no pragma: no line list for them (16 bytes a line).
+    if !text.contains("gpulint") {
+        return Vec::new();
+    }
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
+    // The statement the last own-line pragma covers, `(first line, last line)` 0-based: the
+    // pragmas before one statement share it, rather than each scanning to it again (a run
+    // of pragma lines was quadratic).
+    let mut last_span: Option<(usize, usize)> = None;
     for (i, l) in lines.iter().enumerate() {
         let Some(hash) = find_pragma(l) else { continue };
         let body = l[hash..]
@@ -79,16 +87,25 @@ fn pragmas(text: &str, ranges: Option<&[(u32, u32)]>) -> Vec<Pragma> {
         } else if !own_line {
             (line, line)
         } else {
-            // Next non-comment, non-blank line.
+            // Next non-comment, non-blank line: the one found for an earlier pragma when
+            // only blank and comment lines lie between (this one among them).
             let mut j = i + 1;
-            while j < lines.len()
-                && (lines[j].trim().is_empty() || lines[j].trim_start().starts_with('#'))
-            {
-                j += 1;
+            match last_span {
+                Some((first, _)) if first > i => j = first,
+                _ => {
+                    while j < lines.len()
+                        && (lines[j].trim().is_empty() || lines[j].trim_start().starts_with('#'))
+                    {
+                        j += 1;
+                    }
+                }
             }
             let start = j as u32 + 1;
             let end = match ranges.and_then(|r| r.iter().find(|(s, e)| *s <= start && start <= *e))
             {
+                _ if last_span.is_some_and(|(first, _)| first == j) => {
+                    last_span.map_or(start, |(_, last)| last as u32 + 1)
+                }
                 Some((_, e)) => *e,
                 None => {
                     let ind = |s: &str| s.len() - s.trim_start().len();
@@ -113,6 +130,7 @@ fn pragmas(text: &str, ranges: Option<&[(u32, u32)]>) -> Vec<Pragma> {
                     k as u32 + 1
                 }
             };
+            last_span = Some((j, end as usize - 1));
             (start, end)
         };
         out.push(Pragma {

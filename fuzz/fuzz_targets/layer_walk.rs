@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
         max_layer_bytes: 64 << 20,
         scan_elf: true,
         threads: Some(1),
+        ..WalkOptions::default()
     };
     let tree = walk_layer(&layer, 0, detectors, &opts);
     let fs = FileTree::squash([tree]);

@@ -317,7 +317,7 @@ pub fn cmd_lint(args: &LintArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Fin
         } else if root.is_file() {
             // A file named on the command line (pre-commit passes the changed files).
             if classify(root, None).is_none() && !ctx.quiet {
-                let text = crate::io_util::read_regular(root, 4 << 20).unwrap_or_default();
+                let text = crate::io_util::read_regular(root, MAX_LINTED_FILE).unwrap_or_default();
                 if classify(root, Some(&String::from_utf8_lossy(&text))).is_none() {
                     eprintln!(
                         "note: {}: not a Dockerfile, compose file, Kubernetes manifest, script or Markdown file; skipped",
@@ -396,10 +396,24 @@ pub(crate) fn lint_discovered(
         }
     }
     // Regular files of at most 4 MiB only: checked on the opened handle before reading
-    // (a FIFO, a link out of the tree or a link to /dev/zero is not read).
+    // (a FIFO, a link out of the tree or a link to /dev/zero is not read). A larger YAML file
+    // of no known name (a data file, most likely) is skipped with a note; any other file that
+    // cannot be read is never a silent pass.
     let bytes = match crate::io_util::read_regular(&read_from, MAX_LINTED_FILE) {
         Ok(b) => b,
         Err(e) => {
+            let too_large = std::fs::symlink_metadata(&read_from)
+                .is_ok_and(|m| m.is_file() && m.len() > MAX_LINTED_FILE);
+            if too_large && classify(p, None).is_none() {
+                if !ctx.quiet {
+                    eprintln!(
+                        "note: {}: over {} MiB; not read, so not linted",
+                        crate::report::escape::field(&file),
+                        MAX_LINTED_FILE >> 20
+                    );
+                }
+                return;
+            }
             let message = format!("cannot read {file}: {e}; it was not linted");
             match tree {
                 None => ctx.input_error(file, message),

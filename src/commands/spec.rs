@@ -177,9 +177,18 @@ pub(crate) fn build_findings(
 
 pub(crate) fn read(p: &Path) -> anyhow::Result<String> {
     if p == Path::new("-") {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).context("reading stdin")?;
-        return Ok(s);
+        // Bounded like a file: one byte past the bound says the input is larger.
+        let max = crate::io_util::MAX_CONFIG_FILE;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::io::stdin().lock(), max + 1),
+            &mut bytes,
+        )
+        .context("reading stdin")?;
+        if bytes.len() as u64 > max {
+            anyhow::bail!("stdin is more than the {max} bytes accepted");
+        }
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
     }
     let bytes = crate::io_util::read_regular(p, crate::io_util::MAX_CONFIG_FILE)
         .with_context(|| format!("cannot read {}", p.display()))?;
@@ -616,7 +625,9 @@ pub(crate) fn bake_findings(
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut out: Vec<Finding> = Vec::new();
     let mut builds = BuildBudget::default();
-    for t in crate::spec::bake::parse(text, json) {
+    let bake = crate::spec::bake::parse(text, json);
+    out.extend(bake.errors.iter().map(|e| error_finding(file, e)));
+    for t in bake.targets {
         // `target:other` / `docker-image://…` / git URLs are not directories here.
         if t.args.is_empty() || t.context.contains(':') {
             continue;
@@ -656,7 +667,8 @@ pub(crate) fn is_markdown_name(file: &str) -> bool {
 pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     use crate::rules::spec::gl116_deprecated_nvidia_runtime as gl116;
     let md = is_markdown_name(file);
-    let specs = runspec::scan_script(file, text, md);
+    let (specs, bound) = runspec::scan_script_checked(file, text, md);
+    let bound: Option<Finding> = bound.map(|e| error_finding(file, &e));
     let installs = if ctx.config.rule_enabled(&gl116::META.code) {
         gl116::script_findings(file, text, md)
     } else {
@@ -666,10 +678,12 @@ pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> V
         // Documentation examples (placeholders, registry pulls): no image scans.
         let mut out = run_checks(&Subject::Runs(&specs), ctx);
         out.extend(installs);
+        out.extend(bound);
         return out;
     }
     let mut out = runs_checks(&specs, ctx);
     out.extend(installs);
+    out.extend(bound);
     if ctx
         .config
         .rule_enabled(&crate::rules::spec::gl106_ld_library_path_cuda_override::META.code)

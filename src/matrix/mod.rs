@@ -221,7 +221,8 @@ impl Matrix {
         Self::from_texts(|name| {
             let path = dir.join(name);
             if path.is_file() {
-                std::fs::read_to_string(&path)
+                // A regular file of at most 16 MiB, as every other file named by the user.
+                crate::io_util::read_regular_string(&path, crate::io_util::MAX_CONFIG_FILE)
                     .with_context(|| format!("reading matrix override {}", path.display()))
             } else {
                 Ok(FILES

@@ -5,6 +5,7 @@
 //! stages that get built. RUN commands are read as shell with the stage's variables.
 
 use super::dockerfile::{self, split_args, Dockerfile, Instruction, Pos, PosMap};
+use super::expand::ExpansionBudget;
 use super::facts::Facts;
 use super::image::{image_info, ImageInfo, ImageKind, ImageRef};
 use super::pkg::{self, Install, LCmd};
@@ -243,37 +244,29 @@ fn expand_checked(
     }
 }
 
-/// The most bytes the ENV and ARG values of one Dockerfile expand to together. One value is
-/// bounded by [`shell::MAX_EXPANDED`], but a chain `ENV V2=${V1}x`, `ENV V3=${V2}x`, … grows
-/// with the square of the file's length.
-const MAX_VALUES_TOTAL: usize = 16 << 20;
-
-/// `expanded` (from [`expand_checked`] of `word`) counted against the Dockerfile's value
-/// budget `total`; past it, the word as written (unresolved), with one error at the first.
+/// `expanded` (from [`expand_checked`] of `word`) charged to the Dockerfile's expansion
+/// budget (shared with its RUN scripts: one value is bounded, but a chain `ENV V2=${V1}x`,
+/// `ENV V3=${V2}x`, … grows with the square of the file's length); past it, the word as
+/// written (unresolved), with one error where the budget ran out.
 fn within_values_budget(
     expanded: (String, bool),
     word: &str,
-    total: &mut usize,
+    budget: &mut ExpansionBudget,
     pos: Pos,
     errors: &mut Vec<SpecError>,
 ) -> (String, bool) {
     if expanded.1 {
         return expanded;
     }
-    if total.saturating_add(expanded.0.len()) > MAX_VALUES_TOTAL {
-        if *total <= MAX_VALUES_TOTAL {
+    if let Err(l) = budget.charge(expanded.0.len()) {
+        if budget.should_report(l) {
             errors.push(SpecError {
                 pos,
-                message: format!(
-                    "ENV and ARG values expand to more than {} MiB in total; this and later values left unexpanded",
-                    MAX_VALUES_TOTAL >> 20
-                ),
+                message: l.to_string(),
             });
-            *total = MAX_VALUES_TOTAL + 1;
         }
         return (word.to_string(), true);
     }
-    *total += expanded.0.len();
     expanded
 }
 
@@ -307,10 +300,8 @@ pub fn analyze_parsed(
     let mut stages: Vec<Stage> = Vec::new();
     let mut cur: Option<Stage> = None;
     let mut stage_vars = Vars::new();
-    let mut values_total = 0usize;
-    // What the words of all RUN scripts may expand to, together.
-    let mut run_budget = shell::MAX_SCRIPT_EXPANDED;
-    let mut run_budget_reported = false;
+    // What the values and RUN words of this Dockerfile may expand to, together.
+    let mut budget = ExpansionBudget::per_file();
     let ctx = opts.context.clone();
 
     // Stage name → index of the last stage with that name (what `FROM <name>` refers to):
@@ -456,13 +447,7 @@ pub fn analyze_parsed(
                     } else if let Some(d) = &default {
                         let pos = ins.pos_in_rest(off);
                         let e = expand_checked(d, scope, escape, pos, &mut errors);
-                        Some(within_values_budget(
-                            e,
-                            d,
-                            &mut values_total,
-                            pos,
-                            &mut errors,
-                        ))
+                        Some(within_values_budget(e, d, &mut budget, pos, &mut errors))
                     } else if cur.is_some() {
                         // Re-declared global ARG: takes the global value.
                         match global.get(&name) {
@@ -510,7 +495,7 @@ pub fn analyze_parsed(
                     let word = value.as_deref().unwrap_or("");
                     let pos = ins.pos_in_rest(off);
                     let e = expand_checked(word, &before, escape, pos, &mut errors);
-                    let (v, u) = within_values_budget(e, word, &mut values_total, pos, &mut errors);
+                    let (v, u) = within_values_budget(e, word, &mut budget, pos, &mut errors);
                     stage_vars.insert(
                         name.clone(),
                         if u { Var::Unknown } else { Var::Set(v.clone()) },
@@ -556,7 +541,7 @@ pub fn analyze_parsed(
                     let runs_shell = !ins.heredocs.is_empty() && {
                         let mut v2 = stage_vars.clone();
                         let (head, _) =
-                            shell::try_parse_script_within(&ins.rest, &mut v2, &mut run_budget);
+                            shell::try_parse_script_within(&ins.rest, &mut v2, &mut budget);
                         head.iter().all(|c| {
                             c.words.is_empty()
                                 || matches!(
@@ -579,12 +564,9 @@ pub fn analyze_parsed(
                 for (text, map, _expand) in scripts {
                     let mut vars = stage_vars.clone();
                     let (cmds, limit) =
-                        shell::try_parse_script_within(&text, &mut vars, &mut run_budget);
+                        shell::try_parse_script_within(&text, &mut vars, &mut budget);
                     // The Dockerfile-wide budget is reported once, where it ran out.
-                    let limit = limit.filter(|l| {
-                        *l != shell::ExpandLimit::Total
-                            || !std::mem::replace(&mut run_budget_reported, true)
-                    });
+                    let limit = limit.filter(|l| budget.should_report(*l));
                     if let Some(l) = limit {
                         errors.push(SpecError {
                             pos: ins.pos(),
@@ -592,16 +574,16 @@ pub fn analyze_parsed(
                         });
                     }
                     let mut vars2 = stage_vars.clone();
-                    for c in &cmds {
-                        let mut l = LCmd::from_shell(c, &vars2, &|o| map.pos(o));
+                    for c in cmds {
+                        let mut l = LCmd::from_shell_owned(c, &vars2, &|o| map.pos(o));
                         l.run = ins.pos();
                         // Track assignments and exports for later commands of the same RUN.
-                        if c.words.is_empty() {
-                            for (k, v) in &c.assigns {
+                        if l.words.is_empty() {
+                            for (k, v) in &l.assigns {
                                 vars2.insert(k.clone(), Var::Set(v.clone()));
                             }
-                        } else if c.words[0].text == "export" {
-                            for w in &c.words[1..] {
+                        } else if l.words[0].text == "export" {
+                            for w in &l.words[1..] {
                                 if let Some((k, v)) = w.text.split_once('=') {
                                     vars2.insert(k.to_string(), Var::Set(v.to_string()));
                                 }
@@ -780,6 +762,7 @@ pub(crate) fn refers_to(text: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::expand::MAX_FILE;
     use crate::spec::facts::SpecFacts;
 
     fn an(text: &str, opts: BuildOptions) -> BuildFacts {
@@ -919,7 +902,7 @@ mod tests {
     /// total: the expanded bytes kept stop at the budget, and the rest stay as written.
     #[test]
     fn env_values_growing_along_a_chain_are_bounded_in_total() {
-        let mut t = format!("FROM ubuntu:22.04\nENV V0={}\n", "a".repeat(64 << 10));
+        let mut t = format!("FROM ubuntu:22.04\nENV V0={}\n", "a".repeat(128 << 10));
         for i in 1..400 {
             t += &format!("ENV V{i}=${{V{}}}b\n", i - 1);
         }
@@ -930,25 +913,25 @@ mod tests {
             .filter(|e| !e.unresolved)
             .map(|e| e.value.as_ref().map_or(0, String::len))
             .sum();
-        assert!(kept <= MAX_VALUES_TOTAL, "{kept} bytes of values kept");
+        assert!(kept <= MAX_FILE, "{kept} bytes of values kept");
         // Below the budget, values are expanded as before.
         assert_eq!(
             b.stages[0].envs[3].value.as_ref().unwrap().len(),
-            (64 << 10) + 3
+            (128 << 10) + 3
         );
         let over: Vec<_> = b
             .errors
             .iter()
-            .filter(|e| e.message.contains("in total"))
+            .filter(|e| e.message.contains("in all"))
             .collect();
         assert_eq!(over.len(), 1, "{:?}", b.errors);
-        // 16 MiB / 64 KiB: V255 (line 257) is the first value past the budget.
+        // 32 MiB / 128 KiB: V255 (line 257) is the first value past the budget.
         assert_eq!(over[0].pos.line, 257);
         assert!(b.stages[0].envs[300].unresolved);
     }
 
     /// A few bytes of RUN expanding to half a MiB each: the RUN scripts of one Dockerfile
-    /// share one expansion budget, reported once.
+    /// share one expansion budget with its values, reported once.
     #[test]
     fn run_expansion_is_bounded_per_dockerfile() {
         let mut t = String::from("FROM ubuntu:22.04\nENV V0=aaaaaaaaaaaaaaaa\n");
@@ -963,7 +946,7 @@ mod tests {
             .flat_map(|c| &c.words)
             .map(|w| w.text.len())
             .sum();
-        assert!(expanded <= shell::MAX_SCRIPT_EXPANDED, "{expanded}");
+        assert!(expanded <= MAX_FILE, "{expanded}");
         assert_eq!(b.stages[0].cmds.len(), 100);
         let total: Vec<_> = b
             .errors
@@ -971,7 +954,30 @@ mod tests {
             .filter(|e| e.message.contains("in all"))
             .collect();
         assert_eq!(total.len(), 1, "{:?}", b.errors);
-        // 32 MiB / (512 KiB + 4): the 64th RUN (line 81) is the first past the budget.
-        assert_eq!(total[0].pos.line, 81);
+        // The values take 16 x 64 KiB - 16 bytes of the 32 MiB, each RUN `echo` (4 bytes)
+        // and 512 KiB: the 62nd RUN (line 79) is the first past the budget.
+        assert_eq!(total[0].pos.line, 79);
+    }
+
+    /// A RUN of more words than a file may yield (each costs ~200 bytes, two input bytes
+    /// made one): the words kept stop at the bound, reported once.
+    #[test]
+    fn shell_words_are_bounded_per_dockerfile() {
+        use crate::spec::expand::MAX_WORDS;
+        let t = format!(
+            "FROM ubuntu:22.04\nRUN echo{}\nRUN echo {}\n",
+            " b".repeat(MAX_WORDS),
+            "c"
+        );
+        let b = an(&t, BuildOptions::default());
+        let words: usize = b.stages[0].cmds.iter().map(|c| c.words.len()).sum();
+        assert!(words <= MAX_WORDS, "{words}");
+        let over: Vec<_> = b
+            .errors
+            .iter()
+            .filter(|e| e.message.contains("shell words"))
+            .collect();
+        assert_eq!(over.len(), 1, "{:?}", b.errors);
+        assert_eq!(over[0].pos.line, 2);
     }
 }

@@ -5,6 +5,7 @@
 
 use super::build::SpecError;
 use super::dockerfile::Pos;
+use super::expand::{ExpandLimit, ExpansionBudget};
 use super::runspec::{parse_gpus_flag, parse_size, GpuRequest, Mount, RunKind, RunSpec};
 use super::shell::{self, Var, Vars};
 use super::yamlloc::scalar as s;
@@ -64,25 +65,31 @@ fn load_vars(project_dir: &Path) -> Vars {
     v
 }
 
-/// Interpolate every string; past an expansion limit, the first offending string (as
-/// written) and the limit.
-fn interpolate(v: &mut Value, vars: &Vars) -> Result<(), (String, shell::ExpandLimit)> {
+/// Interpolate every string, charging what each expands to to the file's `budget`; past an
+/// expansion bound, the first offending string (as written) and the bound.
+fn interpolate(
+    v: &mut Value,
+    vars: &Vars,
+    budget: &mut ExpansionBudget,
+) -> Result<(), (String, ExpandLimit)> {
     match v {
         Value::String(s) if s.contains('$') => {
             let t = s.replace("$$", "\u{1}");
-            match shell::try_expand_plain(&t, vars) {
-                Ok((out, _)) => *s = out.replace('\u{1}', "$"),
+            match shell::try_expand_plain(&t, vars)
+                .and_then(|(out, _)| budget.charge(out.len()).map(|()| out))
+            {
+                Ok(out) => *s = out.replace('\u{1}', "$"),
                 Err(l) => return Err((s.clone(), l)),
             }
         }
         Value::Sequence(seq) => {
             for x in seq {
-                interpolate(x, vars)?;
+                interpolate(x, vars, budget)?;
             }
         }
         Value::Mapping(m) => {
             for (_, x) in m.iter_mut() {
-                interpolate(x, vars)?;
+                interpolate(x, vars, budget)?;
             }
         }
         _ => {}
@@ -174,6 +181,9 @@ pub fn parse_file(
     text: &str,
     vars: &Vars,
 ) -> Result<ComposeFile, SpecError> {
+    if let Some(e) = super::yamlloc::nesting_error(text, 1) {
+        return Err(e);
+    }
     let mut value: Value = serde_yaml::from_str(text).map_err(|e| SpecError {
         pos: e
             .location()
@@ -192,7 +202,7 @@ pub fn parse_file(
     for _ in 0..4 {
         let _ = value.apply_merge();
     }
-    interpolate(&mut value, vars).map_err(|(s, l)| {
+    interpolate(&mut value, vars, &mut ExpansionBudget::per_file()).map_err(|(s, l)| {
         // The line of the first one that begins like the offending string.
         let head: String = s.lines().next().unwrap_or("").chars().take(40).collect();
         let line = text
@@ -689,6 +699,24 @@ mod tests {
         assert_eq!(app.runtime.as_ref().unwrap().0, "nvidia");
         assert_eq!(app.pos.line, 5);
         assert_eq!(app.runtime.as_ref().unwrap().1.line, 5);
+    }
+
+    /// Strings that each stay under the per-word bound, but together expand past the file's
+    /// budget: an error at the first one past it, never an unbounded value tree.
+    #[test]
+    fn interpolation_is_bounded_per_file() {
+        let mut vars = Vars::new();
+        vars.insert("V".into(), Var::Set("a".repeat((512 << 10) - 8)));
+        let items: String = (0..100)
+            .map(|i| format!("      - \"${{V}}${{V}}{i}\"\n"))
+            .collect();
+        let text = format!("services:\n  a:\n    command:\n{items}");
+        let e = parse_file("compose.yaml", Path::new("compose.yaml"), &text, &vars)
+            .err()
+            .expect("past the budget");
+        assert!(e.message.contains("in all"), "{}", e.message);
+        // 32 strings of 1 MiB - 14 bytes fit in 32 MiB; the 33rd (line 36) does not.
+        assert_eq!(e.pos.line, 36);
     }
 
     #[test]

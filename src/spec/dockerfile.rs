@@ -180,20 +180,17 @@ pub fn parse(text: &str) -> Dockerfile {
         escape: '\\',
         ..Default::default()
     };
-    let lines: Vec<&str> = text
+    // The lines one at a time, never listed: a list cost 16 bytes per line, most of the
+    // memory of a file of continuation lines. A trailing newline does not make a last empty
+    // line. `i` counts the lines taken.
+    let mut lines = text
+        .strip_suffix('\n')
+        .unwrap_or(text)
         .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
-    // A trailing newline does not make a last empty line.
-    let n = if text.ends_with('\n') {
-        lines.len() - 1
-    } else {
-        lines.len()
-    };
+        .map(|l| l.strip_suffix('\r').unwrap_or(l));
     let mut directives_done = false;
     let mut i = 0usize;
-    while i < n {
-        let raw = lines[i];
+    while let Some(raw) = lines.next() {
         let lineno = (i + 1) as u32;
         i += 1;
         if !directives_done {
@@ -241,8 +238,8 @@ pub fn parse(text: &str) -> Dockerfile {
         map.push(0, lineno, lead as u32 + 1);
         let start_line = lineno;
         let mut end_line = lineno;
-        while !eol && i < n {
-            let raw = lines[i];
+        while !eol {
+            let Some(raw) = lines.next() else { break };
             let ln = (i + 1) as u32;
             i += 1;
             end_line = ln;
@@ -255,8 +252,11 @@ pub fn parse(text: &str) -> Dockerfile {
                 continue;
             }
             let (p, e) = trim_continuation(raw, df.escape);
-            map.push(joined.len(), ln, 1);
-            joined.push_str(p);
+            // A line that adds no text has no offset to map (and would cost an entry).
+            if !p.is_empty() {
+                map.push(joined.len(), ln, 1);
+                joined.push_str(p);
+            }
             eol = e;
         }
         let mut ins = match node_from_line(&joined, map, start_line, end_line) {
@@ -283,8 +283,7 @@ pub fn parse(text: &str) -> Dockerfile {
                 let mut content = String::new();
                 let first_line = (i + 1) as u32;
                 let mut done = false;
-                while i < n {
-                    let raw = lines[i];
+                for raw in lines.by_ref() {
                     i += 1;
                     ins.end_line = i as u32;
                     let term = if chomp {
@@ -572,6 +571,26 @@ pub fn split_args(rest: &str, escape: char) -> Vec<ArgWord> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Continuation lines that add no text cost no position entry: a file of them kept one
+    /// per line (16 bytes each) beside a list of every line (16 more).
+    #[test]
+    fn empty_continuation_lines_cost_no_position_entries() {
+        let text = format!("FROM x\nRUN a \\\n{}  b\n", "\\\n\n# c\n".repeat(100_000));
+        let df = parse(&text);
+        assert_eq!(df.instructions.len(), 2, "{:?}", df.errors);
+        let run = &df.instructions[1];
+        assert_eq!(run.rest, "a   b");
+        assert_eq!(run.map.segs.len(), 2, "one entry per line that adds text");
+        assert_eq!(
+            run.pos_in_rest(4),
+            Pos {
+                line: 300_003,
+                col: 3
+            }
+        );
+        assert_eq!(run.end_line, 300_003);
+    }
 
     #[test]
     fn continuation_comments_and_lines() {

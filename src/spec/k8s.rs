@@ -54,6 +54,10 @@ pub fn parse(file: &str, text: &str) -> (Vec<RunSpec>, Vec<SpecError>) {
         {
             continue;
         }
+        if let Some(e) = super::yamlloc::nesting_error(&doc, first) {
+            errors.push(e);
+            continue;
+        }
         let mut v: Value = match serde_yaml::from_str(&doc) {
             Ok(v) => v,
             Err(e) => {

@@ -11,6 +11,7 @@ pub mod bake;
 pub mod build;
 pub mod compose;
 pub mod dockerfile;
+pub mod expand;
 pub mod facts;
 pub mod image;
 pub mod k8s;

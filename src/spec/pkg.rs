@@ -35,21 +35,26 @@ pub struct LCmd {
 
 impl LCmd {
     pub fn from_shell(c: &shell::Command, vars: &Vars, at: &dyn Fn(usize) -> Pos) -> LCmd {
-        let w = |w: &shell::Word| LWord {
-            text: w.text.clone(),
-            raw: w.raw.clone(),
+        LCmd::from_shell_owned(c.clone(), vars, at)
+    }
+    /// [`LCmd::from_shell`] taking the command: its words move, rather than being copied
+    /// while the parsed script is still held (a RUN of millions of words held both).
+    pub fn from_shell_owned(c: shell::Command, vars: &Vars, at: &dyn Fn(usize) -> Pos) -> LCmd {
+        let w = |w: shell::Word| LWord {
             pos: at(w.offset),
+            text: w.text,
+            raw: w.raw,
             unresolved: w.unresolved,
         };
         LCmd {
-            words: c.words.iter().map(w).collect(),
-            assigns: c.assigns.clone(),
+            words: c.words.into_iter().map(w).collect(),
+            assigns: c.assigns,
             redirects: c
                 .redirects
-                .iter()
+                .into_iter()
                 .map(|r| LRedirect {
-                    op: r.op.clone(),
-                    target: r.target.as_ref().map(w),
+                    op: r.op,
+                    target: r.target.map(w),
                     pos: at(r.offset),
                 })
                 .collect(),

@@ -3,6 +3,7 @@
 //! parses `docker run` / `podman run` / `nvidia-docker run` argument lists and finds such
 //! lines in shell scripts and Markdown code blocks.
 
+use super::build::SpecError;
 use super::dockerfile::Pos;
 use super::shell::{self, Var, Vars};
 
@@ -602,9 +603,19 @@ pub fn script_commands(file: &str, text: &str, markdown: bool) -> Vec<(Vec<PWord
 }
 
 pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
+    scan_script_checked(file, text, markdown).0
+}
+
+/// [`scan_script`], and where the script's variable expansion went past a bound (its words
+/// there stay as written).
+pub fn scan_script_checked(
+    file: &str,
+    text: &str,
+    markdown: bool,
+) -> (Vec<RunSpec>, Option<SpecError>) {
     let src = script_source(file, text, markdown);
     if !src.contains("docker") && !src.contains("podman") {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     let idx = LineIndex::new(&src);
     // Variables the script uses but we cannot know stay as written.
@@ -612,10 +623,12 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
     for name in referenced_vars(&src) {
         vars.insert(name, Var::Unknown);
     }
-    let cmds: Vec<shell::Command> = shell::parse_script(&src, &mut vars)
-        .into_iter()
-        .map(field_split)
-        .collect();
+    let (cmds, limit) = shell::try_parse_script_located(&src, &mut vars);
+    let error = limit.map(|(l, at)| SpecError {
+        pos: idx.pos(at),
+        message: l.to_string(),
+    });
+    let cmds: Vec<shell::Command> = cmds.into_iter().map(field_split).collect();
     let mut out = Vec::new();
     let mut built: Vec<String> = Vec::new();
     for c in &cmds {
@@ -656,7 +669,7 @@ pub fn scan_script(file: &str, text: &str, markdown: bool) -> Vec<RunSpec> {
             out.push(rs);
         }
     }
-    out
+    (out, error)
 }
 
 /// `LD_LIBRARY_PATH` values a script sets for what it runs (`export LD_LIBRARY_PATH=…`,

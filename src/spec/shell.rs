@@ -7,9 +7,10 @@
 //! A variable whose value we cannot know (an ARG without a default, `$(…)`) stays as written
 //! and marks the word `unresolved`, so rules do not draw conclusions from a guess.
 //!
-//! Hostile input: a word expands to at most [`MAX_EXPANDED`] bytes and `${…}` nests at most
-//! [`MAX_NESTING`] deep (iteratively checked before recursing). Past either, the word stays
-//! as written, unresolved, and the `try_` functions say which limit was hit.
+//! Hostile input: a word expands to at most [`MAX_EXPANDED`] bytes, `${…}` nests at most
+//! [`MAX_NESTING`] deep (iteratively checked before recursing), and a script's words draw from
+//! one [`ExpansionBudget`] (`crate::spec::expand`, shared with every other engine). Past a
+//! bound, the word stays as written, unresolved, and the `try_` functions say which was hit.
 
 /// What a variable name expands to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,58 +27,8 @@ pub enum Var {
 /// copies made long FROM chains quadratic in time and memory; here a copy is O(1).
 pub type Vars = imbl::OrdMap<String, Var>;
 
-/// The most bytes one word may expand to.
-pub const MAX_EXPANDED: usize = 1 << 20;
-/// The deepest `${A:-${B:-…}}` nesting expanded.
-pub const MAX_NESTING: usize = 64;
-/// The most work one glob trim (`${V#*x}`, `${V%%x*}`) may take: value bytes × pattern bytes
-/// (the trim is linear in the value for a given pattern, so a 1 MiB value takes any pattern of
-/// up to 16 bytes).
-const MAX_GLOB_TRIM: usize = 16 << 20;
-/// The most bytes the words of one script (or all RUN scripts of one Dockerfile) expand to
-/// together: each word is bounded by [`MAX_EXPANDED`], but `echo $V` repeated, with `$V`
-/// near that bound, would otherwise cost a MiB per a few bytes of input.
-pub const MAX_SCRIPT_EXPANDED: usize = 32 << 20;
-
-/// A bound of variable expansion that a word went past.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExpandLimit {
-    /// The expansion would exceed [`MAX_EXPANDED`] bytes.
-    Size,
-    /// `${…}` nested deeper than [`MAX_NESTING`].
-    Depth,
-    /// A glob pattern trim whose value × pattern length exceeds `MAX_GLOB_TRIM`.
-    Trim,
-    /// The script's words together would exceed [`MAX_SCRIPT_EXPANDED`] bytes.
-    Total,
-}
-
-impl std::fmt::Display for ExpandLimit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExpandLimit::Size => write!(
-                f,
-                "variable expansion exceeds {} MiB; left unexpanded",
-                MAX_EXPANDED >> 20
-            ),
-            ExpandLimit::Depth => write!(
-                f,
-                "variable expansions nested more than {MAX_NESTING} deep; left unexpanded"
-            ),
-            ExpandLimit::Trim => write!(
-                f,
-                "pattern trim of a long variable by a long pattern (over {} Mi value x pattern \
-                 bytes); left unexpanded",
-                MAX_GLOB_TRIM >> 20
-            ),
-            ExpandLimit::Total => write!(
-                f,
-                "words expand to more than {} MiB in all; this and later words left unexpanded",
-                MAX_SCRIPT_EXPANDED >> 20
-            ),
-        }
-    }
-}
+use super::expand::MAX_GLOB_TRIM;
+pub use super::expand::{ExpandLimit, ExpansionBudget, MAX_NESTING, MAX_WORD as MAX_EXPANDED};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Word {
@@ -703,17 +654,34 @@ pub fn parse_script(src: &str, vars: &mut Vars) -> Vec<Command> {
 /// [`parse_script`], and the first expansion limit a word hit (that word stays as written,
 /// unresolved).
 pub fn try_parse_script(src: &str, vars: &mut Vars) -> (Vec<Command>, Option<ExpandLimit>) {
-    try_parse_script_within(src, vars, &mut MAX_SCRIPT_EXPANDED.clone())
+    try_parse_script_within(src, vars, &mut ExpansionBudget::per_file())
 }
 
-/// [`try_parse_script`] with the expansion budget shared with other scripts (a Dockerfile's
-/// RUN instructions): the bytes its words expand to are taken from `budget`; once it is
-/// spent, words that would expand stay as written, unresolved ([`ExpandLimit::Total`]).
+/// [`try_parse_script`] of a whole file, with the byte offset of the word that hit the limit.
+pub fn try_parse_script_located(
+    src: &str,
+    vars: &mut Vars,
+) -> (Vec<Command>, Option<(ExpandLimit, usize)>) {
+    parse_script_budgeted(src, vars, &mut ExpansionBudget::per_file())
+}
+
+/// [`try_parse_script`] with the expansion budget of the file it is part of (a Dockerfile's
+/// RUN instructions and values): the bytes its words expand to are charged to `budget`; once
+/// it is spent, words that would expand stay as written, unresolved ([`ExpandLimit::Total`]).
 pub(crate) fn try_parse_script_within(
     src: &str,
     vars: &mut Vars,
-    budget: &mut usize,
+    budget: &mut ExpansionBudget,
 ) -> (Vec<Command>, Option<ExpandLimit>) {
+    let (cmds, limit) = parse_script_budgeted(src, vars, budget);
+    (cmds, limit.map(|l| l.0))
+}
+
+fn parse_script_budgeted(
+    src: &str,
+    vars: &mut Vars,
+    budget: &mut ExpansionBudget,
+) -> (Vec<Command>, Option<(ExpandLimit, usize)>) {
     let mut first_limit = None;
     let no_vars = Vars::new();
     let mut lx = Lexer::new(src, b'\\', 0);
@@ -852,11 +820,15 @@ pub(crate) fn try_parse_script_within(
             }
             _ => {}
         }
+        if !budget.take_word() {
+            first_limit.get_or_insert((ExpandLimit::Words, start));
+            break;
+        }
         let mut text = String::new();
         let mut unresolved = false;
         let mut quoted = false;
         // Budget spent: lexed without expanding (the word is kept as written below).
-        let spent = *budget == 0;
+        let spent = budget.is_spent();
         let word_vars: &Vars = if spent { &no_vars } else { vars };
         lx.word_body(word_vars, &mut text, &mut unresolved, &mut quoted, true);
         if lx.i == start {
@@ -866,22 +838,19 @@ pub(crate) fn try_parse_script_within(
         }
         let raw = src[start..lx.i].to_string();
         if let Some(l) = lx.limit.take() {
-            first_limit.get_or_insert(l);
+            first_limit.get_or_insert((l, start));
             text = raw.clone();
             unresolved = true;
         } else if spent {
             if raw.contains(['$', '`']) {
-                first_limit.get_or_insert(ExpandLimit::Total);
+                first_limit.get_or_insert((ExpandLimit::Total, start));
                 text = raw.clone();
                 unresolved = true;
             }
-        } else if text.len() > *budget {
-            first_limit.get_or_insert(ExpandLimit::Total);
-            *budget = 0;
+        } else if let Err(l) = budget.charge(text.len()) {
+            first_limit.get_or_insert((l, start));
             text = raw.clone();
             unresolved = true;
-        } else {
-            *budget -= text.len();
         }
         let word = Word {
             text,
@@ -1138,17 +1107,33 @@ mod tests {
             .flat_map(|c| &c.words)
             .map(|w| w.text.len())
             .sum();
-        assert!(total <= MAX_SCRIPT_EXPANDED, "{total}");
+        assert!(total <= super::super::expand::MAX_FILE, "{total}");
         assert_eq!(cmds[0].words[1].text.len(), 1 << 20);
         let last = &cmds[39].words;
         assert_eq!((last[0].text.as_str(), last[0].unresolved), ("echo", false));
         assert_eq!((last[1].text.as_str(), last[1].unresolved), ("$V", true));
         // A budget shared between scripts: what one spends, the next no longer has.
-        let mut budget = (3 << 20) + 16;
+        let mut budget = ExpansionBudget::with_bytes((3 << 20) + 16);
         let (_, l1) = try_parse_script_within("echo $V $V", &mut vars, &mut budget);
         let (c2, l2) = try_parse_script_within("echo $V $V", &mut vars, &mut budget);
         assert_eq!((l1, l2), (None, Some(ExpandLimit::Total)));
         assert_eq!(c2[0].words[1].text.len(), 1 << 20);
         assert!(c2[0].words[2].unresolved);
+    }
+
+    /// A script yields at most the file's words: past them, the limit at the first word left
+    /// out, and the rest is not read (a word costs its structure whatever its length).
+    #[test]
+    fn a_script_yields_a_bounded_number_of_words() {
+        let mut vars = Vars::new();
+        let mut budget = ExpansionBudget::with_words(1 << 20, 5);
+        let (cmds, limit) = parse_script_budgeted("a b c\nd e f g\n", &mut vars, &mut budget);
+        let words: usize = cmds.iter().map(|c| c.words.len()).sum();
+        assert_eq!(words, 5);
+        assert_eq!(limit, Some((ExpandLimit::Words, 10)));
+        // The budget is the file's: the next script of the same file gets nothing.
+        let (cmds, limit) = try_parse_script_within("h", &mut vars, &mut budget);
+        assert!(cmds.is_empty());
+        assert_eq!(limit, Some(ExpandLimit::Words));
     }
 }

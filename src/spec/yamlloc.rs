@@ -2,6 +2,7 @@
 //! compose and Kubernetes files are placed by finding the key or value in the text within the
 //! block (by indentation) of the service or container they belong to.
 
+use super::build::SpecError;
 use super::dockerfile::Pos;
 
 /// A YAML scalar as text (`"x"`, `3`, `true`); None for maps, lists and null.
@@ -13,6 +14,176 @@ pub(crate) fn scalar(v: &serde_yaml::Value) -> Option<String> {
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
+}
+
+/// The deepest nesting of collections (flow `[`/`{` and block levels together) a YAML
+/// document may have: serde_yaml refuses deeper ones anyway (its recursion limit), but only
+/// after libyaml has scanned the whole document, in time quadratic in the flow depth (its
+/// simple-key check walks every open flow level at each token: 40 000 `[` took 9 s, 16 MiB
+/// of them about a day).
+pub const MAX_YAML_DEPTH: usize = 128;
+
+/// A linear pre-scan of one YAML document for nesting deeper than [`MAX_YAML_DEPTH`]: flow
+/// collections counted outside quoted scalars, comments and block scalars, block levels by
+/// indentation (a deeper line under a `key:` line or a lone `-`) and compact `- - x` items.
+/// Where it is unsure it counts fewer levels than the parser sees, never more, so what it
+/// refuses serde_yaml would refuse too. The error is at the first bracket or item past the
+/// bound (1-based line and column within `text`).
+pub(crate) fn check_nesting(text: &str) -> Result<(), Pos> {
+    check_nesting_within(text, MAX_YAML_DEPTH)
+}
+
+/// [`check_nesting`] against a bound of `max` levels.
+fn check_nesting_within(text: &str, max: usize) -> Result<(), Pos> {
+    let at = |line: usize, col: usize| Pos {
+        line: line as u32 + 1,
+        col: col as u32 + 1,
+    };
+    let spaced = |b: &[u8], i: usize| b.get(i).is_none_or(|c| matches!(c, b' ' | b'\t' | b'\r'));
+    // Open block levels, by the column of their content.
+    let mut blocks: Vec<usize> = Vec::new();
+    let mut flow = 0usize;
+    // Inside a quoted scalar that may span lines: its quote.
+    let mut quote: Option<u8> = None;
+    // Inside a block scalar (`|`, `>`): lines indented deeper than this belong to it.
+    let mut block_scalar: Option<usize> = None;
+    // The last content line opened a nested block (`key:`, a lone `-`).
+    let mut opens = false;
+    for (ln, line) in text.split('\n').enumerate() {
+        let b = line.as_bytes();
+        let indent = b.iter().take_while(|c| **c == b' ').count();
+        let blank = b[indent..].iter().all(u8::is_ascii_whitespace);
+        if let Some(parent) = block_scalar {
+            if blank || indent > parent {
+                continue;
+            }
+            block_scalar = None;
+        }
+        let mut i = 0;
+        let mut tentative = false;
+        let mut confirmed = false;
+        if quote.is_none() && flow == 0 {
+            if blank || b[indent] == b'#' {
+                continue;
+            }
+            if b[indent..].starts_with(b"---") || b[indent..].starts_with(b"...") {
+                blocks.clear();
+                opens = false;
+                continue;
+            }
+            while blocks.last().is_some_and(|&c| c > indent) {
+                blocks.pop();
+            }
+            // A new level here, if the line turns out to be a block collection (an item or
+            // a `key:`), not a scalar or flow collection on a line of its own.
+            if blocks.last() != Some(&indent) && (opens || blocks.is_empty()) {
+                blocks.push(indent);
+                tentative = true;
+            }
+            i = indent;
+            confirmed = matches!(b.get(i), Some(b'-' | b'?')) && spaced(b, i + 1);
+            if confirmed && blocks.len() > max {
+                return Err(at(ln, i));
+            }
+            // Compact nested items: `- - x`, `? - x` (each indicator after the first opens a
+            // collection; the first one's is the line's own level).
+            let mut nested = false;
+            while matches!(b.get(i), Some(b'-' | b'?')) && spaced(b, i + 1) {
+                if std::mem::replace(&mut nested, true) {
+                    blocks.push(i);
+                    if blocks.len() > max {
+                        return Err(at(ln, i));
+                    }
+                }
+                i += 1;
+                while matches!(b.get(i), Some(b' ' | b'\t')) {
+                    i += 1;
+                }
+            }
+        }
+        // A node may start here: a quote, bracket or block scalar indicator is syntax.
+        let mut at_start = true;
+        let mut last_content = None;
+        while i < b.len() {
+            let c = b[i];
+            if let Some(q) = quote {
+                if c == b'\\' && q == b'"' || c == b'\'' && q == c && b.get(i + 1) == Some(&c) {
+                    i += 2;
+                    continue;
+                }
+                if c == q {
+                    quote = None;
+                    last_content = Some(c);
+                    at_start = false;
+                }
+                i += 1;
+                continue;
+            }
+            let mut starts = false;
+            match c {
+                b'#' if i == 0 || matches!(b[i - 1], b' ' | b'\t') => break,
+                b' ' | b'\t' | b'\r' => {
+                    i += 1;
+                    continue;
+                }
+                b'"' | b'\'' if at_start => quote = Some(c),
+                b'[' | b'{' if at_start || flow > 0 => {
+                    flow += 1;
+                    if blocks.len() - usize::from(tentative && !confirmed) + flow > max {
+                        return Err(at(ln, i));
+                    }
+                    starts = true;
+                }
+                b']' | b'}' if flow > 0 => flow -= 1,
+                b',' if flow > 0 => starts = true,
+                b'|' | b'>' if at_start && flow == 0 => {
+                    block_scalar = Some(indent);
+                    break;
+                }
+                b':' if flow > 0 => starts = true,
+                b':' if spaced(b, i + 1) => {
+                    starts = true;
+                    if tentative && !std::mem::replace(&mut confirmed, true) && blocks.len() > max {
+                        return Err(at(ln, indent));
+                    }
+                }
+                b'-' | b'?' if at_start && spaced(b, i + 1) => starts = true,
+                // An anchor or tag before a node: the node may still start after it.
+                b'&' | b'!' if at_start => {
+                    while i < b.len() && !matches!(b[i], b' ' | b'\t') {
+                        i += 1;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            last_content = Some(c);
+            at_start = starts;
+            i += 1;
+        }
+        if tentative && !confirmed {
+            blocks.pop();
+        }
+        if quote.is_none() && flow == 0 && block_scalar.is_none() {
+            opens = matches!(last_content, Some(b':' | b'-' | b'?')) && at_start;
+        }
+    }
+    Ok(())
+}
+
+/// [`check_nesting`] of a document whose first line is `first_line` of its file, as the
+/// GL100 error a parse error would be.
+pub(crate) fn nesting_error(doc: &str, first_line: u32) -> Option<SpecError> {
+    let p = check_nesting(doc).err()?;
+    Some(SpecError {
+        pos: Pos {
+            line: first_line + p.line - 1,
+            col: p.col,
+        },
+        message: format!(
+            "invalid YAML: collections nested more than {MAX_YAML_DEPTH} deep; not parsed"
+        ),
+    })
 }
 
 pub struct YamlText<'a> {
@@ -174,6 +345,111 @@ impl<'a> YamlText<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The depth of a parsed value: what serde_yaml's recursion limit counts.
+    fn depth(v: &serde_yaml::Value) -> usize {
+        use serde_yaml::Value;
+        match v {
+            Value::Sequence(s) => 1 + s.iter().map(depth).max().unwrap_or(0),
+            Value::Mapping(m) => {
+                1 + m
+                    .iter()
+                    .map(|(k, v)| depth(k).max(depth(v)))
+                    .max()
+                    .unwrap_or(0)
+            }
+            Value::Tagged(t) => depth(&t.value),
+            _ => 0,
+        }
+    }
+
+    /// The pre-scan never counts more levels than the parser builds: on every document that
+    /// parses (brackets in quotes, comments, block scalars and plain scalars included, and
+    /// the real-world corpus when it is there), a bound of the document's own depth passes.
+    #[test]
+    fn nesting_is_never_overcounted() {
+        let mut docs: Vec<String> = [
+            "a: [1, [2, {b: [3]}]]\n",
+            "a: \"[[[[\"\nb: '{{{{ it''s [[[ '\nc: x[[[[ y\n# [[[[[[\nd: [a, \"]]\", '[']\n",
+            "script: |\n  if [[ -f x ]]; then [ [ [\n  {{{{\nnext: {a: 1}\n",
+            "- - - [1]\n  - {a: [b]}\n- ? [x]\n  : y\n",
+            "k: &anc [1, [2]]\nl: !!seq [3]\nm: *anc\n",
+            "a: \"multi\n  line [[[ \\\" still\"\nb:\n  - c:\n      - [d]\n",
+            "{\"a\":[\"b\",{\"c\":[1,2]}],\"d\":\"[\"}\n",
+            "a: >-\n  folded [[[\n  text\nb: [\n  1,\n  [2]\n]\n",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for root in ["../shared/realworld", "testdata", "examples"] {
+            docs.extend(yaml_files(std::path::Path::new(root)));
+        }
+        let mut checked = 0;
+        for text in &docs {
+            for doc in text.split("\n---") {
+                let Ok(v) = serde_yaml::from_str::<serde_yaml::Value>(doc) else {
+                    continue;
+                };
+                let d = depth(&v);
+                assert_eq!(check_nesting_within(doc, d), Ok(()), "depth {d}:\n{doc}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 8, "{checked}");
+    }
+
+    fn yaml_files(dir: &std::path::Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            let n = p.to_string_lossy();
+            if p.is_dir() {
+                out.extend(yaml_files(&p));
+            } else if n.ends_with(".yaml") || n.ends_with(".yml") {
+                out.extend(std::fs::read_to_string(&p));
+            }
+        }
+        out
+    }
+
+    /// Flow collections past the bound are refused at the bracket that goes past it, in
+    /// linear time, whatever the block levels around them; brackets that are text are not
+    /// counted.
+    #[test]
+    fn deep_flow_collections_are_refused_at_the_bracket() {
+        let deep = |n: usize| {
+            format!(
+                "services:\n  a:\n    command: {}{}\n",
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        // Three mappings and 125 brackets: 128 in all.
+        assert_eq!(check_nesting(&deep(125)), Ok(()));
+        assert_eq!(check_nesting(&deep(126)), Err(Pos { line: 3, col: 139 }));
+        // The same boundary as the parser's.
+        assert!(serde_yaml::from_str::<serde_yaml::Value>(&deep(125)).is_ok());
+        assert!(serde_yaml::from_str::<serde_yaml::Value>(&deep(126)).is_err());
+        let e = nesting_error(&deep(200_000), 10).unwrap();
+        assert_eq!(e.pos, Pos { line: 12, col: 139 });
+        assert!(
+            e.message.contains("nested more than 128 deep"),
+            "{}",
+            e.message
+        );
+        let text = |n: usize| {
+            format!(
+                "a: \"{b}\"\nb: '{b}'\nc: x{b}\n# {b}\nd: |\n  {b}\ne: [1]\n",
+                b = "[".repeat(n)
+            )
+        };
+        assert_eq!(check_nesting(&text(100_000)), Ok(()));
+        // Block levels alone: `- - - x` compact items, and keys indented deeper and deeper.
+        let items = format!("{}x\n", "- ".repeat(200));
+        assert_eq!(check_nesting(&items), Err(Pos { line: 1, col: 257 }));
+        let keys: String = (0..200).map(|i| format!("{}k:\n", " ".repeat(i))).collect();
+        assert_eq!(check_nesting(&keys).map_err(|p| p.line), Err(129));
+    }
 
     #[test]
     fn blocks_and_keys() {

@@ -65,6 +65,19 @@ pub(crate) fn walk_dir(
                 continue;
             }
         };
+        if !opts.entries.take() {
+            tree.errors.push(ScanIssue::at(
+                &name,
+                &path,
+                IssueKind::TooLarge,
+                format!(
+                    "{}; this and later entries are missing",
+                    opts.entries.exceeded()
+                ),
+            ));
+            tree.partial = true;
+            break;
+        }
         let ft = entry.file_type();
         let meta = match entry.metadata() {
             Ok(m) => m,
@@ -242,5 +255,35 @@ mod tests {
         for threads in [2, 3, 8] {
             assert_eq!(json(&walk(threads)), json(&one), "{threads} threads");
         }
+    }
+
+    /// A `dir:` layer records at most the image's entry budget: past it, a `too-large` issue
+    /// at the first entry left out, and the layer is partial.
+    #[test]
+    fn a_directory_layer_stops_at_the_entry_budget() {
+        let root = tempfile::tempdir().unwrap();
+        for i in 0..10 {
+            std::fs::write(root.path().join(format!("f{i}")), "").unwrap();
+        }
+        let walk = |max| {
+            let opts = WalkOptions {
+                entries: crate::walk::EntryBudget::new(max),
+                ..WalkOptions::default()
+            };
+            walk_dir(root.path(), 0, &crate::detect::Detectors::none(), &opts)
+        };
+        let cut = walk(4);
+        assert!(cut.partial);
+        assert_eq!(cut.entries.len(), 4);
+        assert_eq!(cut.errors.len(), 1, "{:?}", cut.errors);
+        assert_eq!(cut.errors[0].kind, IssueKind::TooLarge);
+        assert!(cut.errors[0].message.contains("more than 4 entries"));
+        let whole = walk(10);
+        assert!(
+            !whole.partial && whole.errors.is_empty(),
+            "{:?}",
+            whole.errors
+        );
+        assert_eq!(whole.entries.len(), 10);
     }
 }

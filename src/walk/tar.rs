@@ -207,6 +207,14 @@ fn read_entries(
     let mut last_good: Option<ImagePath> = None;
     loop {
         match archive.next_entry() {
+            Ok(Some(_)) if !opts.entries.take() => {
+                let after = match &last_good {
+                    Some(p) => format!("after {p}"),
+                    None => "before the first entry".to_string(),
+                };
+                let error = io::Error::other(LimitExceeded(opts.entries.exceeded()));
+                return Outcome::Failed { error, after };
+            }
             Ok(Some(e)) => {
                 if let Some(p) = entry_into(&e, &mut archive, index, name, detectors, opts, tree) {
                     last_good = Some(p);

@@ -480,6 +480,117 @@ fn variable_expansion_bombs_are_bounded_findings_not_aborts() {
     );
 }
 
+/// Every interpolation engine shares the expansion bounds: a bake file whose variables double
+/// at each step (64 steps in 2.8 KB grew to 24 GB and was killed) and a script doing the
+/// same with assignments are GL100 findings at the first value past 1 MiB.
+#[test]
+fn bake_and_script_expansion_bombs_are_bounded_findings() {
+    let d = tmp();
+    let mut bake = String::from("variable \"V0\" { default = \"a\" }\n");
+    for i in 1..=64 {
+        bake += &format!(
+            "variable \"V{i}\" {{ default = \"${{V{p}}}${{V{p}}}\" }}\n",
+            p = i - 1
+        );
+    }
+    bake += "target \"t\" {\n  args = { X = \"${V64}\" }\n}\n";
+    let script = String::from("#!/bin/sh\nV=aaaaaaaaaaaaaaaa\n")
+        + &"V=$V$V\n".repeat(60)
+        + "docker run --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 echo $V\n";
+    for (name, body, want) in [
+        ("docker-bake.hcl", bake, "docker-bake.hcl:22:29"),
+        ("run.sh", script, "run.sh:18:1"),
+    ] {
+        std::fs::write(join(&d, name), body).unwrap();
+        // A hang guard, not a measurement.
+        let o = gpulint_within(&["lint", name], d.path(), 60)
+            .unwrap_or_else(|| panic!("{name}: still running after 60 s"));
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {out}");
+        assert!(
+            out.contains("GL100") && out.contains(want) && out.contains("exceeds 1 MiB"),
+            "{name}: {out}"
+        );
+    }
+}
+
+/// A script or Dockerfile of more shell words than a file may yield (each word cost ~200
+/// bytes of memory, so `a a a …` cost 50-130 bytes per input byte: 16 MiB, over 1 GB) is read
+/// up to the bound and says so.
+#[test]
+fn shell_words_past_the_bound_are_a_finding() {
+    let d = tmp();
+    let words = " b".repeat(1_200_000);
+    for (sub, name, body) in [
+        (
+            "run",
+            "run.sh",
+            format!("docker run --gpus all img{words}\n"),
+        ),
+        (
+            "dockerfile",
+            "Dockerfile",
+            format!("FROM ubuntu:22.04\nRUN echo{words}\n"),
+        ),
+    ] {
+        std::fs::write(join(&d, name), body).unwrap();
+        let args = match sub {
+            "run" => vec!["run", "--file", name],
+            _ => vec![sub, name],
+        };
+        // A hang guard, not a measurement.
+        let o = gpulint_within(&args, d.path(), 120)
+            .unwrap_or_else(|| panic!("{name}: still running after 120 s"));
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {out}");
+        assert!(
+            out.contains("GL100") && out.contains("more than 1048576 shell words"),
+            "{name}: {out}"
+        );
+    }
+}
+
+/// Input past its size bound is an input error (exit 2), never read unbounded nor passed
+/// over in silence: a manifest on stdin (was read whole, whatever its size) and a Dockerfile
+/// `lint` finds (was skipped without a word past 4 MiB).
+#[test]
+fn oversized_inputs_are_input_errors() {
+    let d = tmp();
+    let big = format!("FROM ubuntu:22.04\n{}", "# padding\n".repeat(500_000));
+    std::fs::write(join(&d, "Dockerfile"), &big).unwrap();
+    let o = gpulint(&["lint", "."], d.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.contains("more than the 4194304 accepted"), "{out}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["k8s", "-"])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = "# padding\n".repeat(100_000);
+        // 20 MB, unless gpulint stops reading first (a broken pipe ends the writing).
+        for _ in 0..20 {
+            if std::io::Write::write_all(&mut stdin, chunk.as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("stdin is more than the 16777216 bytes accepted"),
+        "{out}"
+    );
+}
+
 /// Run the CLI, killing it after `limit`: None when it had to be killed.
 fn gpulint_within(args: &[&str], cwd: &std::path::Path, limit: u64) -> Option<Output> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
@@ -1110,6 +1221,70 @@ fn deep_yaml_flow_collections_lint_in_linear_time() {
     let small = lint_seconds("compose", "compose.yaml", &compose(200));
     let big = lint_seconds("compose", "compose.yaml", &compose(800));
     assert_linear("compose deep flow collections", small, big);
+}
+
+#[test]
+fn yaml_nested_past_the_parsers_limit_is_refused_in_linear_time() {
+    // Flow collections nested far past the parser's limit (128): libyaml scanned them in time
+    // quadratic in the depth before serde_yaml refused them (200 KB took 35-40 s; 16 MiB,
+    // about a day). Refused by a linear pre-scan, as GL100 at the bracket past the limit.
+    let compose = |n: usize| {
+        format!(
+            "services:\n  a:\n    image: x\n    command: {}{}\n",
+            "[".repeat(n),
+            "]".repeat(n)
+        )
+    };
+    let k8s = |n: usize| {
+        format!(
+            "apiVersion: v1\nkind: Pod\n---\napiVersion: v1\nkind: Pod\nspec: {}{}\n",
+            "{a: ".repeat(n),
+            "}".repeat(n)
+        )
+    };
+    for (sub, name, doc, at) in [
+        (
+            "compose",
+            "compose.yaml",
+            &compose as &dyn Fn(usize) -> String,
+            "compose.yaml:4:139",
+        ),
+        ("k8s", "pods.yaml", &k8s, "pods.yaml:6:515"),
+    ] {
+        let d = tmp();
+        std::fs::write(join(&d, name), doc(100_000)).unwrap();
+        let f = join(&d, name);
+        let args: Vec<&str> = match sub {
+            "compose" => vec!["compose", "-f", f.to_str().unwrap()],
+            _ => vec![sub, f.to_str().unwrap()],
+        };
+        // A hang guard, not a measurement.
+        let o = gpulint_within(&args, d.path(), 60)
+            .unwrap_or_else(|| panic!("{sub}: still running after 60 s"));
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{sub}: {out}");
+        assert!(
+            out.contains("GL100") && out.contains("nested more than 128 deep") && out.contains(at),
+            "{sub}: {out}"
+        );
+        let small = lint_seconds(sub, name, &doc(200_000));
+        let big = lint_seconds(sub, name, &doc(800_000));
+        assert_linear(&format!("{sub}: flow collections nested deep"), small, big);
+    }
+}
+
+#[test]
+fn runs_of_suppression_pragmas_lint_in_linear_time() {
+    // Each own-line pragma scanned every line after it to the statement it covers: a run of
+    // pragma lines was quadratic.
+    let df = |n: usize| -> String {
+        "FROM ubuntu:22.04\n".to_string()
+            + &"# gpulint ignore=GL101\n".repeat(n)
+            + "RUN pip install torch==2.3.0\n"
+    };
+    let small = lint_seconds("dockerfile", "Dockerfile", &df(10_000));
+    let big = lint_seconds("dockerfile", "Dockerfile", &df(40_000));
+    assert_linear("a run of pragma lines", small, big);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use crate::common::*;
 use gpulint::detect::{elf, Detector, Detectors, Fact};
 use gpulint::scan::WalkResult;
 use gpulint::source::{open_image, Platform, SourceError};
-use gpulint::walk::{FileTree, ImagePath, IssueKind, NodeKind, WalkOptions};
+use gpulint::walk::{EntryBudget, FileTree, ImagePath, IssueKind, NodeKind, WalkOptions};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
@@ -661,6 +661,74 @@ fn decompression_is_bounded() {
     assert!(r.errors[0].to_string().contains("limit"), "{:?}", r.errors);
     assert_eq!(r.errors[0].kind, IssueKind::TooLarge);
     let ok = walk_image(&image, &Detectors::none(), &WalkOptions::default());
+    assert!(!ok.partial, "{:?}", ok.errors);
+}
+
+/// An image's layers record at most the image's entry budget together (each entry costs
+/// memory, whatever its size in the layer: a layer of millions of empty entries had no cap).
+/// Past it the layer stops there: a `too-large` issue, the image partial (GL000, exit 2).
+/// Every image gets a budget of its own.
+#[test]
+fn entries_per_image_are_bounded() {
+    let d = tmp();
+    let names: Vec<String> = (0..40).map(|i| format!("f{i}")).collect();
+    let layer = |l: usize| {
+        let files: Vec<E> = names
+            .iter()
+            .map(|n| E::File(Box::leak(format!("l{l}/{n}").into_boxed_str()), vec![]))
+            .collect();
+        (layer_tar(&files), Comp::Gzip)
+    };
+    let img = TestImage {
+        layers: (0..3).map(layer).collect(),
+        cfg: Cfg::default(),
+    };
+    let layout = join(&d, "layout");
+    write_oci_layout(&layout, &img, "v1");
+    let image = open_image(&path_str(&layout), None).unwrap();
+    for threads in [1, 3] {
+        let opts = WalkOptions {
+            threads: Some(threads),
+            entries: EntryBudget::new(100),
+            ..WalkOptions::default()
+        };
+        let r = walk_image(&image, &Detectors::none(), &opts);
+        assert!(r.partial, "{threads}");
+        let recorded: usize = r.layers.iter().map(|l| l.entries.len()).sum();
+        assert!(recorded <= 100, "{threads}: {recorded} entries recorded");
+        // Every layer that met the spent budget says so (layers walked at once may both).
+        let over = |errors: &[gpulint::walk::ScanIssue]| {
+            assert!(!errors.is_empty());
+            for e in errors {
+                assert_eq!(e.kind, IssueKind::TooLarge, "{e:?}");
+                assert!(
+                    e.message.contains("more than 100 entries in the image"),
+                    "{e:?}"
+                );
+            }
+            errors.len()
+        };
+        let n = over(&r.errors);
+        if threads == 1 {
+            // In layer order: 40 + 40 + 20 recorded, the third layer cut.
+            assert_eq!(n, 1, "{:?}", r.errors);
+            assert_eq!(recorded, 100);
+        }
+        // The same options again: a fresh budget for this image, cut again.
+        let again = walk_image(&image, &Detectors::none(), &opts);
+        over(&again.errors);
+        let again_recorded: usize = again.layers.iter().map(|l| l.entries.len()).sum();
+        assert!(again_recorded <= 100, "{again_recorded}");
+        if threads == 1 {
+            assert_eq!(again_recorded, 100, "a budget spent by the first image");
+        }
+    }
+    // Within the budget (3 layers of 40 files): read whole.
+    let opts = WalkOptions {
+        entries: EntryBudget::new(130),
+        ..WalkOptions::default()
+    };
+    let ok = walk_image(&image, &Detectors::none(), &opts);
     assert!(!ok.partial, "{:?}", ok.errors);
 }
 
