@@ -20,6 +20,10 @@ lint:
     cargo fmt --check
     cargo clippy --all-targets -- -D warnings
 
+# actionlint over the GitHub workflows (installed by ci/install-tools.sh).
+actionlint:
+    bash ci/actionlint.sh
+
 # The module graph of src/ and its cycles (fails when there is one).
 modgraph:
     python3 ci/modgraph.py --edges

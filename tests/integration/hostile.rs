@@ -558,7 +558,16 @@ fn oversized_inputs_are_input_errors() {
     let d = tmp();
     let big = format!("FROM ubuntu:22.04\n{}", "# padding\n".repeat(500_000));
     std::fs::write(join(&d, "Dockerfile"), &big).unwrap();
+    // Found by `lint`: a GL000 warning in the report, counted (the rest of the tree was
+    // linted); named on the command line (as pre-commit does): an input error, exit 2.
     let o = gpulint(&["lint", "."], d.path());
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains("warning[GL000") && out.contains("more than the 4194304 accepted"),
+        "{out}"
+    );
+    let o = gpulint(&["lint", "Dockerfile"], d.path());
     let out = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}");
     assert!(out.contains("more than the 4194304 accepted"), "{out}");

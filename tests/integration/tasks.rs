@@ -31,6 +31,7 @@ fn justfile_recipes_name_real_scripts_and_cover_ci() {
         "ci/corpus_labels.py",
         "ci/buildkit_conformance.py",
         "ci/today-build.sh",
+        "ci/actionlint.cjs",
     ];
     for e in std::fs::read_dir(root.join("ci")).unwrap() {
         let p = format!("ci/{}", e.unwrap().file_name().to_string_lossy());
