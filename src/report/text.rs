@@ -107,7 +107,12 @@ pub fn render(report: &Report, style: Style) -> String {
             .as_deref()
             .map(|s| format!("{}: ", escape::field(s)))
             .unwrap_or_default();
-        let _ = writeln!(out, "\n{scope}{e} error(s), {w} warning(s), {i} info");
+        let _ = writeln!(
+            out,
+            "\n{scope}{}, {}, {i} info",
+            crate::vocab::count(e, "error", "errors"),
+            crate::vocab::count(w, "warning", "warnings")
+        );
     }
     out
 }
@@ -144,7 +149,7 @@ mod tests {
         assert_eq!(quiet.lines().count(), 3, "{quiet}");
         assert!(quiet.starts_with("error[GL101 "), "{quiet}");
         assert!(!quiet.contains("target T4"), "{quiet}");
-        assert!(!quiet.contains("error(s)") && !quiet.contains("ok: no findings"));
+        assert!(!quiet.contains(" info") && !quiet.contains("ok: no findings"));
         assert!(!quiet.contains("Dockerfile\\x1b[2J\n"), "{quiet}");
     }
 }

@@ -397,7 +397,7 @@ fn show_settings_and_the_summary_line() {
     assert_eq!(r.code, 1, "{r:?}");
     let last = r.stdout.lines().last().unwrap_or_default();
     assert_eq!(
-        last, "checked 3 files with defaults, b/.gpulint.toml: 2 error(s), 2 warning(s), 0 info",
+        last, "checked 3 files with defaults, b/.gpulint.toml: 2 errors, 2 warnings, 0 info",
         "{r:?}"
     );
     let r = run_in(p, &["lint", "-q"]);
