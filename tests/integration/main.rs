@@ -21,5 +21,6 @@ mod policy;
 mod rule_snapshots;
 mod spec_cli;
 mod spec_realworld;
+mod squash;
 mod tasks;
 mod verdicts;
