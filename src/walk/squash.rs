@@ -38,6 +38,8 @@ pub(super) struct Squash {
     /// Paths the current layer wrote, and their ancestors (resolved): whiteouts and opaque
     /// markers of the same layer leave them.
     upper: HashSet<ImagePath>,
+    /// Whether the entry being applied is to be recorded in `upper`.
+    track_upper: bool,
     errors: Vec<ScanIssue>,
 }
 
@@ -56,7 +58,14 @@ impl Squash {
         changes: impl Iterator<Item = Cow<'a, Change>>,
     ) {
         self.upper.clear();
-        for change in changes {
+        let changes: Vec<Cow<'a, Change>> = changes.collect();
+        // Upper paths matter only to the whiteouts and opaque markers after them: entries
+        // after the last one are not recorded (a large layer usually has few or none).
+        let last_marker = changes
+            .iter()
+            .rposition(|c| !matches!(c.as_ref(), Change::Entry { .. }));
+        for (i, change) in changes.into_iter().enumerate() {
+            self.track_upper = last_marker.is_some_and(|last| i < last);
             let result = match change {
                 Cow::Borrowed(Change::Entry { path, node }) => {
                     self.apply_entry(path, Cow::Borrowed(node))
@@ -152,7 +161,9 @@ impl Squash {
         if let Some(g) = group {
             self.linked.insert(real.clone(), g);
         }
-        self.mark_upper(real);
+        if self.track_upper {
+            self.mark_upper(real);
+        }
         Ok(())
     }
 
