@@ -18,7 +18,7 @@
 use super::{Change, FileTree, ImagePath, IssueKind, Node, NodeKind, ScanIssue};
 use crate::detect::Fact;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Symlinks one path's resolution may follow while a layer is applied: filepath-securejoin's
 /// bound (containerd's continuity has the same); more fails the unpack as a loop.
@@ -27,6 +27,9 @@ const MAX_APPLY_LINKS: usize = 255;
 /// Path components one resolution may step through: a bound on the work a crafted chain of
 /// long symlink targets can cost (far above any real path; more is refused, not cut).
 const MAX_APPLY_STEPS: usize = 1 << 14;
+
+/// Resolved directory parts remembered at once (a bound on memory, not on correctness).
+const MAX_LITERAL_DIRS: usize = 4096;
 
 #[derive(Default)]
 pub(super) struct Squash {
@@ -40,6 +43,10 @@ pub(super) struct Squash {
     upper: HashSet<ImagePath>,
     /// Whether the entry being applied is to be recorded in `upper`.
     track_upper: bool,
+    /// Directory parts that resolved to themselves (no symlink in them) and passed the
+    /// directory check: entries of one directory usually come together, and hard links name
+    /// few targets' directories. One holds until a node at it or above it changes.
+    literal_dirs: BTreeSet<ImagePath>,
     errors: Vec<ScanIssue>,
 }
 
@@ -132,18 +139,21 @@ impl Squash {
             return Ok(());
         };
         let dir = self
-            .secure_join(&parent)
+            .resolve_dir_part(&parent, true)
             .map_err(|why| (path.clone(), why))?;
-        self.check_dirs(&dir).map_err(|why| (path.clone(), why))?;
         let real = dir
             .join(path.file_name())
             .map_err(|why| (path.clone(), why))?;
         let writes_dir = matches!(node.kind, NodeKind::Dir { .. });
-        let is_dir = match self.nodes.get(&real) {
-            Some(n) => matches!(n.kind, NodeKind::Dir { .. }),
-            None => self.is_implicit_dir(&real),
+        // What is there now: a node (a directory or not), or a directory without one.
+        let (exists, is_dir) = match self.nodes.get(&real) {
+            Some(n) => (true, matches!(n.kind, NodeKind::Dir { .. })),
+            None => {
+                let implicit = self.is_implicit_dir(&real);
+                (implicit, implicit)
+            }
         };
-        if !(writes_dir && is_dir) {
+        if exists && !(writes_dir && is_dir) {
             self.remove(&real, true, false);
         }
         let mut node = node.into_owned();
@@ -157,6 +167,7 @@ impl Squash {
             node.kind = kind;
             group = g;
         }
+        self.changed(&real);
         self.nodes.insert(real.clone(), node);
         if let Some(g) = group {
             self.linked.insert(real.clone(), g);
@@ -173,7 +184,9 @@ impl Squash {
         let parent = target
             .parent()
             .ok_or_else(|| "the root is a directory".to_string())?;
-        let real = self.secure_join(&parent)?.join(target.file_name())?;
+        let real = self
+            .resolve_dir_part(&parent, false)?
+            .join(target.file_name())?;
         let Some(node) = self.nodes.get_mut(&real) else {
             return Err(if self.is_implicit_dir(&real) {
                 "a directory".to_string()
@@ -228,6 +241,7 @@ impl Squash {
     /// Remove what is below `root` (and `root` itself when `inclusive`), keeping this layer's
     /// upper paths when `keep_upper`.
     fn remove(&mut self, root: &ImagePath, inclusive: bool, keep_upper: bool) {
+        self.changed(root);
         let keys: Vec<ImagePath> = self
             .nodes
             .range(root.clone()..)
@@ -240,6 +254,41 @@ impl Squash {
             self.nodes.remove(&k);
             self.linked.remove(&k);
         }
+    }
+
+    /// Nodes at or below `path` are about to change: a resolved directory at or below it
+    /// may resolve differently now.
+    fn changed(&mut self, path: &ImagePath) {
+        let stale: Vec<ImagePath> = self
+            .literal_dirs
+            .range(path.clone()..)
+            .take_while(|d| d.as_str().starts_with(path.as_str()))
+            .filter(|d| d.starts_with(path))
+            .cloned()
+            .collect();
+        for d in stale {
+            self.literal_dirs.remove(&d);
+        }
+    }
+
+    /// An entry's directory part resolved in the image ([`Squash::secure_join`]), checked to
+    /// be a directory at every existing component when `check`.
+    fn resolve_dir_part(&mut self, dir: &ImagePath, check: bool) -> Result<ImagePath, String> {
+        if self.literal_dirs.contains(dir) {
+            return Ok(dir.clone());
+        }
+        let real = self.secure_join(dir)?;
+        let dirs_ok = self.check_dirs(&real);
+        if check {
+            dirs_ok.clone()?;
+        }
+        if real == *dir && dirs_ok.is_ok() {
+            if self.literal_dirs.len() >= MAX_LITERAL_DIRS {
+                self.literal_dirs.clear();
+            }
+            self.literal_dirs.insert(real.clone());
+        }
+        Ok(real)
     }
 
     /// Record `path` and its ancestors as written by the current layer.

@@ -3,7 +3,8 @@
 //! `umoci unpack --rootless` and squashed by gpulint, must give the same tree; where umoci
 //! refuses the image, gpulint must report it incomplete (GL000). A fixed seed runs in every
 //! `cargo test`; `GPULINT_SQUASH_CASES` (and `GPULINT_SQUASH_SEED`) run longer
-//! (`ci/squash-fuzz.sh`). Below it, one test per defect the comparison found.
+//! (`ci/squash-fuzz.sh`); `GPULINT_SQUASH_VERBOSE=1` prints why each refused case was
+//! refused. Below it, one test per defect the comparison found.
 
 use crate::common::*;
 use gpulint::detect::Detectors;
