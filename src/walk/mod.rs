@@ -1,10 +1,12 @@
 //! One streaming pass over each layer, then the layers squashed into the final filesystem.
 //!
 //! A layer walk yields a [`LayerTree`]: every entry's metadata, the facts detectors produced
-//! for the files they asked for, and the layer's whiteouts / opaque directories. Squashing
-//! applies the layer trees bottom-up into a [`FileTree`] that describes the image as a
-//! container would see it. Symlinks and hardlinks are kept as entries (CUDA soname chains and
-//! the dynamic loader depend on them) and resolved only inside the image.
+//! for the files they asked for, and the layer's whiteouts / opaque directories, in tar
+//! order. Squashing (`squash.rs`) applies them bottom-up, as containerd and umoci unpack,
+//! into a [`FileTree`] that describes the image as a container would see it. Symlinks are
+//! kept as entries (CUDA soname chains and the dynamic loader depend on them) and resolved
+//! only inside the image; a hard link is resolved when applied, to the content its target
+//! has then, and kept as a [`NodeKind::Hardlink`] to one surviving name of that content.
 
 mod content;
 mod fs;
@@ -37,7 +39,8 @@ pub enum NodeKind {
     Symlink {
         target: String,
     },
-    /// A hardlink to another path of the same or an earlier layer.
+    /// A hardlink: in a layer tree, as the tar names its target; in the squashed tree, to
+    /// the one name of the same content that holds it (always a regular file).
     Hardlink {
         target: ImagePath,
     },
@@ -441,5 +444,64 @@ mod tests {
             t.resolve(&p("escape")).is_none(),
             "resolves to /etc/shadow inside the image, absent"
         );
+    }
+
+    /// A file written where a directory was (one with no entry of its own, as tars often
+    /// have) replaces it and everything in it, as the unpackers' RemoveAll does.
+    #[test]
+    fn a_file_over_an_implicit_directory_removes_what_it_held() {
+        let mut l0 = LayerTree::default();
+        l0.push_entry(p("a/b"), file(0));
+        let mut l1 = LayerTree::default();
+        l1.push_entry(p("a"), file(1));
+        let t = FileTree::squash([l0, l1]);
+        assert!(t.errors.is_empty(), "{:?}", t.errors);
+        assert!(matches!(
+            t.get(&p("a")).map(|n| &n.kind),
+            Some(NodeKind::File { .. })
+        ));
+        assert!(t.get(&p("a/b")).is_none());
+    }
+
+    /// Where an unpack fails, the entry is skipped and the failure recorded (GL000): an entry
+    /// below a file, and a directory part through a symlink loop.
+    #[test]
+    fn entries_a_runtime_cannot_unpack_are_recorded() {
+        let mut l0 = LayerTree::default();
+        l0.push_entry(p("f"), file(0));
+        l0.push_entry(p("x"), link("y", 0));
+        l0.push_entry(p("y"), link("x", 0));
+        let mut l1 = LayerTree::default();
+        l1.push_entry(p("f/g"), file(1));
+        l1.push_entry(p("x/h"), file(1));
+        let t = FileTree::squash([l0, l1]);
+        assert!(t.get(&p("f/g")).is_none() && t.get(&p("x/h")).is_none());
+        assert_eq!(t.errors.len(), 2, "{:?}", t.errors);
+        assert!(t.errors.iter().all(|e| e.kind == IssueKind::BadEntry));
+        assert!(
+            t.errors[0].message.contains("/f is not a directory"),
+            "{}",
+            t.errors[0]
+        );
+        assert!(
+            t.errors[1].message.contains("more than 255"),
+            "{}",
+            t.errors[1]
+        );
+        assert_eq!(t.errors[1].layer.as_deref(), Some("layer #1"));
+    }
+
+    /// A whiteout removes what lower layers left, never what its own layer wrote before it
+    /// (umoci's upper paths).
+    #[test]
+    fn a_whiteout_keeps_what_its_own_layer_wrote() {
+        let mut l0 = LayerTree::default();
+        l0.push_entry(p("d/old"), file(0));
+        let mut l1 = LayerTree::default();
+        l1.push_entry(p("d/new"), file(1));
+        l1.changes.push(Change::Whiteout { path: p("d") });
+        let t = FileTree::squash([l0, l1]);
+        assert!(t.get(&p("d/new")).is_some());
+        assert!(t.get(&p("d/old")).is_none());
     }
 }
