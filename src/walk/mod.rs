@@ -225,7 +225,7 @@ const MAX_LINK_HOPS: usize = 40;
 
 impl FileTree {
     /// Apply layers bottom-up, one change at a time in tar order, the way containerd and
-    /// umoci unpack them (see [`squash`]). Problems are named `layer #N`.
+    /// umoci unpack them (the rules are in `walk/squash.rs`). Problems are named `layer #N`.
     pub fn squash(layers: impl IntoIterator<Item = LayerTree>) -> FileTree {
         FileTree::squash_named(layers, |i| format!("layer #{i}"))
     }
