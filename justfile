@@ -15,6 +15,11 @@ pre-commit-test:
     cargo build
     bash ci/pre-commit-test.sh target/debug/gpulint
 
+# The squashed tree against `umoci unpack` on CASES random layer sequences (issue 24); SEED
+# defaults to a new one each run (printed on failure, to replay).
+squash-fuzz cases="10000" seed="":
+    bash ci/squash-fuzz.sh {{cases}} {{seed}}
+
 # Format and lint as CI does.
 lint:
     cargo fmt --check

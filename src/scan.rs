@@ -12,7 +12,7 @@ use crate::walk::{walk_layer, FileTree, LayerTree, ScanIssue, WalkOptions};
 
 /// Bumped whenever what a layer walk records changes in a way detector versions don't show;
 /// part of the cache key.
-const ANALYZER_REVISION: u32 = 2;
+const ANALYZER_REVISION: u32 = 3;
 
 /// How to open and walk an image.
 #[derive(Default)]
@@ -131,8 +131,10 @@ fn issues_of(layers: &[LayerTree]) -> (Vec<ScanIssue>, bool) {
 /// benchmarks that look at layers).
 pub fn walk_image(image: &Image, detectors: &Detectors, opts: &ScanOptions) -> WalkResult {
     let layers = walk_layers(image, detectors, opts);
-    let (errors, partial) = issues_of(&layers);
-    let tree = FileTree::squash_refs(&layers);
+    let (mut errors, mut partial) = issues_of(&layers);
+    let tree = FileTree::squash_refs_named(&layers, |i| image.layers[i].display_name(i));
+    partial |= !tree.errors.is_empty();
+    errors.extend(tree.errors.iter().cloned());
     WalkResult {
         layers,
         tree,
@@ -148,8 +150,11 @@ pub fn walk_image(image: &Image, detectors: &Detectors, opts: &ScanOptions) -> W
 pub fn scan(reference: &str, opts: &ScanOptions) -> anyhow::Result<Inventory> {
     let image = open(reference, opts)?;
     let layers = walk_layers(&image, &crate::detect::detectors(), opts);
-    let (errors, partial) = issues_of(&layers);
-    let tree = FileTree::squash(layers);
+    let (mut errors, mut partial) = issues_of(&layers);
+    let mut tree = FileTree::squash_named(layers, |i| image.layers[i].display_name(i));
+    // Entries the runtime's unpack fails on leave the image incomplete, like a bad layer.
+    partial |= !tree.errors.is_empty();
+    errors.append(&mut tree.errors);
     let holds_a_file = tree
         .nodes
         .values()

@@ -443,7 +443,7 @@ impl LayerCache {
         {
             return None;
         }
-        for node in tree.entries.values_mut() {
+        for node in tree.nodes_mut() {
             node.layer = index;
         }
         Some(tree)
@@ -600,7 +600,7 @@ where
     }
     for (i, first) in repeats {
         results[i] = results[first].clone().map(|mut t| {
-            for node in t.entries.values_mut() {
+            for node in t.nodes_mut() {
                 node.layer = i;
             }
             t
@@ -633,7 +633,7 @@ mod tests {
 
     fn tree() -> LayerTree {
         let mut t = LayerTree::default();
-        t.entries.insert(
+        t.push_entry(
             ImagePath::new("usr/lib/libcuda.so.1").unwrap(),
             Node {
                 kind: NodeKind::File {
@@ -656,7 +656,7 @@ mod tests {
         assert!(c.get(K, "v1", 0).is_none());
         assert!(c.put(K, "v1", &tree()).unwrap());
         let got = c.get(K, "v1", 3).unwrap();
-        assert_eq!(got.entries.values().next().unwrap().layer, 3);
+        assert_eq!(got.entries().next().unwrap().1.layer, 3);
         assert!(
             c.get(K, "v2", 0).is_none(),
             "another analyzer version misses"
@@ -689,14 +689,14 @@ mod tests {
         let (trees, stats) = scan_layers(&image, None, "v", 4, &Progress::hidden(), |_, i| {
             walks.fetch_add(1, Ordering::SeqCst);
             let mut t = tree();
-            t.entries.values_mut().for_each(|n| n.layer = i);
+            t.nodes_mut().for_each(|n| n.layer = i);
             t
         });
         assert_eq!(walks.load(Ordering::SeqCst), 2, "once per digest");
         assert_eq!(stats.walked, 2);
         assert_eq!(trees.len(), 51);
         for (i, t) in trees.iter().enumerate() {
-            assert_eq!(t.entries.values().next().unwrap().layer, i, "reindexed");
+            assert_eq!(t.entries().next().unwrap().1.layer, i, "reindexed");
         }
     }
 

@@ -7,7 +7,8 @@
 //! (octal text ended by NUL or space, or base-256); a field with anything after its
 //! terminator, a header whose checksum does not match, a malformed PAX record set, or an
 //! extension header over [`MAX_EXTENSION_HEADER`] is an error, never a guess. PAX `size`,
-//! `path` and `linkpath`, GNU long names/links (`L`/`K`) and old-style GNU sparse files (`S`,
+//! `path` and `linkpath`, GNU long names/links (`L`/`K`), old-style GNU sparse files (`S`)
+//! and PAX sparse files (GNU formats 0.0, 0.1 and 1.0, read as Go's archive/tar reads them;
 //! holes read as zeros) are honoured.
 
 use std::io::{self, Read};
@@ -184,13 +185,21 @@ impl<R: Read> TarReader<R> {
                 continue;
             }
             let pax = pax.unwrap_or_default();
-            let path = match pax.path {
-                Some(p) => p,
-                None => long_name.unwrap_or_else(|| header_name(&h)),
+            let pax_sparse = pax
+                .sparse_format()
+                .map_err(|e| corrupt(format!("PAX header before offset {header_offset}: {e}")))?;
+            let path = match (pax_sparse, &pax.sparse_name) {
+                // GNU tar names the entry `GNUSparseFile.NNN/…`; the real name is here.
+                (Some(_), Some(name)) if !name.is_empty() => name.clone(),
+                _ => match pax.path.clone() {
+                    Some(p) => p,
+                    None => long_name.unwrap_or_else(|| header_name(&h)),
+                },
             };
             let link = match typeflag {
                 b'1' | b'2' => Some(
                     pax.linkpath
+                        .clone()
                         .or(long_link)
                         .unwrap_or_else(|| field_str(&h[157..257]).to_vec()),
                 ),
@@ -208,6 +217,13 @@ impl<R: Read> TarReader<R> {
             self.runs.clear();
             let size = if typeflag == b'S' {
                 self.sparse_runs(&h, in_archive, header_offset)?
+            } else if let Some(format) = pax_sparse {
+                if kind != EntryKind::File {
+                    return Err(corrupt(format!(
+                        "header at offset {header_offset}: GNU sparse records on an entry that is not a regular file"
+                    )));
+                }
+                self.pax_sparse_runs(&pax, format, in_archive, header_offset)?
             } else {
                 if in_archive > 0 {
                     self.runs.push_back(Run::Data(in_archive));
@@ -222,7 +238,7 @@ impl<R: Read> TarReader<R> {
                 mode,
                 size,
                 data_offset: self.pos,
-                sparse: typeflag == b'S',
+                sparse: typeflag == b'S' || pax_sparse.is_some(),
             }));
         }
     }
@@ -334,9 +350,105 @@ impl<R: Read> TarReader<R> {
             add(&ext[..504])?;
             extended = ext[504] != 0;
         }
+        self.set_sparse_runs(runs, in_archive, real, at)
+    }
+
+    /// The data runs of a PAX sparse entry (Go's archive/tar: 0.0 and 0.1 from the records,
+    /// 1.0 from the map lines before the data). Returns the logical size.
+    fn pax_sparse_runs(
+        &mut self,
+        pax: &Pax,
+        format: PaxSparse,
+        in_archive: u64,
+        at: u64,
+    ) -> io::Result<u64> {
+        let bad = |e: String| corrupt(format!("PAX sparse file at offset {at}: {e}"));
+        let size = pax.sparse_size.as_ref().or(pax.sparse_realsize.as_ref());
+        let real = match size {
+            Some(v) => {
+                decimal(v).ok_or_else(|| bad("its real size is not a decimal number".into()))?
+            }
+            None => in_archive,
+        };
+        let (runs, stored) = match format {
+            PaxSparse::Records => (pax.sparse_records().map_err(bad)?, in_archive),
+            PaxSparse::Prelude => {
+                let (runs, prelude) = self.sparse_prelude(in_archive, at)?;
+                (runs, in_archive - prelude)
+            }
+        };
+        self.set_sparse_runs(runs, stored, real, at)
+    }
+
+    /// Format 1.0's map: the number of runs, then an offset and a length per run, each on a
+    /// line of its own, in as many 512-byte blocks as they need. Returns the runs and the
+    /// bytes of blocks read.
+    fn sparse_prelude(&mut self, in_archive: u64, at: u64) -> io::Result<(Vec<(u64, u64)>, u64)> {
+        let bad = |e: &str| corrupt(format!("PAX sparse file at offset {at}: {e}"));
+        let mut block = [0u8; BLOCK as usize];
+        let mut used = block.len();
+        let mut read = 0u64;
+        let mut next = |tar: &mut Self| -> io::Result<u64> {
+            let mut token = Vec::new();
+            loop {
+                if used == block.len() {
+                    if read + BLOCK > in_archive {
+                        return Err(bad("its map runs past the entry's data"));
+                    }
+                    tar.read_exact_into(&mut block)?;
+                    read += BLOCK;
+                    used = 0;
+                }
+                let b = block[used];
+                used += 1;
+                if b == b'\n' {
+                    return decimal(&token)
+                        .ok_or_else(|| bad("a map line is not a decimal number"));
+                }
+                // No decimal u64 is longer: a longer line is not a map.
+                if token.len() >= 20 {
+                    return Err(bad("a map line is not a decimal number"));
+                }
+                token.push(b);
+            }
+        };
+        let count = next(self)?;
+        if count > MAX_SPARSE_RUNS as u64 {
+            return Err(io::Error::other(LimitExceeded(format!(
+                "sparse file at offset {at} lists more than {MAX_SPARSE_RUNS} data runs"
+            ))));
+        }
+        let mut runs = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            let off = next(self)?;
+            let len = next(self)?;
+            runs.push((off, len));
+        }
+        Ok((runs, read))
+    }
+
+    /// Queue a sparse entry's runs: data runs in order, holes between them and up to `real`.
+    /// The runs must not overlap, must end within `real`, and must hold exactly the `stored`
+    /// bytes the archive has for the entry.
+    fn set_sparse_runs(
+        &mut self,
+        runs: Vec<(u64, u64)>,
+        in_archive: u64,
+        real: u64,
+        at: u64,
+    ) -> io::Result<u64> {
         let mut cur = 0u64;
         let mut stored = 0u64;
         for (off, len) in runs {
+            if len == 0 {
+                // GNU tar ends a file that ends in a hole with an empty run at its size.
+                if off < cur || off > real {
+                    return Err(corrupt(format!(
+                        "sparse file at offset {at}: data runs overlap or are out of order"
+                    )));
+                }
+                continue;
+            }
             if off < cur {
                 return Err(corrupt(format!(
                     "sparse file at offset {at}: data runs overlap or are out of order"
@@ -548,6 +660,90 @@ struct Pax {
     path: Option<Vec<u8>>,
     linkpath: Option<Vec<u8>>,
     size: Option<u64>,
+    /// The `GNU.sparse.*` records (PAX sparse formats 0.0, 0.1 and 1.0), as Go's archive/tar
+    /// keeps them: the last of a key wins; 0.0's offset/numbytes pairs become the map.
+    sparse_major: Option<Vec<u8>>,
+    sparse_minor: Option<Vec<u8>>,
+    sparse_map: Option<Vec<u8>>,
+    sparse_numblocks: Option<Vec<u8>>,
+    sparse_name: Option<Vec<u8>>,
+    sparse_size: Option<Vec<u8>>,
+    sparse_realsize: Option<Vec<u8>>,
+}
+
+/// How a PAX sparse file stores its map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PaxSparse {
+    /// Formats 0.0 and 0.1: `GNU.sparse.numblocks` and `GNU.sparse.map` records.
+    Records,
+    /// Format 1.0: decimal lines in 512-byte blocks before the data.
+    Prelude,
+}
+
+impl Pax {
+    /// Whether these records make the entry a PAX sparse file, and of which format (Go's
+    /// `readGNUSparsePAXHeaders`). A version Go does not know is refused here rather than
+    /// read as a plain file.
+    fn sparse_format(&self) -> Result<Option<PaxSparse>, String> {
+        let text = |v: &Option<Vec<u8>>| v.clone().unwrap_or_default();
+        let (major, minor) = (text(&self.sparse_major), text(&self.sparse_minor));
+        Ok(match (major.as_slice(), minor.as_slice()) {
+            (b"0", b"0" | b"1") => Some(PaxSparse::Records),
+            (b"1", b"0") => Some(PaxSparse::Prelude),
+            (b"", b"") if self.sparse_map.as_ref().is_some_and(|m| !m.is_empty()) => {
+                Some(PaxSparse::Records)
+            }
+            (b"", b"") => None,
+            _ => {
+                return Err(format!(
+                    "GNU sparse format {}.{} is not one this reader knows",
+                    String::from_utf8_lossy(&major),
+                    String::from_utf8_lossy(&minor)
+                ))
+            }
+        })
+    }
+
+    /// The data runs (offset, length) of a 0.0 / 0.1 map.
+    fn sparse_records(&self) -> Result<Vec<(u64, u64)>, String> {
+        let count = self
+            .sparse_numblocks
+            .as_deref()
+            .and_then(decimal)
+            .ok_or("GNU.sparse.numblocks missing or not a decimal number")?;
+        let map = self.sparse_map.as_deref().unwrap_or_default();
+        let fields: Vec<&[u8]> = if map.is_empty() {
+            Vec::new()
+        } else {
+            map.split(|b| *b == b',').collect()
+        };
+        if count > MAX_SPARSE_RUNS as u64 {
+            return Err(format!(
+                "a sparse map of {count} data runs (more than {MAX_SPARSE_RUNS})"
+            ));
+        }
+        if fields.len() as u64 != 2 * count {
+            return Err(format!(
+                "GNU.sparse.map has {} numbers for {count} data runs",
+                fields.len()
+            ));
+        }
+        fields
+            .chunks_exact(2)
+            .map(|pair| match (decimal(pair[0]), decimal(pair[1])) {
+                (Some(off), Some(len)) => Ok((off, len)),
+                _ => Err("GNU.sparse.map holds a field that is not a decimal number".to_string()),
+            })
+            .collect()
+    }
+}
+
+/// A decimal number with nothing around it.
+fn decimal(v: &[u8]) -> Option<u64> {
+    std::str::from_utf8(v)
+        .ok()
+        .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|s| s.parse().ok())
 }
 
 impl Pax {
@@ -555,6 +751,8 @@ impl Pax {
     /// does not parse exactly is an error.
     fn parse(mut data: &[u8]) -> Result<Pax, String> {
         let mut pax = Pax::default();
+        // Format 0.0: GNU.sparse.offset and GNU.sparse.numbytes records, alternating.
+        let mut pairs: Vec<Vec<u8>> = Vec::new();
         while let Some(&b) = data.first() {
             if b == 0 && data.iter().all(|b| *b == 0) {
                 break;
@@ -583,6 +781,24 @@ impl Pax {
             match key {
                 b"path" => pax.path = Some(value.to_vec()),
                 b"linkpath" => pax.linkpath = Some(value.to_vec()),
+                b"GNU.sparse.offset" | b"GNU.sparse.numbytes" => {
+                    let want: &[u8] = if pairs.len().is_multiple_of(2) {
+                        b"GNU.sparse.offset"
+                    } else {
+                        b"GNU.sparse.numbytes"
+                    };
+                    if key != want || value.contains(&b',') {
+                        return Err("GNU.sparse.offset/numbytes records out of order".into());
+                    }
+                    pairs.push(value.to_vec());
+                }
+                b"GNU.sparse.major" => pax.sparse_major = Some(value.to_vec()),
+                b"GNU.sparse.minor" => pax.sparse_minor = Some(value.to_vec()),
+                b"GNU.sparse.map" => pax.sparse_map = Some(value.to_vec()),
+                b"GNU.sparse.numblocks" => pax.sparse_numblocks = Some(value.to_vec()),
+                b"GNU.sparse.name" => pax.sparse_name = Some(value.to_vec()),
+                b"GNU.sparse.size" => pax.sparse_size = Some(value.to_vec()),
+                b"GNU.sparse.realsize" => pax.sparse_realsize = Some(value.to_vec()),
                 b"size" => {
                     pax.size = Some(
                         std::str::from_utf8(value)
@@ -595,6 +811,9 @@ impl Pax {
                 _ => {}
             }
             data = &data[len..];
+        }
+        if !pairs.is_empty() {
+            pax.sparse_map = Some(pairs.join(&b","[..]));
         }
         Ok(pax)
     }
@@ -819,5 +1038,99 @@ mod tests {
         assert!(got[0].2 == want, "sparse content differs");
         assert_eq!(got[1].0, "after");
         assert_eq!(got[1].2, b"hi\n");
+    }
+
+    /// GNU tar's PAX sparse formats (`--format=posix --sparse`, versions 0.0, 0.1 and 1.0),
+    /// read as Go's archive/tar reads them: the real name (not `GNUSparseFile.NNN/…`), the
+    /// content with its holes, and the entry after it.
+    #[test]
+    fn reads_pax_sparse_files_of_every_gnu_version() {
+        use std::io::{Seek, SeekFrom, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = std::fs::File::create(dir.path().join("s")).unwrap();
+        let mut want = vec![0u8; 6 << 20];
+        for i in 0..5u64 {
+            let at = (i << 20) + 100;
+            f.seek(SeekFrom::Start(at)).unwrap();
+            f.write_all(&[b'a' + i as u8; 5000]).unwrap();
+            want[at as usize..at as usize + 5000].fill(b'a' + i as u8);
+        }
+        f.set_len(6 << 20).unwrap();
+        drop(f);
+        std::fs::write(dir.path().join("after"), b"hi\n").unwrap();
+        for version in ["0.0", "0.1", "1.0"] {
+            let out = std::process::Command::new("tar")
+                .args(["--format=posix", "--sparse", "--sparse-version", version])
+                .args(["-cf", "t.tar", "s", "after"])
+                .current_dir(dir.path())
+                .output()
+                .expect("GNU tar (ci/install-tools.sh installs it)");
+            assert!(out.status.success(), "{version}: {out:?}");
+            let t = std::fs::read(dir.path().join("t.tar")).unwrap();
+            assert!(t.len() < 1 << 20, "{version}: the archive is sparse");
+            let got = entries(&t, 4096).unwrap_or_else(|e| panic!("{version}: {e}"));
+            assert_eq!(got.len(), 2, "{version}");
+            assert_eq!(got[0].0, "s", "{version}");
+            assert!(got[0].2 == want, "{version}: sparse content differs");
+            assert_eq!(got[1].0, "after", "{version}");
+            assert_eq!(got[1].2, b"hi\n", "{version}");
+        }
+    }
+
+    /// PAX sparse records that cannot be read as Go reads them are errors, never a plain file.
+    #[test]
+    fn malformed_pax_sparse_files_are_errors() {
+        // PAX records, the entry's stored data, and what the error says.
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a [u8], &'a str);
+        let cases: &[Case] = &[
+            (
+                &[("GNU.sparse.major", "2"), ("GNU.sparse.minor", "0")],
+                b"",
+                "not one this reader knows",
+            ),
+            (
+                &[
+                    ("GNU.sparse.major", "0"),
+                    ("GNU.sparse.minor", "1"),
+                    ("GNU.sparse.numblocks", "2"),
+                    ("GNU.sparse.map", "0,3"),
+                    ("GNU.sparse.size", "10"),
+                ],
+                b"abc",
+                "2 numbers for 2",
+            ),
+            (
+                &[
+                    ("GNU.sparse.map", "4,3"),
+                    ("GNU.sparse.numblocks", "1"),
+                    ("GNU.sparse.size", "5"),
+                ],
+                b"abc",
+                "and 5 in all",
+            ),
+            (
+                &[
+                    ("GNU.sparse.major", "1"),
+                    ("GNU.sparse.minor", "0"),
+                    ("GNU.sparse.realsize", "10"),
+                ],
+                b"1\n0\n",
+                "runs past",
+            ),
+        ];
+        for (records, data, want) in cases {
+            let mut b = tar::Builder::new(Vec::new());
+            b.append_pax_extensions(records.iter().map(|(k, v)| (*k, v.as_bytes())))
+                .unwrap();
+            let mut h = tar::Header::new_ustar();
+            h.set_path("GNUSparseFile.0/s").unwrap();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append(&h, *data).unwrap();
+            let t = b.into_inner().unwrap();
+            let e = entries(&t, 512).expect_err(want);
+            assert!(e.to_string().contains(want), "{want}: {e}");
+        }
     }
 }

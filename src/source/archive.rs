@@ -576,6 +576,8 @@ pub fn open_docker_archive(
     };
     let platform = check_platform(&reference, parsed.platform.as_ref(), platform)?;
 
+    super::check_diff_id_count(entry.layers.len(), &parsed.diff_ids)
+        .map_err(|e| invalid(&entry.config, e))?;
     let mut layers = Vec::with_capacity(entry.layers.len());
     for (i, name) in entry.layers.iter().enumerate() {
         let size = archive

@@ -448,6 +448,19 @@ pub fn parse_config(data: &[u8]) -> Result<ParsedConfig, String> {
     })
 }
 
+/// The config's `rootfs.diff_ids` must name every manifest layer, one to one: with another
+/// count, layers and diff_ids cannot be paired (a layer would be walked unverified), and
+/// podman and containerd refuse the image.
+pub(crate) fn check_diff_id_count(layers: usize, diff_ids: &[String]) -> Result<(), String> {
+    if layers == diff_ids.len() {
+        return Ok(());
+    }
+    Err(format!(
+        "the manifest lists {layers} layers but the config's rootfs.diff_ids has {} entries",
+        diff_ids.len()
+    ))
+}
+
 /// A single-platform image checked against an explicit `--platform`.
 pub(crate) fn check_platform(
     reference: &str,

@@ -404,8 +404,11 @@ fn open_layout(
         .or_else(|| chosen.platform.clone())
         .unwrap_or_else(Platform::host);
 
+    let manifest_layers = manifest.layers.unwrap_or_default();
+    super::check_diff_id_count(manifest_layers.len(), &parsed.diff_ids)
+        .map_err(|e| invalid(&format!("config of {}", chosen.digest), e))?;
     let mut layers = Vec::new();
-    for (i, l) in manifest.layers.unwrap_or_default().iter().enumerate() {
+    for (i, l) in manifest_layers.iter().enumerate() {
         let d = Digest::parse(&l.digest)
             .map_err(|e| invalid(&format!("layer {i} of {}", chosen.digest), e))?;
         layers.push(Layer {

@@ -6,7 +6,7 @@
 
 use super::content::{file_facts, file_facts_seekable, Sink};
 use super::issue::{IssueKind, ScanIssue};
-use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
+use super::{Change, ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detectors;
 use crate::vocab::name_from_bytes;
 use std::os::unix::ffi::OsStrExt;
@@ -116,6 +116,7 @@ pub(crate) fn walk_dir(
             let size = meta.len();
             files.push(FileJob {
                 path: path.clone(),
+                change: tree.changes.len(),
                 on_disk: entry.into_path(),
                 size,
             });
@@ -123,7 +124,7 @@ pub(crate) fn walk_dir(
         } else {
             NodeKind::Other
         };
-        tree.entries.insert(
+        tree.push_entry(
             path,
             Node {
                 kind,
@@ -141,7 +142,7 @@ pub(crate) fn walk_dir(
         let found = found.unwrap_or_else(|| panic!("reading {} panicked", job.path));
         tree.errors.extend(found.errors);
         tree.warnings.extend(found.warnings);
-        if let Some(node) = tree.entries.get_mut(&job.path) {
+        if let Some(Change::Entry { node, .. }) = tree.changes.get_mut(job.change) {
             node.facts = found.facts;
         }
     }
@@ -151,6 +152,8 @@ pub(crate) fn walk_dir(
 /// A regular file whose content is read after the listing.
 struct FileJob {
     path: ImagePath,
+    /// Its entry's index in the layer's changes.
+    change: usize,
     on_disk: std::path::PathBuf,
     size: u64,
 }
@@ -274,7 +277,7 @@ mod tests {
         };
         let cut = walk(4);
         assert!(cut.partial);
-        assert_eq!(cut.entries.len(), 4);
+        assert_eq!(cut.entries().count(), 4);
         assert_eq!(cut.errors.len(), 1, "{:?}", cut.errors);
         assert_eq!(cut.errors[0].kind, IssueKind::TooLarge);
         assert!(cut.errors[0].message.contains("more than 4 entries"));
@@ -284,6 +287,6 @@ mod tests {
             "{:?}",
             whole.errors
         );
-        assert_eq!(whole.entries.len(), 10);
+        assert_eq!(whole.entries().count(), 10);
     }
 }

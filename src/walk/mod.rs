@@ -1,16 +1,19 @@
 //! One streaming pass over each layer, then the layers squashed into the final filesystem.
 //!
 //! A layer walk yields a [`LayerTree`]: every entry's metadata, the facts detectors produced
-//! for the files they asked for, and the layer's whiteouts / opaque directories. Squashing
-//! applies the layer trees bottom-up into a [`FileTree`] that describes the image as a
-//! container would see it. Symlinks and hardlinks are kept as entries (CUDA soname chains and
-//! the dynamic loader depend on them) and resolved only inside the image.
+//! for the files they asked for, and the layer's whiteouts / opaque directories, in tar
+//! order. Squashing (`squash.rs`) applies them bottom-up, as containerd and umoci unpack,
+//! into a [`FileTree`] that describes the image as a container would see it. Symlinks are
+//! kept as entries (CUDA soname chains and the dynamic loader depend on them) and resolved
+//! only inside the image; a hard link is resolved when applied, to the content its target
+//! has then, and kept as a [`NodeKind::Hardlink`] to one surviving name of that content.
 
 mod content;
 mod fs;
 pub mod issue;
 
 mod pipe;
+mod squash;
 mod tar;
 
 pub use crate::vocab::ImagePath;
@@ -20,6 +23,7 @@ pub use issue::{IssueKind, ScanIssue};
 use crate::detect::{Detectors, Fact};
 use crate::source::{Layer, LayerContent};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,7 +39,8 @@ pub enum NodeKind {
     Symlink {
         target: String,
     },
-    /// A hardlink to another path of the same or an earlier layer.
+    /// A hardlink: in a layer tree, as the tar names its target; in the squashed tree, to
+    /// the one name of the same content that holds it (always a regular file).
     Hardlink {
         target: ImagePath,
     },
@@ -52,14 +57,25 @@ pub struct Node {
     pub facts: Vec<Fact>,
 }
 
+/// One change a layer makes, in the order its tar stream gives them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "lowercase")]
+pub enum Change {
+    /// A tar entry: written at `path` (after the directory part is resolved in the image).
+    Entry { path: ImagePath, node: Node },
+    /// A `.wh.<name>` entry: `path`, as lower layers left it, is deleted.
+    Whiteout { path: ImagePath },
+    /// A `.wh..wh..opq` entry: what lower layers put below the directory `path` is hidden.
+    Opaque { path: ImagePath },
+}
+
 /// What one layer contains, before squashing.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LayerTree {
-    pub entries: BTreeMap<ImagePath, Node>,
-    /// `.wh.<name>` entries: paths deleted by this layer.
-    pub whiteouts: Vec<ImagePath>,
-    /// `.wh..wh..opq` entries: directories whose lower-layer content this layer hides.
-    pub opaque_dirs: Vec<ImagePath>,
+    /// Entries, whiteouts and opaque markers in tar order. Order matters where a runtime's
+    /// unpack depends on it: a hard link shares the content its target has when the link is
+    /// applied, so a name may come twice and the first content still be in use.
+    pub changes: Vec<Change>,
     /// Problems met while reading the layer (corrupt stream, bad path, malformed file):
     /// each names the layer and the in-image path. The scan goes on past them.
     pub errors: Vec<ScanIssue>,
@@ -111,6 +127,59 @@ impl EntryBudget {
     /// Why a layer stopped, for its `GL000`.
     pub fn exceeded(&self) -> String {
         format!("more than {} entries in the image", self.max)
+    }
+}
+
+impl LayerTree {
+    /// Record an entry after the changes before it.
+    pub fn push_entry(&mut self, path: ImagePath, node: Node) {
+        self.changes.push(Change::Entry { path, node });
+    }
+
+    /// Every entry, in tar order (a path written twice comes twice).
+    pub fn entries(&self) -> impl Iterator<Item = (&ImagePath, &Node)> {
+        self.changes.iter().filter_map(|c| match c {
+            Change::Entry { path, node } => Some((path, node)),
+            _ => None,
+        })
+    }
+
+    /// The last entry written at `path` in this layer.
+    pub fn entry(&self, path: &ImagePath) -> Option<&Node> {
+        self.entries()
+            .filter(|(p, _)| *p == path)
+            .map(|(_, n)| n)
+            .last()
+    }
+
+    /// Every entry's node, to re-index a tree read from the cache.
+    pub fn nodes_mut(&mut self) -> impl Iterator<Item = &mut Node> {
+        self.changes.iter_mut().filter_map(|c| match c {
+            Change::Entry { node, .. } => Some(node),
+            _ => None,
+        })
+    }
+
+    /// The paths this layer's `.wh.` entries delete, in tar order.
+    pub fn whiteouts(&self) -> Vec<&ImagePath> {
+        self.changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Whiteout { path } => Some(path),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The directories this layer marks opaque, in tar order.
+    pub fn opaque_dirs(&self) -> Vec<&ImagePath> {
+        self.changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Opaque { path } => Some(path),
+                _ => None,
+            })
+            .collect()
     }
 }
 
@@ -195,78 +264,50 @@ pub fn walk_layer(
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FileTree {
     pub nodes: BTreeMap<ImagePath, Node>,
+    /// Entries a runtime's unpack would fail on (a hard link to a missing name, an entry
+    /// below a file, a symlink loop in a directory part): each was skipped, so the tree is
+    /// incomplete, as the runtime would refuse the image.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<ScanIssue>,
 }
 
 /// Links deeper than this are treated as loops (Linux's own limit is 40).
 const MAX_LINK_HOPS: usize = 40;
 
 impl FileTree {
-    /// Apply layers bottom-up: opaque dirs and whiteouts of a layer remove lower content
-    /// first, then its entries are written over.
+    /// Apply layers bottom-up, one change at a time in tar order, the way containerd and
+    /// umoci unpack them (the rules are in `walk/squash.rs`). Problems are named `layer #N`.
     pub fn squash(layers: impl IntoIterator<Item = LayerTree>) -> FileTree {
-        let mut tree = FileTree::default();
-        for layer in layers {
-            for dir in &layer.opaque_dirs {
-                tree.remove_below(dir, false);
-            }
-            for w in &layer.whiteouts {
-                tree.remove_below(w, true);
-            }
-            for (p, n) in layer.entries {
-                // A non-directory replacing a directory hides everything below it.
-                if !matches!(n.kind, NodeKind::Dir { .. }) {
-                    if let Some(old) = tree.nodes.get(&p) {
-                        if matches!(old.kind, NodeKind::Dir { .. }) {
-                            tree.remove_below(&p, false);
-                        }
-                    }
-                }
-                tree.nodes.insert(p, n);
-            }
+        FileTree::squash_named(layers, |i| format!("layer #{i}"))
+    }
+
+    /// [`FileTree::squash`], naming the layer of each problem with `name(index)`.
+    pub fn squash_named(
+        layers: impl IntoIterator<Item = LayerTree>,
+        name: impl Fn(usize) -> String,
+    ) -> FileTree {
+        let mut s = squash::Squash::default();
+        for (i, layer) in layers.into_iter().enumerate() {
+            s.apply_layer(&name(i), layer.changes.into_iter().map(Cow::Owned));
         }
-        tree
+        s.finish()
     }
 
     /// [`FileTree::squash`] over borrowed layer trees (kept, e.g. for a per-layer cache).
     pub fn squash_refs<'a>(layers: impl IntoIterator<Item = &'a LayerTree>) -> FileTree {
-        let mut tree = FileTree::default();
-        for layer in layers {
-            tree.apply(layer);
-        }
-        tree
+        FileTree::squash_refs_named(layers, |i| format!("layer #{i}"))
     }
 
-    fn apply(&mut self, layer: &LayerTree) {
-        for dir in &layer.opaque_dirs {
-            self.remove_below(dir, false);
+    /// [`FileTree::squash_refs`], naming the layer of each problem with `name(index)`.
+    pub fn squash_refs_named<'a>(
+        layers: impl IntoIterator<Item = &'a LayerTree>,
+        name: impl Fn(usize) -> String,
+    ) -> FileTree {
+        let mut s = squash::Squash::default();
+        for (i, layer) in layers.into_iter().enumerate() {
+            s.apply_layer(&name(i), layer.changes.iter().map(Cow::Borrowed));
         }
-        for w in &layer.whiteouts {
-            self.remove_below(w, true);
-        }
-        for (p, n) in &layer.entries {
-            if !matches!(n.kind, NodeKind::Dir { .. }) {
-                if let Some(old) = self.nodes.get(p) {
-                    if matches!(old.kind, NodeKind::Dir { .. }) {
-                        self.remove_below(p, false);
-                    }
-                }
-            }
-            self.nodes.insert(p.clone(), n.clone());
-        }
-    }
-
-    /// Remove everything strictly below `dir`, and `dir` itself when `inclusive`.
-    fn remove_below(&mut self, dir: &ImagePath, inclusive: bool) {
-        let keys: Vec<ImagePath> = self
-            .nodes
-            .range(dir.clone()..)
-            .take_while(|(k, _)| k.as_str().starts_with(dir.as_str()))
-            .filter(|(k, _)| k.starts_with(dir) && (inclusive || *k != dir))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in keys {
-            self.nodes.remove(&k);
-        }
+        s.finish()
     }
 
     pub fn get(&self, p: &ImagePath) -> Option<&Node> {
@@ -408,14 +449,14 @@ mod tests {
     #[test]
     fn whiteouts_and_opaque_dirs_apply_in_order() {
         let mut l0 = LayerTree::default();
-        l0.entries.insert(p("a/x"), file(0));
-        l0.entries.insert(p("a/y"), file(0));
-        l0.entries.insert(p("b/z"), file(0));
-        l0.entries.insert(p("ab"), file(0));
+        l0.push_entry(p("a/x"), file(0));
+        l0.push_entry(p("a/y"), file(0));
+        l0.push_entry(p("b/z"), file(0));
+        l0.push_entry(p("ab"), file(0));
         let mut l1 = LayerTree::default();
-        l1.whiteouts.push(p("a/x"));
-        l1.opaque_dirs.push(p("b"));
-        l1.entries.insert(p("b/new"), file(1));
+        l1.changes.push(Change::Whiteout { path: p("a/x") });
+        l1.changes.push(Change::Opaque { path: p("b") });
+        l1.push_entry(p("b/new"), file(1));
         let t = FileTree::squash([l0, l1]);
         assert!(t.get(&p("a/x")).is_none());
         assert!(t.get(&p("a/y")).is_some());
@@ -430,19 +471,17 @@ mod tests {
     #[test]
     fn links_resolve_through_dirs_and_chains() {
         let mut l0 = LayerTree::default();
-        l0.entries.insert(
+        l0.push_entry(
             p("usr/local/cuda-12.1/lib64/libcudart.so.12.1.105"),
             file(0),
         );
-        l0.entries.insert(
+        l0.push_entry(
             p("usr/local/cuda-12.1/lib64/libcudart.so.12"),
             link("libcudart.so.12.1.105", 0),
         );
-        l0.entries
-            .insert(p("usr/local/cuda"), link("/usr/local/cuda-12.1", 0));
-        l0.entries.insert(p("loop"), link("loop", 0));
-        l0.entries
-            .insert(p("escape"), link("../../../../etc/shadow", 0));
+        l0.push_entry(p("usr/local/cuda"), link("/usr/local/cuda-12.1", 0));
+        l0.push_entry(p("loop"), link("loop", 0));
+        l0.push_entry(p("escape"), link("../../../../etc/shadow", 0));
         let t = FileTree::squash([l0]);
         let (rp, _) = t
             .resolve(&p("usr/local/cuda/lib64/libcudart.so.12"))
@@ -456,5 +495,64 @@ mod tests {
             t.resolve(&p("escape")).is_none(),
             "resolves to /etc/shadow inside the image, absent"
         );
+    }
+
+    /// A file written where a directory was (one with no entry of its own, as tars often
+    /// have) replaces it and everything in it, as the unpackers' RemoveAll does.
+    #[test]
+    fn a_file_over_an_implicit_directory_removes_what_it_held() {
+        let mut l0 = LayerTree::default();
+        l0.push_entry(p("a/b"), file(0));
+        let mut l1 = LayerTree::default();
+        l1.push_entry(p("a"), file(1));
+        let t = FileTree::squash([l0, l1]);
+        assert!(t.errors.is_empty(), "{:?}", t.errors);
+        assert!(matches!(
+            t.get(&p("a")).map(|n| &n.kind),
+            Some(NodeKind::File { .. })
+        ));
+        assert!(t.get(&p("a/b")).is_none());
+    }
+
+    /// Where an unpack fails, the entry is skipped and the failure recorded (GL000): an entry
+    /// below a file, and a directory part through a symlink loop.
+    #[test]
+    fn entries_a_runtime_cannot_unpack_are_recorded() {
+        let mut l0 = LayerTree::default();
+        l0.push_entry(p("f"), file(0));
+        l0.push_entry(p("x"), link("y", 0));
+        l0.push_entry(p("y"), link("x", 0));
+        let mut l1 = LayerTree::default();
+        l1.push_entry(p("f/g"), file(1));
+        l1.push_entry(p("x/h"), file(1));
+        let t = FileTree::squash([l0, l1]);
+        assert!(t.get(&p("f/g")).is_none() && t.get(&p("x/h")).is_none());
+        assert_eq!(t.errors.len(), 2, "{:?}", t.errors);
+        assert!(t.errors.iter().all(|e| e.kind == IssueKind::BadEntry));
+        assert!(
+            t.errors[0].message.contains("/f is not a directory"),
+            "{}",
+            t.errors[0]
+        );
+        assert!(
+            t.errors[1].message.contains("more than 255"),
+            "{}",
+            t.errors[1]
+        );
+        assert_eq!(t.errors[1].layer.as_deref(), Some("layer #1"));
+    }
+
+    /// A whiteout removes what lower layers left, never what its own layer wrote before it
+    /// (umoci's upper paths).
+    #[test]
+    fn a_whiteout_keeps_what_its_own_layer_wrote() {
+        let mut l0 = LayerTree::default();
+        l0.push_entry(p("d/old"), file(0));
+        let mut l1 = LayerTree::default();
+        l1.push_entry(p("d/new"), file(1));
+        l1.changes.push(Change::Whiteout { path: p("d") });
+        let t = FileTree::squash([l0, l1]);
+        assert!(t.get(&p("d/new")).is_some());
+        assert!(t.get(&p("d/old")).is_none());
     }
 }

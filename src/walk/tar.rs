@@ -4,7 +4,7 @@
 use super::content::{file_facts, Sink};
 use super::issue::{stream_error_kind, IssueKind, LimitExceeded, ScanIssue};
 use super::pipe::with_decoder_thread;
-use super::{ImagePath, LayerTree, Node, NodeKind, WalkOptions};
+use super::{Change, ImagePath, LayerTree, Node, NodeKind, WalkOptions};
 use crate::detect::Detectors;
 use crate::format::tar::{Entry, EntryKind, TarReader};
 use crate::io_util::read_up_to;
@@ -282,7 +282,7 @@ fn entry_into<R: Read>(
     if let Some(rest) = file_name.strip_prefix(WHITEOUT_PREFIX) {
         let parent = path.parent().unwrap_or_else(ImagePath::root);
         if file_name == OPAQUE {
-            tree.opaque_dirs.push(parent);
+            tree.changes.push(Change::Opaque { path: parent });
         } else if rest.starts_with(WHITEOUT_PREFIX) {
             // Other `.wh..wh.` names are aufs bookkeeping, not part of the filesystem.
         } else if rest.is_empty() || rest == "." || rest == ".." {
@@ -295,7 +295,7 @@ fn entry_into<R: Read>(
             return None;
         } else {
             match parent.join(rest) {
-                Ok(p) => tree.whiteouts.push(p),
+                Ok(p) => tree.changes.push(Change::Whiteout { path: p }),
                 Err(err) => {
                     tree.errors.push(ScanIssue::at(
                         name,
@@ -366,7 +366,7 @@ fn entry_into<R: Read>(
             &mut sink,
         );
     }
-    tree.entries.insert(
+    tree.push_entry(
         path.clone(),
         Node {
             kind,
@@ -441,7 +441,7 @@ mod tests {
             &crate::detect::Detectors::none(),
             &opts,
         );
-        assert_eq!(l0.entries.len(), 2, "{:?}", l0.entries.keys());
+        assert_eq!(l0.entries().count(), 2, "{:?}", l0.changes);
         let l1 = walk_tar(
             layer(&[b"usr/lib/.wh._C\xff.so"]),
             1,
@@ -487,7 +487,7 @@ mod tests {
         let ok = walk(&good, Some(&good));
         assert!(ok.errors.is_empty(), "{:?}", ok.errors);
         assert_eq!(ok.verified_diff_id.as_deref(), Some(good.as_str()));
-        assert_eq!(ok.entries.len(), 1);
+        assert_eq!(ok.entries().count(), 1);
         for checked in [Some(bad.as_str()), None] {
             let t = walk(&bad, checked);
             assert!(t.partial && t.verified_diff_id.is_none(), "{checked:?}");

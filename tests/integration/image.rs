@@ -110,13 +110,12 @@ fn check_standard(r: &WalkResult, calls: &Calls) {
     assert!(t.get(&p("usr/share/doc/b.txt")).is_some());
     assert!(t.get(&p("opt/app/old.txt")).is_none());
     assert!(t.get(&p("opt/app/new.txt")).is_some());
-    assert_eq!(r.layers[1].whiteouts, vec![p("usr/share/doc/a.txt")]);
-    assert_eq!(r.layers[1].opaque_dirs, vec![p("opt/app")]);
+    assert_eq!(r.layers[1].whiteouts(), vec![&p("usr/share/doc/a.txt")]);
+    assert_eq!(r.layers[1].opaque_dirs(), vec![&p("opt/app")]);
     assert!(
         !r.layers[1]
-            .entries
-            .keys()
-            .any(|k| k.as_str().contains(".wh.")),
+            .entries()
+            .any(|(k, _)| k.as_str().contains(".wh.")),
         "whiteout markers are not entries"
     );
     // The upper os-release wins.
@@ -694,7 +693,7 @@ fn entries_per_image_are_bounded() {
         };
         let r = walk_image(&image, &Detectors::none(), &opts);
         assert!(r.partial, "{threads}");
-        let recorded: usize = r.layers.iter().map(|l| l.entries.len()).sum();
+        let recorded: usize = r.layers.iter().map(|l| l.entries().count()).sum();
         assert!(recorded <= 100, "{threads}: {recorded} entries recorded");
         // Every layer that met the spent budget says so (layers walked at once may both).
         let over = |errors: &[gpulint::walk::ScanIssue]| {
@@ -717,7 +716,7 @@ fn entries_per_image_are_bounded() {
         // The same options again: a fresh budget for this image, cut again.
         let again = walk_image(&image, &Detectors::none(), &opts);
         over(&again.errors);
-        let again_recorded: usize = again.layers.iter().map(|l| l.entries.len()).sum();
+        let again_recorded: usize = again.layers.iter().map(|l| l.entries().count()).sum();
         assert!(again_recorded <= 100, "{again_recorded}");
         if threads == 1 {
             assert_eq!(again_recorded, 100, "a budget spent by the first image");
@@ -759,7 +758,7 @@ fn layers_in_parallel_keep_layer_order() {
             },
         );
         for (i, l) in r.layers.iter().enumerate() {
-            assert!(l.entries.contains_key(&p(&format!("f{i}"))));
+            assert!(l.entry(&p(&format!("f{i}"))).is_some());
         }
         assert_eq!(r.tree.get(&p("shared")).unwrap().layer, 11);
         let again = FileTree::squash(r.layers.clone());
@@ -912,9 +911,9 @@ fn umoci_built_layout() {
     assert_eq!(image.config.env_var("CUDA_VERSION"), Some("12.4.1"));
     assert_eq!(image.layers.len(), 2);
     assert!(
-        r.layers[1].whiteouts.contains(&p("gone.txt")),
+        r.layers[1].whiteouts().contains(&&p("gone.txt")),
         "{:?}",
-        r.layers[1].whiteouts
+        r.layers[1].whiteouts()
     );
     assert!(r.tree.get(&p("gone.txt")).is_none());
     let (_, n) = r.tree.resolve(&p("usr/lib/libv01.so.1")).unwrap();

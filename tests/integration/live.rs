@@ -570,12 +570,12 @@ fn live_sources() {
     assert_eq!(a.platform.architecture, "arm64");
     let at = scan(&a, None);
     assert!(at[0]
-        .entries
-        .contains_key(&gpulint::walk::ImagePath::new("arm-only").unwrap()));
+        .entry(&gpulint::walk::ImagePath::new("arm-only").unwrap())
+        .is_some());
     let amd64: Platform = "linux/amd64".parse().unwrap();
     let b = open_registry(&format!("{reg}/live/multi:v1"), Some(&amd64), &none).unwrap();
     assert_eq!(b.platform.architecture, "amd64");
-    assert_eq!(scan(&b, None)[0].entries.len(), 1);
+    assert_eq!(scan(&b, None)[0].entries().count(), 1);
     let s390: Platform = "linux/s390x".parse().unwrap();
     let msg = expect_kind(
         open_registry(&format!("{reg}/live/multi:v1"), Some(&s390), &none),

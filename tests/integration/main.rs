@@ -26,5 +26,6 @@ mod policy;
 mod rule_snapshots;
 mod spec_cli;
 mod spec_realworld;
+mod squash;
 mod tasks;
 mod verdicts;
