@@ -211,6 +211,10 @@ pub struct Binary {
     pub compression: Vec<String>,
     /// True if the file has device code (a fatbin); false if it only links CUDA libraries.
     pub has_device_code: bool,
+    /// Whether that device code defines any kernel: false only when every cubin and PTX
+    /// text was read and none has one (nothing to launch, so nothing to fail); None unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_kernels: Option<bool>,
     /// The CUDA runtime release linked into the binary itself (nvcc's default `-cudart
     /// static`), read from its `cudaRuntimeGetVersion`: it needs a driver for that release
     /// like a libcudart would. Known only while the binary keeps its `.symtab`.

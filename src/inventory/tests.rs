@@ -485,6 +485,7 @@ fn binaries_with_device_code_or_cuda_links() {
             needed: needed.iter().map(|s| s.to_string()).collect(),
             runpath: vec!["$ORIGIN/../../nvidia/cu13/lib".into()],
             fatbin,
+            has_kernels: None,
         })
     };
     let entry = |s: &str, v: (u16, u16), c: Option<&str>| FatbinEntry {

@@ -170,6 +170,12 @@ pub fn render_text(inv: &Inventory) -> String {
         if !b.compression.is_empty() {
             let _ = writeln!(s, "      compressed: {}", e(b.compression.join(", ")));
         }
+        if b.has_kernels == Some(false) {
+            let _ = writeln!(
+                s,
+                "      kernels: none (never launched; not judged by GL001)"
+            );
+        }
         for w in &b.warnings {
             let _ = writeln!(s, "      warning: {}", e(w));
         }

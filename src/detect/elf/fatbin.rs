@@ -6,6 +6,7 @@
 //! needs and skips payloads without buffering them. Which candidates are real containers
 //! is decided afterwards ([`resolve_section`]), once the section boundaries are known.
 
+use super::kernels::StreamProbe;
 use crate::arch::{ArchTarget, ArchVariant, CodeKind};
 use serde::{Deserialize, Serialize};
 
@@ -191,6 +192,8 @@ pub(crate) struct Candidate {
     entry_end: u64,
     /// Already reported by the scanner's `opened` list.
     opened_noted: bool,
+    /// Entries already handed to the stream's kernel probe.
+    probed: usize,
 }
 
 impl Candidate {
@@ -210,6 +213,7 @@ impl Candidate {
             entry_hsize: 0,
             entry_end: 0,
             opened_noted: false,
+            probed: 0,
         }
     }
 
@@ -635,6 +639,36 @@ pub(crate) struct FatbinScanner {
     dropped: u64,
     /// Containers whose header was understood, not yet taken by [`Self::take_opened`].
     opened: Vec<(u64, u64)>,
+    /// Set for a forward-only stream: payloads are captured for kernel counting as they
+    /// pass (a seekable scan reads them afterwards instead).
+    pub(crate) stream_probe: Option<StreamProbe>,
+}
+
+/// Hands the entries `c` completed since the last call to the stream's kernel probe, one
+/// stored payload at a time (a group's members together).
+fn probe_new_entries(c: &mut Candidate, probe: &mut Option<StreamProbe>, base: u64, chunk: &[u8]) {
+    let Some(p) = probe else {
+        c.probed = c.entries.len();
+        return;
+    };
+    let mut i = c.probed;
+    while i < c.entries.len() {
+        let at = c.entries[i].payload_offset;
+        let mut j = i + 1;
+        while j < c.entries.len() && c.entries[j].in_group && c.entries[j].payload_offset == at {
+            j += 1;
+        }
+        let group: Vec<FatbinEntry> = c.entries[i..j]
+            .iter()
+            .filter(|e| p.probe.wants(e))
+            .cloned()
+            .collect();
+        if !group.is_empty() {
+            p.start(group, base, chunk);
+        }
+        i = j;
+    }
+    c.probed = c.entries.len();
 }
 
 /// Records `c` in `opened` the first time its header is known to be a container's.
@@ -680,10 +714,14 @@ impl FatbinScanner {
             }
             off += 8;
         }
+        if let Some(p) = &mut self.stream_probe {
+            p.feed(base, chunk);
+        }
         // Existing candidates see the whole chunk; those it completes make room.
         for c in &mut self.active {
             c.feed(base, chunk, &mut self.entry_budget);
             note_opened(c, &mut self.opened);
+            probe_new_entries(c, &mut self.stream_probe, base, chunk);
         }
         self.retire(base, chunk);
         for o in new_at {
@@ -694,6 +732,7 @@ impl FatbinScanner {
             let mut c = Candidate::new(base + o as u64);
             c.feed(base, chunk, &mut self.entry_budget);
             note_opened(&mut c, &mut self.opened);
+            probe_new_entries(&mut c, &mut self.stream_probe, base, chunk);
             if c.finished() {
                 self.retire_one(c, base, chunk);
             } else {
@@ -777,6 +816,9 @@ impl FatbinScanner {
     pub(crate) fn finish(&mut self, eof: u64) {
         for c in &mut self.active {
             c.finish(eof);
+        }
+        if let Some(p) = &mut self.stream_probe {
+            p.finish();
         }
         self.retire(eof, &[]);
         // Remaining watchers: the file ended (reached eof without non-zero bytes).

@@ -7,6 +7,7 @@
 
 use super::cudart;
 use super::fatbin::{is_fatbin_section_name, resolve_section, FatbinScanner};
+use super::kernels::StreamProbe;
 use super::seek::Source;
 use super::{
     machine_name, type_name, ElfError, ElfFacts, FatbinSection, FatbinSummary, ScanOptions,
@@ -621,6 +622,8 @@ pub(super) fn scan<R: Read>(
     opts: &ScanOptions,
 ) -> Result<ElfFacts, ElfError> {
     let mut s = Scan::new(opts, None, size);
+    // Payloads pass only once: capture those kernel counting needs on the way.
+    s.fat.stream_probe = Some(StreamProbe::default());
     let mut buf = vec![0u8; CHUNK];
     loop {
         let remaining = size.saturating_sub(s.ret.pos);
@@ -703,6 +706,7 @@ impl Scan<'_> {
                 cudart_version: None,
                 static_cudart_version: None,
                 fatbin: None,
+                has_kernels: None,
                 warnings: self.warnings,
             };
         };
@@ -818,7 +822,7 @@ impl Scan<'_> {
         for w in warnings {
             self.warn(w);
         }
-        ElfFacts {
+        let mut facts = ElfFacts {
             class: if h.is64 { 64 } else { 32 },
             machine: machine_name(h.machine),
             elf_type: type_name(h.e_type),
@@ -833,8 +837,13 @@ impl Scan<'_> {
             } else {
                 Some(FatbinSummary { sections })
             },
+            has_kernels: None,
             warnings: self.warnings,
+        };
+        if let (Some(p), Some(_)) = (&self.fat.stream_probe, &facts.fatbin) {
+            facts.has_kernels = p.probe.verdict(facts.judged_entries());
         }
+        facts
     }
 
     /// What `cudaRuntimeGetVersion` reports (see [`cudart`]), from the dynamic symbol table

@@ -89,6 +89,7 @@ pub(crate) fn binary_from_elf(
             .collect(),
         compression: compression.into_iter().collect(),
         has_device_code,
+        has_kernels: e.has_kernels.filter(|_| has_device_code),
         static_cuda_runtime,
         warnings: e.warnings.clone(),
     })
