@@ -88,8 +88,13 @@ pub struct CudaToolkit {
     /// e.g. "/usr/local/cuda-12.1"
     #[serde(with = "crate::vocab::image_path::absolute")]
     pub path: ImagePath,
-    /// From version.json (cuda / cuda_cudart) or version.txt; None if neither is present.
+    /// From version.json (cuda / cuda_cudart), version.txt, nvcc's binary or the package
+    /// that installed the toolkit, in that order; None if none of them says.
     pub version: Option<CudaVersion>,
+    /// Where `version` was read: "version.json", "version.txt", "nvcc" or
+    /// "dpkg <package> <version>".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_from: Option<String>,
     /// True if `/usr/local/cuda` resolves to this directory.
     pub default: bool,
     pub layer: Option<usize>,

@@ -66,10 +66,17 @@ pub fn render_text(inv: &Inventory) -> String {
     for t in &inv.cuda_toolkits {
         let _ = writeln!(
             s,
-            "  {} {}{}",
+            "  {} {}{}{}",
             e(&t.path),
             e(t.version
                 .map_or_else(|| "(version unknown)".to_string(), |v| v.to_string())),
+            match &t.version_from {
+                // Version files are the usual source; say so only for the others.
+                Some(f) if t.version.is_some() && !f.starts_with("version.") => {
+                    format!(" (from {})", e(f))
+                }
+                _ => String::new(),
+            },
             if t.default { "  [/usr/local/cuda]" } else { "" }
         );
     }
