@@ -47,7 +47,13 @@ for p in sorted(none):
     print("   ", p)
 PY
 for gpu in V100 A100 H100 "NVIDIA B200" "GeForce RTX 5090"; do
-  n=$("$GPULINT" image "dir:$ROOTFS" --gpu "$gpu" --driver 580.65.06 --format json --no-cache \
-        2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print(sum(1 for f in d.get("findings",[]) if f.get("rule")=="GL001"))' || echo "?")
-  echo "GL001 on $gpu: $n"
+  # Exit status 1 is "findings": the JSON is what counts here.
+  "$GPULINT" image "dir:$ROOTFS" --gpu "$gpu" --driver 580.65.06 --format json --no-cache \
+    >"$ROOTFS.verdict.json" 2>/dev/null || true
+  python3 - "$gpu" "$ROOTFS.verdict.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[2]))
+hits = sorted(f["location"]["path"] for f in d.get("findings", []) if f.get("rule") == "GL001")
+print(f"GL001 on {sys.argv[1]}: {len(hits)}", *hits, sep="\n    " if hits else "")
+PY
 done

@@ -151,14 +151,18 @@ impl KernelProbe {
     pub(crate) fn decode(&mut self, entries: &[&FatbinEntry], stored: Option<&[u8]>) {
         let Some(first) = entries.first() else { return };
         let image = stored.and_then(|raw| {
-            if first.compression.is_some() && first.uncompressed_size > MAX_IMAGE {
+            let size = if first.compression.is_some() {
+                first.uncompressed_size
+            } else {
+                raw.len() as u64
+            };
+            if size > MAX_IMAGE {
                 return None;
             }
+            // Charged before decoding: a lying size costs the budget, not unbounded work.
+            self.decoded = self.decoded.saturating_add(size);
             decode_payload(raw, first).ok()
         });
-        if let Some(img) = &image {
-            self.decoded = self.decoded.saturating_add(img.len() as u64);
-        }
         for e in entries {
             let answer = image.as_deref().and_then(|img| {
                 let img = match e.member_offset {
@@ -262,7 +266,8 @@ impl StreamProbe {
             entries,
             at,
             len,
-            data: Vec::with_capacity(len as usize),
+            // Grown as the bytes arrive: the length is the header's word, not yet the file's.
+            data: Vec::with_capacity(len.min(1 << 20) as usize),
         });
         self.feed(base, chunk);
     }
