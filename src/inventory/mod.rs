@@ -208,6 +208,10 @@ pub struct Binary {
     /// PTX in such self-loaded fatbins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub embedded_ptx: Vec<ArchTarget>,
+    /// SASS of cubins stored outside any fatbin (CUPTI's and nvperf's `.rodata` arrays),
+    /// loaded by the library itself; listed, not judged (like a standalone `.cubin` file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loose_sass: Vec<ArchTarget>,
     /// PTX ISA version of each PTX entry, "compute_90" → "8.8".
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ptx_isa: BTreeMap<String, String>,

@@ -486,6 +486,7 @@ fn binaries_with_device_code_or_cuda_links() {
             runpath: vec!["$ORIGIN/../../nvidia/cu13/lib".into()],
             fatbin,
             has_kernels: None,
+            loose_cubins: vec![],
         })
     };
     let entry = |s: &str, v: (u16, u16), c: Option<&str>| FatbinEntry {

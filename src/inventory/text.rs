@@ -156,7 +156,11 @@ pub fn render_text(inv: &Inventory) -> String {
     }
 
     let _ = writeln!(s, "\nBinaries with GPU code:");
-    let dev: Vec<&Binary> = inv.binaries.iter().filter(|b| b.has_device_code).collect();
+    let dev: Vec<&Binary> = inv
+        .binaries
+        .iter()
+        .filter(|b| b.has_device_code || !b.loose_sass.is_empty())
+        .collect();
     if dev.is_empty() {
         let _ = writeln!(s, "  none");
     }
@@ -176,6 +180,9 @@ pub fn render_text(inv: &Inventory) -> String {
         }
         if !b.compression.is_empty() {
             let _ = writeln!(s, "      compressed: {}", e(b.compression.join(", ")));
+        }
+        if !b.loose_sass.is_empty() {
+            let _ = writeln!(s, "      loose cubins: {}", join(&b.loose_sass));
         }
         if b.has_kernels == Some(false) {
             let _ = writeln!(

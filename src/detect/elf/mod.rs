@@ -57,6 +57,10 @@ pub struct ElfFacts {
     /// `kernels`) or without device code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_kernels: Option<bool>,
+    /// Cubins stored outside any fatbin container, in the data sections (CUPTI, nvperf and
+    /// compute-sanitizer keep them as byte arrays and load them themselves). Listed, not judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loose_cubins: Vec<LooseCubin>,
     /// Malformed or unreadable parts.
     pub warnings: Vec<String>,
 }
@@ -131,6 +135,16 @@ impl ElfFacts {
     pub fn lto(&self) -> Vec<ArchTarget> {
         self.targets(CodeKind::Lto)
     }
+}
+
+/// A cubin outside any fatbin container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LooseCubin {
+    pub section: String,
+    /// File offset of its ELF header.
+    pub offset: u64,
+    /// SASS target from its e_flags.
+    pub target: ArchTarget,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -1430,3 +1430,42 @@ fn unreadable_payload_is_unknown() {
         b".visible .func _Z3addPf(\n// .entry\0.entry x"
     ));
 }
+
+/// Issue 34: a cubin kept as a plain byte array in a data section (CUPTI, nvperf) is listed
+/// as a loose cubin by both scans; one in code, or inside a fatbin container, is not.
+#[test]
+fn loose_cubins_in_data_sections() {
+    let cubin = read(&data_dir().join("fatbin-format/cubin_ptxas11.8_sm80.cubin"));
+    let mut padded = vec![0u8; 16];
+    padded.extend_from_slice(&cubin);
+    let elf = build_elf(
+        true,
+        &[
+            sec(".text", padded.clone(), 16),
+            sec(".nv_fatbin", fixture_fatbin("fx_variants.fatbin"), 8),
+            sec(".rodata", padded.clone(), 16),
+        ],
+    );
+    let want = scan_elf_bytes(&elf).unwrap();
+    let loose: Vec<(String, String)> = want
+        .loose_cubins
+        .iter()
+        .map(|c| (c.section.clone(), c.target.to_string()))
+        .collect();
+    assert_eq!(loose, [(".rodata".to_string(), "sm_80".to_string())]);
+    let got = scan_elf_at(
+        &SeekReader::new(std::io::Cursor::new(&elf)),
+        elf.len() as u64,
+    )
+    .unwrap();
+    assert_eq!(got.facts, want);
+    for n in [7, 4093] {
+        let got = scan_elf(Trickle { data: &elf, n }, elf.len() as u64).unwrap();
+        assert_eq!(got, want, "{n}-byte reads");
+    }
+    // The real builds keep their cubins inside containers: nothing loose there.
+    for f in elf_fixtures() {
+        let facts = scan_elf_bytes(&read(&f)).unwrap();
+        assert!(facts.loose_cubins.is_empty(), "{}", f.display());
+    }
+}
