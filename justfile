@@ -76,6 +76,10 @@ bench-seek:
 fatbin-oracle:
     bash ci/fatbin-oracle.sh
 
+# Debian bookworm's own CUDA 11.8 (debootstrap, root, ~5 GB): the inventory figures in README.
+debian-cuda-root:
+    bash ci/debian-cuda-root.sh
+
 # What NVIDIA / PyPI published beyond our matrix rows.
 freshness:
     python3 ci/freshness.py

@@ -1,7 +1,10 @@
 //! CUDA toolkit installs: `usr/local/cuda-X.Y/version.json` (CUDA ≥ 11.1: `cuda.version`,
 //! `cuda_cudart.version`, one entry per component) and the older `version.txt`
-//! (`CUDA Version 10.2.89`). Toolkit directories without either are found by the inventory
-//! from the tree itself.
+//! (`CUDA Version 10.2.89`), and nvcc's own binary (`Cuda compilation tools, release 11.8,
+//! V11.8.89`): distributions ship the toolkit without a version file (Debian/Ubuntu's
+//! `nvidia-cuda-toolkit` in `/usr/lib/nvidia-cuda-toolkit`, conda's `cuda-nvcc`). Toolkit
+//! directories without any of these are found by the inventory from the tree itself and from
+//! the package database.
 
 use super::{text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
@@ -15,7 +18,7 @@ pub struct ToolkitVersion {
     pub version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cudart: Option<String>,
-    /// "version.json" or "version.txt".
+    /// "version.json", "version.txt" or "nvcc" (the version nvcc's binary prints).
     pub source: String,
     /// Every component's version from version.json (`libcublas` → "12.1.3.1", …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -61,22 +64,64 @@ pub fn parse_version_txt(data: &[u8]) -> Result<ToolkitVersion, String> {
     })
 }
 
+/// The line nvcc prints for `--version`, stored as one string in its binary.
+const NVCC_BANNER: &[u8] = b"Cuda compilation tools, release ";
+
+/// The toolkit version compiled into an nvcc binary: `V11.8.89` of `Cuda compilation tools,
+/// release 11.8, V11.8.89`. None for a file without that line (Debian's `/usr/bin/nvcc` is a
+/// shell wrapper that runs the real one).
+pub fn parse_nvcc_binary(data: &[u8]) -> Option<ToolkitVersion> {
+    let at = data
+        .windows(NVCC_BANNER.len())
+        .position(|w| w == NVCC_BANNER)?;
+    let rest = &data[at + NVCC_BANNER.len()..];
+    let line = &rest[..rest.iter().take(64).position(|&b| b == 0 || b == b'\n')?];
+    let line = std::str::from_utf8(line).ok()?;
+    // "11.8, V11.8.89": the full version after ", V"; the release alone when that is missing.
+    let (release, full) = match line.split_once(", V") {
+        Some((r, f)) => (r, Some(f)),
+        None => (line, None),
+    };
+    let version = full
+        .map(str::trim)
+        .filter(|v| v.split('.').count() >= 2)
+        .unwrap_or(release.trim());
+    let ok = |v: &str| {
+        !v.is_empty()
+            && v.split('.')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    ok(version).then(|| ToolkitVersion {
+        version: version.to_string(),
+        cudart: None,
+        source: "nvcc".into(),
+        components: BTreeMap::new(),
+    })
+}
+
 pub const DETECTOR: DetectorSpec = DetectorSpec {
     name: "cuda-toolkit",
-    version: 1,
+    version: 2,
     globs: &[
         "usr/local/cuda*/version.json",
         "usr/local/cuda*/version.txt",
         "usr/lib/cuda/version.json",
         "usr/lib/cuda/version.txt",
+        // nvcc wherever a toolkit keeps it: /usr/local/cuda-X.Y/bin (NVIDIA's packages, RHEL),
+        // /usr/lib/nvidia-cuda-toolkit/bin (Debian, Ubuntu), <conda prefix>/bin (cuda-nvcc).
+        "**/bin/nvcc",
     ],
-    max_bytes: 1 << 20,
+    // nvcc 13.5 is 35 MB with its banner near 30 MB.
+    max_bytes: 64 << 20,
     accept: None,
     parse: |path, data| {
-        let v = if path.file_name() == "version.json" {
-            parse_version_json(data)?
-        } else {
-            parse_version_txt(data)?
+        let v = match path.file_name() {
+            "version.json" => parse_version_json(data)?,
+            "nvcc" => match parse_nvcc_binary(data) {
+                Some(v) => v,
+                None => return Ok(vec![]),
+            },
+            _ => parse_version_txt(data)?,
         };
         Ok(vec![Fact::CudaToolkitVersion(v)])
     },
@@ -122,6 +167,22 @@ mod tests {
     }
 
     #[test]
+    fn nvcc_binary_banner() {
+        // As stored in nvcc 11.8 (Debian's /usr/lib/nvidia-cuda-toolkit/bin/nvcc) and 13.5.
+        let bin = b"\x7fELF\0junk\0Cuda compilation tools, release 11.8, V11.8.89\0more";
+        let v = parse_nvcc_binary(bin).unwrap();
+        assert_eq!((v.version.as_str(), v.source.as_str()), ("11.8.89", "nvcc"));
+        let v = parse_nvcc_binary(b"Cuda compilation tools, release 13.5, V13.5.37\n").unwrap();
+        assert_eq!(v.version, "13.5.37");
+        // Debian's /usr/bin/nvcc wrapper script: no banner, no fact, no error.
+        let wrapper = b"#!/bin/sh\nexec /usr/lib/nvidia-cuda-toolkit/bin/nvcc \"$@\"\n";
+        assert!(parse_nvcc_binary(wrapper).is_none());
+        let path = crate::detect::testutil::p("usr/bin/nvcc");
+        assert!(matches!((DETECTOR.parse)(&path, wrapper), Ok(v) if v.is_empty()));
+        assert!(parse_nvcc_binary(b"Cuda compilation tools, release x, Vy\0").is_none());
+    }
+
+    #[test]
     fn glob_paths() {
         assert_wants(
             &DETECTOR,
@@ -129,6 +190,10 @@ mod tests {
                 "usr/local/cuda-12.1/version.json",
                 "usr/local/cuda/version.txt",
                 "usr/lib/cuda/version.txt",
+                "usr/lib/nvidia-cuda-toolkit/bin/nvcc",
+                "usr/local/cuda-11.8/bin/nvcc",
+                "opt/conda/bin/nvcc",
+                "usr/bin/nvcc",
             ],
             &[
                 "usr/local/cuda-12.1/lib64/version.json",

@@ -88,8 +88,13 @@ pub struct CudaToolkit {
     /// e.g. "/usr/local/cuda-12.1"
     #[serde(with = "crate::vocab::image_path::absolute")]
     pub path: ImagePath,
-    /// From version.json (cuda / cuda_cudart) or version.txt; None if neither is present.
+    /// From version.json (cuda / cuda_cudart), version.txt, nvcc's binary or the package
+    /// that installed the toolkit, in that order; None if none of them says.
     pub version: Option<CudaVersion>,
+    /// Where `version` was read: "version.json", "version.txt", "nvcc" or
+    /// "dpkg <package> <version>".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_from: Option<String>,
     /// True if `/usr/local/cuda` resolves to this directory.
     pub default: bool,
     pub layer: Option<usize>,
@@ -203,6 +208,10 @@ pub struct Binary {
     /// PTX in such self-loaded fatbins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub embedded_ptx: Vec<ArchTarget>,
+    /// SASS of cubins stored outside any fatbin (CUPTI's and nvperf's `.rodata` arrays),
+    /// loaded by the library itself; listed, not judged (like a standalone `.cubin` file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loose_sass: Vec<ArchTarget>,
     /// PTX ISA version of each PTX entry, "compute_90" → "8.8".
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ptx_isa: BTreeMap<String, String>,
@@ -211,6 +220,10 @@ pub struct Binary {
     pub compression: Vec<String>,
     /// True if the file has device code (a fatbin); false if it only links CUDA libraries.
     pub has_device_code: bool,
+    /// Whether that device code defines any kernel: false only when every cubin and PTX
+    /// text was read and none has one (nothing to launch, so nothing to fail); None unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_kernels: Option<bool>,
     /// The CUDA runtime release linked into the binary itself (nvcc's default `-cudart
     /// static`), read from its `cudaRuntimeGetVersion`: it needs a driver for that release
     /// like a libcudart would. Known only while the binary keeps its `.symtab`.

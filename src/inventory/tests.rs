@@ -485,6 +485,8 @@ fn binaries_with_device_code_or_cuda_links() {
             needed: needed.iter().map(|s| s.to_string()).collect(),
             runpath: vec!["$ORIGIN/../../nvidia/cu13/lib".into()],
             fatbin,
+            has_kernels: None,
+            loose_cubins: vec![],
         })
     };
     let entry = |s: &str, v: (u16, u16), c: Option<&str>| FatbinEntry {
@@ -745,4 +747,76 @@ fn image_and_host_resolve_libraries_the_same_way() {
     }
     assert_eq!(loader::resolve(&image, "/opt/loop/a"), None);
     assert_eq!(loader::resolve(&host, "/opt/loop/a"), None);
+}
+
+/// Issue 34: Debian/Ubuntu's `nvidia-cuda-toolkit` has no version file and keeps nvcc in
+/// `/usr/lib/nvidia-cuda-toolkit/bin` (`/usr/bin/nvcc` is a wrapper): the toolkit is found
+/// there, versioned by the dpkg package, and by nvcc's banner when the binary is readable.
+#[test]
+fn debian_toolkit_layout_from_dpkg_and_nvcc() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rootfs/debian-cuda-toolkit");
+    let (mut tree, errors) = tree_from_dir(&root);
+    assert!(errors.is_empty(), "{errors:?}");
+    let meta = ImageMeta {
+        reference: "dir:testdata/rootfs/debian-cuda-toolkit".into(),
+        ..Default::default()
+    };
+    let toolkits = |tree: &FileTree| -> Vec<(String, Option<String>, Option<String>)> {
+        build(&meta, tree, Vec::new())
+            .cuda_toolkits
+            .iter()
+            .map(|t| {
+                (
+                    t.path.to_string(),
+                    t.version.map(|v| v.to_string()),
+                    t.version_from.clone(),
+                )
+            })
+            .collect()
+    };
+    let from_dpkg = "dpkg nvidia-cuda-toolkit 11.8.89~11.8.0-5~deb12u1";
+    assert_eq!(
+        toolkits(&tree),
+        vec![(
+            "/usr/lib/nvidia-cuda-toolkit".to_string(),
+            Some("11.8.89".to_string()),
+            Some(from_dpkg.to_string())
+        )]
+    );
+    // The real nvcc carries its banner; it is read before the package database.
+    let nvcc = ImagePath::new("usr/lib/nvidia-cuda-toolkit/bin/nvcc").unwrap();
+    let banner = b"\x7fELF\0Cuda compilation tools, release 11.8, V11.8.89\0";
+    let facts = (crate::detect::cuda_toolkit::DETECTOR.parse)(&nvcc, banner).unwrap();
+    tree.nodes.get_mut(&nvcc).unwrap().facts = facts;
+    assert_eq!(
+        toolkits(&tree),
+        vec![(
+            "/usr/lib/nvidia-cuda-toolkit".to_string(),
+            Some("11.8.89".to_string()),
+            Some("nvcc".to_string())
+        )]
+    );
+    let inv = build(&meta, &tree, Vec::new());
+    let text = render_text(&inv);
+    assert!(
+        text.contains("/usr/lib/nvidia-cuda-toolkit 11.8.89 (from nvcc)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn cuda_version_of_debian_package_versions() {
+    use super::build::cuda_version_of_deb;
+    for (deb, want) in [
+        ("11.8.89~11.8.0-5~deb12u1", Some("11.8.89")), // Debian 12
+        ("11.5.1-1ubuntu1", Some("11.5.1")),           // Ubuntu 22.04
+        ("12.0.140~12.0.1-4build4", Some("12.0.140")), // Ubuntu 24.04
+        ("12.1.105-1", Some("12.1.105")),              // NVIDIA's cuda-nvcc-12-1
+        ("1:11.8.89-1", Some("11.8.89")),
+        ("2.36-9+deb12u4", Some("2.36")),
+        ("abc-1", None),
+        ("12", None),
+    ] {
+        assert_eq!(cuda_version_of_deb(deb).as_deref(), want, "{deb}");
+    }
 }

@@ -66,10 +66,17 @@ pub fn render_text(inv: &Inventory) -> String {
     for t in &inv.cuda_toolkits {
         let _ = writeln!(
             s,
-            "  {} {}{}",
+            "  {} {}{}{}",
             e(&t.path),
             e(t.version
                 .map_or_else(|| "(version unknown)".to_string(), |v| v.to_string())),
+            match &t.version_from {
+                // Version files are the usual source; say so only for the others.
+                Some(f) if t.version.is_some() && !f.starts_with("version.") => {
+                    format!(" (from {})", e(f))
+                }
+                _ => String::new(),
+            },
             if t.default { "  [/usr/local/cuda]" } else { "" }
         );
     }
@@ -149,7 +156,11 @@ pub fn render_text(inv: &Inventory) -> String {
     }
 
     let _ = writeln!(s, "\nBinaries with GPU code:");
-    let dev: Vec<&Binary> = inv.binaries.iter().filter(|b| b.has_device_code).collect();
+    let dev: Vec<&Binary> = inv
+        .binaries
+        .iter()
+        .filter(|b| b.has_device_code || !b.loose_sass.is_empty())
+        .collect();
     if dev.is_empty() {
         let _ = writeln!(s, "  none");
     }
@@ -169,6 +180,15 @@ pub fn render_text(inv: &Inventory) -> String {
         }
         if !b.compression.is_empty() {
             let _ = writeln!(s, "      compressed: {}", e(b.compression.join(", ")));
+        }
+        if !b.loose_sass.is_empty() {
+            let _ = writeln!(s, "      loose cubins: {}", join(&b.loose_sass));
+        }
+        if b.has_kernels == Some(false) {
+            let _ = writeln!(
+                s,
+                "      kernels: none (never launched; not judged by GL001)"
+            );
         }
         for w in &b.warnings {
             let _ = writeln!(s, "      warning: {}", e(w));

@@ -58,12 +58,7 @@ pub fn deep_check(data: &[u8], containers: &[FatbinContainer]) -> Vec<String> {
 /// The entry's (decompressed) payload; for group members, the group's whole blob.
 fn payload(data: &[u8], e: &FatbinEntry) -> Result<Vec<u8>, String> {
     let start = e.payload_offset;
-    let stored = if e.compression.is_some() {
-        e.compressed_size
-    } else {
-        e.payload_size
-    };
-    let end = start.saturating_add(stored);
+    let end = start.saturating_add(super::kernels::stored_len(e));
     let raw = data
         .get(start as usize..end.min(data.len() as u64) as usize)
         .filter(|_| end <= data.len() as u64)
@@ -72,6 +67,13 @@ fn payload(data: &[u8], e: &FatbinEntry) -> Result<Vec<u8>, String> {
     if e.compression.is_some() && want > MAX_IMAGE {
         return Err(format!("uncompressed size {want} too large to check"));
     }
+    decode_payload(raw, e)
+}
+
+/// The stored payload `raw` of `e` decompressed as its flags say (as is when not compressed);
+/// for group members, the group's whole blob. Callers bound `e.uncompressed_size`.
+pub(crate) fn decode_payload(raw: &[u8], e: &FatbinEntry) -> Result<Vec<u8>, String> {
+    let want = e.uncompressed_size;
     match e.compression.as_deref() {
         None => Ok(raw.to_vec()),
         Some("lz4") => lz4_flex::block::decompress(raw, want as usize)

@@ -6,6 +6,7 @@
 //! needs and skips payloads without buffering them. Which candidates are real containers
 //! is decided afterwards ([`resolve_section`]), once the section boundaries are known.
 
+use super::kernels::StreamProbe;
 use crate::arch::{ArchTarget, ArchVariant, CodeKind};
 use serde::{Deserialize, Serialize};
 
@@ -191,6 +192,8 @@ pub(crate) struct Candidate {
     entry_end: u64,
     /// Already reported by the scanner's `opened` list.
     opened_noted: bool,
+    /// Entries already handed to the stream's kernel probe.
+    probed: usize,
 }
 
 impl Candidate {
@@ -210,6 +213,7 @@ impl Candidate {
             entry_hsize: 0,
             entry_end: 0,
             opened_noted: false,
+            probed: 0,
         }
     }
 
@@ -635,6 +639,75 @@ pub(crate) struct FatbinScanner {
     dropped: u64,
     /// Containers whose header was understood, not yet taken by [`Self::take_opened`].
     opened: Vec<(u64, u64)>,
+    /// Set for a forward-only stream: payloads are captured for kernel counting as they
+    /// pass (a seekable scan reads them afterwards instead).
+    pub(crate) stream_probe: Option<StreamProbe>,
+    /// ELF headers found where containers are searched for, still collecting their bytes.
+    cubin_active: Vec<(u64, Vec<u8>)>,
+    /// Cubins (EM_CUDA ELF images) outside any fatbin container, as (offset, target): CUPTI
+    /// and nvperf keep them as plain byte arrays in `.rodata`. Sorted once finished.
+    pub(crate) loose_cubins: Vec<(u64, ArchTarget)>,
+}
+
+/// Length of an ELF64 header, all a loose cubin's target needs.
+const CUBIN_HEADER: usize = 64;
+/// Most loose cubins remembered per file.
+const MAX_LOOSE_CUBINS: usize = 100_000;
+
+/// The SASS target of a cubin header (notes §5.1): EM_CUDA, ELF64 little-endian; the SM
+/// number from e_flags by EI_ABIVERSION (7: low byte, 8: bits 8-15), `a` from 0x800 / 0x08.
+pub(crate) fn cubin_target(h: &[u8]) -> Option<ArchTarget> {
+    if h.len() < CUBIN_HEADER || &h[0..4] != b"\x7fELF" || h[4] != 2 || h[5] != 1 {
+        return None;
+    }
+    // EM_CUDA and a 64-byte ELF64 header (e_version holds the CUDA version, 118 = 11.8).
+    if u16_at(h, 18) != 190 || u16_at(h, 52) != 64 {
+        return None;
+    }
+    let flags = u32_at(h, 48);
+    let (sm, a) = match h[8] {
+        7 => (flags & 0xFF, flags & 0x800 != 0),
+        8 => ((flags >> 8) & 0xFF, flags & 0x08 != 0),
+        _ => return None,
+    };
+    // Arch-specific targets begin with sm_90a; older v1 cubins (CUPTI's sm_60) set 0x800
+    // for something else.
+    let a = a && sm >= 90;
+    plausible_arch(sm).then(|| {
+        let v = if a {
+            ArchVariant::ArchSpecific
+        } else {
+            ArchVariant::Generic
+        };
+        ArchTarget::new(CodeKind::Sass, sm, v)
+    })
+}
+
+/// Hands the entries `c` completed since the last call to the stream's kernel probe, one
+/// stored payload at a time (a group's members together).
+fn probe_new_entries(c: &mut Candidate, probe: &mut Option<StreamProbe>, base: u64, chunk: &[u8]) {
+    let Some(p) = probe else {
+        c.probed = c.entries.len();
+        return;
+    };
+    let mut i = c.probed;
+    while i < c.entries.len() {
+        let at = c.entries[i].payload_offset;
+        let mut j = i + 1;
+        while j < c.entries.len() && c.entries[j].in_group && c.entries[j].payload_offset == at {
+            j += 1;
+        }
+        let group: Vec<FatbinEntry> = c.entries[i..j]
+            .iter()
+            .filter(|e| p.probe.wants(e))
+            .cloned()
+            .collect();
+        if !group.is_empty() {
+            p.start(group, base, chunk);
+        }
+        i = j;
+    }
+    c.probed = c.entries.len();
 }
 
 /// Records `c` in `opened` the first time its header is known to be a container's.
@@ -674,16 +747,24 @@ impl FatbinScanner {
         let first = ((base + 7) & !7) - base;
         let mut off = first as usize;
         let mut new_at: Vec<usize> = Vec::new();
+        let mut cubins_at: Vec<usize> = Vec::new();
         while search && off + 4 <= chunk.len() {
             if chunk[off..off + 4] == FATBIN_MAGIC.to_le_bytes() {
                 new_at.push(off);
+            } else if chunk[off..off + 4] == *b"\x7fELF" {
+                cubins_at.push(off);
             }
             off += 8;
+        }
+        self.feed_cubins(base, chunk, &cubins_at);
+        if let Some(p) = &mut self.stream_probe {
+            p.feed(base, chunk);
         }
         // Existing candidates see the whole chunk; those it completes make room.
         for c in &mut self.active {
             c.feed(base, chunk, &mut self.entry_budget);
             note_opened(c, &mut self.opened);
+            probe_new_entries(c, &mut self.stream_probe, base, chunk);
         }
         self.retire(base, chunk);
         for o in new_at {
@@ -694,6 +775,7 @@ impl FatbinScanner {
             let mut c = Candidate::new(base + o as u64);
             c.feed(base, chunk, &mut self.entry_budget);
             note_opened(&mut c, &mut self.opened);
+            probe_new_entries(&mut c, &mut self.stream_probe, base, chunk);
             if c.finished() {
                 self.retire_one(c, base, chunk);
             } else {
@@ -706,6 +788,10 @@ impl FatbinScanner {
     /// The first byte at or after `from` that a container being parsed still needs, and how
     /// many bytes it needs from there (its next header piece; payloads are never needed).
     pub(crate) fn next_wanted(&self, from: u64) -> Option<(u64, u64)> {
+        let cubins = self.cubin_active.iter().map(|(at, buf)| {
+            let next = at + buf.len() as u64;
+            (next.max(from), at + CUBIN_HEADER as u64)
+        });
         self.active
             .iter()
             .filter(|c| c.state != State::Done)
@@ -714,9 +800,40 @@ impl FatbinScanner {
                 let end = c.want_at + c.want_len as u64;
                 (next.max(from), end)
             })
+            .chain(cubins)
             .filter(|&(at, end)| at < end)
             .min()
             .map(|(at, end)| (at, end - at))
+    }
+
+    /// Completes the ELF headers being collected with `chunk` (at `base`) and starts those at
+    /// `new` (offsets into `chunk`); a complete one that is a cubin's is recorded.
+    fn feed_cubins(&mut self, base: u64, chunk: &[u8], new: &[usize]) {
+        for &o in new {
+            if self.cubin_active.len() < MAX_ACTIVE && self.loose_cubins.len() < MAX_LOOSE_CUBINS {
+                self.cubin_active
+                    .push((base + o as u64, Vec::with_capacity(CUBIN_HEADER)));
+            }
+        }
+        let end = base + chunk.len() as u64;
+        let mut i = 0;
+        while i < self.cubin_active.len() {
+            let (at, buf) = &mut self.cubin_active[i];
+            let next = *at + buf.len() as u64;
+            if next >= base && next < end {
+                let take = (CUBIN_HEADER - buf.len()).min((end - next) as usize);
+                let lo = (next - base) as usize;
+                buf.extend_from_slice(&chunk[lo..lo + take]);
+            }
+            if buf.len() == CUBIN_HEADER || next < base {
+                let (at, buf) = self.cubin_active.swap_remove(i);
+                if let Some(t) = cubin_target(&buf) {
+                    self.loose_cubins.push((at, t));
+                }
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// Containers whose header was read and understood since the last call, as (start, end).
@@ -778,6 +895,11 @@ impl FatbinScanner {
         for c in &mut self.active {
             c.finish(eof);
         }
+        if let Some(p) = &mut self.stream_probe {
+            p.finish();
+        }
+        self.cubin_active.clear();
+        self.loose_cubins.sort_by_key(|c| c.0);
         self.retire(eof, &[]);
         // Remaining watchers: the file ended (reached eof without non-zero bytes).
         for mut w in std::mem::take(&mut self.watches) {

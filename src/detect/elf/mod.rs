@@ -8,6 +8,7 @@
 mod cudart;
 pub mod deep;
 pub mod fatbin;
+pub mod kernels;
 mod seek;
 mod stream;
 
@@ -50,6 +51,16 @@ pub struct ElfFacts {
     pub static_cudart_version: Option<u32>,
     /// None if the file has no device code.
     pub fatbin: Option<FatbinSummary>,
+    /// Whether the SASS/PTX it is judged on ([`Self::judged_entries`]) defines any kernel:
+    /// Some(false) only when every such payload was read and none has one (libnppc, nvcc's
+    /// `__nvcc_device_query`), None when unknown (not read, unreadable, over the bounds of
+    /// `kernels`) or without device code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_kernels: Option<bool>,
+    /// Cubins stored outside any fatbin container, in the data sections (CUPTI, nvperf and
+    /// compute-sanitizer keep them as byte arrays and load them themselves). Listed, not judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loose_cubins: Vec<LooseCubin>,
     /// Malformed or unreadable parts.
     pub warnings: Vec<String>,
 }
@@ -69,6 +80,30 @@ impl ElfFacts {
             return nv;
         }
         pick("__nv_relfatbin")
+    }
+
+    /// The entries a binary is judged on: those of the loadable sections and of the data
+    /// sections (fatbins the library loads itself).
+    pub fn judged_entries(&self) -> impl Iterator<Item = &FatbinEntry> {
+        let data = self
+            .fatbin
+            .iter()
+            .flat_map(|fb| fb.sections.iter())
+            .filter(|s| !is_fatbin_section_name(&s.name));
+        self.loadable_sections()
+            .into_iter()
+            .chain(data)
+            .flat_map(|s| s.containers.iter())
+            .flat_map(|c| c.entries.iter())
+    }
+
+    /// Every entry of every section with containers, in file order.
+    pub(crate) fn all_entries(&self) -> impl Iterator<Item = &FatbinEntry> {
+        self.fatbin
+            .iter()
+            .flat_map(|fb| fb.sections.iter())
+            .flat_map(|s| s.containers.iter())
+            .flat_map(|c| c.entries.iter())
     }
 
     fn targets(&self, kind: CodeKind) -> Vec<ArchTarget> {
@@ -100,6 +135,16 @@ impl ElfFacts {
     pub fn lto(&self) -> Vec<ArchTarget> {
         self.targets(CodeKind::Lto)
     }
+}
+
+/// A cubin outside any fatbin container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LooseCubin {
+    pub section: String,
+    /// File offset of its ELF header.
+    pub offset: u64,
+    /// SASS target from its e_flags.
+    pub target: ArchTarget,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -15,6 +15,7 @@
 //! moved to where the stream would learn something.
 
 use super::fatbin::{is_fatbin_section_name, probe_container};
+use super::kernels::KernelProbe;
 use super::stream::{cstr, may_hold_containers, Scan, CHUNK};
 use super::{ElfError, ElfFacts, ScanOptions};
 use std::cell::{Cell, RefCell};
@@ -165,7 +166,17 @@ pub(crate) fn scan_at(
     s.advance();
     feed_fatbins(&mut s, &src, end);
     s.fat.finish(end);
-    let facts = s.finish();
+    let mut facts = s.finish();
+    // Kernel counting reads payloads in file order over every reported entry, like the
+    // stream's captures (which also see containers in sections never reported: a kernel
+    // found only there makes the stream say "has kernels", which keeps the binary judged).
+    let mut probe = KernelProbe::default();
+    probe.probe_all(facts.all_entries(), |at, len| {
+        (at.saturating_add(len) <= end)
+            .then(|| src.read(at, len))
+            .flatten()
+    });
+    facts.has_kernels = probe.verdict(facts.judged_entries());
     if let Some(e) = src.error.take() {
         return Err(ElfError::Io(e));
     }

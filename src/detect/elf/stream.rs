@@ -7,9 +7,11 @@
 
 use super::cudart;
 use super::fatbin::{is_fatbin_section_name, resolve_section, FatbinScanner};
+use super::kernels::StreamProbe;
 use super::seek::Source;
 use super::{
-    machine_name, type_name, ElfError, ElfFacts, FatbinSection, FatbinSummary, ScanOptions,
+    machine_name, type_name, ElfError, ElfFacts, FatbinSection, FatbinSummary, LooseCubin,
+    ScanOptions,
 };
 use std::borrow::Cow;
 use std::io::Read;
@@ -621,6 +623,8 @@ pub(super) fn scan<R: Read>(
     opts: &ScanOptions,
 ) -> Result<ElfFacts, ElfError> {
     let mut s = Scan::new(opts, None, size);
+    // Payloads pass only once: capture those kernel counting needs on the way.
+    s.fat.stream_probe = Some(StreamProbe::default());
     let mut buf = vec![0u8; CHUNK];
     loop {
         let remaining = size.saturating_sub(s.ret.pos);
@@ -703,6 +707,8 @@ impl Scan<'_> {
                 cudart_version: None,
                 static_cudart_version: None,
                 fatbin: None,
+                has_kernels: None,
+                loose_cubins: Vec::new(),
                 warnings: self.warnings,
             };
         };
@@ -815,10 +821,14 @@ impl Scan<'_> {
             }
         }
         sections.sort_by_key(|s| s.offset);
+        let loose_cubins = match (&shdrs, &names) {
+            (Some(shdrs), Some(names)) => self.loose_cubins(shdrs, names, &sections),
+            _ => Vec::new(),
+        };
         for w in warnings {
             self.warn(w);
         }
-        ElfFacts {
+        let mut facts = ElfFacts {
             class: if h.is64 { 64 } else { 32 },
             machine: machine_name(h.machine),
             elf_type: type_name(h.e_type),
@@ -833,8 +843,14 @@ impl Scan<'_> {
             } else {
                 Some(FatbinSummary { sections })
             },
+            has_kernels: None,
+            loose_cubins,
             warnings: self.warnings,
+        };
+        if let (Some(p), Some(_)) = (&self.fat.stream_probe, &facts.fatbin) {
+            facts.has_kernels = p.probe.verdict(facts.judged_entries());
         }
+        facts
     }
 
     /// What `cudaRuntimeGetVersion` reports (see [`cudart`]), from the dynamic symbol table
@@ -872,6 +888,45 @@ impl Scan<'_> {
                 p.vaddr <= vaddr && matches!((end, seg_end), (Some(e), Some(s)) if e <= s)
             })
             .map(|p| p.offset + (vaddr - p.vaddr))
+    }
+
+    /// The cubin headers found in data sections (where containers may be) outside every
+    /// reported container.
+    fn loose_cubins(
+        &self,
+        shdrs: &[Shdr],
+        names: &[u8],
+        sections: &[FatbinSection],
+    ) -> Vec<LooseCubin> {
+        let inside_container = |at: u64| {
+            sections
+                .iter()
+                .flat_map(|s| s.containers.iter())
+                .any(|c| c.offset <= at && at < c.offset.saturating_add(c.size))
+        };
+        let mut out = Vec::new();
+        for sh in shdrs {
+            if sh.sh_type == SHT_NOBITS || sh.size == 0 {
+                continue;
+            }
+            let name = cstr(names, sh.name as usize);
+            if !may_hold_containers(sh, &name) {
+                continue;
+            }
+            let end = sh.offset.saturating_add(sh.size);
+            let lo = self.fat.loose_cubins.partition_point(|c| c.0 < sh.offset);
+            for &(at, target) in self.fat.loose_cubins[lo..].iter().take_while(|c| c.0 < end) {
+                if at.saturating_add(64) <= end && !inside_container(at) {
+                    out.push(LooseCubin {
+                        section: name.clone(),
+                        offset: at,
+                        target,
+                    });
+                }
+            }
+        }
+        out.sort_by_key(|c| c.offset);
+        out
     }
 
     fn fat_candidate_in(&self, off: u64, size: u64) -> bool {

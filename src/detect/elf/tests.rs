@@ -1335,3 +1335,137 @@ fn seekable_scan_follows_the_stream_on_late_dynamic_strings() {
         }
     }
 }
+
+/// The kernel-count fixtures (`testdata/fatbin/kernels`, nvcc builds of a file with no
+/// `__global__` function and of one with a kernel) with whether cuobjdump `-res-usage` lists
+/// a function in each.
+fn kernel_fixtures() -> Vec<(PathBuf, bool)> {
+    let dir = data_dir().join("kernels");
+    let listing = std::fs::read_to_string(dir.join("EXPECTED_cuobjdump.txt")).unwrap();
+    let mut out = Vec::new();
+    for block in listing.split("== cuobjdump -res-usage ").skip(1) {
+        let (name, rest) = block.split_once('\n').unwrap();
+        let res_usage = rest.split("== ").next().unwrap();
+        out.push((dir.join(name.trim()), res_usage.contains(" Function ")));
+    }
+    assert_eq!(out.len(), 4, "{out:?}");
+    out
+}
+
+/// Issue 34: a fatbin whose cubin (and PTX) defines no kernel is recorded as such, by the
+/// streaming scan in any read size and by the seekable scan; the same build with one kernel
+/// is not. Compressed payloads (zstd, `-compress-all`) are decoded to count.
+#[test]
+fn kernel_count_agrees_with_cuobjdump_res_usage() {
+    let mut seen = BTreeSet::new();
+    for (p, has_function) in kernel_fixtures() {
+        let data = read(&p);
+        let want = Some(has_function);
+        let facts = scan_elf_bytes(&data).unwrap();
+        assert!(facts.fatbin.is_some(), "{}", p.display());
+        assert_eq!(facts.has_kernels, want, "{}", p.display());
+        for n in [7, 4093] {
+            let got = scan_elf(Trickle { data: &data, n }, data.len() as u64).unwrap();
+            assert_eq!(got.has_kernels, want, "{} in {n}-byte reads", p.display());
+        }
+        let file = std::fs::File::open(&p).unwrap();
+        let got = scan_elf_at(&file, data.len() as u64).unwrap();
+        assert_eq!(got.facts.has_kernels, want, "{} seekable", p.display());
+        seen.insert(has_function);
+    }
+    assert_eq!(seen.len(), 2, "fixtures with and without a kernel");
+}
+
+/// Every build of the one-kernel `k.cu` (plain, LZ4, zstd, concatenated groups, rdc, a/f
+/// targets, v1 and v2 cubins) is found to have a kernel: counting never says "none" for code
+/// that has one.
+#[test]
+fn every_k_cu_build_has_a_kernel() {
+    let mut n = 0;
+    for f in elf_fixtures() {
+        let facts = scan_elf_bytes(&read(&f)).unwrap();
+        if facts.sass().is_empty() && facts.ptx().is_empty() {
+            continue; // LTO-IR only: nothing counted
+        }
+        assert_eq!(facts.has_kernels, Some(true), "{}", f.display());
+        n += 1;
+    }
+    assert!(n >= 9, "{n} fixtures with SASS/PTX");
+    for name in [
+        "cubin_ptxas11.8_sm80.cubin",
+        "cubin_ptxas12.9_sm90a.cubin",
+        "cubin_ptxas13.5_sm100f.cubin",
+    ] {
+        let cubin = read(&data_dir().join("fatbin-format").join(name));
+        assert_eq!(kernels::count_cubin_kernels(&cubin), Ok(1), "{name}");
+    }
+}
+
+/// A payload cut off by the end of the file (or not an ELF) leaves the answer unknown, never
+/// "no kernel".
+#[test]
+fn unreadable_payload_is_unknown() {
+    let (p, _) = kernel_fixtures()
+        .into_iter()
+        .find(|(p, k)| !k && p.to_string_lossy().ends_with("libnokernel_sm80.so"))
+        .unwrap();
+    let data = read(&p);
+    let facts = scan_elf_bytes(&data).unwrap();
+    assert_eq!(facts.has_kernels, Some(false));
+    let e = facts.judged_entries().next().unwrap().clone();
+    // The cubin's ELF magic, overwritten: the payload no longer reads as a cubin.
+    let mut broken = data.clone();
+    broken[e.payload_offset as usize] = b'X';
+    let got = scan_elf_bytes(&broken).unwrap();
+    assert_eq!(got.has_kernels, None);
+    let got = scan_elf_at(
+        &SeekReader::new(std::io::Cursor::new(&broken)),
+        broken.len() as u64,
+    )
+    .unwrap();
+    assert_eq!(got.facts.has_kernels, None);
+    assert!(kernels::count_cubin_kernels(b"not an elf").is_err());
+    assert!(kernels::ptx_has_entry(b".visible .entry _Z3addPf(\n"));
+    assert!(!kernels::ptx_has_entry(
+        b".visible .func _Z3addPf(\n// .entry\0.entry x"
+    ));
+}
+
+/// Issue 34: a cubin kept as a plain byte array in a data section (CUPTI, nvperf) is listed
+/// as a loose cubin by both scans; one in code, or inside a fatbin container, is not.
+#[test]
+fn loose_cubins_in_data_sections() {
+    let cubin = read(&data_dir().join("fatbin-format/cubin_ptxas11.8_sm80.cubin"));
+    let mut padded = vec![0u8; 16];
+    padded.extend_from_slice(&cubin);
+    let elf = build_elf(
+        true,
+        &[
+            sec(".text", padded.clone(), 16),
+            sec(".nv_fatbin", fixture_fatbin("fx_variants.fatbin"), 8),
+            sec(".rodata", padded.clone(), 16),
+        ],
+    );
+    let want = scan_elf_bytes(&elf).unwrap();
+    let loose: Vec<(String, String)> = want
+        .loose_cubins
+        .iter()
+        .map(|c| (c.section.clone(), c.target.to_string()))
+        .collect();
+    assert_eq!(loose, [(".rodata".to_string(), "sm_80".to_string())]);
+    let got = scan_elf_at(
+        &SeekReader::new(std::io::Cursor::new(&elf)),
+        elf.len() as u64,
+    )
+    .unwrap();
+    assert_eq!(got.facts, want);
+    for n in [7, 4093] {
+        let got = scan_elf(Trickle { data: &elf, n }, elf.len() as u64).unwrap();
+        assert_eq!(got, want, "{n}-byte reads");
+    }
+    // The real builds keep their cubins inside containers: nothing loose there.
+    for f in elf_fixtures() {
+        let facts = scan_elf_bytes(&read(&f)).unwrap();
+        assert!(facts.loose_cubins.is_empty(), "{}", f.display());
+    }
+}

@@ -41,7 +41,10 @@ pub(crate) fn binary_from_elf(
         .static_cudart_version
         .filter(|_| !path.file_name().starts_with("libcudart"))
         .and_then(|v| crate::detect::elf::format_cudart_version(v).parse().ok());
-    if !has_device_code && !e.needed.iter().any(|n| links_cuda(n)) && static_cuda_runtime.is_none()
+    if !has_device_code
+        && !e.needed.iter().any(|n| links_cuda(n))
+        && static_cuda_runtime.is_none()
+        && e.loose_cubins.is_empty()
     {
         return None;
     }
@@ -83,12 +86,20 @@ pub(crate) fn binary_from_elf(
         ptx: e.ptx(),
         embedded_sass: targets(&embedded, CodeKind::Sass),
         embedded_ptx: targets(&embedded, CodeKind::Ptx),
+        loose_sass: {
+            let mut v: Vec<crate::arch::ArchTarget> =
+                e.loose_cubins.iter().map(|c| c.target).collect();
+            v.sort();
+            v.dedup();
+            v
+        },
         ptx_isa: ptx_isa
             .into_iter()
             .map(|(k, (a, b))| (k, format!("{a}.{b}")))
             .collect(),
         compression: compression.into_iter().collect(),
         has_device_code,
+        has_kernels: e.has_kernels.filter(|_| has_device_code),
         static_cuda_runtime,
         warnings: e.warnings.clone(),
     })

@@ -35,6 +35,8 @@ pub(crate) use loader::TreeFs;
 use loader::*;
 use packages::*;
 use python::*;
+#[cfg(test)]
+pub(crate) use toolkits::cuda_version_of_deb;
 use toolkits::*;
 
 /// What the inventory needs to know about an image besides its files.

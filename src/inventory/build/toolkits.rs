@@ -1,5 +1,7 @@
 //! CUDA toolkits: `/usr/local/cuda-X.Y` trees and their version files, what `/usr/local/cuda`
-//! points at.
+//! points at; toolkits distributions install elsewhere and without a version file (Debian and
+//! Ubuntu's `nvidia-cuda-toolkit` in `/usr/lib/nvidia-cuda-toolkit`, conda's `cuda-nvcc`),
+//! versioned by their nvcc binary or by the dpkg package that installed them.
 
 use super::*;
 
@@ -39,29 +41,117 @@ pub(super) fn cuda_toolkits(tree: &FileTree) -> Vec<CudaToolkit> {
         let layer = tree.get(&dir).map(|n| n.layer).or(Some(n.layer));
         dirs.entry(dir).or_insert(layer);
     }
-    // Any directory holding a version file (`/usr/local/cuda` as a real dir, /usr/lib/cuda).
-    let mut versions: BTreeMap<ImagePath, String> = BTreeMap::new();
+    // Any directory holding a version file (`/usr/local/cuda` as a real dir, /usr/lib/cuda),
+    // or `bin/nvcc` (its banner names the toolkit version).
+    let rank = |source: &str| match source {
+        "version.json" => 0,
+        "version.txt" => 1,
+        _ => 2,
+    };
+    let mut versions: BTreeMap<ImagePath, (String, String)> = BTreeMap::new();
     for (p, n, v) in facts(tree, |f| match f {
         Fact::CudaToolkitVersion(v) => Some(v),
         _ => None,
     }) {
-        let Some(dir) = p.parent() else { continue };
-        // version.json wins over version.txt when both exist.
-        let better = v.source == "version.json" || !versions.contains_key(&dir);
+        let Some(mut dir) = p.parent() else { continue };
+        if v.source == "nvcc" {
+            match dir.parent() {
+                Some(top) if dir.file_name() == "bin" => dir = top,
+                _ => continue,
+            }
+        }
+        let better = versions
+            .get(&dir)
+            .is_none_or(|(_, s)| rank(&v.source) < rank(s));
         if better {
-            versions.insert(dir.clone(), v.version.clone());
+            versions.insert(dir.clone(), (v.version.clone(), v.source.clone()));
         }
         dirs.entry(dir).or_insert(Some(n.layer));
+    }
+    // The package database: what installed a toolkit that says nothing itself.
+    for (dir, version, from) in packaged_toolkits(tree) {
+        // Explicit or implicit (only files beneath it listed): the package's files are there.
+        let Some(node) = tree.get(&dir).or_else(|| {
+            tree.nodes
+                .iter()
+                .find(|(p, _)| p.starts_with(&dir))
+                .map(|(_, n)| n)
+        }) else {
+            continue;
+        };
+        let layer = Some(node.layer);
+        versions.entry(dir.clone()).or_insert((version, from));
+        dirs.entry(dir).or_insert(layer);
     }
     let default = ImagePath::new("usr/local/cuda")
         .ok()
         .and_then(|p| tree.resolve_dir(&p));
     dirs.into_iter()
-        .map(|(dir, layer)| CudaToolkit {
-            path: dir.clone(),
-            version: versions.get(&dir).and_then(|v| v.parse().ok()),
-            default: default.as_ref() == Some(&dir),
-            layer,
+        .map(|(dir, layer)| {
+            let v = versions.get(&dir);
+            CudaToolkit {
+                path: dir.clone(),
+                version: v.and_then(|(v, _)| v.parse().ok()),
+                version_from: v.map(|(_, s)| s.clone()),
+                default: default.as_ref() == Some(&dir),
+                layer,
+            }
         })
         .collect()
+}
+
+/// Toolkit directories named by installed dpkg packages, with the CUDA version the package
+/// version gives: Debian/Ubuntu's `nvidia-cuda-toolkit` (`11.8.89~11.8.0-5~deb12u1`,
+/// `11.5.1-1ubuntu1`) in `/usr/lib/nvidia-cuda-toolkit`, NVIDIA's `cuda-toolkit-X-Y` and
+/// `cuda-nvcc-X-Y` (`12.1.105-1`) in `/usr/local/cuda-X.Y`.
+fn packaged_toolkits(tree: &FileTree) -> Vec<(ImagePath, String, String)> {
+    let mut out = Vec::new();
+    for (_, _, s) in facts(tree, |f| match f {
+        Fact::DpkgStatus(s) => Some(s),
+        _ => None,
+    }) {
+        for p in &s.packages {
+            let Some(version) = cuda_version_of_deb(&p.version) else {
+                continue;
+            };
+            let dir = if p.name == "nvidia-cuda-toolkit" {
+                "usr/lib/nvidia-cuda-toolkit".to_string()
+            } else if let Some(xy) = p
+                .name
+                .strip_prefix("cuda-toolkit-")
+                .or_else(|| p.name.strip_prefix("cuda-nvcc-"))
+            {
+                let Some((x, y)) = xy.split_once('-') else {
+                    continue;
+                };
+                if !(x.bytes().all(|b| b.is_ascii_digit()) && y.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    continue;
+                }
+                format!("usr/local/cuda-{x}.{y}")
+            } else {
+                continue;
+            };
+            if let Ok(dir) = ImagePath::new(&dir) {
+                out.push((dir, version, format!("dpkg {} {}", p.name, p.version)));
+            }
+        }
+    }
+    // cuda-toolkit-X-Y names the whole release; prefer it over cuda-nvcc-X-Y's compiler version.
+    out.sort_by_key(|(d, _, from)| (d.clone(), !from.starts_with("dpkg cuda-toolkit-")));
+    out
+}
+
+/// The CUDA version in a Debian package version: the upstream part without epoch, revision
+/// and `~` suffix (`1:11.8.89~11.8.0-5~deb12u1` → `11.8.89`). None unless it is all digits
+/// and dots.
+pub(crate) fn cuda_version_of_deb(v: &str) -> Option<String> {
+    let v = v.split_once(':').map_or(v, |(_, r)| r);
+    let upstream = v.rsplit_once('-').map_or(v, |(u, _)| u);
+    let upstream = upstream.split('~').next().unwrap_or("");
+    let ok = upstream.contains('.')
+        && upstream
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    ok.then(|| upstream.to_string())
 }

@@ -67,6 +67,11 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             if !b.has_loadable_code() {
                 continue; // only LTO-IR or unreadable: nothing the runtime would load
             }
+            if b.has_kernels == Some(false) {
+                // Its cubins and PTX were read and define no kernel: nothing is ever
+                // launched from it, whatever its CUDA release supports.
+                continue;
+            }
             let (sass, ptx) = runnable_targets(b, cc);
             if sass.is_empty() && ptx.is_empty() {
                 match super::context::vendor_library_supports(ctx, b, cc) {

@@ -109,7 +109,8 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
         .inventory
         .binaries
         .iter()
-        .filter(|b| b.has_device_code && b.has_loadable_code())
+        // A binary whose device code defines no kernel never launches one (GL001 skips it too).
+        .filter(|b| b.has_device_code && b.has_loadable_code() && b.has_kernels != Some(false))
         .collect();
     // Per binary and capability: (has native code or is a supported vendor library, has PTX
     // that JITs there). Both the per-binary lists and the image-wide summary read this.

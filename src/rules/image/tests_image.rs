@@ -409,3 +409,62 @@ fn image_cases_are_generated_by_the_script() {
         &dir.join("cases"),
     );
 }
+
+/// Issue 34: a fatbin whose cubin defines no kernel (libnppc, libcufftw, nvcc's
+/// `__nvcc_device_query`) never launches anything, so no GPU can lack a kernel image for it,
+/// neither by its own targets nor by its CUDA release; the same build with one kernel fails.
+/// The binaries are the nvcc builds of `testdata/fatbin/kernels` (sm_80 SASS only).
+#[test]
+fn a_fatbin_without_kernels_cannot_lack_a_kernel_image() {
+    let m = matrix();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fatbin/kernels");
+    let scanned = |file: &str, at: &str| {
+        let data = std::fs::read(dir.join(file)).unwrap();
+        let facts = crate::detect::elf::scan_elf_bytes(&data).unwrap();
+        crate::inventory::binary_from_elf(ImagePath::new(at).unwrap(), Some(0), &facts).unwrap()
+    };
+    let mut inv = Inventory::default();
+    let none = scanned(
+        "libnokernel_sm80.so",
+        "usr/lib/x86_64-linux-gnu/libnppc.so.11.8.0.86",
+    );
+    let one = scanned("libonekernel_sm80.so", "opt/app/libone.so");
+    assert_eq!(
+        (none.has_kernels, one.has_kernels),
+        (Some(false), Some(true))
+    );
+    inv.binaries.push(none);
+    inv.binaries.push(one);
+    // V100 (7.0): sm_80 SASS does not run there; only the library with a kernel can fail.
+    let f = check_image(&inv, &m, &[target(&m, "V100", "580.65.06")]);
+    let gl001: Vec<&str> = f
+        .iter()
+        .filter(|f| f.rule == "GL001")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(gl001.len(), 1, "{f:?}");
+    assert!(gl001[0].starts_with("/opt/app/libone.so"), "{gl001:?}");
+    // The zero-kernel file as a CUDA 11.8 distribution library (Debian's libcufftw10): its
+    // release does not support a B200, yet nothing in it is ever launched.
+    inv.binaries.remove(1);
+    inv.binaries[0].path =
+        ImagePath::new("usr/lib/x86_64-linux-gnu/libcufftw.so.10.9.0.58").unwrap();
+    inv.cuda_libraries.push(lib(
+        "usr/lib/x86_64-linux-gnu/libcufftw.so.10.9.0.58",
+        "cufftw",
+        "10.9.0.58",
+        LibraryProvider::System,
+    ));
+    for gpu in ["NVIDIA B200", "V100"] {
+        let f = check_image(&inv, &m, &[target(&m, gpu, "580.65.06")]);
+        assert!(!f.iter().any(|f| f.rule == "GL001"), "{gpu}: {f:?}");
+    }
+    // Unknown (a payload not read) is judged as before: by its release, which lacks 10.0.
+    inv.binaries[0].has_kernels = None;
+    let f = check_image(&inv, &m, &[target(&m, "NVIDIA B200", "580.65.06")]);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == "GL001" && f.message.contains("CUDA 11.8 does not support")),
+        "{f:?}"
+    );
+}
