@@ -99,6 +99,98 @@ pub fn parse_nvcc_binary(data: &[u8]) -> Option<ToolkitVersion> {
     })
 }
 
+/// Reads at most `max_bytes` of `r` (an nvcc binary) in chunks and returns the version of
+/// its banner: the host reads nvcc from disk (35 MB for 13.5, past what a host file read
+/// holds in memory), the image walker hands the whole file to [`parse_nvcc_binary`].
+pub fn scan_nvcc_banner(mut r: impl std::io::Read, max_bytes: u64) -> Option<ToolkitVersion> {
+    const CHUNK: usize = 1 << 20;
+    // A banner line cut by a chunk boundary is found in the next window: keep this many
+    // bytes of the previous one (the prefix plus the 64-byte line parse_nvcc_binary reads).
+    const KEEP: usize = NVCC_BANNER.len() + 64;
+    let mut window: Vec<u8> = Vec::with_capacity(CHUNK + KEEP);
+    let mut chunk = vec![0u8; CHUNK];
+    let mut read_total = 0u64;
+    while read_total < max_bytes {
+        let want = CHUNK.min((max_bytes - read_total) as usize);
+        let n = match r.read(&mut chunk[..want]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        read_total += n as u64;
+        window.extend_from_slice(&chunk[..n]);
+        if let Some(v) = parse_nvcc_binary(&window) {
+            return Some(v);
+        }
+        let drop = window.len().saturating_sub(KEEP);
+        window.drain(..drop);
+    }
+    None
+}
+
+/// A toolkit directory an installed package names, with the CUDA version the package's
+/// version gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackagedToolkit {
+    /// Relative to the root (`usr/lib/nvidia-cuda-toolkit`, `usr/local/cuda-12.1`).
+    pub dir: String,
+    pub version: String,
+    /// `dpkg nvidia-cuda-toolkit 11.8.89~11.8.0-5~deb12u1`.
+    pub from: String,
+}
+
+/// Toolkit directories named by installed dpkg packages: Debian/Ubuntu's
+/// `nvidia-cuda-toolkit` (`11.8.89~11.8.0-5~deb12u1`, `11.5.1-1ubuntu1`) in
+/// `/usr/lib/nvidia-cuda-toolkit`, NVIDIA's `cuda-toolkit-X-Y` and `cuda-nvcc-X-Y`
+/// (`12.1.105-1`) in `/usr/local/cuda-X.Y`. Used for images and hosts alike.
+pub fn packaged_toolkits(status: &super::dpkg::DpkgStatus) -> Vec<PackagedToolkit> {
+    let mut out = Vec::new();
+    for p in &status.packages {
+        let Some(version) = cuda_version_of_deb(&p.version) else {
+            continue;
+        };
+        let dir = if p.name == "nvidia-cuda-toolkit" {
+            "usr/lib/nvidia-cuda-toolkit".to_string()
+        } else if let Some(xy) = p
+            .name
+            .strip_prefix("cuda-toolkit-")
+            .or_else(|| p.name.strip_prefix("cuda-nvcc-"))
+        {
+            let Some((x, y)) = xy.split_once('-') else {
+                continue;
+            };
+            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+            if !(digits(x) && digits(y)) {
+                continue;
+            }
+            format!("usr/local/cuda-{x}.{y}")
+        } else {
+            continue;
+        };
+        out.push(PackagedToolkit {
+            dir,
+            version,
+            from: format!("dpkg {} {}", p.name, p.version),
+        });
+    }
+    // cuda-toolkit-X-Y names the whole release; prefer it over cuda-nvcc-X-Y's compiler version.
+    out.sort_by_key(|t| (t.dir.clone(), !t.from.starts_with("dpkg cuda-toolkit-")));
+    out
+}
+
+/// The CUDA version in a Debian package version: the upstream part without epoch, revision
+/// and `~` suffix (`1:11.8.89~11.8.0-5~deb12u1` → `11.8.89`). None unless it is all digits
+/// and dots.
+pub fn cuda_version_of_deb(v: &str) -> Option<String> {
+    let v = v.split_once(':').map_or(v, |(_, r)| r);
+    let upstream = v.rsplit_once('-').map_or(v, |(u, _)| u);
+    let upstream = upstream.split('~').next().unwrap_or("");
+    let ok = upstream.contains('.')
+        && upstream
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    ok.then(|| upstream.to_string())
+}
+
 pub const DETECTOR: DetectorSpec = DetectorSpec {
     name: "cuda-toolkit",
     version: 2,
@@ -180,6 +272,18 @@ mod tests {
         let path = crate::detect::testutil::p("usr/bin/nvcc");
         assert!(matches!((DETECTOR.parse)(&path, wrapper), Ok(v) if v.is_empty()));
         assert!(parse_nvcc_binary(b"Cuda compilation tools, release x, Vy\0").is_none());
+    }
+
+    #[test]
+    fn nvcc_banner_across_a_chunk_boundary_and_past_the_bound() {
+        let banner = b"Cuda compilation tools, release 12.0, V12.0.140\0";
+        // The banner straddles the 1 MiB chunk boundary.
+        let mut bin = vec![0u8; (1 << 20) - 10];
+        bin.extend_from_slice(banner);
+        let v = scan_nvcc_banner(&bin[..], 64 << 20).unwrap();
+        assert_eq!(v.version, "12.0.140");
+        // Beyond the bound: not read, not found.
+        assert!(scan_nvcc_banner(&bin[..], 1 << 20).is_none());
     }
 
     #[test]

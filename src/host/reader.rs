@@ -385,6 +385,18 @@ fn read_local(p: &Path, shown: &str, no_follow: bool) -> Result<Option<Vec<u8>>,
     Ok(Some(buf))
 }
 
+/// A regular file opened read-only for a caller that streams it (files past [`MAX_READ`]),
+/// with [`read_local`]'s guards: no final symlink, no blocking on a FIFO. None otherwise.
+pub(crate) fn open_regular_no_follow(p: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK | O_NOFOLLOW)
+        .open(p)
+        .ok()?;
+    f.metadata().ok()?.is_file().then_some(f)
+}
+
 fn kind_name(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_dir() {

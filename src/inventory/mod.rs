@@ -91,8 +91,8 @@ pub struct CudaToolkit {
     /// From version.json (cuda / cuda_cudart), version.txt, nvcc's binary or the package
     /// that installed the toolkit, in that order; None if none of them says.
     pub version: Option<CudaVersion>,
-    /// Where `version` was read: "version.json", "version.txt", "nvcc" or
-    /// "dpkg <package> <version>".
+    /// Where `version` was read: "version.json", "version.txt", "nvcc",
+    /// "dpkg <package> <version>" or "conda cuda-nvcc <version>".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version_from: Option<String>,
     /// True if `/usr/local/cuda` resolves to this directory.

@@ -804,6 +804,50 @@ fn debian_toolkit_layout_from_dpkg_and_nvcc() {
     );
 }
 
+/// Issue 34: conda's `cuda-nvcc` makes the environment prefix a toolkit without a version
+/// file; its conda-meta record versions it when nvcc's banner cannot (here: an empty nvcc).
+#[test]
+fn conda_cuda_nvcc_toolkit_from_conda_meta() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("opt/conda");
+    std::fs::create_dir_all(prefix.join("conda-meta")).unwrap();
+    std::fs::create_dir_all(prefix.join("bin")).unwrap();
+    std::fs::write(prefix.join("bin/nvcc"), b"").unwrap();
+    std::fs::write(
+        prefix.join("conda-meta/cuda-nvcc-12.4.131-h02f8bfc_0.json"),
+        br#"{"name": "cuda-nvcc", "version": "12.4.131", "build": "h02f8bfc_0", "channel": "https://conda.anaconda.org/nvidia", "files": []}"#,
+    )
+    .unwrap();
+    // Another package's record names no toolkit.
+    std::fs::write(
+        prefix.join("conda-meta/cuda-cudart-12.4.127-0.json"),
+        br#"{"name": "cuda-cudart", "version": "12.4.127", "files": []}"#,
+    )
+    .unwrap();
+    let (tree, errors) = tree_from_dir(dir.path());
+    assert!(errors.is_empty(), "{errors:?}");
+    let inv = build(&ImageMeta::default(), &tree, Vec::new());
+    let got: Vec<(String, Option<String>, Option<String>)> = inv
+        .cuda_toolkits
+        .iter()
+        .map(|t| {
+            (
+                t.path.to_string(),
+                t.version.map(|v| v.to_string()),
+                t.version_from.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![(
+            "/opt/conda".to_string(),
+            Some("12.4.131".to_string()),
+            Some("conda cuda-nvcc 12.4.131".to_string())
+        )]
+    );
+}
+
 #[test]
 fn cuda_version_of_debian_package_versions() {
     use super::build::cuda_version_of_deb;

@@ -228,6 +228,26 @@ L=$(variant ld-conflict)
 printf '/usr/local/cuda-12.4/targets/x86_64-linux/lib\n' | mk $L/etc/ld.so.conf.d/000_cuda-12-4.conf
 printf '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "12.4.1"\n   }\n}\n' | mk $L/usr/local/cuda-12.4/version.json
 
+# --- debian-toolkit: Debian's nvidia-cuda-toolkit 12.4 (no version file; nvcc's banner and dpkg say it) ---
+D=$(variant debian-toolkit)
+printf '#!/bin/sh\nexec /usr/lib/nvidia-cuda-toolkit/bin/nvcc "$@"\n' | mk $D/usr/bin/nvcc
+# Synthetic stand-in for the real nvcc ELF: only the banner string matters.
+printf '\177ELF\0\0\0\0Cuda compilation tools, release 12.4, V12.4.131\0Build cuda_12.4.r12.4\0' | mk $D/usr/lib/nvidia-cuda-toolkit/bin/nvcc
+: | mk $D/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc
+mk $D/var/lib/dpkg/status <<'E'
+Package: nvidia-cuda-toolkit
+Status: install ok installed
+Priority: optional
+Architecture: amd64
+Version: 12.4.131~12.4.1-2
+Description: NVIDIA CUDA development toolkit
+
+Package: libc6
+Status: install ok installed
+Architecture: amd64
+Version: 2.41-12
+E
+
 # --- pci-extra: two NVIDIA GPUs on the bus, the driver sees one ---
 X=$(variant pci-extra)
 printf '0x10de\n' | mk $X/sys/bus/pci/devices/0000:00:07.0/vendor

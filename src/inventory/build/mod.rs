@@ -26,6 +26,8 @@ mod packages;
 mod python;
 mod toolkits;
 
+#[cfg(test)]
+pub(crate) use crate::detect::cuda_toolkit::cuda_version_of_deb;
 pub(crate) use binaries::binary_from_elf;
 use binaries::*;
 use image::*;
@@ -35,8 +37,6 @@ pub(crate) use loader::TreeFs;
 use loader::*;
 use packages::*;
 use python::*;
-#[cfg(test)]
-pub(crate) use toolkits::cuda_version_of_deb;
 use toolkits::*;
 
 /// What the inventory needs to know about an image besides its files.

@@ -83,6 +83,25 @@ pub(super) fn cuda_toolkits(tree: &FileTree) -> Vec<CudaToolkit> {
         versions.entry(dir.clone()).or_insert((version, from));
         dirs.entry(dir).or_insert(layer);
     }
+    // conda's `cuda-nvcc` (nvidia and conda-forge channels): the environment prefix is the
+    // toolkit (`<prefix>/bin/nvcc`); its conda-meta record gives the version when nvcc's
+    // banner did not.
+    for (meta_path, meta_node, m) in facts(tree, |f| match f {
+        Fact::CondaMeta(m) if m.name == "cuda-nvcc" => Some(m),
+        _ => None,
+    }) {
+        let Some(prefix) = meta_path.parent().and_then(|d| d.parent()) else {
+            continue;
+        };
+        if m.version.parse::<crate::version::CudaVersion>().is_err() {
+            continue;
+        }
+        let layer = tree.get(&prefix).map(|n| n.layer).or(Some(meta_node.layer));
+        versions
+            .entry(prefix.clone())
+            .or_insert((m.version.clone(), format!("conda cuda-nvcc {}", m.version)));
+        dirs.entry(prefix).or_insert(layer);
+    }
     let default = ImagePath::new("usr/local/cuda")
         .ok()
         .and_then(|p| tree.resolve_dir(&p));
@@ -100,58 +119,21 @@ pub(super) fn cuda_toolkits(tree: &FileTree) -> Vec<CudaToolkit> {
         .collect()
 }
 
-/// Toolkit directories named by installed dpkg packages, with the CUDA version the package
-/// version gives: Debian/Ubuntu's `nvidia-cuda-toolkit` (`11.8.89~11.8.0-5~deb12u1`,
-/// `11.5.1-1ubuntu1`) in `/usr/lib/nvidia-cuda-toolkit`, NVIDIA's `cuda-toolkit-X-Y` and
-/// `cuda-nvcc-X-Y` (`12.1.105-1`) in `/usr/local/cuda-X.Y`.
+/// Toolkit directories named by installed dpkg packages (the rules shared with the host
+/// checks: [`crate::detect::cuda_toolkit::packaged_toolkits`]).
 fn packaged_toolkits(tree: &FileTree) -> Vec<(ImagePath, String, String)> {
     let mut out = Vec::new();
     for (_, _, s) in facts(tree, |f| match f {
         Fact::DpkgStatus(s) => Some(s),
         _ => None,
     }) {
-        for p in &s.packages {
-            let Some(version) = cuda_version_of_deb(&p.version) else {
-                continue;
-            };
-            let dir = if p.name == "nvidia-cuda-toolkit" {
-                "usr/lib/nvidia-cuda-toolkit".to_string()
-            } else if let Some(xy) = p
-                .name
-                .strip_prefix("cuda-toolkit-")
-                .or_else(|| p.name.strip_prefix("cuda-nvcc-"))
-            {
-                let Some((x, y)) = xy.split_once('-') else {
-                    continue;
-                };
-                if !(x.bytes().all(|b| b.is_ascii_digit()) && y.bytes().all(|b| b.is_ascii_digit()))
-                {
-                    continue;
-                }
-                format!("usr/local/cuda-{x}.{y}")
-            } else {
-                continue;
-            };
-            if let Ok(dir) = ImagePath::new(&dir) {
-                out.push((dir, version, format!("dpkg {} {}", p.name, p.version)));
+        for t in crate::detect::cuda_toolkit::packaged_toolkits(s) {
+            if let Ok(dir) = ImagePath::new(&t.dir) {
+                out.push((dir, t.version, t.from));
             }
         }
     }
-    // cuda-toolkit-X-Y names the whole release; prefer it over cuda-nvcc-X-Y's compiler version.
+    // Across status.d files too: cuda-toolkit-X-Y before cuda-nvcc-X-Y for the same dir.
     out.sort_by_key(|(d, _, from)| (d.clone(), !from.starts_with("dpkg cuda-toolkit-")));
     out
-}
-
-/// The CUDA version in a Debian package version: the upstream part without epoch, revision
-/// and `~` suffix (`1:11.8.89~11.8.0-5~deb12u1` → `11.8.89`). None unless it is all digits
-/// and dots.
-pub(crate) fn cuda_version_of_deb(v: &str) -> Option<String> {
-    let v = v.split_once(':').map_or(v, |(_, r)| r);
-    let upstream = v.rsplit_once('-').map_or(v, |(u, _)| u);
-    let upstream = upstream.split('~').next().unwrap_or("");
-    let ok = upstream.contains('.')
-        && upstream
-            .split('.')
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    ok.then(|| upstream.to_string())
 }

@@ -84,7 +84,60 @@ pub(crate) fn toolkits(r: &dyn HostReader) -> Vec<Toolkit> {
             evidence: ev,
         });
     }
+    distribution_toolkits(r, &mut out);
     out
+}
+
+/// Toolkits distributions install without a version file, the same way the image inventory
+/// finds them: Debian/Ubuntu's `nvidia-cuda-toolkit` in /usr/lib/nvidia-cuda-toolkit
+/// (versioned by its nvcc's banner), and directories the dpkg database names
+/// (`nvidia-cuda-toolkit`, `cuda-toolkit-X-Y`) whose version the tree did not give.
+fn distribution_toolkits(r: &dyn HostReader, out: &mut Vec<Toolkit>) {
+    use crate::detect::cuda_toolkit::{packaged_toolkits, scan_nvcc_banner};
+    const DEBIAN_DIR: &str = "/usr/lib/nvidia-cuda-toolkit";
+    // nvcc 13.5 is 35 MB with its banner near 30 MB: read it streamed, never whole.
+    const NVCC_MAX_BYTES: u64 = 64 << 20;
+    if r.list_dir(DEBIAN_DIR).is_some() {
+        let nvcc = format!("{DEBIAN_DIR}/bin/nvcc");
+        // Opened without following a final link, through the tree-resolved path, like the
+        // fatbin scanner's reads.
+        let banner = crate::host::reader::open_regular_no_follow(&r.local_path(&nvcc))
+            .and_then(|f| scan_nvcc_banner(f, NVCC_MAX_BYTES));
+        let (version, evidence) = match banner {
+            Some(v) => (
+                Some(v.version.clone()),
+                format!("{nvcc}: Cuda compilation tools {}", v.version),
+            ),
+            None => (None, format!("{DEBIAN_DIR}: installed, version unknown")),
+        };
+        out.push(Toolkit {
+            dir: DEBIAN_DIR.to_string(),
+            version,
+            evidence,
+        });
+    }
+    let Some(status) = r.read("/var/lib/dpkg/status").ok().flatten() else {
+        return;
+    };
+    let status = crate::detect::dpkg::parse_status(&status);
+    for p in packaged_toolkits(&status) {
+        let dir = format!("/{}", p.dir);
+        match out.iter_mut().find(|t| t.dir == dir) {
+            Some(t) if t.version.is_some() => {}
+            Some(t) => {
+                t.version = Some(p.version.clone());
+                t.evidence = format!("{dir}: {}", p.from);
+            }
+            // The package is installed but its directory is gone (removed by hand): nothing
+            // there to load or run.
+            None if !r.exists(&dir) => {}
+            None => out.push(Toolkit {
+                dir: dir.clone(),
+                version: Some(p.version.clone()),
+                evidence: format!("{dir}: {}", p.from),
+            }),
+        }
+    }
 }
 
 pub(crate) fn nvcc_version(r: &dyn HostReader) -> Option<String> {

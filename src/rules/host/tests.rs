@@ -306,6 +306,34 @@ fn gl211_loader_picks_other_cuda() {
     );
 }
 
+/// Debian's `nvidia-cuda-toolkit` has no version file and lives outside /usr/local: found
+/// from nvcc's banner (the real binary, not the /usr/bin/nvcc wrapper) and the dpkg
+/// database, like the image inventory finds it; judged against an old driver's CUDA 12.2.
+#[test]
+fn gl211_gl212_debian_toolkit_without_version_file() {
+    let r = runv(&["variants/old-driver", "variants/debian-toolkit"]);
+    let x = expect(&r, "GL212", Problem);
+    assert!(
+        x.evidence
+            .iter()
+            .any(|e| e == "/usr/lib/nvidia-cuda-toolkit/bin/nvcc: Cuda compilation tools 12.4.131"),
+        "{:?}",
+        x.evidence
+    );
+    let tks = super::gl211_cuda_toolkit_conflict::toolkits(
+        &crate::host::reader::CapturedReader::new(super::testutil::testdata(
+            "variants/debian-toolkit",
+        ))
+        .unwrap(),
+    );
+    let debian: Vec<_> = tks
+        .iter()
+        .filter(|t| t.dir == "/usr/lib/nvidia-cuda-toolkit")
+        .map(|t| t.version.as_deref())
+        .collect();
+    assert_eq!(debian, vec![Some("12.4.131")]);
+}
+
 #[test]
 fn gl212_and_gl215_driver_older_than_toolkit_and_torch() {
     let r = runv(&["variants/old-driver"]);
