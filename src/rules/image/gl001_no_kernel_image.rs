@@ -65,7 +65,7 @@ fn gpu_with_cc(name: &str, cc: crate::arch::ComputeCapability) -> String {
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
     let tname = target.name.clone();
-    let unreached = super::reachability::unreached_on_demand(&ctx.inventory);
+    let unreached = super::reachability::unreached_on_demand(ctx.inventory);
     // A library loaded only on demand fails only when something loads it: a warning, with why.
     let judge = |i: usize, f: Finding| match unreached[i] {
         Some(why) => {
