@@ -8,7 +8,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL001"),
     name: "no-kernel-image",
     default_severity: Severity::Error,
-    other_severities: &[],
+    other_severities: &[Severity::Warning],
     summary: "A CUDA binary has no SASS or PTX that can run on the target GPU",
     doc: RuleDoc {
         what:
@@ -22,7 +22,11 @@ pub static META: RuleMeta = RuleMeta {
             Y). Failing that, it JIT-compiles PTX `compute_XY` for any device with capability >= \
             X.Y (not `a`/`f` PTX outside their device/family). LTO-IR is never loaded directly. \
             The check is per binary: one extension module without code for the GPU is enough to \
-            break the image. (CUDA C++ Programming Guide, Binary and PTX compatibility.)",
+            break the image. A library that nothing in the image NEEDs and that is loaded only \
+            on demand (CUPTI, libcheckpoint, nvperf, compute-sanitizer's and nvprof's injection \
+            libraries, cupy's optional cuDNN/NCCL/cuTENSOR modules) is reported as a warning: \
+            it fails only when a profiler or the program loads it. (CUDA C++ Programming \
+            Guide, Binary and PTX compatibility.)",
         example: "A library built with `-gencode arch=compute_75,code=sm_75` only, run on an H100 \
             (9.0): sm_75 SASS does not run across majors and there is no PTX to JIT.",
         fix:
@@ -61,9 +65,24 @@ fn gpu_with_cc(name: &str, cc: crate::arch::ComputeCapability) -> String {
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
     let tname = target.name.clone();
+    let unreached = super::reachability::unreached_on_demand(ctx.inventory);
+    // A library loaded only on demand fails only when something loads it: a warning, with why.
+    let judge = |i: usize, f: Finding| match unreached[i] {
+        Some(why) => {
+            let message = format!(
+                "{}; loaded only on demand {why} and nothing in the image NEEDs it",
+                f.message
+            );
+            Finding { message, ..f }.with_severity(Severity::Warning)
+        }
+        None => f,
+    };
     for gpu in &target.gpus {
         let Some(cc) = gpu.cc else { continue };
-        for b in ctx.inventory.binaries.iter().filter(|b| b.has_device_code) {
+        for (i, b) in ctx.inventory.binaries.iter().enumerate() {
+            if !b.has_device_code {
+                continue;
+            }
             if !b.has_loadable_code() {
                 continue; // only LTO-IR or unreadable: nothing the runtime would load
             }
@@ -77,7 +96,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 match super::context::vendor_library_supports(ctx, b, cc) {
                     Some((true, _)) => continue,
                     Some((false, release)) => {
-                        out.push(
+                        out.push(judge(
+                            i,
                             META.finding(format!(
                                 "NVIDIA CUDA {} library: CUDA {} does not support {}",
                                 release.major_minor(),
@@ -87,7 +107,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                             .with_target(tname.clone())
                             .with_location(ctx.binary_location(b))
                             .with_help(format!("use a CUDA release that supports compute capability {cc} (and a framework build for it)")),
-                        );
+                        ));
                         continue;
                     }
                     None => {}
@@ -105,7 +125,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 } else {
                     String::new()
                 };
-                out.push(
+                out.push(judge(
+                    i,
                     META.finding(format!(
                         "no kernel image for {}: it has SASS [{}] and PTX [{}]{statically_linked}; the GPU needs {} or PTX compute_XY with XY <= {}",
                         gpu_with_cc(&gpu.name, cc),
@@ -120,7 +141,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         "rebuild with -gencode arch=compute_{0},code=sm_{0} (or add PTX, code=compute_XY for XY <= {0}), or install a build that targets compute capability {cc}",
                         cc.sm()
                     )),
-                );
+                ));
             }
         }
     }

@@ -20,6 +20,7 @@ pub mod gl009_platform_mismatch;
 pub mod gl010_require_cuda_unsatisfied;
 pub mod gl011_driver_does_not_support_gpu;
 pub mod loader;
+pub mod reachability;
 pub mod requirements;
 #[cfg(test)]
 mod tests_image;

@@ -468,3 +468,96 @@ fn a_fatbin_without_kernels_cannot_lack_a_kernel_image() {
         "{f:?}"
     );
 }
+
+/// Issue 34 (severity by reachability): GL001 on a library loaded only on demand is a warning
+/// with the reason while nothing NEEDs it, an error once something does; an ordinary library
+/// nothing NEEDs stays an error.
+#[test]
+fn gl001_on_demand_library_is_a_warning_unless_needed() {
+    let m = matrix();
+    let gl001 = |inv: &Inventory| -> Vec<(String, Severity, String)> {
+        check_image(inv, &m, &[target(&m, "NVIDIA B200", "580.65.06")])
+            .into_iter()
+            .filter(|f| f.rule == "GL001")
+            .map(|f| {
+                let path = f.location.and_then(|l| l.path).unwrap_or_default();
+                (path, f.severity, f.message)
+            })
+            .collect()
+    };
+    let cupti_path = "usr/local/cuda-11.8/extras/CUPTI/lib64/libcupti.so.2022.3.0";
+    let mut inv = Inventory::default();
+    inv.binaries.push(binary(cupti_path, &["sm_80"], &[]));
+    inv.binaries
+        .push(binary("opt/app/libfoo.so", &["sm_80"], &[]));
+    let mut cupti_lib = lib(cupti_path, "cupti", "2022.3.0", LibraryProvider::System);
+    cupti_lib.soname = Some("libcupti.so.11.8".into());
+    inv.cuda_libraries.push(cupti_lib);
+    // CUPTI's checkpoint library: not a CUDA library the inventory names, judged by its code.
+    let checkpoint_path = "usr/local/cuda-11.8/extras/CUPTI/lib64/libcheckpoint.so";
+    inv.binaries.push(binary(checkpoint_path, &["sm_80"], &[]));
+    let f = gl001(&inv);
+    assert_eq!(f.len(), 3, "{f:?}");
+    let at = |path: &str| f.iter().find(|g| g.0 == format!("/{path}")).unwrap();
+    let (cupti, foo, checkpoint) = (at(cupti_path), at("opt/app/libfoo.so"), at(checkpoint_path));
+    // CUDA 11.8 predates the B200 (10.0): judged by its release, still on demand.
+    assert!(cupti.2.contains("CUDA 11.8 does not support"), "{f:?}");
+    assert_eq!(checkpoint.1, Severity::Warning, "{f:?}");
+    assert!(
+        checkpoint.2.contains("no kernel image") && checkpoint.2.contains("on demand"),
+        "{f:?}"
+    );
+    assert_eq!(foo.1, Severity::Error, "{f:?}");
+    assert_eq!(cupti.1, Severity::Warning, "{f:?}");
+    assert!(
+        cupti.2.contains("loaded only on demand by profilers")
+            && cupti.2.contains("nothing in the image NEEDs it"),
+        "{f:?}"
+    );
+    // An executable that links CUPTI by its soname: the library is reached, an error again.
+    let mut app = binary("usr/bin/myprofiler", &[], &[]);
+    app.needed = vec!["libcupti.so.11.8".into()];
+    inv.binaries.push(app.clone());
+    let f = gl001(&inv);
+    let severity_of = |f: &[(String, Severity, String)], path: &str| {
+        f.iter().find(|g| g.0 == format!("/{path}")).map(|g| g.1)
+    };
+    assert_eq!(severity_of(&f, cupti_path), Some(Severity::Error), "{f:?}");
+    assert!(
+        !f.iter()
+            .any(|g| g.0.contains("libcupti") && g.2.contains("on demand")),
+        "{f:?}"
+    );
+    // What it does not NEED keeps its own verdict.
+    assert_eq!(
+        severity_of(&f, checkpoint_path),
+        Some(Severity::Warning),
+        "{f:?}"
+    );
+    // NEEDed only by another on-demand library that nothing NEEDs: still not reached.
+    inv.binaries.pop();
+    let mut nvperf = binary(
+        "usr/local/cuda-11.8/extras/CUPTI/lib64/libnvperf_target.so",
+        &[],
+        &[],
+    );
+    nvperf.needed = vec!["libcupti.so.11.8".into()];
+    inv.binaries.push(nvperf);
+    let f = gl001(&inv);
+    assert_eq!(
+        severity_of(&f, cupti_path),
+        Some(Severity::Warning),
+        "{f:?}"
+    );
+    // cupy's optional cuDNN module, imported lazily: a warning with cupy's reason.
+    let mut inv = Inventory::default();
+    inv.binaries.push(binary(
+        "usr/lib/python3/dist-packages/cupy_backends/cuda/libs/cudnn.cpython-312-x86_64-linux-gnu.so",
+        &["sm_80"],
+        &[],
+    ));
+    let f = gl001(&inv);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].1, Severity::Warning, "{f:?}");
+    assert!(f[0].2.contains("by cupy"), "{f:?}");
+}
