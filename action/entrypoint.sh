@@ -39,18 +39,18 @@ case $command in
   *) input_error "unknown command '$command' (lint, image, dockerfile, compose, k8s, run)" ;;
 esac
 
-gpulint_split_words "${INPUT_TARGET:-}" || input_error "target: $gpulint_split_error"
-IFS=$gpulint_us
-set -f
-targets=($gpulint_words)
-set +f
-unset IFS
-gpulint_split_words "${INPUT_ARGS:-}" || input_error "args: $gpulint_split_error"
-IFS=$gpulint_us
-set -f
-extra=($gpulint_words)
-set +f
-unset IFS
+# split_input ARRAY INPUT NAME: the words of INPUT into the array ARRAY (an error names NAME).
+split_input() {
+  local -n into=$1
+  gpulint_split_words "$2" || input_error "$3: $gpulint_split_error"
+  IFS=$gpulint_us
+  set -f
+  into=($gpulint_words)
+  set +f
+  unset IFS
+}
+split_input targets "${INPUT_TARGET:-}" target
+split_input extra "${INPUT_ARGS:-}" args
 
 case $command in
   image)

@@ -102,16 +102,19 @@ pub(crate) fn read_regular_string(path: &std::path::Path, max: u64) -> io::Resul
     })
 }
 
+// O_NOFOLLOW / O_NONBLOCK from <fcntl.h> (the libc crate is not a dependency): opening a
+// FIFO with O_NONBLOCK returns at once instead of waiting for a writer; O_NOFOLLOW fails on a
+// final symlink. Shared with the host reader.
 #[cfg(target_os = "linux")]
-const NOFOLLOW: i32 = 0o400000;
+pub(crate) const NOFOLLOW: i32 = 0o400000;
 #[cfg(target_os = "linux")]
-const NONBLOCK: i32 = 0o4000;
+pub(crate) const NONBLOCK: i32 = 0o4000;
 #[cfg(target_os = "macos")]
-const NOFOLLOW: i32 = 0x100;
+pub(crate) const NOFOLLOW: i32 = 0x100;
 #[cfg(target_os = "macos")]
-const NONBLOCK: i32 = 0x4;
+pub(crate) const NONBLOCK: i32 = 0x4;
 #[cfg(all(unix, not(any(target_os = "linux", target_os = "macos"))))]
-const NOFOLLOW: i32 = 0;
+pub(crate) const NOFOLLOW: i32 = 0;
 #[cfg(all(unix, not(any(target_os = "linux", target_os = "macos"))))]
-const NONBLOCK: i32 = 0;
+pub(crate) const NONBLOCK: i32 = 0;
 const ELOOP: i32 = if cfg!(target_os = "macos") { 62 } else { 40 };

@@ -354,6 +354,7 @@ pub const MAX_READ: u64 = 16 << 20;
 /// resolved inside the tree first, so one left there would lead out of it). `shown` is the
 /// host path errors name.
 fn read_local(p: &Path, shown: &str, no_follow: bool) -> Result<Option<Vec<u8>>, Unreadable> {
+    use crate::io_util::{NOFOLLOW, NONBLOCK};
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let unreadable = |error: String| Unreadable {
@@ -362,7 +363,7 @@ fn read_local(p: &Path, shown: &str, no_follow: bool) -> Result<Option<Vec<u8>>,
     };
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true)
-        .custom_flags(O_NONBLOCK | if no_follow { O_NOFOLLOW } else { 0 });
+        .custom_flags(NONBLOCK | if no_follow { NOFOLLOW } else { 0 });
     let f = match opts.open(p) {
         Ok(f) => f,
         Err(e) if is_absent(&e) => return Ok(None),
@@ -385,18 +386,6 @@ fn read_local(p: &Path, shown: &str, no_follow: bool) -> Result<Option<Vec<u8>>,
     Ok(Some(buf))
 }
 
-/// A regular file opened read-only for a caller that streams it (files past [`MAX_READ`]),
-/// with [`read_local`]'s guards: no final symlink, no blocking on a FIFO. None otherwise.
-pub(crate) fn open_regular_no_follow(p: &Path) -> Option<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(O_NONBLOCK | O_NOFOLLOW)
-        .open(p)
-        .ok()?;
-    f.metadata().ok()?.is_file().then_some(f)
-}
-
 fn kind_name(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_dir() {
@@ -413,17 +402,6 @@ fn kind_name(t: &std::fs::FileType) -> &'static str {
         "special file"
     }
 }
-
-// From <fcntl.h> (the libc crate is not a dependency): opening a FIFO with O_NONBLOCK
-// returns at once instead of waiting for a writer; O_NOFOLLOW fails on a final symlink.
-#[cfg(target_os = "linux")]
-const O_NONBLOCK: i32 = 0o4000;
-#[cfg(target_os = "linux")]
-const O_NOFOLLOW: i32 = 0o400000;
-#[cfg(not(target_os = "linux"))]
-const O_NONBLOCK: i32 = 0x4;
-#[cfg(not(target_os = "linux"))]
-const O_NOFOLLOW: i32 = 0x100;
 
 /// The machine gpulint runs on. Commands run with a clean locale; outputs are cached so
 /// each command runs at most once.

@@ -99,9 +99,10 @@ fn distribution_toolkits(r: &dyn HostReader, out: &mut Vec<Toolkit>) {
     const NVCC_MAX_BYTES: u64 = 64 << 20;
     if r.list_dir(DEBIAN_DIR).is_some() {
         let nvcc = format!("{DEBIAN_DIR}/bin/nvcc");
-        // Opened without following a final link, through the tree-resolved path, like the
-        // fatbin scanner's reads.
-        let banner = crate::host::reader::open_regular_no_follow(&r.local_path(&nvcc))
+        // Opened without following a final link and without blocking on a FIFO, through the
+        // tree-resolved path, like the fatbin scanner's reads; its size is the scan's bound.
+        let banner = crate::io_util::open_regular(&r.local_path(&nvcc), u64::MAX)
+            .ok()
             .and_then(|f| scan_nvcc_banner(f, NVCC_MAX_BYTES));
         let (version, evidence) = match banner {
             Some(v) => (
