@@ -11,7 +11,7 @@
 //! Each timed command prints `seconds=<float>` as its last line.
 
 use gpulint::scan::{walk_image, ScanOptions};
-use gpulint::source::{open_image, LayerContent};
+use gpulint::source::{open_image, LayerContent, SourceOptions};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Instant;
@@ -41,7 +41,8 @@ fn threads() -> usize {
 }
 
 fn decompress(reference: &str) -> Result<(), String> {
-    let image = open_image(reference, None).map_err(|e| e.to_string())?;
+    let image =
+        open_image(reference, None, &SourceOptions::default()).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let total = std::sync::atomic::AtomicU64::new(0);
@@ -86,7 +87,8 @@ fn decompress(reference: &str) -> Result<(), String> {
 }
 
 fn walk(reference: &str) -> Result<(), String> {
-    let image = open_image(reference, None).map_err(|e| e.to_string())?;
+    let image =
+        open_image(reference, None, &SourceOptions::default()).map_err(|e| e.to_string())?;
     let start = Instant::now();
     let r = walk_image(
         &image,

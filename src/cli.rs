@@ -110,7 +110,7 @@ pub struct SpecCmd<A: clap::Args> {
     pub scan_images: bool,
     /// How to open the images for --scan-images.
     #[command(flatten)]
-    pub source: crate::source::live::SourceArgs,
+    pub source: crate::source::SourceArgs,
     /// Print the settings FILE is checked with (the configuration that applies, fail-on,
     /// the rules enabled and at what severity) and exit.
     #[arg(long, value_name = "FILE")]
@@ -140,7 +140,7 @@ pub struct ImageSourceArgs {
     /// oci:DIR[:tag], oci-archive:PATH[:tag], dir:PATH, or a bare path (auto-detected).
     pub image: String,
     #[command(flatten)]
-    pub source: crate::source::live::SourceArgs,
+    pub source: crate::source::SourceArgs,
 }
 
 #[derive(Debug, Args)]

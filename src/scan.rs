@@ -5,9 +5,7 @@ use crate::cache::{scan_layers, LayerCache};
 use crate::detect::Detectors;
 use crate::inventory::{build, ImageMeta, Inventory};
 use crate::progress::Progress;
-use crate::source::live::{open_bare_name, SourceArgs, SourceOptions};
-use crate::source::reference::{parse_reference, Transport};
-use crate::source::{open_transport, Image, Platform, SourceError};
+use crate::source::{Image, Platform, SourceArgs, SourceOptions};
 use crate::walk::{walk_layer, FileTree, LayerTree, ScanIssue, WalkOptions};
 
 /// Bumped whenever what a layer walk records changes in a way detector versions don't show;
@@ -57,37 +55,9 @@ fn analyzer_version_of(detectors: &Detectors) -> String {
     s
 }
 
-/// Whether a reference that is not a path could be an image name (`ubuntu`,
-/// `pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime`, `localhost:5000/x@sha256:…`).
-fn looks_like_image_name(r: &str) -> bool {
-    let archive_like = [".tar", ".tar.gz", ".tgz", ".tar.zst"]
-        .iter()
-        .any(|e| r.ends_with(e));
-    !archive_like && crate::vocab::Reference::parse(r).is_ok()
-}
-
-/// Open an image from any transport. Bare names that are not paths go to the local daemon
-/// first, then the registry, like Trivy.
+/// Open an image from any transport (the source's one dispatcher, with these options).
 pub fn open(reference: &str, opts: &ScanOptions) -> anyhow::Result<Image> {
-    let platform = opts.platform.as_ref();
-    match parse_reference(reference) {
-        Ok(Transport::DockerDaemon { reference }) => {
-            crate::source::daemon::open_daemon(&reference, platform, &opts.source)
-        }
-        Ok(Transport::Registry { reference }) => {
-            crate::source::registry::open_registry(&reference, platform, &opts.source)
-        }
-        Ok(Transport::Auto { path }) if !path.exists() && looks_like_image_name(reference) => {
-            open_bare_name(reference, platform, &opts.source)
-        }
-        Err(SourceError::UnknownTransport { foreign: false, .. })
-            if looks_like_image_name(reference) =>
-        {
-            open_bare_name(reference, platform, &opts.source)
-        }
-        Ok(t) => Ok(open_transport(t, platform)?),
-        Err(e) => Err(e.into()),
-    }
+    crate::source::open_image(reference, opts.platform.as_ref(), &opts.source)
 }
 
 /// Every layer's tree (in layer order) and the squashed filesystem.
@@ -179,32 +149,4 @@ pub fn scan_image(reference: &str, platform: Option<&Platform>) -> anyhow::Resul
             ..Default::default()
         },
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::looks_like_image_name;
-
-    #[test]
-    fn image_names_vs_unknown_transports() {
-        for ok in [
-            "ubuntu",
-            "pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime",
-            "localhost:5000/x@sha256:0123456789abcdef0123456789abcdef",
-            "127.0.0.1:5000/live/oci:v1",
-            "nvcr.io/nvidia/pytorch:24.01-py3",
-        ] {
-            assert!(looks_like_image_name(ok), "{ok}");
-        }
-        for bad in [
-            "foo:/x",
-            "bogus-transport:/x/y",
-            "bogus:a/b",
-            "a/b:c/d",
-            "x.tar",
-            ":x",
-        ] {
-            assert!(!looks_like_image_name(bad), "{bad}");
-        }
-    }
 }

@@ -55,7 +55,7 @@ pub fn default_dir() -> anyhow::Result<PathBuf> {
             return Ok(p.join("gpulint"));
         }
     }
-    let home = crate::source::live::home_dir()
+    let home = crate::source::options::home_dir()
         .context("no cache directory: neither XDG_CACHE_HOME nor HOME is set (use --cache-dir or --no-cache)")?;
     Ok(home.join(".cache").join("gpulint"))
 }
@@ -143,7 +143,7 @@ pub fn key_path() -> anyhow::Result<PathBuf> {
             return Ok(p.join("gpulint").join("cache-key"));
         }
     }
-    let home = crate::source::live::home_dir()
+    let home = crate::source::options::home_dir()
         .context("no place for the cache key: neither XDG_CONFIG_HOME nor HOME is set")?;
     Ok(home.join(".config").join("gpulint").join("cache-key"))
 }

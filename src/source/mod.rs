@@ -3,26 +3,27 @@
 //! the image config facts plus an ordered list of layers whose bytes can be streamed.
 //! Nothing here looks inside layers; that is `walk`'s job.
 //!
-//! [`open_image`] parses the reference ([`reference::parse_reference`] → [`Transport`]) and
-//! hands it to the transport's module: `archive` (tar files read in place: docker-archive,
-//! and the store behind oci-archive), `oci_layout` (OCI image layouts and indexes), `dir`.
-//! Every failure is a [`SourceError`] whose message names the thing; all of them mean
-//! "unusable input" (exit 2).
+//! [`open_image`] (in `open`) is the one dispatcher from a reference to its transport's
+//! module. Every failure is a [`SourceError`] or a [`LiveError`] (in `error`) whose message
+//! names the thing; all of them mean "unusable input" (exit 2). `options` holds how daemons
+//! and registries are reached and the flags that say so.
 
 pub mod archive;
+pub mod daemon;
 pub mod digest;
 pub mod dir;
+pub mod error;
 pub mod oci_layout;
+pub mod open;
+pub mod options;
 pub mod reference;
-
-pub use reference::{parse_reference, Selector, Transport};
-
-pub mod daemon;
-pub mod live;
 pub mod registry;
 
 pub use daemon::open_daemon;
-pub use live::{open_bare_name, LiveError, LiveErrorKind, SourceArgs, SourceOptions};
+pub use error::{live_error_kind, LiveError, LiveErrorKind, SourceError};
+pub use open::{open_image, open_transport};
+pub use options::{SourceArgs, SourceOptions};
+pub use reference::{parse_reference, Selector, Transport};
 pub use registry::open_registry;
 
 use serde::{Deserialize, Serialize};
@@ -202,178 +203,6 @@ pub struct Image {
     pub digest: Option<String>,
     pub config: ImageConfigFacts,
     pub layers: Vec<Layer>,
-}
-
-/// Why an image could not be opened. Every variant is unusable input: the CLI exits with
-/// [`crate::exit::USAGE_OR_INPUT`].
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    #[error("bad image reference {reference:?}: {reason}")]
-    BadReference { reference: String, reason: String },
-    #[error(
-        "unknown transport {transport}:{} in {reference:?}: gpulint reads NAME[:TAG] (the local \
-         daemon, then the registry), docker-daemon:NAME[:TAG], \
-         docker://REGISTRY/REPO[:TAG|@DIGEST], docker-archive:PATH, oci:DIR, oci-archive:PATH, \
-         dir:PATH or a bare path",
-        if *.foreign { " (a transport gpulint does not read)" } else { "" }
-    )]
-    UnknownTransport {
-        /// The prefix before `:`, without the colon.
-        transport: String,
-        reference: String,
-        /// A transport other tools read (containers-storage:, ostree:, …), so the reference is
-        /// meant as one and is not an image name with a port or tag.
-        foreign: bool,
-    },
-    #[error("the {transport}: transport is not supported yet ({reference:?})")]
-    Unsupported {
-        transport: &'static str,
-        reference: String,
-    },
-    #[error("{}: no such file or directory", path.display())]
-    NotFound { path: PathBuf },
-    #[error("{}: not an image: {reason}", path.display())]
-    NotAnImage { path: PathBuf, reason: String },
-    #[error("{}: {what}: {reason}", path.display())]
-    Invalid {
-        path: PathBuf,
-        what: String,
-        reason: String,
-    },
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(
-        "{reference}: no image for platform {requested}; available: {}",
-        list(available)
-    )]
-    PlatformNotFound {
-        reference: String,
-        requested: Platform,
-        available: Vec<Platform>,
-    },
-    #[error("{reference}: no image {wanted}; available: {}", list(available))]
-    ImageNotFound {
-        reference: String,
-        wanted: String,
-        available: Vec<String>,
-    },
-}
-
-fn list<T: std::fmt::Display>(items: &[T]) -> String {
-    if items.is_empty() {
-        return "none".into();
-    }
-    items
-        .iter()
-        .map(|i| i.to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-impl SourceError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> SourceError {
-        if source.kind() == std::io::ErrorKind::NotFound {
-            SourceError::NotFound {
-                path: path.to_path_buf(),
-            }
-        } else {
-            SourceError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        }
-    }
-}
-
-/// Open the image `reference` names. `platform` picks from multi-platform indexes (default:
-/// [`Platform::host`]); when given explicitly, a single-platform image of another platform is
-/// an error too.
-pub fn open_image(reference: &str, platform: Option<&Platform>) -> Result<Image, SourceError> {
-    open_transport(parse_reference(reference)?, platform)
-}
-
-/// Open an already parsed reference. New transports add an arm here.
-pub fn open_transport(
-    transport: Transport,
-    platform: Option<&Platform>,
-) -> Result<Image, SourceError> {
-    match transport {
-        Transport::DockerArchive { path, selector } => {
-            let ar = archive::TarArchive::open(&path)?;
-            archive::open_docker_archive(std::sync::Arc::new(ar), selector.as_ref(), platform)
-        }
-        Transport::Oci { path, selector } => {
-            oci_layout::open_layout_dir(&path, selector.as_ref(), platform)
-        }
-        Transport::OciArchive { path, selector } => {
-            let ar = archive::TarArchive::open(&path)?;
-            oci_layout::open_layout_archive(std::sync::Arc::new(ar), selector.as_ref(), platform)
-        }
-        Transport::Dir { path } => dir::open_dir(&path, platform),
-        Transport::Auto { path } => open_auto(&path, platform),
-        Transport::DockerDaemon { reference } => Err(SourceError::Unsupported {
-            transport: "docker-daemon",
-            reference,
-        }),
-        Transport::Registry { reference } => Err(SourceError::Unsupported {
-            transport: "docker",
-            reference,
-        }),
-    }
-}
-
-/// What a directory must hold to be taken for a root filesystem (or a virtualenv) when given
-/// as a bare path.
-const ROOTFS_MARKERS: &[&str] = &[
-    "usr",
-    "etc",
-    "lib",
-    "lib64",
-    "bin",
-    "sbin",
-    "opt",
-    "pyvenv.cfg",
-];
-
-/// A bare path: a directory with `oci-layout` is an OCI layout, any other directory a root
-/// filesystem; a tar with `manifest.json` is a docker-archive, one with `oci-layout` an
-/// oci-archive.
-fn open_auto(path: &Path, platform: Option<&Platform>) -> Result<Image, SourceError> {
-    let meta = std::fs::metadata(path).map_err(|e| SourceError::io(path, e))?;
-    if meta.is_dir() {
-        if path.join("oci-layout").is_file() {
-            return oci_layout::open_layout_dir(path, None, platform);
-        }
-        // Guessing "root filesystem" for any directory would judge an empty or unrelated one
-        // as an image with nothing in it ("ok"). `dir:PATH` still takes any directory.
-        if !ROOTFS_MARKERS.iter().any(|m| path.join(m).exists()) {
-            return Err(SourceError::NotAnImage {
-                path: path.to_path_buf(),
-                reason: format!(
-                    "a directory that is neither an OCI layout (no oci-layout file) nor a root \
-                     filesystem (none of {}); use dir:PATH to scan it anyway",
-                    ROOTFS_MARKERS.join(", ")
-                ),
-            });
-        }
-        return dir::open_dir(path, platform);
-    }
-    let ar = std::sync::Arc::new(archive::TarArchive::open(path)?);
-    if ar.contains("manifest.json") {
-        archive::open_docker_archive(ar, None, platform)
-    } else if ar.contains("oci-layout") || ar.contains("index.json") {
-        oci_layout::open_layout_archive(ar, None, platform)
-    } else {
-        Err(SourceError::NotAnImage {
-            path: path.to_path_buf(),
-            reason: "a tar archive with neither manifest.json (docker-archive) nor \
-                     oci-layout (oci-archive)"
-                .into(),
-        })
-    }
 }
 
 /// `path` made absolute for messages and normalized references (not canonicalized: the

@@ -4,7 +4,7 @@
 use crate::common::*;
 use gpulint::detect::{elf, Detector, Detectors, Fact};
 use gpulint::scan::WalkResult;
-use gpulint::source::{open_image, Platform, SourceError};
+use gpulint::source::{open_image, Platform, SourceError, SourceOptions};
 use gpulint::walk::{EntryBudget, FileTree, ImagePath, IssueKind, NodeKind, WalkOptions};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -182,7 +182,8 @@ fn check_standard(r: &WalkResult, calls: &Calls) {
 }
 
 fn walk(reference: &str) -> (gpulint::source::Image, WalkResult, Calls) {
-    let img = open_image(reference, None).unwrap_or_else(|e| panic!("{reference}: {e}"));
+    let img = open_image(reference, None, &SourceOptions::default())
+        .unwrap_or_else(|e| panic!("{reference}: {e}"));
     let (dets, calls) = probe();
     let r = walk_image(&img, &dets, &WalkOptions::default());
     (img, r, calls)
@@ -251,24 +252,57 @@ fn docker_archive_with_several_images_needs_a_choice() {
         &[(vec!["test/a:1"], &a), (vec!["docker.io/test/b:2"], &b)],
     );
     let t = path_str(&tarp);
-    let by_name = open_image(&format!("docker-archive:{t}:test/b:2"), None).unwrap();
+    let by_name = open_image(
+        &format!("docker-archive:{t}:test/b:2"),
+        None,
+        &SourceOptions::default(),
+    )
+    .unwrap();
     assert_eq!(by_name.config.env_var("WHICH"), Some("b"));
-    let by_index = open_image(&format!("docker-archive:{t}:@1"), None).unwrap();
+    let by_index = open_image(
+        &format!("docker-archive:{t}:@1"),
+        None,
+        &SourceOptions::default(),
+    )
+    .unwrap();
     assert_eq!(by_index.config.env_var("WHICH"), Some("b"));
     assert_eq!(by_index.layers.len(), 1);
-    let first = open_image(&format!("docker-archive:{t}:test/a:1"), None).unwrap();
+    let first = open_image(
+        &format!("docker-archive:{t}:test/a:1"),
+        None,
+        &SourceOptions::default(),
+    )
+    .unwrap();
     assert_eq!(first.layers.len(), 2);
 
-    let e = open_image(&format!("docker-archive:{t}"), None).unwrap_err();
+    let e = open_image(
+        &format!("docker-archive:{t}"),
+        None,
+        &SourceOptions::default(),
+    )
+    .unwrap_err();
     let msg = e.to_string();
     assert!(
         msg.contains("test/a:1") && msg.contains("docker.io/test/b:2"),
         "{msg}"
     );
-    let e = open_image(&format!("docker-archive:{t}:test/c:3"), None).unwrap_err();
-    assert!(matches!(e, SourceError::ImageNotFound { .. }), "{e}");
+    let e = open_image(
+        &format!("docker-archive:{t}:test/c:3"),
+        None,
+        &SourceOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e.downcast_ref(), Some(SourceError::ImageNotFound { .. })),
+        "{e}"
+    );
     assert!(e.to_string().contains("test/c:3"), "{e}");
-    let e = open_image(&format!("docker-archive:{t}:@7"), None).unwrap_err();
+    let e = open_image(
+        &format!("docker-archive:{t}:@7"),
+        None,
+        &SourceOptions::default(),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("@7"), "{e}");
 }
 
@@ -296,7 +330,12 @@ fn oci_layout_with_gzip_zstd_and_plain_layers() {
         walk(&format!("oci:{}", path_str(&layout)));
         let (_, r2, calls2) = walk(&path_str(&layout));
         check_standard(&r2, &calls2);
-        let e = open_image(&format!("oci:{}:nope", path_str(&layout)), None).unwrap_err();
+        let e = open_image(
+            &format!("oci:{}:nope", path_str(&layout)),
+            None,
+            &SourceOptions::default(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("v1"), "lists the tags: {e}");
     }
 }
@@ -348,7 +387,7 @@ fn multi_platform_index_selects_the_platform() {
 
     for (plat, want) in [("linux/amd64", "amd64"), ("linux/arm64", "arm64")] {
         let pl: Platform = plat.parse().unwrap();
-        let image = open_image(&r, Some(&pl)).unwrap();
+        let image = open_image(&r, Some(&pl), &SourceOptions::default()).unwrap();
         assert_eq!(image.platform.architecture, want);
         let res = walk_image(&image, &Detectors::none(), &WalkOptions::default());
         assert_eq!(
@@ -361,16 +400,28 @@ fn multi_platform_index_selects_the_platform() {
     }
     let v8: Platform = "linux/arm64/v8".parse().unwrap();
     assert_eq!(
-        open_image(&r, Some(&v8)).unwrap().platform.architecture,
+        open_image(&r, Some(&v8), &SourceOptions::default())
+            .unwrap()
+            .platform
+            .architecture,
         "arm64"
     );
     // Default: the host's platform (amd64 on CI).
     if Platform::host().architecture == "amd64" {
-        assert_eq!(open_image(&r, None).unwrap().platform.architecture, "amd64");
+        assert_eq!(
+            open_image(&r, None, &SourceOptions::default())
+                .unwrap()
+                .platform
+                .architecture,
+            "amd64"
+        );
     }
     let s390: Platform = "linux/s390x".parse().unwrap();
-    let e = open_image(&r, Some(&s390)).unwrap_err();
-    assert!(matches!(e, SourceError::PlatformNotFound { .. }), "{e}");
+    let e = open_image(&r, Some(&s390), &SourceOptions::default()).unwrap_err();
+    assert!(
+        matches!(e.downcast_ref(), Some(SourceError::PlatformNotFound { .. })),
+        "{e}"
+    );
     let msg = e.to_string();
     assert!(
         msg.contains("linux/s390x")
@@ -576,7 +627,7 @@ fn layer_digest_is_verified_while_streaming() {
     let cfg = img.config();
     let cfg_path = layout.join("blobs/sha256").join(sha256_hex(&cfg));
     std::fs::write(&cfg_path, b"{\"os\":\"linux\"}").unwrap();
-    let e = open_image(&path_str(&layout), None).unwrap_err();
+    let e = open_image(&path_str(&layout), None, &SourceOptions::default()).unwrap_err();
     assert!(e.to_string().contains("digest mismatch"), "{e}");
 }
 
@@ -650,7 +701,7 @@ fn decompression_is_bounded() {
     };
     let layout = join(&d, "layout");
     write_oci_layout(&layout, &img, "v1");
-    let image = open_image(&path_str(&layout), None).unwrap();
+    let image = open_image(&path_str(&layout), None, &SourceOptions::default()).unwrap();
     let opts = WalkOptions {
         max_layer_bytes: 1 << 20,
         ..WalkOptions::default()
@@ -684,7 +735,7 @@ fn entries_per_image_are_bounded() {
     };
     let layout = join(&d, "layout");
     write_oci_layout(&layout, &img, "v1");
-    let image = open_image(&path_str(&layout), None).unwrap();
+    let image = open_image(&path_str(&layout), None, &SourceOptions::default()).unwrap();
     for threads in [1, 3] {
         let opts = WalkOptions {
             threads: Some(threads),
@@ -747,7 +798,7 @@ fn layers_in_parallel_keep_layer_order() {
     };
     let layout = join(&d, "layout");
     write_oci_layout(&layout, &img, "v1");
-    let image = open_image(&path_str(&layout), None).unwrap();
+    let image = open_image(&path_str(&layout), None, &SourceOptions::default()).unwrap();
     for threads in [1, 4] {
         let r = walk_image(
             &image,
@@ -799,7 +850,7 @@ fn unusable_input_is_a_named_exit_2_error() {
         (format!("dir:{}", path_str(&junk)), "junk.bin"),
     ];
     for (reference, needle) in cases {
-        let e = match open_image(&reference, None) {
+        let e = match open_image(&reference, None, &SourceOptions::default()) {
             Err(e) => e,
             Ok(_) => panic!("{reference}: opened"),
         };

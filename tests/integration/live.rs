@@ -399,7 +399,7 @@ fn live_sources() {
     // The same image through every source: the per-layer trees of the real walker, and the
     // full inventory of the CLI's pipeline.
     let layout_ref = format!("oci:{}:v1", oci.display());
-    let reference = open_image(&layout_ref, None).unwrap();
+    let reference = open_image(&layout_ref, None, &SourceOptions::default()).unwrap();
     let want = fingerprint(&reference, &scan(&reference, None));
     assert_eq!(want.len(), 3);
     let want_inv = inventory(&layout_ref, &none);

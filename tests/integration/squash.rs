@@ -8,7 +8,7 @@
 
 use crate::common::*;
 use gpulint::detect::Detectors;
-use gpulint::source::open_image;
+use gpulint::source::{open_image, SourceOptions};
 use gpulint::walk::{FileTree, NodeKind, WalkOptions};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -345,7 +345,12 @@ fn compare(layers: &[Vec<Op>], dir: &Path) -> Outcome {
         .arg(&bundle)
         .output()
         .expect("umoci runs");
-    let image = open_image(&format!("oci:{}:v1", layout.display()), None).unwrap();
+    let image = open_image(
+        &format!("oci:{}:v1", layout.display()),
+        None,
+        &SourceOptions::default(),
+    )
+    .unwrap();
     let r = walk_image(&image, &Detectors::none(), &WalkOptions::default());
     let refused = r.partial || !r.errors.is_empty();
     match (out.status.success(), refused) {
@@ -465,7 +470,7 @@ fn layout_of(dir: &Path, layers: &[Vec<E>]) -> String {
 
 /// The squashed tree gpulint builds for `reference`, with the real detectors.
 fn squash_of(reference: &str) -> gpulint::scan::WalkResult {
-    let image = open_image(reference, None).unwrap();
+    let image = open_image(reference, None, &SourceOptions::default()).unwrap();
     walk_image(
         &image,
         &gpulint::detect::detectors(),

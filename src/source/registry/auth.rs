@@ -9,7 +9,7 @@
 //! (`https://index.docker.io/v1/`, `host/namespace`); the most specific key wins.
 
 use super::reference::DOCKER_HUB;
-use crate::source::live::SourceOptions;
+use crate::source::options::SourceOptions;
 use base64::Engine;
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -10,7 +10,8 @@
 
 use super::auth::{self, Challenge, Credentials, FoundCredentials};
 use super::reference::{is_loopback, RegistryRef};
-use crate::source::live::{LiveError, LiveErrorKind, SourceOptions};
+use crate::source::error::{LiveError, LiveErrorKind};
+use crate::source::options::SourceOptions;
 use base64::Engine;
 use std::io::Read;
 use std::sync::{Arc, Condvar, Mutex};
@@ -110,7 +111,9 @@ impl Client {
             realm: Mutex::new(None),
             downloads: Arc::new(Semaphore::new(opts.parallel_downloads())),
             deadline: opts.deadline(),
-            timeout: opts.timeout.unwrap_or(crate::source::live::DEFAULT_TIMEOUT),
+            timeout: opts
+                .timeout
+                .unwrap_or(crate::source::options::DEFAULT_TIMEOUT),
         }
     }
 

@@ -11,7 +11,8 @@ pub use auth::{parse_challenge, Challenge};
 mod client;
 pub mod reference;
 
-use crate::source::live::{LiveError, LiveErrorKind, SourceOptions};
+use crate::source::error::{LiveError, LiveErrorKind};
+use crate::source::options::SourceOptions;
 use crate::source::{Image, ImageConfigFacts, Layer, LayerBlob, LayerContent, Platform};
 use client::Client;
 use reference::RegistryRef;

@@ -3,7 +3,7 @@
 //! one-component name under `library/`), `:latest` when neither tag nor digest is given, and
 //! sha256 digests only (every blob is verified by it).
 
-use crate::source::live::{LiveError, LiveErrorKind};
+use crate::source::error::{LiveError, LiveErrorKind};
 use crate::vocab::Reference;
 use std::fmt;
 

@@ -1,12 +1,8 @@
-//! Live sources: a container daemon (Docker or podman) and registries, plus the options and
-//! errors they share. [`open_bare_name`] is what a reference without a transport means:
-//! the local daemon first, then the registry, as Trivy does.
-//!
-//! Every error here is an input error (exit code 2): [`LiveError`] carries a kind so callers
-//! can tell "no daemon" from "digest mismatch" without parsing text.
+//! How live sources (daemons and registries) are reached, and the command-line flags every
+//! command that opens an image shares.
 
 use crate::progress::Progress;
-use crate::source::{Image, Platform};
+use crate::source::Platform;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -130,74 +126,4 @@ impl SourceArgs {
             ..SourceOptions::default()
         }
     }
-}
-
-/// What went wrong, coarsely, for callers that react differently (fall back from daemon to
-/// registry, pick an exit code).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LiveErrorKind {
-    /// No daemon answered on any socket tried.
-    NoDaemon,
-    /// The daemon or registry answered but has no such image (or platform).
-    NotFound,
-    /// The registry could not be reached (DNS, refused, TLS).
-    Unreachable,
-    /// Credentials missing or refused.
-    Auth,
-    /// Content does not match its digest.
-    Integrity,
-    /// Anything else the daemon or registry said that we cannot use.
-    Protocol,
-    /// The reference itself is malformed.
-    BadReference,
-    /// No answer in time: a silent connection, a request over its bound, or `--timeout`
-    /// for the whole image ran out.
-    Timeout,
-}
-
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct LiveError {
-    pub kind: LiveErrorKind,
-    pub message: String,
-}
-
-impl LiveError {
-    pub(crate) fn new(kind: LiveErrorKind, message: impl Into<String>) -> LiveError {
-        LiveError {
-            kind,
-            message: message.into(),
-        }
-    }
-}
-
-/// The kind of a live error inside an anyhow chain, if there is one.
-pub fn live_error_kind(e: &anyhow::Error) -> Option<LiveErrorKind> {
-    e.chain()
-        .find_map(|c| c.downcast_ref::<LiveError>())
-        .map(|l| l.kind)
-}
-
-/// A bare `NAME[:TAG]`: the local daemon when one has it, else the registry.
-pub fn open_bare_name(
-    name: &str,
-    platform: Option<&Platform>,
-    opts: &SourceOptions,
-) -> anyhow::Result<Image> {
-    let daemon_err = match crate::source::daemon::open_daemon(name, platform, opts) {
-        Ok(img) => return Ok(img),
-        Err(e) => match live_error_kind(&e) {
-            Some(LiveErrorKind::NoDaemon) | Some(LiveErrorKind::NotFound) => e,
-            _ => return Err(e),
-        },
-    };
-    crate::source::registry::open_registry(name, platform, opts).map_err(|reg_err| {
-        let kind = live_error_kind(&reg_err).unwrap_or(LiveErrorKind::Protocol);
-        anyhow::Error::new(LiveError::new(
-            kind,
-            format!(
-                "{name}: not from a daemon ({daemon_err:#}); not from a registry ({reg_err:#})"
-            ),
-        ))
-    })
 }
