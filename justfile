@@ -29,9 +29,14 @@ lint:
 actionlint:
     bash ci/actionlint.sh
 
-# The module graph of src/ and its cycles (fails when there is one).
+# The module graph of src/ at depth two (`source::daemon`), counting super:: paths, and its
+# cycles (fails when there is one).
 modgraph:
-    python3 ci/modgraph.py --edges
+    python3 ci/modgraph.py 2 --edges
+
+# Every src file with more than 700 lines of non-test code (fails when there is one).
+file-sizes:
+    python3 ci/file-sizes.py
 
 # Review and accept changed rule snapshots (tests/integration/snapshots/).
 snapshots:
