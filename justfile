@@ -69,9 +69,9 @@ bench-configs:
 # Issue 15: ISA-L (isal-rs) against flate2/zlib-rs on crafted, cut and corrupted gzip streams
 # (README, "Measured and not kept"). Needs nasm, autoconf, automake, libtool.
 decoder-eval:
-    cargo run --quiet --release --manifest-path ci/decoder-eval/Cargo.toml --bin semantics
-    cargo run --quiet --release --manifest-path ci/decoder-eval/Cargo.toml --bin sweep
-    cargo run --quiet --release --manifest-path ci/decoder-eval/Cargo.toml --bin semantics move
+    cargo run --quiet --release --manifest-path tools/decoder-eval/Cargo.toml --bin semantics
+    cargo run --quiet --release --manifest-path tools/decoder-eval/Cargo.toml --bin sweep
+    cargo run --quiet --release --manifest-path tools/decoder-eval/Cargo.toml --bin semantics move
 
 # dir: scans seek to ELF headers: torch 2.8.0's libtorch_cuda.so and venv (VENV=0 skips it).
 bench-seek:
