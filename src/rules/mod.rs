@@ -6,8 +6,9 @@
 //!
 //! [`RULES`] is the only table from codes to rules: every rule's [`RuleMeta`] and what runs it
 //! ([`Check`]). `gpulint rules`, `explain`, SARIF, configuration validation and the three
-//! runners all read it. Adding a rule = one file in its family's folder + one line here. A
-//! code is never reused; a retired code stays in the table.
+//! runners all read it. Adding a rule = one file in its family's folder, its `pub mod` line in
+//! the family's `mod.rs`, and its line in [`RULES`] here. A code is never reused; a retired
+//! code stays in the table.
 
 pub mod docs;
 pub mod host;

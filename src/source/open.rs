@@ -154,7 +154,34 @@ fn open_auto(path: &Path, platform: Option<&Platform>) -> Result<Image, SourceEr
 
 #[cfg(test)]
 mod tests {
-    use super::looks_like_image_name;
+    use super::*;
+
+    /// Daemon and registry references are opened by their own modules from the one
+    /// dispatcher, not refused as an unsupported transport.
+    #[test]
+    fn daemon_and_registry_transports_reach_their_modules() {
+        let d = tempfile::tempdir().unwrap();
+        let opts = SourceOptions {
+            docker_host: Some(format!("unix://{}", d.path().join("absent.sock").display())),
+            ..SourceOptions::default()
+        };
+        let daemon = Transport::DockerDaemon {
+            reference: "x:1".into(),
+        };
+        let e = open_transport(daemon, None, &opts).unwrap_err();
+        assert_eq!(live_error_kind(&e), Some(LiveErrorKind::NoDaemon), "{e:#}");
+        // A malformed registry name fails in the registry's own parser, before any request.
+        let registry = Transport::Registry {
+            reference: "Upper/Case:1".into(),
+        };
+        let e = open_transport(registry, None, &opts).unwrap_err();
+        assert_eq!(
+            live_error_kind(&e),
+            Some(LiveErrorKind::BadReference),
+            "{e:#}"
+        );
+        assert!(e.downcast_ref::<SourceError>().is_none(), "{e:#}");
+    }
 
     #[test]
     fn image_names_vs_unknown_transports() {

@@ -1,7 +1,8 @@
 //! Image references in the transport syntax of skopeo / containers-image:
 //! `docker-archive:PATH[:name:tag|:@N]`, `oci:DIR[:tag|@digest]`, `oci-archive:PATH[:tag]`,
-//! `dir:PATH`, or a bare path that is auto-detected. Daemon and registry transports are
-//! recognized here so they can slot in; opening them is not implemented yet.
+//! `dir:PATH`, a bare path that is auto-detected, `docker-daemon:NAME[:TAG]` and
+//! `docker://REGISTRY/REPO[:TAG|@DIGEST]`. Only the syntax: `open` decides what a bare name
+//! that is not a path means.
 
 use super::SourceError;
 use std::path::PathBuf;
@@ -49,11 +50,11 @@ pub enum Transport {
     Auto {
         path: PathBuf,
     },
-    /// `docker-daemon:name:tag` (not implemented yet).
+    /// `docker-daemon:name:tag`: an image in a local Docker or podman daemon.
     DockerDaemon {
         reference: String,
     },
-    /// `docker://registry/name:tag` (not implemented yet).
+    /// `docker://registry/name:tag`: an image pulled from a registry.
     Registry {
         reference: String,
     },

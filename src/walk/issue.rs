@@ -92,14 +92,20 @@ impl fmt::Display for ScanIssue {
 
 pub use crate::format::tar::LimitExceeded;
 
-/// The kind of a failed stream read: typed causes first (a digest check that failed, a size
-/// bound), then an early end is truncation, anything else corruption. Sources that report
-/// through `anyhow` text (registry, daemon) still say "digest mismatch".
+/// The kind of a failed stream read, from the types in its cause chain alone: a digest check
+/// that failed (ours, or a registry's or daemon's integrity error), a size bound, a timeout;
+/// then an early end (`UnexpectedEof`) is truncation, anything else corruption.
 pub(crate) fn stream_error_kind(e: &(dyn std::error::Error + 'static)) -> IssueKind {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     let mut eof = false;
     while let Some(err) = cur {
         if err.is::<crate::source::digest::DigestMismatch>() {
+            return IssueKind::DigestMismatch;
+        }
+        if err
+            .downcast_ref::<crate::source::LiveError>()
+            .is_some_and(|l| l.kind == crate::source::LiveErrorKind::Integrity)
+        {
             return IssueKind::DigestMismatch;
         }
         if err.is::<LimitExceeded>() {
@@ -117,16 +123,7 @@ pub(crate) fn stream_error_kind(e: &(dyn std::error::Error + 'static)) -> IssueK
         }
         cur = err.source();
     }
-    // The tar crate and the decoders say "unexpected EOF during skip", "failed to read entire
-    // block", "unexpected end of file" without an UnexpectedEof kind.
-    let text = e.to_string().to_ascii_lowercase();
-    if text.contains("digest mismatch") {
-        IssueKind::DigestMismatch
-    } else if eof
-        || text.contains("failed to read entire block")
-        || text.contains("unexpected end")
-        || text.contains("unexpected eof")
-    {
+    if eof {
         IssueKind::Truncated
     } else {
         IssueKind::Corrupt

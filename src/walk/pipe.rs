@@ -6,6 +6,7 @@
 
 use std::io::{self, BufRead, Read};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 
 /// Bytes handed over at once: large enough that the channel costs nothing per byte.
 const CHUNK: usize = 1 << 20;
@@ -96,15 +97,34 @@ pub(crate) struct ChunkReader {
     done: bool,
     /// The source's error as it was handed on: a decoder that read it may report its own
     /// error instead, and the source's is the cause to name.
-    failure: Option<(io::ErrorKind, String)>,
+    failure: Option<Arc<io::Error>>,
+}
+
+/// One source error given out twice (to the consumer, and later as the cause), the original
+/// kept whole underneath so its type (a digest mismatch, a bound) still tells what it was.
+#[derive(Debug)]
+struct SharedError(Arc<io::Error>);
+
+impl std::fmt::Display for SharedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SharedError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+fn shared(e: &Arc<io::Error>) -> io::Error {
+    io::Error::new(e.kind(), SharedError(e.clone()))
 }
 
 impl ChunkReader {
     /// The error the source failed with, once the consumer has been handed it.
     pub(crate) fn source_failure(&self) -> Option<io::Error> {
-        self.failure
-            .as_ref()
-            .map(|(kind, text)| io::Error::new(*kind, text.clone()))
+        self.failure.as_ref().map(shared)
     }
 }
 
@@ -128,8 +148,9 @@ impl BufRead for ChunkReader {
                 Ok(Ok(chunk)) => self.chunk = Some(chunk),
                 Ok(Err(e)) => {
                     self.done = true;
-                    self.failure = Some((e.kind(), e.to_string()));
-                    return Err(e);
+                    let e = Arc::new(e);
+                    self.failure = Some(e.clone());
+                    return Err(shared(&e));
                 }
                 Err(_) => self.done = true,
             }
@@ -256,5 +277,45 @@ mod tests {
         let kept = kept.expect("the failure is kept");
         assert_eq!(kept.kind(), io::ErrorKind::TimedOut);
         assert_eq!(kept.to_string(), "decoder failed");
+    }
+
+    /// The source's error keeps its type through the pipe, both as handed on and as kept:
+    /// what it was is read from the type, not from its text.
+    #[test]
+    fn the_source_error_keeps_its_type() {
+        use crate::walk::issue::{stream_error_kind, IssueKind};
+        struct Failing;
+        impl Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other(crate::walk::issue::LimitExceeded(
+                    "a bound".into(),
+                )))
+            }
+        }
+        let ((err, kept), _) = with_decoder_thread("test", Failing, |r| {
+            let err = r.fill_buf().unwrap_err();
+            (err, r.source_failure().expect("the failure is kept"))
+        });
+        for e in [&err, &kept] {
+            assert_eq!(e.to_string(), "a bound");
+            assert_eq!(stream_error_kind(e), IssueKind::TooLarge, "{e}");
+        }
+    }
+
+    /// A registry's or daemon's integrity error is a digest mismatch by its kind, and text
+    /// that merely sounds like a cut stream is not truncation.
+    #[test]
+    fn stream_errors_are_told_by_type_not_text() {
+        use crate::source::{LiveError, LiveErrorKind};
+        use crate::walk::issue::{stream_error_kind, IssueKind};
+        let integrity = io::Error::new(
+            io::ErrorKind::InvalidData,
+            LiveError::new(LiveErrorKind::Integrity, "layer sha256:1: content differs"),
+        );
+        assert_eq!(stream_error_kind(&integrity), IssueKind::DigestMismatch);
+        let worded = io::Error::new(io::ErrorKind::InvalidData, "unexpected end of the world");
+        assert_eq!(stream_error_kind(&worded), IssueKind::Corrupt);
+        let cut = io::Error::new(io::ErrorKind::UnexpectedEof, "incomplete frame");
+        assert_eq!(stream_error_kind(&cut), IssueKind::Truncated);
     }
 }

@@ -65,3 +65,95 @@ fn module_graph_has_no_cycles() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Runs a ci/ script on a small src/ tree written from `files`, returns (success, stdout).
+fn run_on_tree(script: &str, args: &[&str], files: &[(&str, String)]) -> (bool, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = d.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let out = std::process::Command::new("python3")
+        .arg(root.join(script))
+        .args(args)
+        .current_dir(d.path())
+        .output()
+        .unwrap_or_else(|e| panic!("python3 runs {script}: {e}"));
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// A cycle two levels down made of `super::` paths (a `use` tree and an inline call) is a
+/// cycle, and a `#[cfg(test)]` on a statement does not hide the code after it.
+#[test]
+fn module_graph_counts_super_paths_at_depth_two() {
+    let files = [
+        ("src/lib.rs", "pub mod a;\npub mod b;\n".to_string()),
+        ("src/a/mod.rs", "pub mod x;\npub mod y;\n".to_string()),
+        (
+            "src/a/x.rs",
+            "use super::{y::{self, Y as Why}};\npub struct X;\n".to_string(),
+        ),
+        (
+            "src/a/y.rs",
+            "pub struct Y;\nfn f() {\n    #[cfg(test)]\n    let _ = 1;\n    super::x::X;\n}\n"
+                .to_string(),
+        ),
+        // Names in strings and comments are no references.
+        (
+            "src/b.rs",
+            "// crate::a::x\nconst S: &str = \"crate::a::y\";\n".to_string(),
+        ),
+    ];
+    let (ok, out) = run_on_tree("ci/modgraph.py", &["2"], &files);
+    assert!(!ok, "the cycle is found:\n{out}");
+    assert!(out.contains("cycle: ['a::x', 'a::y']"), "{out}");
+    assert!(!out.contains("b"), "{out}");
+    // At depth one both are inside `a`: no cycle.
+    let (ok, out) = run_on_tree("ci/modgraph.py", &["1"], &files);
+    assert!(ok, "{out}");
+}
+
+/// Non-test lines are counted outside test modules only, wherever a `#[cfg(test)]` sits;
+/// files named tests*.rs are exempt.
+#[test]
+fn file_sizes_counts_non_test_lines() {
+    let code = |n: usize| "fn f() {}\n".repeat(n);
+    let test_mod = |n: usize| format!("#[cfg(test)]\nmod tests {{\n{}}}\n", code(n));
+    let files = [
+        // Over: a cfg(test) statement near the top does not end the count.
+        (
+            "src/big.rs",
+            format!(
+                "fn g() {{\n    #[cfg(test)]\n    let _ = 1;\n}}\n{}",
+                code(700)
+            ),
+        ),
+        // Under: most of it is a test module, a declared test module too.
+        (
+            "src/small.rs",
+            format!("#[cfg(test)]\nmod t;\n{}{}", code(600), test_mod(900)),
+        ),
+        // Braces in strings do not end the test module early.
+        (
+            "src/strings.rs",
+            format!(
+                "#[cfg(test)]\nmod tests {{\n    const S: &str = \"}}\";\n{}}}\n{}",
+                code(800),
+                code(10)
+            ),
+        ),
+        ("src/tests_big.rs", code(900)),
+    ];
+    let (ok, out) = run_on_tree("ci/file-sizes.py", &[], &files);
+    assert!(!ok, "{out}");
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        ["src/big.rs: 704 non-test lines (limit 700)"],
+        "{out}"
+    );
+}

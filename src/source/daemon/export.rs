@@ -47,7 +47,7 @@ enum Route {
 enum Chunk {
     Data(Vec<u8>),
     End,
-    Error(String),
+    Error(LiveError),
 }
 
 enum Slot {
@@ -199,7 +199,7 @@ impl Export {
                     Err(e) => format!("layer {d}: export of {} failed: {e:#}", self.display),
                     Ok(()) => format!("layer {d}: not in the export of {}", self.display),
                 };
-                let _ = tx.send(Chunk::Error(msg));
+                let _ = tx.send(Chunk::Error(LiveError::new(LiveErrorKind::Protocol, msg)));
                 *slot = Slot::Gone;
             }
         }
@@ -263,7 +263,17 @@ impl Export {
             let (file, got) = self.spool(&mut entry, &path)?;
             if let Some(d) = &named {
                 if &got != d {
-                    self.fail_slot(pass, d, format!("layer {d}: digest mismatch in the export of {}: content hashes to {got}", self.display));
+                    self.fail_slot(
+                        pass,
+                        d,
+                        LiveError::new(
+                            LiveErrorKind::Integrity,
+                            format!(
+                                "layer {d}: digest mismatch in the export of {}: content hashes to {got}",
+                                self.display
+                            ),
+                        ),
+                    );
                     seen.insert(d.clone());
                     continue;
                 }
@@ -295,10 +305,10 @@ impl Export {
             .unwrap_or(true)
     }
 
-    fn fail_slot(&self, pass: &Pass, d: &str, msg: String) {
+    fn fail_slot(&self, pass: &Pass, d: &str, error: LiveError) {
         let mut st = pass.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(Slot::Waiting(tx)) = st.slots.insert(d.to_string(), Slot::Gone) {
-            let _ = tx.send(Chunk::Error(msg));
+            let _ = tx.send(Chunk::Error(error));
         }
     }
 
@@ -337,7 +347,10 @@ impl Export {
                 let n = match f.read(&mut buf) {
                     Ok(n) => n,
                     Err(e) => {
-                        let _ = tx.send(Chunk::Error(format!("layer {d}: reading spool: {e}")));
+                        let _ = tx.send(Chunk::Error(LiveError::new(
+                            LiveErrorKind::Protocol,
+                            format!("layer {d}: reading spool: {e}"),
+                        )));
                         return Ok(());
                     }
                 };
@@ -362,9 +375,9 @@ impl Export {
             let n = match entry.read(&mut buf) {
                 Ok(n) => n,
                 Err(e) => {
-                    let _ = tx.send(Chunk::Error(format!(
-                        "layer {d}: export stream of {}: {e}",
-                        self.display
+                    let _ = tx.send(Chunk::Error(LiveError::new(
+                        LiveErrorKind::Protocol,
+                        format!("layer {d}: export stream of {}: {e}", self.display),
                     )));
                     return;
                 }
@@ -383,9 +396,12 @@ impl Export {
         let last = if got == d {
             Chunk::End
         } else {
-            Chunk::Error(format!(
-                "layer {d}: digest mismatch in the export of {}: content hashes to {got}",
-                self.display
+            Chunk::Error(LiveError::new(
+                LiveErrorKind::Integrity,
+                format!(
+                    "layer {d}: digest mismatch in the export of {}: content hashes to {got}",
+                    self.display
+                ),
             ))
         };
         let _ = tx.send(last);
@@ -504,9 +520,9 @@ impl Read for ChannelReader {
                     self.done = true;
                     return Ok(0);
                 }
-                Ok(Chunk::Error(msg)) => {
+                Ok(Chunk::Error(error)) => {
                     self.done = true;
-                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, msg));
+                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, error));
                 }
                 Err(_) => {
                     self.done = true;

@@ -419,6 +419,18 @@ impl VerifyingReader {
         )
     }
 
+    /// Content that does not match its digest: typed, so the walk reports a digest mismatch
+    /// without reading the message.
+    fn integrity(&self, msg: String) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            LiveError::new(
+                LiveErrorKind::Integrity,
+                format!("layer {}: {msg}", self.blob.digest),
+            ),
+        )
+    }
+
     fn resume(&mut self, cause: std::io::Error) -> std::io::Result<()> {
         if client::is_io_timeout(&cause) {
             self.timeouts += 1;
@@ -487,7 +499,9 @@ impl Read for VerifyingReader {
                     }
                     let got = format!("sha256:{}", hex::encode(self.hasher.clone().finalize()));
                     if got != self.blob.digest {
-                        return Err(self.fail(format!("digest mismatch: content hashes to {got}")));
+                        return Err(
+                            self.integrity(format!("digest mismatch: content hashes to {got}"))
+                        );
                     }
                     return Ok(0);
                 }
