@@ -1,5 +1,5 @@
 //! `cuda-images.toml`: facts about CUDA container images and run configurations that only the
-//! Dockerfile / run-configuration rules ask (through `crate::spec::facts`): end-of-life CUDA
+//! Dockerfile / run-configuration rules ask (through `crate::matrix::Facts`): end-of-life CUDA
 //! series and base OSes, the device nodes a GPU needs, named TORCH_CUDA_ARCH_LIST entries,
 //! repositories that publish no `latest`.
 
@@ -22,7 +22,6 @@ pub(crate) struct OsEolRow {
 #[serde(deny_unknown_fields)]
 pub(crate) struct DeviceRow {
     pub(crate) path: String,
-    #[allow(dead_code)]
     pub(crate) source: String,
 }
 #[derive(Debug, Clone, Deserialize)]
@@ -30,7 +29,6 @@ pub(crate) struct DeviceRow {
 pub(crate) struct ArchNameRow {
     pub(crate) name: String,
     pub(crate) archs: String,
-    #[allow(dead_code)]
     pub(crate) source: String,
 }
 #[derive(Debug, Clone, Deserialize)]
@@ -58,7 +56,7 @@ pub(crate) struct TensorflowCudaRow {
     pub(crate) cuda: String,
     pub(crate) source: String,
 }
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ImagesFile {
     pub(crate) cuda_eol: Vec<EolRow>,

@@ -224,3 +224,23 @@ pub(crate) struct ComponentsRow {
     pub(crate) sha256: String,
     pub(crate) components: std::collections::BTreeMap<String, String>,
 }
+
+/// `torch_dependents.toml`: the torch a package release pins in its wheel metadata
+/// (`ci/torch-dependents.py`).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DependentRow {
+    pub(crate) package: String,
+    pub(crate) version: String,
+    pub(crate) torch: String,
+    #[allow(dead_code)]
+    pub(crate) sha256: String,
+    pub(crate) source: String,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DependentsFile {
+    #[serde(default)]
+    pub(crate) dependent: Vec<DependentRow>,
+}

@@ -97,9 +97,11 @@ struct Pin {
     torch: String,
     package: String,
     version: String,
+    source: String,
 }
 
-#[derive(Debug, Clone)]
+// Default: no releases, for a knowledge view that knows nothing (`Facts::unknown`).
+#[derive(Debug, Clone, Default)]
 pub struct TorchMatrix {
     releases: Vec<TorchRelease>,
     companions: Vec<Companions>,
@@ -420,6 +422,7 @@ impl TorchMatrix {
                 torch: p.torch.clone(),
                 package: p.package.clone(),
                 version: p.version.clone(),
+                source: p.source.clone(),
             });
         }
         // A torchvision / torchaudio release pins exactly one torch. (Triton is the other
@@ -491,10 +494,20 @@ impl TorchMatrix {
     /// version `companion_version` was released for. `"0.18"` matches any 0.18.x we hold;
     /// a full version (`"0.18.1+cu121"`) must be held exactly.
     pub fn companion_for(&self, package: &str, companion_version: &str) -> Option<String> {
+        self.companion_pin(package, companion_version)
+            .map(|(torch, _)| torch)
+    }
+
+    /// [`Self::companion_for`] with the source URL of the first pin that matched.
+    pub(crate) fn companion_pin(
+        &self,
+        package: &str,
+        companion_version: &str,
+    ) -> Option<(String, &str)> {
         let package = package.trim().to_ascii_lowercase();
         let parts = numeric_parts(companion_version);
         let candidates = self.pins.iter().filter(|p| p.package == package);
-        let mut found: Option<String> = None;
+        let mut found: Option<(String, &str)> = None;
         for p in candidates {
             let pv = numeric_parts(&p.version);
             let hit = match parts.len() {
@@ -507,8 +520,9 @@ impl TorchMatrix {
                 match &found {
                     // Patch releases of one companion line pair with one torch line; if the
                     // data ever disagrees, refuse to pick.
-                    Some(prev) if *prev != mm => return None,
-                    _ => found = Some(mm),
+                    Some((prev, _)) if *prev != mm => return None,
+                    Some(_) => {}
+                    None => found = Some((mm, p.source.as_str())),
                 }
             }
         }
