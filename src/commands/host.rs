@@ -21,7 +21,7 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         let text = match a.host.format {
             Format::Json => format!("{}\n", profile.to_json()),
             Format::Text => {
-                let t = complete_target(&matrix, profile.into_target());
+                let t = complete_target(matrix, profile.into_target());
                 let mut s = String::from("host\n");
                 s.push_str(&format!(
                     "  driver: {}\n  CUDA (driver API): {}\n",

@@ -45,9 +45,9 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
     let facts = crate::matrix::Facts::new(load_matrix(&a.targets)?);
     let matrix = facts.matrix();
     let config = load_config(a.output.config.as_deref(), &a.output.rules)?;
-    let mut targets = resolve_targets(&a.targets, &matrix)?;
+    let mut targets = resolve_targets(&a.targets, matrix)?;
     if targets.is_empty() {
-        targets = config_targets(&config, &matrix)?;
+        targets = config_targets(&config, matrix)?;
     }
     if targets.is_empty() && !a.targets.no_local_host {
         if let Some(t) = local_host_target(&facts) {

@@ -153,7 +153,7 @@ impl Facts {
     /// `None` for a driver newer than every row (see [`Self::driver_cuda`]).
     pub fn max_cuda_for_driver(&self, driver: &DriverVersion) -> Option<Sourced<CudaVersion>> {
         let d = self.driver_cuda(driver)?;
-        (!d.value.open).then(|| Sourced {
+        (!d.value.open).then_some(Sourced {
             value: d.value.at_least,
             source: d.source,
             basis: d.basis,
