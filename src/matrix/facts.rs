@@ -46,19 +46,22 @@ pub struct Sourced<T> {
 }
 
 impl<T> Sourced<T> {
-    fn cited(value: T, source: &str) -> Sourced<T> {
+    /// An answer from a row: the basis its data file states, else the one its source gives.
+    fn row(value: T, source: &str, basis: Option<Basis>) -> Sourced<T> {
         Sourced {
             value,
             source: source.to_string(),
-            basis: Basis::of_source(source),
+            basis: basis.unwrap_or_else(|| Basis::of_source(source)),
         }
     }
 
-    fn measured(value: T, source: &str) -> Sourced<T> {
+    /// An answer from a row read off an artifact gpulint's tooling fetched (a wheel, its
+    /// sha256 kept): measured unless its data file states otherwise.
+    fn measured_row(value: T, source: &str, basis: Option<Basis>) -> Sourced<T> {
         Sourced {
             value,
             source: source.to_string(),
-            basis: Basis::Measured,
+            basis: basis.unwrap_or(Basis::Measured),
         }
     }
 }
@@ -99,6 +102,7 @@ impl Facts {
                     new_feature_branches_supported: false,
                     branches: Vec::new(),
                     source: String::new(),
+                    basis: None,
                 },
                 fc_packages: Vec::new(),
                 cudnn: Vec::new(),
@@ -127,7 +131,7 @@ impl Facts {
         let req = self
             .matrix
             .cuda_min_driver(&CudaVersion::new(cuda.major, cuda.minor))?;
-        Some(Sourced::cited(req.linux?, &req.source))
+        Some(Sourced::row(req.linux?, &req.source, req.basis))
     }
 
     /// Oldest Linux driver that runs any release of this CUDA major (minor-version
@@ -138,7 +142,7 @@ impl Facts {
             .minor_compat
             .iter()
             .find(|r| r.cuda_major == major)?;
-        Some(Sourced::cited(row.linux.clone(), &row.source))
+        Some(Sourced::row(row.linux.clone(), &row.source, row.basis))
     }
 
     /// The CUDA support of a driver, open above for a driver newer than every row; the source
@@ -146,7 +150,7 @@ impl Facts {
     pub fn driver_cuda(&self, driver: &DriverVersion) -> Option<Sourced<DriverCuda>> {
         let value = self.matrix.driver_cuda(driver)?;
         let row = self.matrix.newest_release_within(driver)?;
-        Some(Sourced::cited(value, &row.source))
+        Some(Sourced::row(value, &row.source, row.basis))
     }
 
     /// The newest CUDA release a driver supports (what nvidia-smi prints as "CUDA Version");
@@ -168,13 +172,14 @@ impl Facts {
         driver: &DriverVersion,
         cuda: &CudaVersion,
     ) -> Sourced<ForwardCompat> {
-        let source = self
+        let rules = &self.matrix.fc_rules;
+        let (source, basis) = self
             .matrix
             .fc_packages
             .iter()
             .find(|p| p.cuda.same_release(cuda))
-            .map_or(&self.matrix.fc_rules.source, |p| &p.source);
-        Sourced::cited(self.matrix.forward_compat(driver, cuda), source)
+            .map_or((&rules.source, rules.basis), |p| (&p.source, p.basis));
+        Sourced::row(self.matrix.forward_compat(driver, cuda), source, basis)
     }
 
     /// What a driver needs to JIT PTX of this ISA (see [`Matrix::ptx_isa_need`]); the source
@@ -186,7 +191,7 @@ impl Facts {
             PtxNeed::NewerThanKnown { newest_isa, .. } => newest_isa,
         };
         let row = self.matrix.ptx_row(row_isa)?;
-        Some(Sourced::cited(need, &row.source))
+        Some(Sourced::row(need, &row.source, row.basis))
     }
 
     // ---- GPUs (gpus.toml, cuda_arch.toml) --------------------------------------------------
@@ -194,7 +199,7 @@ impl Facts {
     /// A GPU by `nvidia-smi` name or short name ("NVIDIA H200", "H100").
     pub fn gpu(&self, name: &str) -> Option<Sourced<&GpuModel>> {
         let g = self.matrix.gpu(name)?;
-        Some(Sourced::cited(g, &g.source))
+        Some(Sourced::row(g, &g.source, g.basis))
     }
 
     /// Every compute capability of a known GPU, ascending, each once.
@@ -208,21 +213,22 @@ impl Facts {
     /// The oldest driver that can drive a GPU of `sm_<sm>` (see [`GpuDriverFloor`]).
     pub fn gpu_driver_floor(&self, sm: u32) -> Option<Sourced<GpuDriverFloor>> {
         let floor = self.matrix.gpu_driver_floor(sm)?;
-        let source = floor.source.clone();
-        Some(Sourced::cited(floor, &source))
+        let (source, basis) = (floor.source.clone(), floor.basis);
+        Some(Sourced::row(floor, &source, basis))
     }
 
     /// The real (`sm_XY`) targets nvcc of this CUDA release accepts.
     pub fn nvcc_targets(&self, cuda: &CudaVersion) -> Option<Sourced<&[u32]>> {
         let row = self.matrix.arch_row(cuda)?;
-        Some(Sourced::cited(row.sm.as_slice(), &row.source))
+        Some(Sourced::row(row.sm.as_slice(), &row.source, row.basis))
     }
 
     /// Whether nvcc of this CUDA release can compile for `target`; `None` when the release
     /// has no row.
     pub fn nvcc_supports(&self, cuda: &CudaVersion, target: &ArchTarget) -> Option<Sourced<bool>> {
-        let (value, source) = self.matrix.nvcc_supports_sourced(cuda, target)?;
-        Some(Sourced::cited(value, source))
+        let row = self.matrix.arch_row(cuda)?;
+        let value = self.matrix.nvcc_supports(cuda, target)?;
+        Some(Sourced::row(value, &row.source, row.basis))
     }
 
     /// The CUDA release (major.minor) that ships an NVIDIA component wheel at this version
@@ -230,7 +236,7 @@ impl Facts {
     pub fn component_release(&self, dist: &str, version: &str) -> Option<Sourced<CudaVersion>> {
         let row = self.matrix.component_row(dist, version)?;
         let release = CudaVersion::new(row.toolkit.major, row.toolkit.minor);
-        Some(Sourced::measured(release, &row.source))
+        Some(Sourced::measured_row(release, &row.source, row.basis))
     }
 
     // ---- PyTorch (torch.toml, torch_companions.toml, torch_dependents.toml) ---------------
@@ -238,13 +244,13 @@ impl Facts {
     /// The release line of a torch version (`2.3.1` → the 2.3 line).
     pub fn torch_release(&self, version: &str) -> Option<Sourced<&TorchRelease>> {
         let r = self.matrix.torch.release(version)?;
-        Some(Sourced::cited(r, &r.source))
+        Some(Sourced::row(r, &r.source, r.basis))
     }
 
     /// The newest torch release line gpulint holds.
     pub fn torch_newest_release(&self) -> Option<Sourced<&TorchRelease>> {
         let r = self.matrix.torch.releases().last()?;
-        Some(Sourced::cited(r, &r.source))
+        Some(Sourced::row(r, &r.source, r.basis))
     }
 
     /// The newest torch release line with a build for this CUDA tag (`cu121`), and that build.
@@ -259,7 +265,7 @@ impl Facts {
             .iter()
             .rev()
             .find_map(|r| r.variant(tag).map(|v| (r, v)))?;
-        Some(Sourced::cited((r, v), &v.source))
+        Some(Sourced::row((r, v), &v.source, v.basis))
     }
 
     /// The CUDA variant PyPI serves for `torch==version` (Linux x86_64).
@@ -269,19 +275,19 @@ impl Facts {
             Some(v) => v.cuda,
             None => CudaVersion::from_cu_tag(rel.pypi_default.as_deref()?)?,
         };
-        Some(Sourced::cited(value, &rel.source))
+        Some(Sourced::row(value, &rel.source, rel.basis))
     }
 
     /// The torch `major.minor` a companion release (`torchvision 0.18.1`) pairs with.
     pub fn torch_companion(&self, package: &str, version: &str) -> Option<Sourced<String>> {
-        let (torch, source) = self.matrix.torch.companion_pin(package, version)?;
-        Some(Sourced::cited(torch, source))
+        let (torch, source, basis) = self.matrix.torch.companion_pin(package, version)?;
+        Some(Sourced::row(torch, source, basis))
     }
 
     /// The torch release `package==version` pins in its wheel metadata.
     pub fn torch_pinned_by(&self, package: &str, version: &str) -> Option<Sourced<String>> {
-        let (torch, source) = self.matrix.torch_pinned_by(package, version)?;
-        Some(Sourced::measured(torch.to_string(), source))
+        let d = self.matrix.dependent(package, version)?;
+        Some(Sourced::measured_row(d.torch.clone(), &d.source, d.basis))
     }
 
     // ---- images and run configurations (ngc_pytorch.toml, cuda-images.toml) --------------
@@ -290,7 +296,7 @@ impl Facts {
     pub fn ngc_pytorch_cuda(&self, tag: &str) -> Option<Sourced<CudaVersion>> {
         let yymm = tag.split('-').next()?;
         let c = self.matrix.ngc_pytorch(yymm)?;
-        Some(Sourced::cited(c.cuda, &c.source))
+        Some(Sourced::row(c.cuda, &c.source, c.basis))
     }
 
     /// The end-of-life CUDA image series containing `cuda` ("10.1", or a whole major).
@@ -300,7 +306,7 @@ impl Facts {
                 Some((a, b)) => a.parse() == Ok(cuda.major) && b.parse() == Ok(cuda.minor),
                 None => r.series.parse() == Ok(cuda.major),
             };
-            hit.then(|| Sourced::cited(r.series.clone(), &r.source))
+            hit.then(|| Sourced::row(r.series.clone(), &r.source, r.basis))
         })
     }
 
@@ -310,7 +316,7 @@ impl Facts {
         self.images()
             .os_eol
             .iter()
-            .find_map(|r| (r.os == os).then(|| Sourced::cited(r.eol.clone(), &r.source)))
+            .find_map(|r| (r.os == os).then(|| Sourced::row(r.eol.clone(), &r.source, r.basis)))
     }
 
     /// The control device nodes needed next to `/dev/nvidiaN`.
@@ -318,7 +324,7 @@ impl Facts {
         self.images()
             .required_device
             .iter()
-            .map(|r| Sourced::cited(r.path.clone(), &r.source))
+            .map(|r| Sourced::row(r.path.clone(), &r.source, r.basis))
             .collect()
     }
 
@@ -326,7 +332,7 @@ impl Facts {
     pub fn arch_list_named(&self, name: &str) -> Option<Sourced<String>> {
         let n = name.to_ascii_lowercase();
         let r = self.images().arch_name.iter().find(|r| r.name == n)?;
-        Some(Sourced::cited(r.archs.clone(), &r.source))
+        Some(Sourced::row(r.archs.clone(), &r.source, r.basis))
     }
 
     /// Whether an image repository publishes no `latest` tag (`Some` when it does not).
@@ -336,14 +342,19 @@ impl Facts {
             .no_latest_tag
             .iter()
             .find(|r| r.repo == repo)?;
-        Some(Sourced::cited((), &r.source))
+        Some(Sourced::row((), &r.source, r.basis))
     }
 
     /// The CUDA of a published image whose tag does not spell it (`image_cuda` rows).
     pub fn image_cuda(&self, full_repo: &str, tag: &str) -> Option<Sourced<CudaVersion>> {
         self.images().image_cuda.iter().find_map(|r| {
             (r.repo == full_repo && r.tag == tag)
-                .then(|| r.cuda.parse().ok().map(|v| Sourced::cited(v, &r.source)))
+                .then(|| {
+                    r.cuda
+                        .parse()
+                        .ok()
+                        .map(|v| Sourced::row(v, &r.source, r.basis))
+                })
                 .flatten()
         })
     }
@@ -361,7 +372,7 @@ impl Facts {
             if !covers {
                 return None;
             }
-            Some(Sourced::cited(r.cuda.parse().ok()?, &r.source))
+            Some(Sourced::row(r.cuda.parse().ok()?, &r.source, r.basis))
         })
     }
 

@@ -259,3 +259,45 @@ fn every_family_gets_the_same_min_driver_for_cuda_12_4_1() {
     assert_eq!(reqs.cuda_runtimes.len(), 1);
     assert_eq!(reqs.cuda_runtimes[0].min_driver, "550.54.14");
 }
+
+/// A row that states its basis keeps it; a row that does not gets the one its source gives.
+#[test]
+fn a_row_that_states_its_basis_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(crate::matrix::CUDA_IMAGES),
+        r#"cuda_eol = []
+required_device = [
+  { path = "/dev/nvidiactl", source = "https://example.com/devices", basis = "measured" },
+]
+os_eol = [{ os = "ubuntu18.04", eol = "2023-05-31", source = "https://example.com/eol" }]
+arch_name = [{ name = "ampere", archs = "8.0;8.6+PTX", source = "by hand", basis = "inferred" }]
+no_latest_tag = []
+"#,
+    )
+    .unwrap();
+    let f = Facts::new(Matrix::with_overrides(dir.path()).unwrap());
+    let d = f.required_devices();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].basis, Basis::Measured);
+    assert_eq!(d[0].source, "https://example.com/devices");
+    assert_eq!(f.os_eol("ubuntu18.04").unwrap().basis, Basis::Cited);
+    assert_eq!(f.arch_list_named("Ampere").unwrap().basis, Basis::Inferred);
+    // An unknown basis is an error, as every unknown key or value in the data files is.
+    std::fs::write(
+        dir.path().join(crate::matrix::CUDA_IMAGES),
+        "cuda_eol = [{ series = \"10.1\", source = \"https://example.com\", basis = \"guessed\" }]\nos_eol = []\nrequired_device = []\narch_name = []\nno_latest_tag = []\n",
+    )
+    .unwrap();
+    assert!(Matrix::with_overrides(dir.path()).is_err());
+}
+
+#[test]
+fn every_eol_row_cites_a_url() {
+    let f = facts();
+    let images = &f.matrix().images;
+    let eol = images.cuda_eol.iter().map(|r| &r.source);
+    for s in eol.chain(images.os_eol.iter().map(|r| &r.source)) {
+        assert!(s.starts_with("https://"), "{s}");
+    }
+}

@@ -10,6 +10,9 @@ use serde::Deserialize;
 pub(crate) struct EolRow {
     pub(crate) series: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -17,12 +20,18 @@ pub(crate) struct OsEolRow {
     pub(crate) os: String,
     pub(crate) eol: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DeviceRow {
     pub(crate) path: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,12 +39,18 @@ pub(crate) struct ArchNameRow {
     pub(crate) name: String,
     pub(crate) archs: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RepoRow {
     pub(crate) repo: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 /// A published image whose CUDA its tag does not spell (`k8s.gcr.io/cuda-vector-add:v0.1`).
 #[derive(Debug, Clone, Deserialize)]
@@ -46,6 +61,9 @@ pub(crate) struct ImageCudaRow {
     pub(crate) tag: String,
     pub(crate) cuda: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 /// TensorFlow releases `from`..=`to` (one major) whose GPU builds use `cuda`.
 #[derive(Debug, Clone, Deserialize)]
@@ -55,6 +73,9 @@ pub(crate) struct TensorflowCudaRow {
     pub(crate) to: String,
     pub(crate) cuda: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -78,6 +78,8 @@ pub struct DriverReq {
     /// The table row that answered, e.g. "CUDA 12.1 Update 1".
     pub release: String,
     pub source: String,
+    /// How the row is known, when the data file says.
+    pub basis: Option<Basis>,
 }
 
 /// What a driver's CUDA support is known to be. A driver at or below the newest row's branch
@@ -116,6 +118,8 @@ pub struct GpuDriverFloor {
     /// `None` when no earlier release is known not to support it.
     pub surely_unsupported_below: Option<DriverVersion>,
     pub source: String,
+    /// How the `cuda_arch.toml` row is known, when the data file says.
+    pub basis: Option<Basis>,
 }
 
 /// The oldest CUDA release whose driver can JIT a PTX ISA version.
@@ -280,6 +284,7 @@ impl Matrix {
             windows: row.windows.clone(),
             release: row.label.clone(),
             source: row.source.clone(),
+            basis: row.basis,
         })
     }
 
@@ -370,25 +375,14 @@ impl Matrix {
         (!gap).then_some(first)
     }
 
-    /// [`Self::nvcc_supports`] with the row's source URL.
-    pub fn nvcc_supports_sourced(
-        &self,
-        cuda: &CudaVersion,
-        target: &ArchTarget,
-    ) -> Option<(bool, &str)> {
-        let source = self.arch_row(cuda)?.source.as_str();
-        Some((self.nvcc_supports(cuda, target)?, source))
-    }
-
-    /// The torch release `package==version` pins (its wheel metadata), with the wheel's URL.
-    /// `package` is compared normalized (`flash_attn` = `flash-attn`).
-    pub fn torch_pinned_by(&self, package: &str, version: &str) -> Option<(&str, &str)> {
+    /// The `torch_dependents.toml` row of `package==version` (its wheel metadata's torch
+    /// pin). `package` is compared normalized (`flash_attn` = `flash-attn`).
+    fn dependent(&self, package: &str, version: &str) -> Option<&DependentRow> {
         let norm = |s: &str| s.to_ascii_lowercase().replace(['_', '.'], "-");
         let p = norm(package);
         self.dependents
             .iter()
             .find(|d| norm(&d.package) == p && d.version == version)
-            .map(|d| (d.torch.as_str(), d.source.as_str()))
     }
 
     fn arch_row(&self, cuda: &CudaVersion) -> Option<&ArchRow> {
@@ -483,6 +477,7 @@ impl Matrix {
             driver,
             surely_unsupported_below,
             source: first_row.source.clone(),
+            basis: first_row.basis,
         })
     }
 

@@ -34,6 +34,8 @@ pub struct TorchRelease {
     /// Free-threaded builds (`cp313t`) are not listed.
     pub python: Vec<String>,
     pub source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    pub basis: Option<super::Basis>,
 }
 
 /// One official CUDA build of a release line, e.g. torch 2.3 `cu121`.
@@ -46,6 +48,8 @@ pub struct TorchVariant {
     pub archs: Option<VariantArchs>,
     /// Where the existence of this build is documented.
     pub source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    pub basis: Option<super::Basis>,
 }
 
 /// The device code an official torch CUDA build was compiled for (`TORCH_CUDA_ARCH_LIST`
@@ -98,6 +102,7 @@ struct Pin {
     package: String,
     version: String,
     source: String,
+    basis: Option<super::Basis>,
 }
 
 // Default: no releases, for a knowledge view that knows nothing (`Facts::unknown`).
@@ -129,6 +134,9 @@ struct RawRelease {
     #[serde(default)]
     python: Vec<String>,
     source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    basis: Option<super::Basis>,
     #[allow(dead_code)]
     note: Option<String>,
 }
@@ -139,6 +147,9 @@ struct RawVariant {
     torch: String,
     tag: String,
     source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    basis: Option<super::Basis>,
     #[allow(dead_code)]
     note: Option<String>,
 }
@@ -173,6 +184,9 @@ struct RawPin {
     /// The requirement as written in the metadata (`torch==2.3.0`, `triton~=3.8.0`).
     requires: String,
     source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    basis: Option<super::Basis>,
     #[allow(dead_code)]
     note: Option<String>,
 }
@@ -321,6 +335,7 @@ impl TorchMatrix {
                 pypi_default: r.pypi_default.clone(),
                 python: r.python.clone(),
                 source: r.source.clone(),
+                basis: r.basis,
             });
         }
 
@@ -345,6 +360,7 @@ impl TorchMatrix {
                 cuda,
                 archs: None,
                 source: v.source.clone(),
+                basis: v.basis,
             });
         }
 
@@ -423,6 +439,7 @@ impl TorchMatrix {
                 package: p.package.clone(),
                 version: p.version.clone(),
                 source: p.source.clone(),
+                basis: p.basis,
             });
         }
         // A torchvision / torchaudio release pins exactly one torch. (Triton is the other
@@ -495,7 +512,7 @@ impl TorchMatrix {
     /// a full version (`"0.18.1+cu121"`) must be held exactly.
     pub fn companion_for(&self, package: &str, companion_version: &str) -> Option<String> {
         self.companion_pin(package, companion_version)
-            .map(|(torch, _)| torch)
+            .map(|(torch, ..)| torch)
     }
 
     /// [`Self::companion_for`] with the source URL of the first pin that matched.
@@ -503,11 +520,11 @@ impl TorchMatrix {
         &self,
         package: &str,
         companion_version: &str,
-    ) -> Option<(String, &str)> {
+    ) -> Option<(String, &str, Option<super::Basis>)> {
         let package = package.trim().to_ascii_lowercase();
         let parts = numeric_parts(companion_version);
         let candidates = self.pins.iter().filter(|p| p.package == package);
-        let mut found: Option<(String, &str)> = None;
+        let mut found: Option<(String, &str, Option<super::Basis>)> = None;
         for p in candidates {
             let pv = numeric_parts(&p.version);
             let hit = match parts.len() {
@@ -520,9 +537,9 @@ impl TorchMatrix {
                 match &found {
                     // Patch releases of one companion line pair with one torch line; if the
                     // data ever disagrees, refuse to pick.
-                    Some((prev, _)) if *prev != mm => return None,
+                    Some((prev, ..)) if *prev != mm => return None,
                     Some(_) => {}
-                    None => found = Some((mm, p.source.as_str())),
+                    None => found = Some((mm, p.source.as_str(), p.basis)),
                 }
             }
         }
