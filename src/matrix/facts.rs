@@ -6,7 +6,7 @@
 //! its tables themselves.
 
 use super::images::ImagesFile;
-use super::rows::ForwardCompatRules;
+use super::rows::{ArchRow, ForwardCompatRules};
 use super::torch::{TorchMatrix, TorchRelease, TorchVariant};
 use super::{DriverCuda, ForwardCompat, GpuDriverFloor, GpuModel, Matrix, PtxNeed};
 use crate::arch::{ArchTarget, ComputeCapability};
@@ -220,7 +220,11 @@ impl Facts {
     /// The real (`sm_XY`) targets nvcc of this CUDA release accepts.
     pub fn nvcc_targets(&self, cuda: &CudaVersion) -> Option<Sourced<&[u32]>> {
         let row = self.matrix.arch_row(cuda)?;
-        Some(Sourced::row(row.sm.as_slice(), &row.source, row.basis))
+        Some(Sourced::row(
+            row.sm.as_slice(),
+            &row.source,
+            arch_basis(row),
+        ))
     }
 
     /// Whether nvcc of this CUDA release can compile for `target`; `None` when the release
@@ -228,7 +232,7 @@ impl Facts {
     pub fn nvcc_supports(&self, cuda: &CudaVersion, target: &ArchTarget) -> Option<Sourced<bool>> {
         let row = self.matrix.arch_row(cuda)?;
         let value = self.matrix.nvcc_supports(cuda, target)?;
-        Some(Sourced::row(value, &row.source, row.basis))
+        Some(Sourced::row(value, &row.source, arch_basis(row)))
     }
 
     /// The CUDA release (major.minor) that ships an NVIDIA component wheel at this version
@@ -379,6 +383,16 @@ impl Facts {
     fn images(&self) -> &ImagesFile {
         &self.matrix.images
     }
+}
+
+/// A `cuda_arch.toml` row's basis: the one it states, else measured when its note says it was
+/// (`measured by ci/nvcc-arch-lists.py: …`, naming the wheel and its sha256).
+fn arch_basis(row: &ArchRow) -> Option<Basis> {
+    let measured = row
+        .note
+        .as_deref()
+        .is_some_and(|n| n.starts_with("measured by "));
+    row.basis.or(measured.then_some(Basis::Measured))
 }
 
 impl PtxNeed {

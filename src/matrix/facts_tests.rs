@@ -116,6 +116,11 @@ fn nvcc_questions_cite_the_arch_row() {
         .unwrap();
     assert!(s.value);
     assert_cited(&s);
+    // 13.1's row was measured from NVIDIA's nvcc wheel (its note says so).
+    assert_eq!(
+        f.nvcc_targets(&cuda("13.1")).unwrap().basis,
+        Basis::Measured
+    );
     assert_eq!(
         f.nvcc_supports(&cuda("9.9"), &"sm_90".parse().unwrap()),
         None
