@@ -4,9 +4,10 @@
 use super::*;
 
 pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
-    let matrix = matrix_from(a.host.matrices.as_deref())?;
+    let facts = crate::matrix::Facts::new(matrix_from(a.host.matrices.as_deref())?);
+    let matrix = facts.matrix();
     let reader = a.host.reader()?;
-    let profile = crate::host::detect_host_with(reader.as_ref(), &matrix)?;
+    let profile = crate::host::detect_host_with(reader.as_ref(), &facts)?;
     if !a.host.check {
         // The profile leaves out what it could not read; say so rather than pass it off as
         // absent (`--check` turns the same into "could not check").
@@ -20,7 +21,7 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         let text = match a.host.format {
             Format::Json => format!("{}\n", profile.to_json()),
             Format::Text => {
-                let t = complete_target(&matrix, profile.into_target());
+                let t = complete_target(matrix, profile.into_target());
                 let mut s = String::from("host\n");
                 s.push_str(&format!(
                     "  driver: {}\n  CUDA (driver API): {}\n",
@@ -70,7 +71,7 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     }
     let scanner = crate::host::ElfArchScanner;
     let opts = rules::host::CheckOptions {
-        knowledge: &matrix,
+        facts: &facts,
         pythons: a.host.python.clone(),
         scanner: Some(&scanner),
     };

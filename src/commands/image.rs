@@ -42,14 +42,15 @@ pub(super) fn partial_exit(
 }
 
 pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
-    let matrix = load_matrix(&a.targets)?;
+    let facts = crate::matrix::Facts::new(load_matrix(&a.targets)?);
+    let matrix = facts.matrix();
     let config = load_config(a.output.config.as_deref(), &a.output.rules)?;
-    let mut targets = resolve_targets(&a.targets, &matrix)?;
+    let mut targets = resolve_targets(&a.targets, matrix)?;
     if targets.is_empty() {
-        targets = config_targets(&config, &matrix)?;
+        targets = config_targets(&config, matrix)?;
     }
     if targets.is_empty() && !a.targets.no_local_host {
-        if let Some(t) = local_host_target(&matrix) {
+        if let Some(t) = local_host_target(&facts) {
             targets.push(t);
         }
     }
@@ -97,7 +98,7 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
     };
     let ctx = rules::context::ImageContext {
         inventory: &inv,
-        matrix: &matrix,
+        facts: &facts,
         target: None,
     };
     let reqs = rules::requirements::compute(&ctx);
@@ -105,7 +106,7 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         .map(|(meta, _, _)| meta.code.to_string())
         .filter(|c| config.rule_enabled(c))
         .collect();
-    let mut findings = rules::check_image(&inv, &matrix, &targets);
+    let mut findings = rules::check_image(&inv, &facts, &targets);
     for e in &inv.errors {
         findings.push(scan_error_finding(e, opts.allow_partial));
     }

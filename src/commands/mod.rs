@@ -139,14 +139,14 @@ fn complete_target(matrix: &Matrix, mut t: Target) -> Target {
 }
 
 /// The local host as default target, only where an NVIDIA driver is loaded.
-fn local_host_target(matrix: &Matrix) -> Option<Target> {
+fn local_host_target(facts: &crate::matrix::Facts) -> Option<Target> {
     if !std::path::Path::new("/proc/driver/nvidia/version").exists() {
         return None;
     }
     let reader = crate::host::LiveReader::new();
-    let profile = crate::host::detect_host_with(&reader, matrix).ok()?;
+    let profile = crate::host::detect_host_with(&reader, facts).ok()?;
     profile.driver.as_ref()?;
-    let mut t = complete_target(matrix, profile.into_target());
+    let mut t = complete_target(facts.matrix(), profile.into_target());
     t.name = format!("local host ({})", t.name);
     Some(t)
 }

@@ -114,7 +114,7 @@ pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> 
             });
             out.push(f);
         }
-        for f in crate::rules::check_image(&inv, ctx.matrix(), &targets) {
+        for f in crate::rules::check_image(&inv, &ctx.facts, &targets) {
             out.push(relocate(f, image, &at));
         }
     }

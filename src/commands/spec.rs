@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::finding::Finding;
 use crate::spec::build::{self, BuildOptions, SpecError};
 use crate::spec::runspec::{self, RunSpec};
-use crate::spec::{compose, dockerfile, facts, k8s, loc, pkg, RuleCtx, Subject};
+use crate::spec::{compose, dockerfile, k8s, loc, pkg, RuleCtx, Subject};
 use crate::suppress::FileText;
 use crate::target::Target;
 use anyhow::Context as _;
@@ -25,7 +25,7 @@ pub struct CommandContext {
     pub targets: Vec<Target>,
     pub config: Config,
     /// Compatibility facts over the command's matrix.
-    pub facts: facts::SpecFacts,
+    pub facts: crate::matrix::Facts,
     /// Relative input paths are relative to this directory.
     pub cwd: PathBuf,
     /// Paths in findings are shown relative to this directory (the repository root).
@@ -84,7 +84,7 @@ impl CommandContext {
         Ok(CommandContext {
             targets,
             config,
-            facts: facts::SpecFacts::new(matrix)?,
+            facts: crate::matrix::Facts::new(matrix),
             cwd: std::env::current_dir().unwrap_or_default(),
             root: crate::report::paths::root().to_path_buf(),
             scan_images: None,

@@ -7,17 +7,15 @@
 //!
 //! Facts the host cannot tell (GPU model → compute capability when nvidia-smi lacks
 //! `compute_cap`, driver → CUDA version when nvidia-smi is missing) come from a
-//! [`Knowledge`] the integrator implements over the matrices; torch's architectures come from
+//! [`Facts`](crate::matrix::Facts) (the matrices); torch's architectures come from
 //! an [`ArchScanner`] wired to the fatbin reader.
 
 pub mod env;
-pub mod knowledge;
 pub mod parse;
 pub mod profile;
 pub mod python;
 pub mod reader;
 
-pub use knowledge::{Knowledge, NoKnowledge};
 pub use profile::{detect_host_with, load_target_json, HostGpu, HostProfile, KernelModule};
 pub use python::{ArchScanner, BinaryArchs, ElfArchScanner};
 pub use reader::{CapturedReader, CommandOutput, HostCommand, HostReader, LiveReader};
@@ -25,7 +23,7 @@ pub use reader::{CapturedReader, CommandOutput, HostCommand, HostReader, LiveRea
 /// Detect the host profile with no matrix knowledge (compute capability then comes only
 /// from nvidia-smi's `compute_cap`). Prefer [`detect_host_with`] with the matrix.
 pub fn detect_host(reader: &dyn HostReader) -> anyhow::Result<HostProfile> {
-    detect_host_with(reader, &NoKnowledge)
+    detect_host_with(reader, crate::matrix::Facts::unknown())
 }
 
 #[cfg(test)]
@@ -39,10 +37,10 @@ mod tests {
     #[test]
     fn live_host_smoke() {
         let r = LiveReader::new();
-        let m = crate::matrix::Matrix::embedded().unwrap();
+        let m = crate::matrix::Facts::embedded().unwrap();
         let p = detect_host_with(&r, &m).unwrap();
         let opts = CheckOptions {
-            knowledge: &m,
+            facts: &m,
             pythons: Vec::new(),
             scanner: Some(&ElfArchScanner),
         };

@@ -3,10 +3,10 @@
 //! fills in from `nvidia-smi -q -x` (then `-q` text, then `-L`), and falls back to
 //! `/proc/driver/nvidia/` when nvidia-smi is missing or fails.
 
-use super::knowledge::Knowledge;
 use super::parse::{self, smi};
 use super::reader::{HostCommand, HostReader};
 use crate::arch::ComputeCapability;
+use crate::matrix::Facts;
 use crate::source::Platform;
 use crate::target::{Target, TargetGpu};
 use crate::version::{CudaVersion, DriverVersion};
@@ -229,13 +229,10 @@ pub fn proc_gpus(reader: &dyn HostReader) -> Vec<(String, parse::ProcGpuInfo)> {
     out
 }
 
-/// Detect the host profile, using `knowledge` for what the host does not say itself
+/// Detect the host profile, using `facts` for what the host does not say itself
 /// (compute capability when only XML / -L / /proc is available, datacenter flag, the CUDA
 /// version a driver supports when nvidia-smi is missing).
-pub fn detect_host_with(
-    reader: &dyn HostReader,
-    knowledge: &dyn Knowledge,
-) -> anyhow::Result<HostProfile> {
+pub fn detect_host_with(reader: &dyn HostReader, facts: &Facts) -> anyhow::Result<HostProfile> {
     let mut p = HostProfile {
         kind: HostProfile::KIND.into(),
         schema: PROFILE_SCHEMA,
@@ -383,7 +380,7 @@ pub fn detect_host_with(
     }
     if p.driver_cuda.is_none() {
         if let Some(d) = &p.driver {
-            p.driver_cuda = knowledge.max_cuda_for_driver(d);
+            p.driver_cuda = facts.max_cuda_for_driver(d).map(|c| c.value);
             if p.driver_cuda.is_some() {
                 add_source(&mut p, "GPU matrix (CUDA version of the driver)");
             }
@@ -391,10 +388,10 @@ pub fn detect_host_with(
     }
     for g in &mut p.gpus {
         if g.cc.is_none() {
-            g.cc = knowledge.gpu_cc(&g.name);
+            g.cc = facts.gpu(&g.name).map(|m| m.value.cc);
         }
         if g.datacenter.is_none() {
-            g.datacenter = knowledge.gpu_datacenter(&g.name);
+            g.datacenter = facts.gpu(&g.name).map(|m| m.value.datacenter);
         }
     }
     p.gpus
@@ -439,26 +436,17 @@ pub fn detect_host_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::knowledge::NoKnowledge;
     use crate::host::reader::CapturedReader;
     use crate::rules::host::testutil::tree;
 
-    struct H200;
-    impl Knowledge for H200 {
-        fn gpu_cc(&self, name: &str) -> Option<ComputeCapability> {
-            (name == "NVIDIA H200").then(|| ComputeCapability::new(9, 0))
-        }
-        fn gpu_datacenter(&self, name: &str) -> Option<bool> {
-            (name == "NVIDIA H200").then_some(true)
-        }
-        fn max_cuda_for_driver(&self, d: &DriverVersion) -> Option<CudaVersion> {
-            (d.branch() == 580).then(|| CudaVersion::new(13, 0))
-        }
+    /// The matrices gpulint ships: they know the H200 (9.0, datacenter) and driver 580 (13.0).
+    fn h200() -> Facts {
+        Facts::embedded().unwrap()
     }
 
     const UUID: &str = "GPU-1e22f56e-bc1a-5762-a390-38b2e823715b";
 
-    fn detect(layers: &[&str], k: &dyn Knowledge) -> HostProfile {
+    fn detect(layers: &[&str], k: &Facts) -> HostProfile {
         let dir = tree(layers);
         detect_host_with(&CapturedReader::new(dir.path()).unwrap(), k).unwrap()
     }
@@ -480,7 +468,7 @@ mod tests {
 
     #[test]
     fn from_all_real_captures_csv_first() {
-        let p = detect(&["h200"], &NoKnowledge);
+        let p = detect(&["h200"], Facts::unknown());
         assert_h200(&p);
         assert_eq!(p.driver_cuda, Some(CudaVersion::new(13, 0)));
         let g = &p.gpus[0];
@@ -497,21 +485,21 @@ mod tests {
 
     #[test]
     fn from_xml_only() {
-        let p = detect(&["h200", "variants/xml-only"], &NoKnowledge);
+        let p = detect(&["h200", "variants/xml-only"], Facts::unknown());
         assert_h200(&p);
         assert_eq!(p.driver_cuda, Some(CudaVersion::new(13, 0)));
         assert_eq!(p.gpus[0].mig_mode.as_deref(), Some("Disabled"));
         // The XML has no compute capability: unknown without the matrix…
         assert_eq!(p.gpus[0].cc, None);
         // …and known with it.
-        let p = detect(&["h200", "variants/xml-only"], &H200);
+        let p = detect(&["h200", "variants/xml-only"], &h200());
         assert_eq!(p.gpus[0].cc, Some(ComputeCapability::new(9, 0)));
         assert_eq!(p.gpus[0].datacenter, Some(true));
     }
 
     #[test]
     fn from_q_text_only() {
-        let p = detect(&["h200", "variants/text-only"], &NoKnowledge);
+        let p = detect(&["h200", "variants/text-only"], Facts::unknown());
         assert_h200(&p);
         assert_eq!(p.driver_cuda, Some(CudaVersion::new(13, 0)));
         assert_eq!(p.gpus[0].mig_mode.as_deref(), Some("Disabled"));
@@ -520,7 +508,7 @@ mod tests {
 
     #[test]
     fn from_proc_only_when_nvidia_smi_is_missing() {
-        let p = detect(&["h200", "variants/proc-only"], &NoKnowledge);
+        let p = detect(&["h200", "variants/proc-only"], Facts::unknown());
         assert_h200(&p);
         assert_eq!(p.gpus[0].pci_bus_id.as_deref(), Some("0000:00:06.0"));
         assert_eq!(p.gpus[0].minor, Some(0));
@@ -531,7 +519,7 @@ mod tests {
             "{:?}",
             p.notes
         );
-        let p = detect(&["h200", "variants/proc-only"], &H200);
+        let p = detect(&["h200", "variants/proc-only"], &h200());
         assert_eq!(p.driver_cuda, Some(CudaVersion::new(13, 0)));
         assert_eq!(p.gpus[0].cc, Some(ComputeCapability::new(9, 0)));
     }
@@ -540,7 +528,7 @@ mod tests {
     fn nvidia_smi_failing_falls_back_with_a_note() {
         let p = detect(
             &["h200", "variants/complete", "variants/api-mismatch"],
-            &NoKnowledge,
+            Facts::unknown(),
         );
         assert_h200(&p);
         assert!(
@@ -559,7 +547,7 @@ mod tests {
                 "variants/mig-on",
                 "variants/mig-instances",
             ],
-            &NoKnowledge,
+            Facts::unknown(),
         );
         assert_eq!(p.gpus[0].mig_mode.as_deref(), Some("Enabled"));
         assert_eq!(p.gpus[0].mig_devices.len(), 2);
@@ -572,7 +560,7 @@ mod tests {
 
     #[test]
     fn json_round_trips_and_converts_to_a_target() {
-        let p = detect(&["h200", "variants/complete"], &H200);
+        let p = detect(&["h200", "variants/complete"], &h200());
         let json = p.to_json();
         let back: HostProfile = serde_json::from_str(&json).unwrap();
         assert_eq!(back, p);
@@ -591,7 +579,8 @@ mod tests {
     #[test]
     fn empty_tree_is_no_driver() {
         let dir = tempfile::tempdir().unwrap();
-        let p = detect_host_with(&CapturedReader::new(dir.path()).unwrap(), &NoKnowledge).unwrap();
+        let p =
+            detect_host_with(&CapturedReader::new(dir.path()).unwrap(), Facts::unknown()).unwrap();
         assert!(p.driver.is_none() && p.gpus.is_empty());
         assert!(p.notes.iter().any(|n| n.contains("no NVIDIA driver")));
     }

@@ -1,5 +1,5 @@
 //! `cuda-images.toml`: facts about CUDA container images and run configurations that only the
-//! Dockerfile / run-configuration rules ask (through `crate::spec::facts`): end-of-life CUDA
+//! Dockerfile / run-configuration rules ask (through `crate::matrix::Facts`): end-of-life CUDA
 //! series and base OSes, the device nodes a GPU needs, named TORCH_CUDA_ARCH_LIST entries,
 //! repositories that publish no `latest`.
 
@@ -10,6 +10,9 @@ use serde::Deserialize;
 pub(crate) struct EolRow {
     pub(crate) series: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -17,27 +20,37 @@ pub(crate) struct OsEolRow {
     pub(crate) os: String,
     pub(crate) eol: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DeviceRow {
     pub(crate) path: String,
-    #[allow(dead_code)]
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ArchNameRow {
     pub(crate) name: String,
     pub(crate) archs: String,
-    #[allow(dead_code)]
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RepoRow {
     pub(crate) repo: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 /// A published image whose CUDA its tag does not spell (`k8s.gcr.io/cuda-vector-add:v0.1`).
 #[derive(Debug, Clone, Deserialize)]
@@ -48,6 +61,9 @@ pub(crate) struct ImageCudaRow {
     pub(crate) tag: String,
     pub(crate) cuda: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 /// TensorFlow releases `from`..=`to` (one major) whose GPU builds use `cuda`.
 #[derive(Debug, Clone, Deserialize)]
@@ -57,8 +73,11 @@ pub(crate) struct TensorflowCudaRow {
     pub(crate) to: String,
     pub(crate) cuda: String,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ImagesFile {
     pub(crate) cuda_eol: Vec<EolRow>,

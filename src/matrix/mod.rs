@@ -6,8 +6,9 @@
 //! can update facts without a new gpulint release. Lookups never guess: a fact the documents do
 //! not give is absent, and the lookup answers `None` / [`ForwardCompat::Unknown`].
 //!
-//! In: TOML text. Out: [`Matrix`], read by the rules.
+//! In: TOML text. Out: [`Matrix`], the loaded data; the rules ask [`Facts`], its one view.
 
+mod facts;
 mod gpu;
 mod images;
 mod rows;
@@ -20,10 +21,11 @@ use crate::version::{CudaVersion, DriverVersion};
 use anyhow::Context;
 use std::path::Path;
 
+pub use facts::{Basis, Facts, Sourced};
 use rows::{
     ArchNameRow, ArchRow, CompatPackageRow, ComponentsRow, CudaArchFile, CudaComponentsFile,
-    CudaDriverFile, CudnnFile, CudnnRow, ForwardCompatFile, ForwardCompatRules, GpusFile,
-    MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
+    CudaDriverFile, CudnnFile, CudnnRow, DependentRow, DependentsFile, ForwardCompatFile,
+    ForwardCompatRules, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
 };
 pub use rows::{GpuModel, NgcPytorch, Segment};
 
@@ -68,26 +70,6 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     (CUDA_IMAGES, include_str!("../../matrices/cuda-images.toml")),
 ];
 
-/// `torch_dependents.toml`: the torch a package release pins in its wheel metadata
-/// (`ci/torch-dependents.py`).
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DependentRow {
-    package: String,
-    version: String,
-    torch: String,
-    #[allow(dead_code)]
-    sha256: String,
-    source: String,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DependentsFile {
-    #[serde(default)]
-    dependent: Vec<DependentRow>,
-}
-
 /// Minimum drivers for one CUDA toolkit release.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DriverReq {
@@ -96,6 +78,8 @@ pub struct DriverReq {
     /// The table row that answered, e.g. "CUDA 12.1 Update 1".
     pub release: String,
     pub source: String,
+    /// How the row is known, when the data file says.
+    pub basis: Option<Basis>,
 }
 
 /// What a driver's CUDA support is known to be. A driver at or below the newest row's branch
@@ -134,6 +118,8 @@ pub struct GpuDriverFloor {
     /// `None` when no earlier release is known not to support it.
     pub surely_unsupported_below: Option<DriverVersion>,
     pub source: String,
+    /// How the `cuda_arch.toml` row is known, when the data file says.
+    pub basis: Option<Basis>,
 }
 
 /// The oldest CUDA release whose driver can JIT a PTX ISA version.
@@ -199,20 +185,9 @@ impl Matrix {
         &self.torch
     }
 
-    /// Facts about CUDA images and run configurations (`cuda-images.toml`).
-    pub(crate) fn images(&self) -> &images::ImagesFile {
-        &self.images
-    }
-
     /// Parse the embedded data files.
     pub fn embedded() -> anyhow::Result<Matrix> {
-        Self::from_texts(|name| {
-            Ok(FILES
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, t)| (*t).to_string())
-                .unwrap_or_default())
-        })
+        Self::from_texts(|name| Ok(embedded_text(name)))
     }
 
     /// Like [`Matrix::embedded`], but each file present in `dir` (same file name) replaces the
@@ -225,11 +200,7 @@ impl Matrix {
                 crate::io_util::read_regular_string(&path, crate::io_util::MAX_CONFIG_FILE)
                     .with_context(|| format!("reading matrix override {}", path.display()))
             } else {
-                Ok(FILES
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, t)| (*t).to_string())
-                    .unwrap_or_default())
+                Ok(embedded_text(name))
             }
         })
     }
@@ -313,6 +284,7 @@ impl Matrix {
             windows: row.windows.clone(),
             release: row.label.clone(),
             source: row.source.clone(),
+            basis: row.basis,
         })
     }
 
@@ -340,11 +312,7 @@ impl Matrix {
     /// The CUDA support of a driver, with an open upper bound for a driver of a branch newer
     /// than the newest row's (610.x when the table ends at CUDA 13.2 / 595.x).
     pub fn driver_cuda(&self, driver: &DriverVersion) -> Option<DriverCuda> {
-        let best = self
-            .releases
-            .iter()
-            .filter(|r| r.linux.as_ref().is_some_and(|d| d <= driver))
-            .max_by(|a, b| a.version.cmp(&b.version))?;
+        let best = self.newest_release_within(driver)?;
         let newest_branch = self
             .releases
             .iter()
@@ -354,6 +322,14 @@ impl Matrix {
             at_least: CudaVersion::new(best.version.major, best.version.minor),
             open: driver.branch() > newest_branch,
         })
+    }
+
+    /// The newest release row whose minimum Linux driver is ≤ `driver`.
+    fn newest_release_within(&self, driver: &DriverVersion) -> Option<&ReleaseRow> {
+        self.releases
+            .iter()
+            .filter(|r| r.linux.as_ref().is_some_and(|d| d <= driver))
+            .max_by(|a, b| a.version.cmp(&b.version))
     }
 
     /// The newest CUDA release (major.minor) of the driver table.
@@ -399,25 +375,14 @@ impl Matrix {
         (!gap).then_some(first)
     }
 
-    /// [`Self::nvcc_supports`] with the row's source URL.
-    pub fn nvcc_supports_sourced(
-        &self,
-        cuda: &CudaVersion,
-        target: &ArchTarget,
-    ) -> Option<(bool, &str)> {
-        let source = self.arch_row(cuda)?.source.as_str();
-        Some((self.nvcc_supports(cuda, target)?, source))
-    }
-
-    /// The torch release `package==version` pins (its wheel metadata), with the wheel's URL.
-    /// `package` is compared normalized (`flash_attn` = `flash-attn`).
-    pub fn torch_pinned_by(&self, package: &str, version: &str) -> Option<(&str, &str)> {
+    /// The `torch_dependents.toml` row of `package==version` (its wheel metadata's torch
+    /// pin). `package` is compared normalized (`flash_attn` = `flash-attn`).
+    fn dependent(&self, package: &str, version: &str) -> Option<&DependentRow> {
         let norm = |s: &str| s.to_ascii_lowercase().replace(['_', '.'], "-");
         let p = norm(package);
         self.dependents
             .iter()
             .find(|d| norm(&d.package) == p && d.version == version)
-            .map(|d| (d.torch.as_str(), d.source.as_str()))
     }
 
     fn arch_row(&self, cuda: &CudaVersion) -> Option<&ArchRow> {
@@ -430,18 +395,20 @@ impl Matrix {
     /// A version the table lists for several releases (unchanged across updates) answers the
     /// first. `None` when no row lists this version: the release is unknown.
     pub fn component_release(&self, dist: &str, version: &str) -> Option<CudaVersion> {
-        let stem = component_stem(dist);
-        self.components
-            .iter()
-            .find(|r| {
-                r.components.get(stem).is_some_and(|pinned| {
-                    version == pinned
-                        || version
-                            .strip_prefix(pinned.as_str())
-                            .is_some_and(|rest| rest.starts_with('.'))
-                })
-            })
+        self.component_row(dist, version)
             .map(|r| CudaVersion::new(r.toolkit.major, r.toolkit.minor))
+    }
+
+    fn component_row(&self, dist: &str, version: &str) -> Option<&ComponentsRow> {
+        let stem = component_stem(dist);
+        self.components.iter().find(|r| {
+            r.components.get(stem).is_some_and(|pinned| {
+                version == pinned
+                    || version
+                        .strip_prefix(pinned.as_str())
+                        .is_some_and(|rest| rest.starts_with('.'))
+            })
+        })
     }
 
     /// Every CUDA release (major.minor) the component table has a row for.
@@ -475,10 +442,13 @@ impl Matrix {
 
     /// The CUDA release that introduced a PTX ISA version: (8, 7) → 12.8.
     pub fn ptx_isa_min_cuda(&self, isa: (u16, u16)) -> Option<CudaVersion> {
+        self.ptx_row(isa).map(|r| r.cuda)
+    }
+
+    fn ptx_row(&self, isa: (u16, u16)) -> Option<&PtxRow> {
         self.ptx
             .iter()
             .find(|r| parse_isa(&r.ptx).ok() == Some(isa))
-            .map(|r| r.cuda)
     }
 
     /// The driver floor for a GPU whose real architecture is `sm_<sm>`; see [`GpuDriverFloor`].
@@ -507,6 +477,7 @@ impl Matrix {
             driver,
             surely_unsupported_below,
             source: first_row.source.clone(),
+            basis: first_row.basis,
         })
     }
 
@@ -678,6 +649,15 @@ impl Matrix {
         }
         out
     }
+}
+
+/// The embedded text of a data file ("" for a name not in [`FILES`]).
+fn embedded_text(name: &str) -> String {
+    FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| (*t).to_string())
+        .unwrap_or_default()
 }
 
 /// `nvidia-cufft-cu12` → `nvidia-cufft`: the component a distribution carries.

@@ -23,6 +23,9 @@ pub(crate) struct MinorCompatRow {
     pub(crate) max_branch_exclusive: Option<u32>,
     pub(crate) note: Option<String>,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -33,6 +36,9 @@ pub(crate) struct ReleaseRow {
     pub(crate) linux: Option<DriverVersion>,
     pub(crate) windows: Option<DriverVersion>,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -52,6 +58,9 @@ pub(crate) struct ArchRow {
     pub(crate) family_specific: Vec<u32>,
     pub(crate) note: Option<String>,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -96,6 +105,9 @@ pub struct GpuModel {
     pub aliases: Vec<String>,
     pub note: Option<String>,
     pub source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub basis: Option<super::Basis>,
     /// Filled in after parsing from `segment`.
     #[serde(skip)]
     pub datacenter: bool,
@@ -129,6 +141,9 @@ pub(crate) struct PtxRow {
     pub(crate) ptx: String,
     pub(crate) cuda: CudaVersion,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -149,6 +164,9 @@ pub(crate) struct ForwardCompatRules {
     pub(crate) new_feature_branches_supported: bool,
     pub(crate) branches: Vec<u32>,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -159,6 +177,9 @@ pub(crate) struct CompatPackageRow {
     pub(crate) not_applicable: Vec<u32>,
     pub(crate) incompatible: Vec<u32>,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -204,6 +225,9 @@ pub struct NgcPytorch {
     #[serde(default)]
     pub datacenter_drivers: Vec<DriverVersion>,
     pub source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub basis: Option<super::Basis>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -220,7 +244,33 @@ pub(crate) struct CudaComponentsFile {
 pub(crate) struct ComponentsRow {
     pub(crate) toolkit: CudaVersion,
     pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
     pub(crate) wheel: String,
     pub(crate) sha256: String,
     pub(crate) components: std::collections::BTreeMap<String, String>,
+}
+
+/// `torch_dependents.toml`: the torch a package release pins in its wheel metadata
+/// (`ci/torch-dependents.py`).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DependentRow {
+    pub(crate) package: String,
+    pub(crate) version: String,
+    pub(crate) torch: String,
+    #[allow(dead_code)]
+    pub(crate) sha256: String,
+    pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DependentsFile {
+    #[serde(default)]
+    pub(crate) dependent: Vec<DependentRow>,
 }

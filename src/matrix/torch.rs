@@ -34,6 +34,8 @@ pub struct TorchRelease {
     /// Free-threaded builds (`cp313t`) are not listed.
     pub python: Vec<String>,
     pub source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    pub basis: Option<super::Basis>,
 }
 
 /// One official CUDA build of a release line, e.g. torch 2.3 `cu121`.
@@ -46,6 +48,8 @@ pub struct TorchVariant {
     pub archs: Option<VariantArchs>,
     /// Where the existence of this build is documented.
     pub source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    pub basis: Option<super::Basis>,
 }
 
 /// The device code an official torch CUDA build was compiled for (`TORCH_CUDA_ARCH_LIST`
@@ -97,9 +101,12 @@ struct Pin {
     torch: String,
     package: String,
     version: String,
+    source: String,
+    basis: Option<super::Basis>,
 }
 
-#[derive(Debug, Clone)]
+// Default: no releases, for a knowledge view that knows nothing (`Facts::unknown`).
+#[derive(Debug, Clone, Default)]
 pub struct TorchMatrix {
     releases: Vec<TorchRelease>,
     companions: Vec<Companions>,
@@ -127,6 +134,9 @@ struct RawRelease {
     #[serde(default)]
     python: Vec<String>,
     source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    basis: Option<super::Basis>,
     #[allow(dead_code)]
     note: Option<String>,
 }
@@ -137,6 +147,9 @@ struct RawVariant {
     torch: String,
     tag: String,
     source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    basis: Option<super::Basis>,
     #[allow(dead_code)]
     note: Option<String>,
 }
@@ -171,6 +184,9 @@ struct RawPin {
     /// The requirement as written in the metadata (`torch==2.3.0`, `triton~=3.8.0`).
     requires: String,
     source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    basis: Option<super::Basis>,
     #[allow(dead_code)]
     note: Option<String>,
 }
@@ -319,6 +335,7 @@ impl TorchMatrix {
                 pypi_default: r.pypi_default.clone(),
                 python: r.python.clone(),
                 source: r.source.clone(),
+                basis: r.basis,
             });
         }
 
@@ -343,6 +360,7 @@ impl TorchMatrix {
                 cuda,
                 archs: None,
                 source: v.source.clone(),
+                basis: v.basis,
             });
         }
 
@@ -420,6 +438,8 @@ impl TorchMatrix {
                 torch: p.torch.clone(),
                 package: p.package.clone(),
                 version: p.version.clone(),
+                source: p.source.clone(),
+                basis: p.basis,
             });
         }
         // A torchvision / torchaudio release pins exactly one torch. (Triton is the other
@@ -491,10 +511,20 @@ impl TorchMatrix {
     /// version `companion_version` was released for. `"0.18"` matches any 0.18.x we hold;
     /// a full version (`"0.18.1+cu121"`) must be held exactly.
     pub fn companion_for(&self, package: &str, companion_version: &str) -> Option<String> {
+        self.companion_pin(package, companion_version)
+            .map(|(torch, ..)| torch)
+    }
+
+    /// [`Self::companion_for`] with the source URL of the first pin that matched.
+    pub(crate) fn companion_pin(
+        &self,
+        package: &str,
+        companion_version: &str,
+    ) -> Option<(String, &str, Option<super::Basis>)> {
         let package = package.trim().to_ascii_lowercase();
         let parts = numeric_parts(companion_version);
         let candidates = self.pins.iter().filter(|p| p.package == package);
-        let mut found: Option<String> = None;
+        let mut found: Option<(String, &str, Option<super::Basis>)> = None;
         for p in candidates {
             let pv = numeric_parts(&p.version);
             let hit = match parts.len() {
@@ -507,8 +537,9 @@ impl TorchMatrix {
                 match &found {
                     // Patch releases of one companion line pair with one torch line; if the
                     // data ever disagrees, refuse to pick.
-                    Some(prev) if *prev != mm => return None,
-                    _ => found = Some(mm),
+                    Some((prev, ..)) if *prev != mm => return None,
+                    Some(_) => {}
+                    None => found = Some((mm, p.source.as_str(), p.basis)),
                 }
             }
         }

@@ -23,7 +23,7 @@ pub use spec::SpecCheck;
 
 use crate::finding::Finding;
 use crate::inventory::Inventory;
-use crate::matrix::Matrix;
+use crate::matrix::Facts;
 use crate::target::Target;
 use host::{HostCheck, RunsOn};
 use image::ImageContext;
@@ -222,7 +222,7 @@ pub fn host_explains(code: Code) -> &'static [Code] {
 
 /// Run every image rule: per-target rules once per target, image rules once (seeing the
 /// target only when there is exactly one, so their messages can compare with it).
-pub fn check_image(inventory: &Inventory, matrix: &Matrix, targets: &[Target]) -> Vec<Finding> {
+pub fn check_image(inventory: &Inventory, facts: &Facts, targets: &[Target]) -> Vec<Finding> {
     let mut out = Vec::new();
     for (_, check, scope) in image_rules() {
         match scope {
@@ -230,7 +230,7 @@ pub fn check_image(inventory: &Inventory, matrix: &Matrix, targets: &[Target]) -
                 for t in targets {
                     let ctx = ImageContext {
                         inventory,
-                        matrix,
+                        facts,
                         target: Some(t),
                     };
                     check(&ctx, &mut out);
@@ -239,7 +239,7 @@ pub fn check_image(inventory: &Inventory, matrix: &Matrix, targets: &[Target]) -
             Scope::Image => {
                 let ctx = ImageContext {
                     inventory,
-                    matrix,
+                    facts,
                     target: if targets.len() == 1 {
                         targets.first()
                     } else {

@@ -6,10 +6,10 @@
 
 use super::dockerfile::{self, split_args, Dockerfile, Instruction, Pos, PosMap};
 use super::expand::ExpansionBudget;
-use super::facts::Facts;
 use super::image::{image_info, ImageInfo, ImageKind, ImageRef};
 use super::pkg::{self, Install, LCmd};
 use super::shell::{self, expand_word, Var, Vars};
+use crate::matrix::Facts;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -270,7 +270,7 @@ fn within_values_budget(
     expanded
 }
 
-pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &dyn Facts) -> BuildFacts {
+pub fn analyze(file: &str, text: &str, opts: &BuildOptions, facts: &Facts) -> BuildFacts {
     analyze_parsed(file, dockerfile::parse(text), opts, facts)
 }
 
@@ -279,7 +279,7 @@ pub fn analyze_parsed(
     file: &str,
     df: dockerfile::Dockerfile,
     opts: &BuildOptions,
-    facts: &dyn Facts,
+    facts: &Facts,
 ) -> BuildFacts {
     let mut errors: Vec<SpecError> = df
         .errors
@@ -762,11 +762,11 @@ pub(crate) fn refers_to(text: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::matrix::Facts;
     use crate::spec::expand::MAX_FILE;
-    use crate::spec::facts::SpecFacts;
 
     fn an(text: &str, opts: BuildOptions) -> BuildFacts {
-        analyze("Dockerfile", text, &opts, &SpecFacts::load().unwrap())
+        analyze("Dockerfile", text, &opts, &Facts::embedded().unwrap())
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! <flavor>`, `nvcr.io/nvidia/pytorch:YY.MM-py3` (CUDA from the facts), and the common
 //! third-party spellings (`…-cuda11.3…`, `…-cu124-…`, `miniconda-cuda:11.3-devel`).
 
-use super::facts::Facts;
+use crate::matrix::Facts;
 use crate::version::CudaVersion;
 use crate::vocab::Reference;
 
@@ -142,7 +142,7 @@ fn find_cuda_in(s: &str) -> Option<CudaVersion> {
 }
 
 /// What a reference says. `facts` answers NGC tags.
-pub fn image_info(r: &ImageRef, facts: &dyn Facts) -> ImageInfo {
+pub fn image_info(r: &ImageRef, facts: &Facts) -> ImageInfo {
     let mut info = ImageInfo::unknown();
     let repo = r.repo.to_ascii_lowercase();
     let tag = r.tag.clone().unwrap_or_default();
@@ -297,7 +297,7 @@ pub fn is_gpu_only_image(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::facts::SpecFacts;
+    use crate::matrix::Facts;
 
     #[test]
     fn tensorflow_gpu_images_map_to_their_cuda() {
@@ -319,7 +319,7 @@ mod tests {
     }
 
     fn info(s: &str) -> ImageInfo {
-        let f = SpecFacts::load().unwrap();
+        let f = Facts::embedded().unwrap();
         image_info(&ImageRef::parse(s).unwrap(), &f)
     }
 

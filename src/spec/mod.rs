@@ -3,7 +3,7 @@
 //! Parsers: [`dockerfile`] (BuildKit-faithful syntax) → [`build`] (stages, ARG/ENV, RUN read
 //! as shell by [`shell`], installs by [`pkg`], base images by [`image`]); [`runspec`]
 //! (`docker run` lines in scripts and Markdown), [`compose`], [`k8s`] → [`runspec::RunSpec`].
-//! Facts about CUDA, drivers and torch come through [`facts::Facts`]. What the rules see is a
+//! Facts about CUDA, drivers and torch come through [`Facts`](crate::matrix::Facts). What the rules see is a
 //! [`Subject`] with a [`RuleCtx`]; running the rules over files and reporting them is the
 //! commands' job (`crate::commands::spec`, `crate::commands::lint`).
 
@@ -12,7 +12,6 @@ pub mod build;
 pub mod compose;
 pub mod dockerfile;
 pub mod expand;
-pub mod facts;
 pub mod image;
 pub mod k8s;
 pub mod pkg;
@@ -22,10 +21,10 @@ pub mod torch;
 pub mod yamlloc;
 
 use crate::finding::Location;
+use crate::matrix::Facts;
 use crate::target::Target;
 use build::BuildFacts;
 use dockerfile::Pos;
-use facts::Facts;
 use runspec::RunSpec;
 
 /// Input for the GL1xx checks.
@@ -37,7 +36,7 @@ pub enum Subject<'a> {
 /// What a check sees besides its subject.
 pub struct RuleCtx<'a> {
     pub targets: &'a [Target],
-    pub facts: &'a dyn Facts,
+    pub facts: &'a Facts,
 }
 
 pub fn loc(file: &str, p: Pos) -> Location {

@@ -4,8 +4,8 @@
 
 use super::build::{BuildFacts, Stage};
 use super::dockerfile::Pos;
-use super::facts::Facts;
 use super::pkg::{Install, PipInstall, Req};
+use crate::matrix::Facts;
 use crate::version::CudaVersion;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +76,7 @@ fn is_cpu_url(u: &str) -> bool {
     l.contains("/whl/cpu") || l.ends_with("/cpu")
 }
 
-fn pip_torch(p: &PipInstall, r: &Req, facts: &dyn Facts) -> TorchCuda {
+fn pip_torch(p: &PipInstall, r: &Req, facts: &Facts) -> TorchCuda {
     if let Some(l) = &r.local {
         if l == "cpu" {
             return TorchCuda::Cpu;
@@ -155,7 +155,7 @@ fn pip_torch(p: &PipInstall, r: &Req, facts: &dyn Facts) -> TorchCuda {
 }
 
 /// Every torch install in a stage (not its parents).
-pub fn stage_torch(st: &Stage, facts: &dyn Facts) -> Vec<TorchInstall> {
+pub fn stage_torch(st: &Stage, facts: &Facts) -> Vec<TorchInstall> {
     let mut out = Vec::new();
     for i in &st.installs {
         match i {
@@ -261,7 +261,7 @@ pub fn stage_torch(st: &Stage, facts: &dyn Facts) -> Vec<TorchInstall> {
 }
 
 /// Torch installs in all built stages.
-pub fn all_torch(bf: &BuildFacts, facts: &dyn Facts) -> Vec<TorchInstall> {
+pub fn all_torch(bf: &BuildFacts, facts: &Facts) -> Vec<TorchInstall> {
     bf.built_stages()
         .flat_map(|s| stage_torch(s, facts))
         .collect()

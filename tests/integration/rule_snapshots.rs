@@ -7,7 +7,7 @@
 
 use gpulint::finding::Finding;
 use gpulint::inventory::Inventory;
-use gpulint::matrix::Matrix;
+use gpulint::matrix::Facts;
 use gpulint::report::{Format, Report, Style};
 use gpulint::rules::check_image;
 use gpulint::target::cli::targets_from_flags;
@@ -237,7 +237,7 @@ fn gpus_and_driver(args: &[String]) -> (Vec<String>, Option<String>) {
 fn image_rule_cases() {
     let text = std::fs::read_to_string(repo().join("testdata/rules/image-cases.toml")).unwrap();
     let cases: ImageCases = toml::from_str(&text).unwrap();
-    let matrix = Matrix::embedded().unwrap();
+    let facts = Facts::embedded().unwrap();
     assert!(!cases.case.is_empty());
     let mut images = 0;
     for case in cases.case {
@@ -264,8 +264,8 @@ fn image_rule_cases() {
         let inv_text = std::fs::read_to_string(repo().join(&inventory)).unwrap();
         let inv: Inventory = serde_json::from_str(&inv_text).unwrap();
         let (gpus, driver) = gpus_and_driver(&case.args);
-        let targets = targets_from_flags(&matrix, &gpus, driver.as_deref(), None).unwrap();
-        let findings: Vec<Finding> = check_image(&inv, &matrix, &targets);
+        let targets = targets_from_flags(facts.matrix(), &gpus, driver.as_deref(), None).unwrap();
+        let findings: Vec<Finding> = check_image(&inv, &facts, &targets);
         let mut report = Report::new(inventory.clone());
         report.artifact = Some(inventory.clone());
         report.targets = targets.iter().map(|t| t.name.clone()).collect();

@@ -5,7 +5,7 @@
 use gpulint::detect::elf::scan_elf_bytes;
 use gpulint::finding::Severity;
 use gpulint::inventory::{Binary, Inventory};
-use gpulint::matrix::Matrix;
+use gpulint::matrix::Facts;
 use gpulint::rules::check_image;
 use gpulint::target::cli::targets_from_flags;
 use std::path::Path;
@@ -51,8 +51,8 @@ fn inventory_of(variant: &str) -> Inventory {
 
 /// The rules that decide whether the kernel launches: GL001 and GL003 at error level.
 fn launch_errors(variant: &str, gpu: &str, driver: &str) -> Vec<String> {
-    let m = Matrix::embedded().unwrap();
-    let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+    let m = Facts::embedded().unwrap();
+    let t = targets_from_flags(m.matrix(), &[gpu.into()], Some(driver), None).unwrap();
     let mut v: Vec<String> = check_image(&inventory_of(variant), &m, &t)
         .into_iter()
         .filter(|f| f.severity == Severity::Error && (f.rule == "GL001" || f.rule == "GL003"))
@@ -155,12 +155,12 @@ fn h200_device_run_replay() {
         .unpack(dir.path())
         .unwrap();
     let kernels = dir.path().join("kernels");
-    let m = Matrix::embedded().unwrap();
+    let m = Facts::embedded().unwrap();
     let host = std::fs::read_to_string("testdata/device/h200-run/host.json").unwrap();
     let mut target = gpulint::host::load_target_json(&host).unwrap();
     for g in &mut target.gpus {
         if g.cc.is_none() {
-            g.cc = m.gpu(&g.name).map(|x| x.cc);
+            g.cc = m.gpu(&g.name).map(|x| x.value.cc);
         }
     }
     let inv = gpulint::scan::scan_image(&format!("dir:{}", kernels.display()), None).unwrap();
@@ -200,9 +200,9 @@ fn h200_device_run_replay() {
 fn real_torch_2_11_install_verdicts() {
     let text = std::fs::read_to_string("testdata/torch-2.11.0-cu130/inventory.json").unwrap();
     let inv: Inventory = serde_json::from_str(&text).unwrap();
-    let m = Matrix::embedded().unwrap();
+    let m = Facts::embedded().unwrap();
     let errors = |gpu: &str, driver: &str| -> Vec<String> {
-        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+        let t = targets_from_flags(m.matrix(), &[gpu.into()], Some(driver), None).unwrap();
         let mut v: Vec<String> = check_image(&inv, &m, &t)
             .into_iter()
             .filter(|f| f.severity == Severity::Error)
@@ -218,7 +218,7 @@ fn real_torch_2_11_install_verdicts() {
     assert!(errors("NVIDIA H200", "580.159.04").is_empty());
     let ctx = gpulint::rules::context::ImageContext {
         inventory: &inv,
-        matrix: &m,
+        facts: &m,
         target: None,
     };
     let r = gpulint::rules::requirements::compute(&ctx);
@@ -248,9 +248,9 @@ fn real_torch_2_11_install_verdicts() {
 fn real_torch_2_8_install_verdicts() {
     let text = std::fs::read_to_string("testdata/torch-2.8.0-cu128/inventory.json").unwrap();
     let inv: Inventory = serde_json::from_str(&text).unwrap();
-    let m = Matrix::embedded().unwrap();
+    let m = Facts::embedded().unwrap();
     let errors = |gpu: &str, driver: &str| -> Vec<String> {
-        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+        let t = targets_from_flags(m.matrix(), &[gpu.into()], Some(driver), None).unwrap();
         let mut v: Vec<String> = check_image(&inv, &m, &t)
             .into_iter()
             .filter(|f| f.severity == Severity::Error)
@@ -286,7 +286,7 @@ fn real_torch_2_8_install_verdicts() {
     assert!(rules("H100", "525.60.13").is_empty());
     let ctx = gpulint::rules::context::ImageContext {
         inventory: &inv,
-        matrix: &m,
+        facts: &m,
         target: None,
     };
     let r = gpulint::rules::requirements::compute(&ctx);
@@ -301,7 +301,7 @@ fn real_torch_2_8_install_verdicts() {
 /// 13.0 driver fails with CUDA_ERROR_UNSUPPORTED_PTX_VERSION); with sm_90 SASS it runs.
 #[test]
 fn newest_nvcc_ptx_on_an_older_driver_is_gl003() {
-    let m = Matrix::embedded().unwrap();
+    let m = Facts::embedded().unwrap();
     let inv = gpulint::scan::scan_image("dir:testdata/fatbin/nvcc-13.5", None).unwrap();
     let isas: Vec<String> = inv
         .binaries
@@ -309,8 +309,8 @@ fn newest_nvcc_ptx_on_an_older_driver_is_gl003() {
         .flat_map(|b| b.ptx_isa.values().cloned())
         .collect();
     assert_eq!(isas, ["9.5", "9.5"]);
-    let gl003 = |m: &Matrix, gpu: &str, driver: &str| -> Vec<(String, Severity, String)> {
-        let t = targets_from_flags(m, &[gpu.into()], Some(driver), None).unwrap();
+    let gl003 = |m: &Facts, gpu: &str, driver: &str| -> Vec<(String, Severity, String)> {
+        let t = targets_from_flags(m.matrix(), &[gpu.into()], Some(driver), None).unwrap();
         check_image(&inv, m, &t)
             .into_iter()
             .filter(|f| f.rule == "GL003")
@@ -328,8 +328,8 @@ fn newest_nvcc_ptx_on_an_older_driver_is_gl003() {
     assert!(msg.contains("PTX ISA 9.5"), "{msg}");
     // A driver newer than every known branch might support CUDA 13.5: unknown, and unknown
     // fails the gate; never a pass (or a verdict) from a saturated "supports the newest".
-    let newest = m.newest_cuda_release().unwrap();
-    let newest_driver = m.cuda_min_driver(&newest).unwrap().linux.unwrap();
+    let newest = m.matrix().newest_cuda_release().unwrap();
+    let newest_driver = m.matrix().cuda_min_driver(&newest).unwrap().linux.unwrap();
     let beyond = format!("{}.10.01", newest_driver.branch() + 15);
     let open = gl003(&m, "H200", &beyond);
     assert_eq!(open.len(), 1, "{open:#?}");
@@ -343,8 +343,8 @@ fn newest_nvcc_ptx_on_an_older_driver_is_gl003() {
     let cut = text.find("ptx = \"9.3\"").unwrap();
     let old = text[..cut].trim_end().trim_end_matches("[[isa]]");
     std::fs::write(dir.path().join("ptx_isa.toml"), old).unwrap();
-    let m_old = Matrix::with_overrides(dir.path()).unwrap();
-    assert!(m_old.ptx_isa_min_cuda((9, 5)).is_none());
+    let m_old = Facts::new(gpulint::matrix::Matrix::with_overrides(dir.path()).unwrap());
+    assert!(m_old.matrix().ptx_isa_min_cuda((9, 5)).is_none());
     let f = gl003(&m_old, "H200", "580.65.06");
     assert_eq!(f.len(), 1, "{f:#?}");
     assert_eq!(f[0].1, Severity::Error);

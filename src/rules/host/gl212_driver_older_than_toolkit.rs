@@ -48,7 +48,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         cx.profile
             .driver
             .as_ref()
-            .and_then(|d| cx.opts.knowledge.max_cuda_for_driver(d))
+            .and_then(|d| cx.opts.facts.max_cuda_for_driver(d).map(|c| c.value))
     });
     let mut evidence: Vec<String> = versions.iter().map(|(_, e)| e.clone()).collect();
     let Some(sup) = supported else {
@@ -82,9 +82,9 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
         let need = cx
             .opts
-            .knowledge
-            .min_driver_for_cuda(&mm)
-            .map(|d| format!(" (CUDA {mm} needs driver >= {d})"))
+            .facts
+            .cuda_min_driver(mm)
+            .map(|d| format!(" (CUDA {mm} needs driver >= {})", d.value))
             .unwrap_or_default();
         if cv.major > sup.major {
             out.push(

@@ -75,7 +75,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             cx.profile
                 .driver
                 .as_ref()
-                .and_then(|d| cx.opts.knowledge.max_cuda_for_driver(d))
+                .and_then(|d| cx.opts.facts.max_cuda_for_driver(d).map(|c| c.value))
         });
         match (cuda.parse::<CudaVersion>(), sup) {
             (Ok(tc), Some(s)) => {
@@ -183,7 +183,8 @@ fn ptx_only(
     let Some(dc) = driver_cuda else { return jit };
     let mut too_new = Vec::new();
     for t in ptx {
-        match ptx_isa_of(a, t).and_then(|isa| Some((isa, cx.opts.knowledge.ptx_isa_min_cuda(isa)?)))
+        match ptx_isa_of(a, t)
+            .and_then(|isa| Some((isa, cx.opts.facts.ptx_isa_need(isa)?.value.known()?)))
         {
             Some((isa, needs)) if needs > dc => {
                 too_new.push(format!("{t} is PTX ISA {}.{} (CUDA {needs})", isa.0, isa.1))

@@ -26,11 +26,11 @@ pub mod gl219_cuda_libs_shadow_torch;
 
 use crate::finding::{Finding, Location, Severity};
 use crate::host::env::{detect_env, HostEnv};
-use crate::host::knowledge::{Knowledge, NoKnowledge};
 use crate::host::parse::{self, smi};
 use crate::host::profile::HostProfile;
 use crate::host::python::ArchScanner;
 use crate::host::reader::{HostCommand, HostReader};
+use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleMeta};
 use serde::Serialize;
 
@@ -141,7 +141,7 @@ impl CheckResult {
 
 /// What the checks may use beyond the reader and the profile.
 pub struct CheckOptions<'a> {
-    pub knowledge: &'a dyn Knowledge,
+    pub facts: &'a Facts,
     /// `--python PATH` values; empty = the interpreters on PATH.
     pub pythons: Vec<String>,
     /// The fatbin reader for torch's arch list; None = arch lists cannot be read.
@@ -151,7 +151,7 @@ pub struct CheckOptions<'a> {
 impl Default for CheckOptions<'_> {
     fn default() -> Self {
         CheckOptions {
-            knowledge: &NoKnowledge,
+            facts: Facts::unknown(),
             pythons: Vec::new(),
             scanner: None,
         }

@@ -38,14 +38,14 @@ impl ArchScanner for FixtureScanner {
 }
 
 /// The matrices gpulint ships (GPU compute capabilities, PTX ISA releases).
-fn matrix() -> &'static crate::matrix::Matrix {
-    static M: std::sync::OnceLock<crate::matrix::Matrix> = std::sync::OnceLock::new();
-    M.get_or_init(|| crate::matrix::Matrix::embedded().unwrap())
+fn matrix() -> &'static crate::matrix::Facts {
+    static M: std::sync::OnceLock<crate::matrix::Facts> = std::sync::OnceLock::new();
+    M.get_or_init(|| crate::matrix::Facts::embedded().unwrap())
 }
 
 pub(super) fn opts() -> CheckOptions<'static> {
     CheckOptions {
-        knowledge: matrix(),
+        facts: matrix(),
         pythons: Vec::new(),
         scanner: Some(&FixtureScanner),
     }
@@ -389,7 +389,7 @@ fn gl215_torch_builds() {
     let r = run(
         &["h200"],
         &CheckOptions {
-            knowledge: matrix(),
+            facts: matrix(),
             pythons: vec!["/opt/torch/.venv/bin/python".into()],
             scanner: None,
         },

@@ -62,7 +62,7 @@ pub(crate) fn tree(layers: &[&str]) -> tempfile::TempDir {
 pub(crate) fn run(layers: &[&str], opts: &CheckOptions) -> Vec<CheckResult> {
     let dir = tree(layers);
     let reader = CapturedReader::new(dir.path()).unwrap();
-    let profile = detect_host_with(&reader, opts.knowledge).unwrap();
+    let profile = detect_host_with(&reader, opts.facts).unwrap();
     super::run_checks_with(&reader, &profile, opts)
 }
 

@@ -25,7 +25,7 @@ fn run_guarded(root: &Path, what: &str) -> Vec<CheckResult> {
     std::thread::spawn(move || {
         let reader = CapturedReader::new(&root).unwrap();
         let o = opts();
-        let profile = crate::host::detect_host_with(&reader, o.knowledge).unwrap();
+        let profile = crate::host::detect_host_with(&reader, o.facts).unwrap();
         let _ = tx.send(super::run_checks_with(&reader, &profile, &o));
     });
     match rx.recv_timeout(TIMEOUT) {
@@ -238,7 +238,7 @@ fn a_fifo_at_any_file_the_doctor_reads_is_could_not_check() {
             files: RefCell::new(BTreeSet::new()),
         };
         let o = opts();
-        let profile = crate::host::detect_host_with(&rec, o.knowledge).unwrap();
+        let profile = crate::host::detect_host_with(&rec, o.facts).unwrap();
         let baseline = super::run_checks_with(&rec, &profile, &o);
         assert!(reader.unreadable().is_empty(), "{:?}", reader.unreadable());
         let mut files = rec.files.into_inner();

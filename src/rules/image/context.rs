@@ -1,18 +1,18 @@
-//! What image rules see: the inventory, the matrices and (optionally) one target, plus
+//! What image rules see: the inventory, the knowledge ([`Facts`]) and (optionally) one target, plus
 //! derived facts several rules share (which CUDA runtimes the image loads, how the dynamic
 //! loader resolves a library).
 
 use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
 use crate::finding::Location;
 use crate::inventory::{Binary, CudaLibrary, Inventory, LibraryProvider};
-use crate::matrix::Matrix;
+use crate::matrix::Facts;
 use crate::target::Target;
 use crate::version::{CudaVersion, DriverVersion};
 use crate::vocab::ImagePath;
 
 pub struct ImageContext<'a> {
     pub inventory: &'a Inventory,
-    pub matrix: &'a Matrix,
+    pub facts: &'a Facts,
     pub target: Option<&'a Target>,
 }
 
@@ -158,7 +158,7 @@ impl<'a> ImageContext<'a> {
                 open: false,
             });
         }
-        self.matrix.driver_cuda(t.driver.as_ref()?)
+        self.facts.driver_cuda(t.driver.as_ref()?).map(|d| d.value)
     }
 }
 
@@ -229,7 +229,7 @@ pub fn list(ts: &[ArchTarget]) -> String {
 /// component versions (cuFFT 11.3.3.83 ships with CUDA 12.8). Never the wheel's `-cu12`
 /// suffix or the `nvidia/cu13` directory: those name a major, and a library from 12.8 judged
 /// as 12.0 loses every architecture added since. `None` when the release is unknown.
-pub fn vendor_cuda_release(matrix: &Matrix, lib: &CudaLibrary) -> Option<CudaVersion> {
+pub fn vendor_cuda_release(facts: &Facts, lib: &CudaLibrary) -> Option<CudaVersion> {
     for part in lib.path.components() {
         if let Some(rest) = part.strip_prefix("cuda-") {
             if let Ok(v) = rest.parse::<CudaVersion>() {
@@ -243,7 +243,7 @@ pub fn vendor_cuda_release(matrix: &Matrix, lib: &CudaLibrary) -> Option<CudaVer
         .as_deref()
         .filter(|p| p.starts_with("nvidia-"))
         .or_else(|| component_of_family(&lib.name))?;
-    matrix.component_release(dist, version)
+    facts.component_release(dist, version).map(|r| r.value)
 }
 
 /// The component wheel that ships a library family, for libraries found outside a wheel
@@ -284,8 +284,8 @@ pub fn vendor_library_supports(
                 LibraryProvider::PipWheel | LibraryProvider::System | LibraryProvider::Conda
             )
     })?;
-    let release = vendor_cuda_release(ctx.matrix, lib)?;
-    let list = ctx.matrix.nvcc_targets(&release)?;
+    let release = vendor_cuda_release(ctx.facts, lib)?;
+    let list = ctx.facts.nvcc_targets(&release)?.value;
     // SASS for X.Y also serves X.Z with Z > Y.
     let ok = list
         .iter()

@@ -2,7 +2,7 @@
 
 use super::context::{ImageContext, RuntimeUse};
 use crate::finding::{Finding, Severity};
-use crate::matrix::Matrix;
+use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::DriverVersion;
 
@@ -51,19 +51,11 @@ pub enum DriverVerdict {
     Unknown,
 }
 
-/// The driver a CUDA release needs natively. The runtime checks the driver's CUDA version
-/// (major.minor) only, so every update of a release needs what its GA needs: the patch level
-/// of a library (cudart 13.0.96) is not the toolkit update.
-pub fn release_min_driver(m: &Matrix, v: &crate::version::CudaVersion) -> Option<DriverVersion> {
-    m.cuda_min_driver(&crate::version::CudaVersion::new(v.major, v.minor))
-        .and_then(|r| r.linux.clone())
-}
-
-pub fn driver_verdict(m: &Matrix, rt: &RuntimeUse, driver: &DriverVersion) -> DriverVerdict {
-    let required = release_min_driver(m, &rt.version);
+pub fn driver_verdict(facts: &Facts, rt: &RuntimeUse, driver: &DriverVersion) -> DriverVerdict {
+    let required = facts.cuda_min_driver(rt.version).map(|d| d.value);
     // Minor-version compatibility exists from CUDA 11 on.
     let floor = if rt.version.major >= 11 {
-        m.minor_compat_floor(rt.version.major).map(|(v, _)| v)
+        facts.minor_compat_floor(rt.version.major).map(|f| f.value)
     } else {
         None
     };
@@ -92,13 +84,14 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(driver) = &target.driver else { return };
     let compat = ctx.forward_compat_driver();
     for rt in ctx.cuda_runtimes() {
-        match driver_verdict(ctx.matrix, &rt, driver) {
+        match driver_verdict(ctx.facts, &rt, driver) {
             DriverVerdict::TooOld { required, floor } => {
                 // With a cuda-compat package that covers this runtime, GL005 decides.
                 if let Some((cv, _)) = &compat {
                     if ctx
-                        .matrix
+                        .facts
                         .max_cuda_for_driver(cv)
+                        .map(|c| c.value)
                         .is_some_and(|c| (c.major, c.minor) >= (rt.version.major, rt.version.minor))
                     {
                         continue;

@@ -62,7 +62,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     unknown.push(*t);
                     continue;
                 };
-                match ctx.matrix.ptx_isa_need(isa) {
+                match ctx.facts.ptx_isa_need(isa).map(|n| n.value) {
                     Some(PtxNeed::Known(needs)) if needs <= driver_cuda.at_least => usable.push(*t),
                     // A driver newer than every row may support `needs`: unknown, not an error.
                     Some(PtxNeed::Known(needs)) if driver_cuda.open => {

@@ -42,12 +42,12 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some((compat_ver, compat_path)) = ctx.forward_compat_driver() else {
         return;
     };
-    let Some(compat_cuda) = ctx.matrix.max_cuda_for_driver(&compat_ver) else {
+    let Some(compat_cuda) = ctx.facts.max_cuda_for_driver(&compat_ver).map(|c| c.value) else {
         return;
     };
     for rt in ctx.cuda_runtimes() {
         if !matches!(
-            driver_verdict(ctx.matrix, &rt, driver),
+            driver_verdict(ctx.facts, &rt, driver),
             DriverVerdict::TooOld { .. }
         ) {
             continue;
@@ -65,7 +65,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 Some(true) => {}
             }
         }
-        match ctx.matrix.forward_compat(driver, &rt.version) {
+        match ctx.facts.forward_compat(driver, &rt.version).value {
             ForwardCompat::Supported | ForwardCompat::NotNeeded => {}
             ForwardCompat::Unsupported { reason } => problems.push(reason),
             ForwardCompat::Unlisted { reason } => unknown.push(reason),

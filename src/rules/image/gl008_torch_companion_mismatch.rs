@@ -117,7 +117,7 @@ fn satisfies(version: &str, spec: &str) -> Option<bool> {
 
 /// The torch release a companion version pairs with (torch companions matrix).
 fn companion_torch(ctx: &ImageContext, name: &str, version: &str) -> Option<String> {
-    ctx.matrix.torch().companion_for(name, version)
+    ctx.facts.torch_companion(name, version).map(|t| t.value)
 }
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {

@@ -45,13 +45,13 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     for gpu in &target.gpus {
         let Some(cc) = gpu.cc else { continue };
         if ctx
-            .matrix
+            .facts
             .gpu(&gpu.name)
-            .is_some_and(|m| m.segment == Segment::Jetson)
+            .is_some_and(|m| m.value.segment == Segment::Jetson)
         {
             continue;
         }
-        let Some(floor) = ctx.matrix.gpu_driver_floor(cc.sm()) else {
+        let Some(floor) = ctx.facts.gpu_driver_floor(cc.sm()).map(|f| f.value) else {
             out.push(
                 META.finding(format!(
                     "whether driver {driver} supports {} (compute capability {cc}) is unknown: no known CUDA release targets sm_{}",
@@ -101,13 +101,13 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
 mod tests {
     use crate::finding::Severity;
     use crate::inventory::Inventory;
-    use crate::matrix::Matrix;
+    use crate::matrix::Facts;
     use crate::rules::check_image;
     use crate::target::cli::targets_from_flags;
 
     fn gl011(gpu: &str, driver: &str) -> Vec<(Severity, String, Option<String>)> {
-        let m = Matrix::embedded().unwrap();
-        let t = targets_from_flags(&m, &[gpu.into()], Some(driver), None).unwrap();
+        let m = Facts::embedded().unwrap();
+        let t = targets_from_flags(m.matrix(), &[gpu.into()], Some(driver), None).unwrap();
         check_image(&Inventory::default(), &m, &t)
             .into_iter()
             .filter(|f| f.rule == "GL011")

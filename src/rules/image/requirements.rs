@@ -47,16 +47,16 @@ fn dedup_names<'a>(it: impl Iterator<Item = &'a crate::arch::ArchTarget>) -> Vec
 }
 
 pub fn compute(ctx: &ImageContext) -> Requirements {
-    let m = ctx.matrix;
+    let m = ctx.facts;
     let mut rts = Vec::new();
     let mut max_exact: Option<crate::version::DriverVersion> = None;
     let mut max_floor: Option<crate::version::DriverVersion> = None;
     let mut exact_unknown = false;
     let mut floor_unknown = false;
     for rt in ctx.cuda_runtimes() {
-        let exact = super::gl002_driver_too_old::release_min_driver(m, &rt.version);
+        let exact = m.cuda_min_driver(rt.version).map(|d| d.value);
         let floor = if rt.version.major >= 11 {
-            m.minor_compat_floor(rt.version.major).map(|x| x.0)
+            m.minor_compat_floor(rt.version.major).map(|x| x.value)
         } else {
             None
         };
@@ -102,9 +102,7 @@ pub fn compute(ctx: &ImageContext) -> Requirements {
         (Some(v), false) => v.to_string(),
         (None, false) => "none".to_string(),
     };
-    let mut ccs: Vec<ComputeCapability> = m.gpus().iter().map(|g| g.cc).collect();
-    ccs.sort();
-    ccs.dedup();
+    let ccs: Vec<ComputeCapability> = m.known_capabilities();
     let dev: Vec<_> = ctx
         .inventory
         .binaries

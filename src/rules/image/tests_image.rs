@@ -33,7 +33,7 @@ fn torch_cu130_needs_a_580_driver() {
     assert!(codes(&ok).is_empty(), "{ok:?}");
     let ctx = context::ImageContext {
         inventory: &inv,
-        matrix: &m,
+        facts: &m,
         target: None,
     };
     let r = requirements::compute(&ctx);

@@ -2,16 +2,16 @@
 
 use crate::arch::ArchTarget;
 use crate::inventory::{Binary, CudaLibrary, Inventory, LibraryProvider, PythonPackage};
-use crate::matrix::Matrix;
+use crate::matrix::Facts;
 use crate::target::Target;
 pub(crate) use crate::vocab::ImagePath;
 
-pub(crate) fn matrix() -> Matrix {
-    Matrix::embedded().expect("embedded matrices parse")
+pub(crate) fn matrix() -> Facts {
+    Facts::embedded().expect("embedded matrices parse")
 }
 
-pub(crate) fn target(m: &Matrix, gpu: &str, driver: &str) -> Target {
-    crate::target::cli::targets_from_flags(m, &[gpu.to_string()], Some(driver), None)
+pub(crate) fn target(m: &Facts, gpu: &str, driver: &str) -> Target {
+    crate::target::cli::targets_from_flags(m.matrix(), &[gpu.to_string()], Some(driver), None)
         .expect("target")
         .remove(0)
 }

@@ -3,9 +3,9 @@
 
 use crate::arch::{ArchTarget, ArchVariant, CodeKind};
 use crate::finding::{Finding, Location, Severity};
+use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
-use crate::spec::facts::Facts;
 use crate::spec::{loc, RuleCtx, Subject};
 
 pub static META: RuleMeta = RuleMeta {
@@ -44,7 +44,7 @@ pub static META: RuleMeta = RuleMeta {
 
 /// Parse an arch list; None when it cannot be judged (`all`, `native`, unresolved) or an entry
 /// is not understood (see [`parse_arch_list_parts`]).
-pub fn parse_arch_list(v: &str, facts: &dyn Facts) -> Option<Vec<ArchTarget>> {
+pub fn parse_arch_list(v: &str, facts: &Facts) -> Option<Vec<ArchTarget>> {
     match parse_arch_list_parts(v, facts)? {
         (l, unknown) if unknown.is_empty() && !l.is_empty() => Some(l),
         _ => None,
@@ -54,7 +54,7 @@ pub fn parse_arch_list(v: &str, facts: &dyn Facts) -> Option<Vec<ArchTarget>> {
 /// Parse an arch list into the targets understood and the entries not understood (a named
 /// architecture we have no row for, such as `Ampere+Tegra`): those are unknown, never dropped.
 /// None when the list cannot be judged at all (`all`, `native`, unresolved `$VAR`).
-pub fn parse_arch_list_parts(v: &str, facts: &dyn Facts) -> Option<(Vec<ArchTarget>, Vec<String>)> {
+pub fn parse_arch_list_parts(v: &str, facts: &Facts) -> Option<(Vec<ArchTarget>, Vec<String>)> {
     let mut out = Vec::new();
     let mut unknown = Vec::new();
     for raw in v.split([';', ' ', ',']).filter(|s| !s.trim().is_empty()) {
@@ -67,8 +67,8 @@ pub fn parse_arch_list_parts(v: &str, facts: &dyn Facts) -> Option<(Vec<ArchTarg
         {
             return None;
         }
-        if let Some(named) = facts.arch_name(e) {
-            let (l, u) = parse_arch_list_parts(&named, facts)?;
+        if let Some(named) = facts.arch_list_named(e) {
+            let (l, u) = parse_arch_list_parts(&named.value, facts)?;
             out.extend(l);
             unknown.extend(u);
             continue;
@@ -636,12 +636,12 @@ fn unsupported_by_nvcc(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::facts::SpecFacts;
+    use crate::matrix::Facts;
     use crate::spec::testutil::{dockerfile, target};
 
     #[test]
     fn lists_parse() {
-        let f = SpecFacts::load().unwrap();
+        let f = Facts::embedded().unwrap();
         let l = parse_arch_list("7.0 7.5 8.0;8.6+PTX", &f).unwrap();
         assert_eq!(l.len(), 5);
         assert!(parse_arch_list("Ampere", &f)
@@ -655,7 +655,7 @@ mod tests {
     #[test]
     fn torch_architecture_names_are_known() {
         // detectron2's list: every name is one of torch's named_arches.
-        let f = SpecFacts::load().unwrap();
+        let f = Facts::embedded().unwrap();
         let v = "Kepler;Kepler+Tesla;Maxwell;Maxwell+Tegra;Pascal;Volta;Turing";
         let (l, u) = parse_arch_list_parts(v, &f).unwrap();
         assert!(u.is_empty(), "{u:?}");
@@ -691,7 +691,7 @@ mod tests {
     /// understood entries miss the target is "unknown" (failing), one that covers it is fine.
     #[test]
     fn unknown_named_arches_are_unknown_not_dropped() {
-        let f = SpecFacts::load().unwrap();
+        let f = Facts::embedded().unwrap();
         let (l, u) = parse_arch_list_parts("8.0;Ampere+Tegra;Blackwell+Tegra", &f).unwrap();
         assert_eq!(u, ["Ampere+Tegra", "Blackwell+Tegra"]);
         assert_eq!(l.len(), 1);

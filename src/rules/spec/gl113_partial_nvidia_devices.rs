@@ -58,6 +58,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 .facts
                 .required_devices()
                 .into_iter()
+                .map(|d| d.value)
                 .filter(|req| !nv.iter().any(|d| &d.0 == req))
                 .collect();
             if !missing.is_empty() || !has_gpu_node {

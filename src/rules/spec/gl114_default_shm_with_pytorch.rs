@@ -45,7 +45,7 @@ const WORDS: &[&str] = &[
     "nemo",
 ];
 
-fn torch_workload(r: &RunSpec, facts: &dyn crate::spec::facts::Facts) -> Option<String> {
+fn torch_workload(r: &RunSpec, facts: &crate::matrix::Facts) -> Option<String> {
     use crate::spec::image::{image_info, ImageKind, ImageRef};
     let img = r.image.clone().unwrap_or_default().to_ascii_lowercase();
     // The published PyTorch images (`pytorch/pytorch`, NGC PyTorch) are PyTorch; any other

@@ -7,7 +7,8 @@
 
 use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::{Finding, Severity};
-use crate::matrix::torch::{TorchMatrix, TorchRelease, TorchVariant};
+use crate::matrix::torch::{TorchRelease, TorchVariant};
+use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::rules::image::context::list;
 use crate::spec::torch::{all_torch, TorchCuda, TorchInstall};
@@ -80,8 +81,8 @@ fn variant_of(release: &TorchRelease, cuda: Option<CudaVersion>) -> Option<&Torc
     }
 }
 
-fn resolve<'a>(tm: &'a TorchMatrix, t: &TorchInstall, cuda: Option<CudaVersion>) -> Build<'a> {
-    let Some(newest) = tm.releases().last() else {
+fn resolve<'a>(facts: &'a Facts, t: &TorchInstall, cuda: Option<CudaVersion>) -> Build<'a> {
+    let Some(newest) = facts.torch_newest_release().map(|r| r.value) else {
         return Build::Unknown("gpulint holds no torch release".into());
     };
     let build_name = |c: Option<CudaVersion>| match c {
@@ -90,7 +91,7 @@ fn resolve<'a>(tm: &'a TorchMatrix, t: &TorchInstall, cuda: Option<CudaVersion>)
     };
     match t.version.as_deref() {
         Some(v) => {
-            if let Some(release) = tm.release(v) {
+            if let Some(release) = facts.torch_release(v).map(|r| r.value) {
                 return match variant_of(release, cuda) {
                     Some(variant) => Build::Exact {
                         release,
@@ -125,12 +126,7 @@ fn resolve<'a>(tm: &'a TorchMatrix, t: &TorchInstall, cuda: Option<CudaVersion>)
             // An index that pins the variant: the newest release that has it.
             Some(c) => {
                 let tag = c.cu_tag();
-                match tm
-                    .releases()
-                    .iter()
-                    .rev()
-                    .find_map(|r| r.variant(&tag).map(|v| (r, v)))
-                {
+                match facts.torch_newest_with_variant(&tag).map(|s| s.value) {
                     Some((r, variant)) if r.version == newest.version => Build::AtLeast {
                         newest,
                         variant,
@@ -254,7 +250,6 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
     if cx.targets.is_empty() {
         return Vec::new();
     }
-    let tm = cx.facts.torch();
     let mut out = Vec::new();
     // The same unknown build installed again in this file (a reinstall, a later stage): one
     // finding naming every line. (requirement, reason) → (index in `out`, other lines)
@@ -269,7 +264,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             TorchCuda::PypiDefault { .. } => None,
             TorchCuda::Cpu | TorchCuda::Other(_) => continue,
         };
-        let build = resolve(tm, &t, cuda);
+        let build = resolve(cx.facts, &t, cuda);
         // One finding per install and kind of verdict, naming every GPU it concerns (the
         // reason is the same for all of them).
         let mut missed: Vec<(String, String)> = Vec::new(); // (gpu, reason)
