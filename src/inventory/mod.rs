@@ -12,12 +12,15 @@
 //! holds version.json / version.txt.
 
 mod build;
+mod family;
 pub mod libs;
 pub mod names;
+pub mod require;
 mod text;
 
 pub(crate) use build::binary_from_elf;
 pub use build::{build, ImageMeta};
+pub use family::{LibFamily, LibVersion};
 pub use text::render_text;
 
 use crate::arch::ArchTarget;
@@ -118,14 +121,17 @@ pub enum LibraryProvider {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "CudaLibraryText")]
 pub struct CudaLibrary {
     #[serde(with = "crate::vocab::image_path::absolute")]
     pub path: ImagePath,
-    /// Library family: "cudart", "cublas", "cublasLt", "cudnn", "cudnn_ops", "nccl", "nvrtc", …
-    pub name: String,
+    /// Library family: cudart, cublas, cublasLt, cudnn, cudnn_ops, nccl, nvrtc, …
+    #[serde(rename = "name")]
+    pub family: LibFamily,
     pub soname: Option<String>,
-    /// Full version when known (from the file name, the owning wheel, or the package db).
-    pub version: Option<String>,
+    /// Full version when known (from the file name, the owning wheel, the package db or the
+    /// runtime's code), in the family's numbering.
+    pub version: Option<LibVersion>,
     pub provider: LibraryProvider,
     /// Other in-image paths (symlinks, hardlinks) that resolve to this file, e.g. the
     /// `libcudart.so.12` soname link. The loader emulation matches NEEDED names against them.
@@ -139,6 +145,45 @@ pub struct CudaLibrary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
     pub layer: Option<usize>,
+}
+
+impl CudaLibrary {
+    /// The version as read, for messages.
+    pub fn version_text(&self) -> Option<&str> {
+        self.version.as_ref().map(LibVersion::as_str)
+    }
+}
+
+/// A [`CudaLibrary`] as the inventory JSON writes it: the version's numbering follows from
+/// the family, so it is typed after both are read.
+#[derive(Deserialize)]
+struct CudaLibraryText {
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    path: ImagePath,
+    name: LibFamily,
+    soname: Option<String>,
+    version: Option<String>,
+    provider: LibraryProvider,
+    #[serde(default, with = "crate::vocab::image_path::absolute::list")]
+    aliases: Vec<ImagePath>,
+    #[serde(default)]
+    package: Option<String>,
+    layer: Option<usize>,
+}
+
+impl From<CudaLibraryText> for CudaLibrary {
+    fn from(t: CudaLibraryText) -> Self {
+        CudaLibrary {
+            version: t.version.map(|v| LibVersion::read(&t.name, v)),
+            path: t.path,
+            family: t.name,
+            soname: t.soname,
+            provider: t.provider,
+            aliases: t.aliases,
+            package: t.package,
+            layer: t.layer,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
