@@ -309,4 +309,18 @@ mod tests {
             assert_eq!(Reference::parse(bad), Err(why), "{bad:?}");
         }
     }
+
+    #[test]
+    fn docker_hub_has_one_list_of_names() {
+        for d in ["docker.io", "index.docker.io", "registry-1.docker.io"] {
+            assert!(is_docker_hub(d), "{d}");
+        }
+        assert!(!is_docker_hub("ghcr.io"));
+        assert_eq!(
+            Reference::split("registry-1.docker.io/x/y")
+                .unwrap()
+                .registry(),
+            "docker.io"
+        );
+    }
 }

@@ -305,3 +305,39 @@ pub(super) fn python_interpreters(tree: &FileTree) -> Vec<PythonInterpreter> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_of_distributions() {
+        // The old `-cuNN` reader took every digit: `spconv-cu126` was CUDA 126.0.
+        assert_eq!(
+            python_cuda("spconv-cu126", "2.3.6", None, None),
+            Some(CudaTag::release(12, 6))
+        );
+        assert_eq!(
+            python_cuda("cupy-cuda12x", "13.3.0", None, None),
+            Some(CudaTag::major_only(12))
+        );
+        assert_eq!(
+            python_cuda("nvidia-cuda-runtime-cu12", "12.4.127", None, None),
+            Some(CudaTag::release(12, 4))
+        );
+        assert_eq!(
+            python_cuda("nvidia-cudnn-cu12", "9.1.0.70", None, None),
+            Some(CudaTag::major_only(12))
+        );
+        assert_eq!(
+            python_cuda("torch", "2.5.1+cu121", None, None),
+            Some(CudaTag::release(12, 1))
+        );
+        assert_eq!(python_cuda("numpy", "2.0.0", None, None), None);
+        assert_eq!(without_cu_suffix("nvidia-cudnn-cu12"), "nvidia-cudnn");
+        assert_eq!(
+            without_cu_suffix("nvidia-cuda-runtime"),
+            "nvidia-cuda-runtime"
+        );
+    }
+}

@@ -352,6 +352,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn config_keys_fold_every_docker_hub_name() {
+        for k in [
+            "https://index.docker.io/v1/",
+            "index.docker.io",
+            "registry-1.docker.io",
+            "https://registry-1.docker.io/v2/",
+            "docker.io",
+        ] {
+            assert_eq!(normalize_key(k), DOCKER_HUB, "{k}");
+        }
+        assert_eq!(normalize_key("https://ghcr.io/v2/"), "ghcr.io");
+        assert_eq!(normalize_key("ghcr.io/org"), "ghcr.io/org");
+    }
+
+    #[test]
     fn challenge() {
         let c = parse_challenge(
             r#"Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/ubuntu:pull""#,
