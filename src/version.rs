@@ -130,9 +130,12 @@ impl CudaVersion {
         self.major == other.major && self.minor == other.minor
     }
     /// The release a PyTorch-style variant tag names when it names a minor: `cu121` → 12.1,
-    /// `cu92` → 9.2; `None` for a major-only tag (`cu12`) and anything else. Goes through
-    /// [`CudaTag`], the one reader of the `cuXYZ` grammar.
+    /// `cu92` → 9.2; `None` for a major-only tag (`cu12`), the `cuda…` spellings of other
+    /// indexes and anything else. Goes through [`CudaTag`], the one reader of the grammar.
     pub fn from_cu_tag(tag: &str) -> Option<CudaVersion> {
+        if tag.starts_with("cuda") {
+            return None;
+        }
         CudaTag::parse(tag)?.version()
     }
     /// The release `cudaRuntimeGetVersion` encodes as one number: 11070 → 11.7, 12080 → 12.8.
@@ -235,18 +238,10 @@ impl CudaTag {
     /// `2.5.8+cu122torch2.3cxx11abiFALSE` → 12.2, `0.4.13+cuda12.cudnn89` → 12 (major only).
     pub fn from_local_version(version: &str) -> Option<CudaTag> {
         let (_, local) = version.split_once('+')?;
-        local.split(['.', '-', '_']).find_map(|seg| {
-            let seg = seg.to_ascii_lowercase();
-            match Self::parse_prefix(&seg)? {
-                // Letters may follow the tag (`cu122torch2`), more digits may not.
-                (t, rest)
-                    if rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_alphabetic()) =>
-                {
-                    Some(t)
-                }
-                _ => None,
-            }
-        })
+        // Whatever follows the tag's digits is not the tag's (`cu122torch2`).
+        local
+            .split(['.', '-', '_'])
+            .find_map(|seg| Some(Self::parse_prefix(&seg.to_ascii_lowercase())?.0))
     }
 
     /// A tag in a distribution name: `spconv-cu126` → 12.6, `nvidia-cudnn-cu12` → 12,
@@ -472,6 +467,8 @@ mod tests {
     #[test]
     fn major_only_tags_are_not_a_release() {
         assert_eq!(CudaVersion::from_cu_tag("cu12"), None);
+        assert_eq!(CudaVersion::from_cu_tag("cuda120"), None);
+        assert_eq!(CudaVersion::from_cu_tag("cu1210"), None);
         assert_eq!(CudaTag::parse("cu12").and_then(|t| t.version()), None);
         assert_eq!(CudaTag::major_only(12).floor(), CudaVersion::new(12, 0));
         assert_eq!(CudaTag::major_only(12).to_string(), "12");
