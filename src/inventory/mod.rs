@@ -66,6 +66,20 @@ pub struct ImageInfo {
     pub python: Vec<PythonInterpreter>,
 }
 
+impl ImageInfo {
+    /// The glibc version as (major, minor): "2.35" → (2, 35); a suffix after the minor's
+    /// digits ("2.31+deb") is dropped.
+    pub fn glibc_version(&self) -> Option<(u32, u32)> {
+        let (a, b) = self.glibc.as_deref()?.split_once('.')?;
+        Some((
+            a.parse().ok()?,
+            b.trim_end_matches(|c: char| !c.is_ascii_digit())
+                .parse()
+                .ok()?,
+        ))
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LayerInfo {
     pub index: usize,
@@ -292,6 +306,12 @@ pub struct LoaderConfig {
 pub(crate) mod tests;
 
 impl Binary {
+    /// The PTX ISA version recorded for a PTX target ("8.8" → (8, 8)).
+    pub fn ptx_isa_version(&self, t: &ArchTarget) -> Option<(u16, u16)> {
+        let (a, c) = self.ptx_isa.get(&t.to_string())?.split_once('.')?;
+        Some((a.parse().ok()?, c.parse().ok()?))
+    }
+
     /// Whether the binary carries SASS or PTX that something would load (registered by the
     /// runtime or loaded by the library itself); LTO-IR alone does not count.
     pub fn has_loadable_code(&self) -> bool {

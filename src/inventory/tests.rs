@@ -871,3 +871,20 @@ fn cuda_version_of_debian_package_versions() {
         assert_eq!(cuda_version_of_deb(deb).as_deref(), want, "{deb}");
     }
 }
+
+/// Text the inventory keeps for output is read into numbers here, not by the rules.
+#[test]
+fn glibc_and_ptx_isa_read_as_numbers() {
+    let mut image = ImageInfo {
+        glibc: Some("2.35".into()),
+        ..Default::default()
+    };
+    assert_eq!(image.glibc_version(), Some((2, 35)));
+    image.glibc = Some("2.x".into());
+    assert_eq!(image.glibc_version(), None);
+    let mut b = Binary::default();
+    let t: ArchTarget = "compute_90".parse().unwrap();
+    b.ptx_isa.insert(t.to_string(), "8.8".into());
+    assert_eq!(b.ptx_isa_version(&t), Some((8, 8)));
+    assert_eq!(b.ptx_isa_version(&"compute_80".parse().unwrap()), None);
+}

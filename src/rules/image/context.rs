@@ -196,9 +196,7 @@ pub fn runnable_targets(b: &Binary, cc: ComputeCapability) -> (Vec<ArchTarget>, 
 
 /// PTX ISA version recorded for a PTX target of a binary ("8.8" → (8, 8)).
 pub fn ptx_isa_of(b: &Binary, t: &ArchTarget) -> Option<(u16, u16)> {
-    let s = b.ptx_isa.get(&t.to_string())?;
-    let (a, c) = s.split_once('.')?;
-    Some((a.parse().ok()?, c.parse().ok()?))
+    b.ptx_isa_version(t)
 }
 
 pub fn list(ts: &[ArchTarget]) -> String {
