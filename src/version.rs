@@ -253,11 +253,11 @@ impl CudaTag {
     }
 
     /// A conda package that pins the CUDA release by its version: `cuda-version 12.4`,
-    /// `cudatoolkit 11.8.0` → 11.8; `cuda-version 12` → 12 (major only). `None` for any
-    /// other package.
+    /// `cudatoolkit 11.8.0` → 11.8, `pytorch-cuda 12.1`; `cuda-version 12` → 12 (major
+    /// only). `None` for any other package.
     pub fn from_conda(name: &str, version: &str) -> Option<CudaTag> {
         match name {
-            "cuda-version" | "cudatoolkit" => Self::from_release_text(version),
+            "cuda-version" | "cudatoolkit" | "pytorch-cuda" => Self::from_release_text(version),
             _ => None,
         }
     }
@@ -455,6 +455,7 @@ mod tests {
             ("cuda-version", "12", Some(CudaTag::major_only(12))),
             ("cudatoolkit", "11.8.0", Some(CudaTag::release(11, 8))),
             ("cudatoolkit", "10.2.89", Some(CudaTag::release(10, 2))),
+            ("pytorch-cuda", "12.1", Some(CudaTag::release(12, 1))),
             ("cuda-version", "twelve", None),
             ("cuda-nvcc", "12.4.131", None),
         ] {
