@@ -129,15 +129,18 @@ impl CudaVersion {
     pub fn same_release(&self, other: &CudaVersion) -> bool {
         self.major == other.major && self.minor == other.minor
     }
-    /// Parse a PyTorch-style variant tag: `cu121` → 12.1, `cu118` → 11.8, `cu130` → 13.0.
+    /// The release a PyTorch-style variant tag names when it names a minor: `cu121` → 12.1,
+    /// `cu92` → 9.2; `None` for a major-only tag (`cu12`), the `cuda…` spellings of other
+    /// indexes and anything else. Goes through [`CudaTag`], the one reader of the grammar.
     pub fn from_cu_tag(tag: &str) -> Option<CudaVersion> {
-        let digits = tag.strip_prefix("cu")?;
-        if digits.len() < 2 || digits.len() > 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        if tag.starts_with("cuda") {
             return None;
         }
-        // The last digit is the minor: cu92 → 9.2, cu102 → 10.2, cu121 → 12.1, cu130 → 13.0.
-        let (maj, min) = digits.split_at(digits.len() - 1);
-        Some(CudaVersion::new(maj.parse().ok()?, min.parse().ok()?))
+        CudaTag::parse(tag)?.version()
+    }
+    /// The release `cudaRuntimeGetVersion` encodes as one number: 11070 → 11.7, 12080 → 12.8.
+    pub const fn from_runtime_number(v: u32) -> CudaVersion {
+        CudaVersion::new(v / 1000, (v % 1000) / 10)
     }
     /// The PyTorch variant tag for this version: 12.1 → `cu121`.
     pub fn cu_tag(&self) -> String {
@@ -191,6 +194,140 @@ impl fmt::Display for CudaVersion {
     }
 }
 
+/// A CUDA release named by a build tag: PyTorch's `cu121`, NVIDIA's wheel suffix `-cu12`,
+/// `cupy-cuda12x`, `jax-cuda12-plugin`, flash-attn's `+cu12torch2.3`, conda's `cuda-version
+/// 12.4`. The one reader of that grammar. The major is always known; the minor only when the
+/// tag writes it, so a major-only tag never passes for `x.0` unless a caller says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CudaTag {
+    pub major: u32,
+    /// `None` for a major-only tag (`cu12`, `cuda12`, `cuda12x`).
+    pub minor: Option<u32>,
+}
+
+impl CudaTag {
+    pub const fn major_only(major: u32) -> Self {
+        CudaTag { major, minor: None }
+    }
+    pub const fn release(major: u32, minor: u32) -> Self {
+        CudaTag {
+            major,
+            minor: Some(minor),
+        }
+    }
+    /// The release, when the tag names its minor.
+    pub fn version(&self) -> Option<CudaVersion> {
+        Some(CudaVersion::new(self.major, self.minor?))
+    }
+    /// The lowest release the tag admits (`cu12` → 12.0), for output that has always written
+    /// a major-only tag that way (the inventory's `cuda` field of a Python package).
+    pub fn floor(&self) -> CudaVersion {
+        CudaVersion::new(self.major, self.minor.unwrap_or(0))
+    }
+
+    /// A whole tag: `cu121`, `cu92`, `cu12` (major only), `cuda12`, `cuda12x`, `cuda102`,
+    /// `cuda12.1`. Lower case, as every index writes them.
+    pub fn parse(tag: &str) -> Option<CudaTag> {
+        match Self::parse_prefix(tag)? {
+            (t, "") => Some(t),
+            _ => None,
+        }
+    }
+
+    /// A tag in a PEP 440 local version: `2.5.1+cu121` → 12.1, flash-attn's
+    /// `2.5.8+cu122torch2.3cxx11abiFALSE` → 12.2, `0.4.13+cuda12.cudnn89` → 12 (major only).
+    pub fn from_local_version(version: &str) -> Option<CudaTag> {
+        let (_, local) = version.split_once('+')?;
+        // Whatever follows the tag's digits is not the tag's (`cu122torch2`).
+        local
+            .split(['.', '-', '_'])
+            .find_map(|seg| Some(Self::parse_prefix(&seg.to_ascii_lowercase())?.0))
+    }
+
+    /// A tag in a distribution name: `spconv-cu126` → 12.6, `nvidia-cudnn-cu12` → 12,
+    /// `cupy-cuda12x` → 12, `cupy-cuda102` → 10.2, `jax-cuda12-plugin` → 12. The last
+    /// `-`/`_`-separated part that is a whole tag wins; `nvidia-cuda-runtime` has none.
+    pub fn from_dist_name(name: &str) -> Option<CudaTag> {
+        let name = name.to_ascii_lowercase();
+        name.rsplit(['-', '_']).find_map(Self::parse)
+    }
+
+    /// A conda package that pins the CUDA release by its version: `cuda-version 12.4`,
+    /// `cudatoolkit 11.8.0` → 11.8, `pytorch-cuda 12.1`; `cuda-version 12` → 12 (major
+    /// only). `None` for any other package.
+    pub fn from_conda(name: &str, version: &str) -> Option<CudaTag> {
+        match name {
+            "cuda-version" | "cudatoolkit" | "pytorch-cuda" => Self::from_release_text(version),
+            _ => None,
+        }
+    }
+
+    /// A release written out: `12`, `12.4`, `11.8.0`, `12.4.*`.
+    pub fn from_release_text(text: &str) -> Option<CudaTag> {
+        let mut parts = text.trim().split('.');
+        let num = |p: &str| {
+            (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse::<u32>().ok())
+                .flatten()
+        };
+        let major = num(parts.next()?)?;
+        Some(match parts.next() {
+            None => CudaTag::major_only(major),
+            Some(m) => CudaTag::release(major, num(m)?),
+        })
+    }
+
+    /// A tag at the start of `s` and what follows it: `cu122torch2` → (12.2, `torch2`).
+    fn parse_prefix(s: &str) -> Option<(CudaTag, &str)> {
+        let (after, word) = match s.strip_prefix("cuda") {
+            Some(r) => (r, true),
+            None => (s.strip_prefix("cu")?, false),
+        };
+        let n = after.bytes().take_while(u8::is_ascii_digit).count();
+        let (digits, rest) = after.split_at(n);
+        if digits.is_empty() || digits.len() > 3 || digits.starts_with('0') {
+            return None;
+        }
+        let num = |d: &str| d.parse::<u32>().ok();
+        if word {
+            // cupy's `cuda12x`: any release of that major.
+            if let Some(r) = rest.strip_prefix('x') {
+                return Some((CudaTag::major_only(num(digits)?), r));
+            }
+            // old jaxlib's `cuda12.1`
+            if let Some(m) = rest.strip_prefix('.') {
+                let k = m.bytes().take_while(u8::is_ascii_digit).count();
+                if k > 0 && digits.len() <= 2 {
+                    return Some((CudaTag::release(num(digits)?, num(&m[..k])?), &m[k..]));
+                }
+            }
+            if digits.len() == 1 {
+                return Some((CudaTag::major_only(num(digits)?), rest));
+            }
+        }
+        let tag = match digits.len() {
+            // `cu10`…`cu19`: CUDA 10 on has two-digit majors, so `cu12` is 12, never 1.2.
+            2 if digits.starts_with('1') => CudaTag::major_only(num(digits)?),
+            // The last digit is the minor: cu92 → 9.2, cu102 → 10.2, cu130 → 13.0.
+            2 | 3 => {
+                let (maj, min) = digits.split_at(digits.len() - 1);
+                CudaTag::release(num(maj)?, num(min)?)
+            }
+            _ => return None,
+        };
+        Some((tag, rest))
+    }
+}
+
+impl fmt::Display for CudaTag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.minor {
+            Some(m) => write!(f, "{}.{m}", self.major),
+            None => write!(f, "{}", self.major),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +364,123 @@ mod tests {
         assert_eq!(CudaVersion::from_cu_tag("cpu"), None);
         assert_eq!(CudaVersion::new(11, 8).cu_tag(), "cu118");
         assert!("12.1".parse::<CudaVersion>().unwrap() < "12.1.1".parse().unwrap());
+    }
+
+    /// Every tag PyTorch, NVIDIA's wheels, other distributions and conda use, through the one
+    /// parser. `None` in the minor column: the tag names only a major.
+    #[test]
+    fn cuda_tags_of_every_index() {
+        let pytorch = [
+            ("cu80", 8, Some(0)),
+            ("cu90", 9, Some(0)),
+            ("cu91", 9, Some(1)),
+            ("cu92", 9, Some(2)),
+            ("cu100", 10, Some(0)),
+            ("cu101", 10, Some(1)),
+            ("cu102", 10, Some(2)),
+            ("cu110", 11, Some(0)),
+            ("cu111", 11, Some(1)),
+            ("cu113", 11, Some(3)),
+            ("cu114", 11, Some(4)),
+            ("cu115", 11, Some(5)),
+            ("cu116", 11, Some(6)),
+            ("cu117", 11, Some(7)),
+            ("cu118", 11, Some(8)),
+            ("cu121", 12, Some(1)),
+            ("cu124", 12, Some(4)),
+            ("cu126", 12, Some(6)),
+            ("cu128", 12, Some(8)),
+            ("cu129", 12, Some(9)),
+            ("cu130", 13, Some(0)),
+            // NVIDIA's wheel suffixes and flash-attn's local tags name a major only.
+            ("cu11", 11, None),
+            ("cu12", 12, None),
+            ("cu13", 13, None),
+            ("cuda12", 12, None),
+            ("cuda11x", 11, None),
+            ("cuda12x", 12, None),
+            ("cuda102", 10, Some(2)),
+            ("cuda120", 12, Some(0)),
+            ("cuda12.1", 12, Some(1)),
+        ];
+        for (tag, major, minor) in pytorch {
+            assert_eq!(CudaTag::parse(tag), Some(CudaTag { major, minor }), "{tag}");
+        }
+        for bad in [
+            "cpu", "cu", "cu1", "cu1210", "cu012", "cudnn89", "cublas", "rocm6.1", "cu121x",
+            "cu2qu", "cuda", "cuda-12",
+        ] {
+            assert_eq!(CudaTag::parse(bad), None, "{bad}");
+        }
+        for (name, want) in [
+            ("spconv-cu126", Some(CudaTag::release(12, 6))),
+            ("cumm-cu126", Some(CudaTag::release(12, 6))),
+            ("cupy-cuda11x", Some(CudaTag::major_only(11))),
+            ("cupy-cuda12x", Some(CudaTag::major_only(12))),
+            ("cupy-cuda102", Some(CudaTag::release(10, 2))),
+            ("cupy_cuda120", Some(CudaTag::release(12, 0))),
+            ("jax-cuda12-plugin", Some(CudaTag::major_only(12))),
+            ("jax-cuda12-pjrt", Some(CudaTag::major_only(12))),
+            ("nvidia-cudnn-cu12", Some(CudaTag::major_only(12))),
+            ("nvidia-cublas-cu11", Some(CudaTag::major_only(11))),
+            ("nvidia-cuda-runtime-cu13", Some(CudaTag::major_only(13))),
+            ("nvidia-cuda-runtime", None),
+            ("cuda-python", None),
+            ("cu2qu", None),
+            ("torch", None),
+        ] {
+            assert_eq!(CudaTag::from_dist_name(name), want, "{name}");
+        }
+        for (version, want) in [
+            ("2.5.1+cu121", Some(CudaTag::release(12, 1))),
+            ("2.11.0+cu130", Some(CudaTag::release(13, 0))),
+            ("1.4.0+cu92", Some(CudaTag::release(9, 2))),
+            (
+                "2.5.8+cu122torch2.3cxx11abiFALSE",
+                Some(CudaTag::release(12, 2)),
+            ),
+            (
+                "2.5.8+cu12torch2.3cxx11abiFALSE",
+                Some(CudaTag::major_only(12)),
+            ),
+            ("0.4.13+cuda12.cudnn89", Some(CudaTag::major_only(12))),
+            ("2.11.0", None),
+            ("2.4.0+rocm6.1", None),
+            ("2.4.0+cpu", None),
+        ] {
+            assert_eq!(CudaTag::from_local_version(version), want, "{version}");
+        }
+        for (name, version, want) in [
+            ("cuda-version", "12.4", Some(CudaTag::release(12, 4))),
+            ("cuda-version", "12", Some(CudaTag::major_only(12))),
+            ("cudatoolkit", "11.8.0", Some(CudaTag::release(11, 8))),
+            ("cudatoolkit", "10.2.89", Some(CudaTag::release(10, 2))),
+            ("pytorch-cuda", "12.1", Some(CudaTag::release(12, 1))),
+            ("cuda-version", "twelve", None),
+            ("cuda-nvcc", "12.4.131", None),
+        ] {
+            assert_eq!(CudaTag::from_conda(name, version), want, "{name} {version}");
+        }
+    }
+
+    /// The grammar's old readers disagreed on `cu12`: one said CUDA 1.2. A major-only tag
+    /// names no release, and says so.
+    #[test]
+    fn major_only_tags_are_not_a_release() {
+        assert_eq!(CudaVersion::from_cu_tag("cu12"), None);
+        assert_eq!(CudaVersion::from_cu_tag("cuda120"), None);
+        assert_eq!(CudaVersion::from_cu_tag("cu1210"), None);
+        assert_eq!(CudaTag::parse("cu12").and_then(|t| t.version()), None);
+        assert_eq!(CudaTag::major_only(12).floor(), CudaVersion::new(12, 0));
+        assert_eq!(CudaTag::major_only(12).to_string(), "12");
+        assert_eq!(CudaTag::release(12, 1).to_string(), "12.1");
+        assert_eq!(
+            CudaVersion::from_runtime_number(11070),
+            CudaVersion::new(11, 7)
+        );
+        assert_eq!(
+            CudaVersion::from_runtime_number(12080),
+            CudaVersion::new(12, 8)
+        );
     }
 }

@@ -75,12 +75,7 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         Ok(inv) => inv,
         Err(e) => {
             let why = format!("{e:#}");
-            report.findings = vec![rules::image::gl000_unreadable_input::META
-                .finding(format!("the image could not be read: {why}"))
-                .with_help(
-                    "Check the reference, the path and that the image is complete (re-export \
-                     or re-pull it); no check ran on it.",
-                )];
+            report.findings = vec![rules::image::gl000_unreadable_input::image_unreadable(&why)];
             report.details = serde_json::json!({"targets": targets, "partial": true});
             // No target was judged: none may read "ok".
             report.targets.clear();
@@ -108,7 +103,9 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         .collect();
     let mut findings = rules::check_image(&inv, &facts, &targets);
     for e in &inv.errors {
-        findings.push(scan_error_finding(e, opts.allow_partial));
+        findings.push(
+            rules::image::gl000_unreadable_input::image_partly_unreadable(e, opts.allow_partial),
+        );
     }
     report.findings = crate::suppress::apply_config(findings, &config);
     report.details = serde_json::json!({
@@ -144,34 +141,4 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         return write_baseline(file, &report);
     }
     Ok(verdict(&report, fail_on))
-}
-
-/// A problem met while reading the image: an error (the scan is refused, exit 2) unless
-/// `--allow-partial` asked for best effort, then a warning that the verdict may be incomplete.
-/// It points at the layer and the in-image path the problem is about.
-pub(super) fn scan_error_finding(e: &crate::walk::ScanIssue, allow_partial: bool) -> Finding {
-    let finding = rules::image::gl000_unreadable_input::META
-        .finding(format!(
-            "part of the image could not be read ({}), the result is partial: {e}",
-            e.kind
-        ))
-        .with_severity(if allow_partial {
-            Severity::Warning
-        } else {
-            Severity::Error
-        })
-        .with_help(if allow_partial {
-            "Best effort (--allow-partial): findings cover only what could be read."
-        } else {
-            "Re-fetch or re-export the image; pass --allow-partial to judge what could be read."
-        });
-    if e.layer.is_some() || e.path.is_some() {
-        finding.with_location(crate::finding::Location {
-            layer: e.layer.clone(),
-            path: e.path.clone(),
-            ..Default::default()
-        })
-    } else {
-        finding
-    }
 }

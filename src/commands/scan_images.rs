@@ -11,8 +11,9 @@
 //! neither, only the target-independent image checks run.
 
 use super::spec::CommandContext;
-use crate::finding::{Finding, Location, Severity};
+use crate::finding::{Finding, Location};
 use crate::inventory::Inventory;
+use crate::rules::image::gl000_unreadable_input as gl000;
 use crate::scan::ScanOptions;
 use crate::spec::loc;
 use crate::spec::runspec::RunSpec;
@@ -88,7 +89,12 @@ pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> 
         let inv = match scan.scan(image) {
             Ok(inv) => inv,
             Err(e) => {
-                out.push(scan_error(image, &e, at, scan.allow_partial()));
+                out.push(gl000::named_image_unreadable(
+                    image,
+                    &e,
+                    at,
+                    scan.allow_partial(),
+                ));
                 continue;
             }
         };
@@ -102,17 +108,12 @@ pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> 
                 .collect()
         };
         for e in &inv.errors {
-            let mut f = scan_error(image, &e.to_string(), at.clone(), scan.allow_partial());
-            f.message = format!(
-                "image {image} could not be read completely ({}): {e}",
-                e.kind
-            );
-            f.location = Some(Location {
-                layer: e.layer.clone(),
-                path: e.path.clone(),
-                ..at.clone()
-            });
-            out.push(f);
+            out.push(gl000::named_image_partly_unreadable(
+                image,
+                e,
+                &at,
+                scan.allow_partial(),
+            ));
         }
         for f in crate::rules::check_image(&inv, &ctx.facts, &targets) {
             out.push(relocate(f, image, &at));
@@ -138,23 +139,6 @@ fn relocate(mut f: Finding, image: &str, at: &Location) -> Finding {
         ..at.clone()
     });
     f
-}
-
-/// An image that could not be (completely) read: an error, since the verdict on it is missing,
-/// unless `--allow-partial` asked for best effort.
-fn scan_error(image: &str, e: &str, at: Location, allow_partial: bool) -> Finding {
-    crate::rules::image::gl000_unreadable_input::META
-        .finding(format!("image {image} could not be scanned: {e}"))
-        .with_severity(if allow_partial {
-            Severity::Warning
-        } else {
-            Severity::Error
-        })
-        .with_location(at)
-        .with_help(
-            "Check the reference and that the image is reachable (local daemon, registry \
-             credentials, or an archive path); the image checks did not run on it.",
-        )
 }
 
 #[cfg(test)]

@@ -4,6 +4,8 @@
 //! pip dist would own it when no RECORD says so.
 
 use crate::inventory::LibraryProvider;
+use crate::version::{CudaTag, CudaVersion};
+use crate::vocab::ImagePath;
 
 /// A shared-object file name split up: `libcudart-d0da41ae.so.11.0` →
 /// stem `cudart`, suffix `11.0`, hashed.
@@ -232,13 +234,19 @@ pub fn provider_from_path(components: &[&str], conda_prefix: bool) -> LibraryPro
     }
 }
 
+/// The release of the toolkit directory a path lies in: `/usr/local/cuda-12.1/lib64/…` →
+/// 12.1 (major and minor only; the first such directory counts).
+pub fn toolkit_dir_release(path: &ImagePath) -> Option<CudaVersion> {
+    path.components().find_map(|part| {
+        let v = part.strip_prefix("cuda-")?.parse::<CudaVersion>().ok()?;
+        Some(CudaVersion::new(v.major, v.minor))
+    })
+}
+
 /// For a library under `site-packages/nvidia/<dir>/lib/` with no RECORD to say who owns it:
 /// the dist-name stems that would (`nvidia-<stem>` or `nvidia-<stem>-cuNN`).
 pub fn nvidia_dist_stems(dir: &str, family: &str) -> Vec<String> {
-    let is_cu_dir = dir
-        .strip_prefix("cu")
-        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
-    if !is_cu_dir {
+    if CudaTag::parse(dir).is_none() {
         return vec![dir.replace('_', "-").to_ascii_lowercase()];
     }
     // The CUDA 13 layout puts every toolkit wheel into nvidia/cu13/lib: go by family.
@@ -262,59 +270,6 @@ pub fn nvidia_dist_stems(dir: &str, family: &str) -> Vec<String> {
         _ => return vec![],
     };
     vec![stem.to_string()]
-}
-
-/// A version string's leading `major.minor` ("13.0.96" → "13.0").
-pub fn major_minor(v: &str) -> Option<String> {
-    let mut it = v.split('.');
-    let a = it
-        .next()
-        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))?;
-    let b = it
-        .next()
-        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))?;
-    (!a.is_empty() && !b.is_empty()).then(|| format!("{a}.{b}"))
-}
-
-/// The CUDA version in a PEP 440 local segment or tag: `cu130` → 13.0, `cu118` → 11.8,
-/// `cu12` (flash-attn's `cu12torch2.3…`) → 12, `cu92` → 9.2, `cuda12` (old jaxlib) → 12.
-pub fn cuda_from_cu_tag(tag: &str) -> Option<String> {
-    let (digits_from, is_cuda_word) = if let Some(r) = tag.strip_prefix("cuda") {
-        (r, true)
-    } else {
-        (tag.strip_prefix("cu")?, false)
-    };
-    let d: String = digits_from
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    if is_cuda_word {
-        // `cuda12` or `cuda12.1` style.
-        if d.is_empty() {
-            return None;
-        }
-        let rest = &digits_from[d.len()..];
-        if let Some(m) = rest.strip_prefix('.') {
-            let minor: String = m.chars().take_while(|c| c.is_ascii_digit()).collect();
-            if !minor.is_empty() {
-                return Some(format!("{d}.{minor}"));
-            }
-        }
-        return Some(d);
-    }
-    match d.len() {
-        2 if d.starts_with('1') => Some(d),
-        2 | 3 => Some(format!("{}.{}", &d[..d.len() - 1], &d[d.len() - 1..])),
-        _ => None,
-    }
-}
-
-/// The CUDA version in a PEP 440 version's local part: `2.5.1+cu121` → 12.1.
-pub fn cuda_from_local_version(version: &str) -> Option<String> {
-    let (_, local) = version.split_once('+')?;
-    local
-        .split(['.', '-', '_'])
-        .find_map(|seg| cuda_from_cu_tag(&seg.to_ascii_lowercase()))
 }
 
 #[cfg(test)]
@@ -465,29 +420,18 @@ mod tests {
     }
 
     #[test]
-    fn cuda_tags() {
-        for (t, v) in [
-            ("cu130", Some("13.0")),
-            ("cu121", Some("12.1")),
-            ("cu118", Some("11.8")),
-            ("cu92", Some("9.2")),
-            ("cu12torch2.3cxx11abifalse", Some("12")),
-            ("cuda12", Some("12")),
-            ("cpu", None),
-            ("rocm6.1", None),
-        ] {
-            assert_eq!(cuda_from_cu_tag(t).as_deref(), v, "{t}");
-        }
+    fn toolkit_directories_name_their_release() {
+        let at = |p: &str| toolkit_dir_release(&ImagePath::new(p).unwrap());
         assert_eq!(
-            cuda_from_local_version("2.11.0+cu130").as_deref(),
-            Some("13.0")
+            at("usr/local/cuda-12.1/targets/x86_64-linux/lib/libcufft.so.11.0.2.4"),
+            Some(CudaVersion::new(12, 1))
         );
         assert_eq!(
-            cuda_from_local_version("0.4.13+cuda12.cudnn89").as_deref(),
-            Some("12")
+            at("usr/local/cuda-12.4.1/lib64/libcublas.so.12"),
+            Some(CudaVersion::new(12, 4))
         );
-        assert_eq!(cuda_from_local_version("2.11.0"), None);
-        assert_eq!(cuda_from_local_version("2.4.0+rocm6.1"), None);
+        assert_eq!(at("usr/local/cuda-x/lib64/libcublas.so.12"), None);
+        assert_eq!(at("usr/lib/x86_64-linux-gnu/libcufft.so.11"), None);
     }
 
     #[test]

@@ -12,12 +12,15 @@
 //! holds version.json / version.txt.
 
 mod build;
+mod family;
 pub mod libs;
 pub mod names;
+pub mod require;
 mod text;
 
 pub(crate) use build::binary_from_elf;
 pub use build::{build, ImageMeta};
+pub use family::{LibFamily, LibVersion};
 pub use text::render_text;
 
 use crate::arch::ArchTarget;
@@ -61,6 +64,20 @@ pub struct ImageInfo {
     pub glibc: Option<String>,
     /// Python interpreters found: path and version ("3.10").
     pub python: Vec<PythonInterpreter>,
+}
+
+impl ImageInfo {
+    /// The glibc version as (major, minor): "2.35" → (2, 35); a suffix after the minor's
+    /// digits ("2.31+deb") is dropped.
+    pub fn glibc_version(&self) -> Option<(u32, u32)> {
+        let (a, b) = self.glibc.as_deref()?.split_once('.')?;
+        Some((
+            a.parse().ok()?,
+            b.trim_end_matches(|c: char| !c.is_ascii_digit())
+                .parse()
+                .ok()?,
+        ))
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -118,14 +135,17 @@ pub enum LibraryProvider {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "CudaLibraryText")]
 pub struct CudaLibrary {
     #[serde(with = "crate::vocab::image_path::absolute")]
     pub path: ImagePath,
-    /// Library family: "cudart", "cublas", "cublasLt", "cudnn", "cudnn_ops", "nccl", "nvrtc", …
-    pub name: String,
+    /// Library family: cudart, cublas, cublasLt, cudnn, cudnn_ops, nccl, nvrtc, …
+    #[serde(rename = "name")]
+    pub family: LibFamily,
     pub soname: Option<String>,
-    /// Full version when known (from the file name, the owning wheel, or the package db).
-    pub version: Option<String>,
+    /// Full version when known (from the file name, the owning wheel, the package db or the
+    /// runtime's code), in the family's numbering.
+    pub version: Option<LibVersion>,
     pub provider: LibraryProvider,
     /// Other in-image paths (symlinks, hardlinks) that resolve to this file, e.g. the
     /// `libcudart.so.12` soname link. The loader emulation matches NEEDED names against them.
@@ -139,6 +159,45 @@ pub struct CudaLibrary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
     pub layer: Option<usize>,
+}
+
+impl CudaLibrary {
+    /// The version as read, for messages.
+    pub fn version_text(&self) -> Option<&str> {
+        self.version.as_ref().map(LibVersion::as_str)
+    }
+}
+
+/// A [`CudaLibrary`] as the inventory JSON writes it: the version's numbering follows from
+/// the family, so it is typed after both are read.
+#[derive(Deserialize)]
+struct CudaLibraryText {
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    path: ImagePath,
+    name: LibFamily,
+    soname: Option<String>,
+    version: Option<String>,
+    provider: LibraryProvider,
+    #[serde(default, with = "crate::vocab::image_path::absolute::list")]
+    aliases: Vec<ImagePath>,
+    #[serde(default)]
+    package: Option<String>,
+    layer: Option<usize>,
+}
+
+impl From<CudaLibraryText> for CudaLibrary {
+    fn from(t: CudaLibraryText) -> Self {
+        CudaLibrary {
+            version: t.version.map(|v| LibVersion::read(&t.name, v)),
+            path: t.path,
+            family: t.name,
+            soname: t.soname,
+            provider: t.provider,
+            aliases: t.aliases,
+            package: t.package,
+            layer: t.layer,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -247,6 +306,12 @@ pub struct LoaderConfig {
 pub(crate) mod tests;
 
 impl Binary {
+    /// The PTX ISA version recorded for a PTX target ("8.8" → (8, 8)).
+    pub fn ptx_isa_version(&self, t: &ArchTarget) -> Option<(u16, u16)> {
+        let (a, c) = self.ptx_isa.get(&t.to_string())?.split_once('.')?;
+        Some((a.parse().ok()?, c.parse().ok()?))
+    }
+
     /// Whether the binary carries SASS or PTX that something would load (registered by the
     /// runtime or loaded by the library itself); LTO-IR alone does not count.
     pub fn has_loadable_code(&self) -> bool {

@@ -196,9 +196,9 @@ fn torch_version_and_cuda_match_the_real_capture() {
 fn pip_libraries_get_wheel_versions_and_providers() {
     let inv = inventory();
     let cudnn = lib(&inv, &format!("{SP}/nvidia/cudnn/lib/libcudnn.so.9"));
-    assert_eq!(cudnn.name, "cudnn");
+    assert_eq!(cudnn.family.name(), "cudnn");
     assert_eq!(
-        cudnn.version.as_deref(),
+        cudnn.version_text(),
         Some(captured_dist_version("nvidia_cudnn_cu13").as_str())
     );
     assert_eq!(cudnn.provider, LibraryProvider::PipWheel);
@@ -208,27 +208,27 @@ fn pip_libraries_get_wheel_versions_and_providers() {
         &inv,
         &format!("{SP}/nvidia/cudnn/lib/libcudnn_engines_precompiled.so.9"),
     );
-    assert_eq!(ops.name, "cudnn_engines_precompiled");
+    assert_eq!(ops.family.name(), "cudnn_engines_precompiled");
     assert_eq!(ops.version, cudnn.version);
 
     // No RECORD for NCCL: owned by the nvidia/nccl layout.
     let nccl = lib(&inv, &format!("{SP}/nvidia/nccl/lib/libnccl.so.2"));
     assert_eq!(
-        nccl.version.as_deref(),
+        nccl.version_text(),
         Some(captured_dist_version("nvidia_nccl_cu13").as_str())
     );
     assert_eq!(nccl.package.as_deref(), Some("nvidia-nccl-cu13"));
 
     // The CUDA 13 layout: one lib dir shared by many wheels, told apart by RECORD.
     let cublas = lib(&inv, &format!("{SP}/nvidia/cu13/lib/libcublasLt.so.13"));
-    assert_eq!(cublas.name, "cublasLt");
+    assert_eq!(cublas.family.name(), "cublasLt");
     assert_eq!(
-        cublas.version.as_deref(),
+        cublas.version_text(),
         Some(captured_dist_version("nvidia_cublas").as_str())
     );
     let rt = lib(&inv, &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"));
     assert_eq!(
-        rt.version.as_deref(),
+        rt.version_text(),
         Some(captured_dist_version("nvidia_cuda_runtime").as_str())
     );
     assert_eq!(rt.provider, LibraryProvider::PipWheel);
@@ -239,7 +239,7 @@ fn pip_libraries_get_wheel_versions_and_providers() {
     );
     assert_eq!(nvrtc.package.as_deref(), Some("nvidia-cuda-nvrtc"));
     assert_eq!(
-        nvrtc.version.as_deref(),
+        nvrtc.version_text(),
         Some(captured_dist_version("nvidia_cuda_nvrtc").as_str())
     );
     assert_eq!(nvrtc.soname.as_deref(), Some("libnvrtc-builtins.so.13.0"));
@@ -248,7 +248,7 @@ fn pip_libraries_get_wheel_versions_and_providers() {
         &inv,
         &format!("{SP}/torchvision.libs/libnvjpeg-f00ca762.so.13"),
     );
-    assert_eq!(jpeg.name, "nvjpeg");
+    assert_eq!(jpeg.family.name(), "nvjpeg");
     assert_eq!(jpeg.provider, LibraryProvider::Bundled);
     assert_eq!(jpeg.package.as_deref(), Some("torchvision"));
     assert_eq!(jpeg.version, None);
@@ -285,18 +285,16 @@ fn toolkit_stub_compat_conda_and_system_libraries() {
     let inv = inventory();
     let t = "/usr/local/cuda-12.1/targets/x86_64-linux/lib";
     let rt = lib(&inv, &format!("{t}/libcudart.so.12.1.105"));
-    assert_eq!(rt.version.as_deref(), Some("12.1.105"));
+    assert_eq!(rt.version_text(), Some("12.1.105"));
     assert_eq!(rt.soname.as_deref(), Some("libcudart.so.12"));
     assert_eq!(rt.provider, LibraryProvider::System);
     assert_eq!(
-        lib(&inv, &format!("{t}/libcublas.so.12.1.3.1"))
-            .version
-            .as_deref(),
+        lib(&inv, &format!("{t}/libcublas.so.12.1.3.1")).version_text(),
         Some("12.1.3.1")
     );
     let stub = lib(&inv, &format!("{t}/stubs/libcuda.so"));
     assert_eq!(
-        (stub.name.as_str(), stub.provider),
+        (stub.family.name(), stub.provider),
         ("cuda", LibraryProvider::Stub)
     );
     assert_eq!(
@@ -305,7 +303,11 @@ fn toolkit_stub_compat_conda_and_system_libraries() {
     );
     let compat = lib(&inv, "/usr/local/cuda-12.1/compat/libcuda.so.530.30.02");
     assert_eq!(compat.provider, LibraryProvider::ForwardCompat);
-    assert_eq!(compat.version.as_deref(), Some("530.30.02"));
+    assert_eq!(compat.version_text(), Some("530.30.02"));
+    assert_eq!(
+        compat.version.as_ref().and_then(LibVersion::driver),
+        Some(&"530.30.02".parse().unwrap())
+    );
     // From the libcuda.so.1 link beside it.
     assert_eq!(compat.soname.as_deref(), Some("libcuda.so.1"));
     // No link: the driver's own soname, not one derived from the version.
@@ -321,13 +323,13 @@ fn toolkit_stub_compat_conda_and_system_libraries() {
     ));
     let conda_rt = lib(&inv, "/opt/conda/lib/libcudart.so.11.8.89");
     assert_eq!(conda_rt.provider, LibraryProvider::Conda);
-    assert_eq!(conda_rt.version.as_deref(), Some("11.8.89"));
+    assert_eq!(conda_rt.version_text(), Some("11.8.89"));
     let conda_blas = lib(&inv, "/opt/conda/lib/libcublas.so.11");
     assert_eq!(conda_blas.package.as_deref(), Some("cudatoolkit"));
-    assert_eq!(conda_blas.version.as_deref(), Some("11.8.0"));
+    assert_eq!(conda_blas.version_text(), Some("11.8.0"));
     let sys_cudnn = lib(&inv, "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.0");
     assert_eq!(sys_cudnn.provider, LibraryProvider::System);
-    assert_eq!(sys_cudnn.version.as_deref(), Some("8.9.0"));
+    assert_eq!(sys_cudnn.version_text(), Some("8.9.0"));
     // Deterministic order.
     let paths: Vec<&str> = inv.cuda_libraries.iter().map(|l| l.path.as_str()).collect();
     let mut sorted = paths.clone();
@@ -645,11 +647,16 @@ fn bundled_runtime_version_from_its_code() {
     }
     let inv = build(&ImageMeta::default(), &tree, vec![]);
     let rt = lib(&inv, &format!("/{sp}/libcudart-e409450e.so.11.0"));
-    assert_eq!(rt.name, "cudart");
-    assert_eq!(rt.version.as_deref(), Some("11.7"));
+    assert_eq!(rt.family, LibFamily::Cudart);
+    assert_eq!(rt.version_text(), Some("11.7"));
+    // Typed where the code was read: no rule turns "11.7" back into a version.
+    assert_eq!(
+        rt.version.as_ref().and_then(LibVersion::cuda_release),
+        Some(crate::version::CudaVersion::new(11, 7))
+    );
     assert_eq!(rt.provider, LibraryProvider::Bundled);
     let other = lib(&inv, &format!("/{sp}/libcudart-0123abcd.so.11.0"));
-    assert_eq!(other.version.as_deref(), Some("11.0"));
+    assert_eq!(other.version_text(), Some("11.0"));
 }
 
 /// One loader model: the same root filesystem read as an image layer (the walker's file tree)
@@ -863,4 +870,21 @@ fn cuda_version_of_debian_package_versions() {
     ] {
         assert_eq!(cuda_version_of_deb(deb).as_deref(), want, "{deb}");
     }
+}
+
+/// Text the inventory keeps for output is read into numbers here, not by the rules.
+#[test]
+fn glibc_and_ptx_isa_read_as_numbers() {
+    let mut image = ImageInfo {
+        glibc: Some("2.35".into()),
+        ..Default::default()
+    };
+    assert_eq!(image.glibc_version(), Some((2, 35)));
+    image.glibc = Some("2.x".into());
+    assert_eq!(image.glibc_version(), None);
+    let mut b = Binary::default();
+    let t: ArchTarget = "compute_90".parse().unwrap();
+    b.ptx_isa.insert(t.to_string(), "8.8".into());
+    assert_eq!(b.ptx_isa_version(&t), Some((8, 8)));
+    assert_eq!(b.ptx_isa_version(&"compute_80".parse().unwrap()), None);
 }

@@ -95,8 +95,8 @@ pub fn render_text(inv: &Inventory) -> String {
             let _ = write!(
                 s,
                 "    {:<30} {:<14} {}",
-                e(&l.name),
-                e(l.version.as_deref().unwrap_or("?")),
+                e(l.family.name()),
+                e(l.version_text().unwrap_or("?")),
                 e(&l.path)
             );
             if let Some(pkg) = &l.package {

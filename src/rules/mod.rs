@@ -286,6 +286,8 @@ pub fn parse_code(s: &str) -> Option<Code> {
 
 #[cfg(test)]
 pub(crate) mod generated_fixtures;
+#[cfg(test)]
+mod no_string_versions;
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,14 @@ use std::fmt;
 /// Docker Hub's canonical domain.
 pub const DOCKER_HUB: &str = "docker.io";
 
+/// Other names of Docker Hub: its index and its API host. Lower case.
+pub const DOCKER_HUB_ALIASES: &[&str] = &["index.docker.io", "registry-1.docker.io"];
+
+/// Whether a domain (lower case) is Docker Hub under any of its names.
+pub fn is_docker_hub(domain: &str) -> bool {
+    domain == DOCKER_HUB || DOCKER_HUB_ALIASES.contains(&domain)
+}
+
 /// An image reference cut into its parts, as written (no normalisation).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Reference {
@@ -204,9 +212,7 @@ impl Reference {
     pub fn registry(&self) -> String {
         match self.domain.as_deref().map(str::to_ascii_lowercase) {
             None => DOCKER_HUB.to_string(),
-            Some(d) if d == "index.docker.io" || d == "registry-1.docker.io" => {
-                DOCKER_HUB.to_string()
-            }
+            Some(d) if is_docker_hub(&d) => DOCKER_HUB.to_string(),
             Some(d) => d,
         }
     }
@@ -302,5 +308,19 @@ mod tests {
         ] {
             assert_eq!(Reference::parse(bad), Err(why), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn docker_hub_has_one_list_of_names() {
+        for d in ["docker.io", "index.docker.io", "registry-1.docker.io"] {
+            assert!(is_docker_hub(d), "{d}");
+        }
+        assert!(!is_docker_hub("ghcr.io"));
+        assert_eq!(
+            Reference::split("registry-1.docker.io/x/y")
+                .unwrap()
+                .registry(),
+            "docker.io"
+        );
     }
 }

@@ -40,7 +40,7 @@ pub(crate) fn binary_from_elf(
     let static_cuda_runtime: Option<CudaVersion> = e
         .static_cudart_version
         .filter(|_| !path.file_name().starts_with("libcudart"))
-        .and_then(|v| crate::detect::elf::format_cudart_version(v).parse().ok());
+        .map(CudaVersion::from_runtime_number);
     if !has_device_code
         && !e.needed.iter().any(|n| links_cuda(n))
         && static_cuda_runtime.is_none()

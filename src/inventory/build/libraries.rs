@@ -122,17 +122,20 @@ pub(super) fn libraries(
                 owner_version = Some(m.version.clone());
             }
         }
+        let family = LibFamily::from_name(&family);
+        let read = |text: String| LibVersion::read(&family, text);
         // A runtime's file name names only its soname (`libcudart-<hash>.so.11.0` bundled by
         // torch is CUDA 11.7): its code says which release it is.
         let code_version = elf_of(f.node)
             .and_then(|e| e.cudart_version)
-            .map(crate::detect::elf::format_cudart_version);
+            .map(|v| LibVersion::runtime(CudaVersion::from_runtime_number(v)));
         let version = if libs::has_full_version(&so) {
-            so.suffix.clone()
+            so.suffix.clone().map(read)
         } else {
             owner_version
+                .map(read)
                 .or(code_version)
-                .or_else(|| libs::file_name_version(&so))
+                .or_else(|| libs::file_name_version(&so).map(read))
         };
         let soname = elf_of(f.node)
             .and_then(|e| e.soname.clone())
@@ -143,7 +146,7 @@ pub(super) fn libraries(
             });
         cuda.push(CudaLibrary {
             path: f.path.clone(),
-            name: family,
+            family,
             soname,
             version,
             provider,

@@ -2,6 +2,7 @@
 //! the framework's version module, and which CUDA each package was built for.
 
 use super::*;
+use crate::version::CudaTag;
 
 /// Who owns which file, from pip metadata.
 pub(super) struct Dist<'a> {
@@ -92,11 +93,7 @@ impl<'a> PipIndex<'a> {
             d.site == site
                 && stems.iter().any(|s| {
                     let want = format!("nvidia-{s}");
-                    d.name == want
-                        || d.name
-                            .strip_prefix(&want)
-                            .and_then(|r| r.strip_prefix("-cu"))
-                            .is_some_and(|v| v.bytes().all(|b| b.is_ascii_digit()))
+                    d.name == want || without_cu_suffix(&d.name) == want
                 })
         })
     }
@@ -127,66 +124,55 @@ pub(super) fn toolkit_versioned(stem: &str) -> bool {
         )
 }
 
-/// A trailing `-cuNN` of a dist name ("nvidia-cudnn-cu13" → ("nvidia-cudnn", "13")).
-pub(super) fn cu_suffix(name: &str) -> Option<(&str, &str)> {
-    let (stem, tail) = name.rsplit_once("-cu")?;
-    (!tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit())).then_some((stem, tail))
+/// A dist name without its trailing CUDA tag: `nvidia-cudnn-cu13` → `nvidia-cudnn`.
+pub(super) fn without_cu_suffix(name: &str) -> &str {
+    match name.rsplit_once('-') {
+        Some((stem, tail)) if CudaTag::parse(tail).is_some() => stem,
+        _ => name,
+    }
 }
 
 /// The CUDA a distribution was built for, when its name, version, version module or file
-/// layout says.
+/// layout says; major-only when that is all it says (`nvidia-cudnn-cu12`, `cupy-cuda12x`).
 pub(super) fn python_cuda(
     name: &str,
     version: &str,
     module: Option<&ModuleVersion>,
     record: Option<&DistRecord>,
-) -> Option<String> {
-    if let Some(c) = module.and_then(|m| m.cuda.clone()) {
-        return Some(c);
+) -> Option<CudaTag> {
+    // The version module has the last word, even when it says nothing readable.
+    if let Some(c) = module.and_then(|m| m.cuda.as_deref()) {
+        return CudaTag::from_release_text(c);
     }
-    if let Some(c) = libs::cuda_from_local_version(version) {
+    if let Some(c) = CudaTag::from_local_version(version) {
         return Some(c);
     }
     if let Some(c) = module
         .and_then(|m| m.version.as_deref())
-        .and_then(libs::cuda_from_local_version)
+        .and_then(CudaTag::from_local_version)
     {
         return Some(c);
     }
-    // cupy-cuda12x → 12, cupy-cuda118 → 11.8
-    if let Some(t) = name.strip_prefix("cupy-cuda") {
-        let d = t.trim_end_matches('x');
-        if t.ends_with('x') {
-            return Some(d.to_string());
-        }
-        return libs::cuda_from_cu_tag(&format!("cu{d}"));
-    }
-    // jax-cuda12-plugin, jax-cuda12-pjrt
-    if let Some(t) = name.strip_prefix("jax-cuda") {
-        let d: String = t.chars().take_while(|c| c.is_ascii_digit()).collect();
-        return (!d.is_empty()).then_some(d);
-    }
-    let stem = cu_suffix(name).map_or(name, |(s, _)| s);
+    let stem = without_cu_suffix(name);
     if toolkit_versioned(stem) {
-        if let Some(mm) = libs::major_minor(version) {
-            return Some(mm);
+        if let Some(c) = CudaTag::from_release_text(version).filter(|c| c.minor.is_some()) {
+            return Some(c);
         }
     }
-    if let Some((_, cu)) = cu_suffix(name) {
-        return Some(cu.to_string());
+    // spconv-cu126, cupy-cuda12x, cupy-cuda102, jax-cuda12-plugin, nvidia-cudnn-cu12.
+    if let Some(c) = CudaTag::from_dist_name(name) {
+        return Some(c);
     }
     if matches!(name, "cuda-bindings" | "cuda-python") {
-        return version.split('.').next().map(str::to_string);
+        return CudaTag::from_release_text(version.split('.').next()?);
     }
     // The CUDA 13 wheel layout: files under nvidia/cu13/.
     if name.starts_with("nvidia-") {
         for f in record.map(|r| r.files.as_slice()).unwrap_or_default() {
             let mut it = f.split('/');
             if it.next() == Some("nvidia") {
-                if let Some(cu) = it.next().and_then(|d| d.strip_prefix("cu")) {
-                    if !cu.is_empty() && cu.bytes().all(|b| b.is_ascii_digit()) {
-                        return Some(cu.to_string());
-                    }
+                if let Some(c) = it.next().and_then(CudaTag::parse) {
+                    return Some(c);
                 }
             }
         }
@@ -231,8 +217,9 @@ pub(super) fn python_packages(tree: &FileTree, pip: &PipIndex<'_>) -> Vec<Python
                 version: d.meta.version.clone(),
                 tags,
                 location: d.site.clone(),
+                // A major-only tag has always been written as x.0 here (the JSON contract).
                 cuda: python_cuda(&d.name, &d.meta.version, module, pip.record(tree, d))
-                    .and_then(|v| v.parse().ok()),
+                    .map(|c| c.floor()),
                 requires: d.meta.requires.clone(),
                 layer: Some(d.layer),
             }
@@ -317,4 +304,40 @@ pub(super) fn python_interpreters(tree: &FileTree) -> Vec<PythonInterpreter> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_of_distributions() {
+        // The old `-cuNN` reader took every digit: `spconv-cu126` was CUDA 126.0.
+        assert_eq!(
+            python_cuda("spconv-cu126", "2.3.6", None, None),
+            Some(CudaTag::release(12, 6))
+        );
+        assert_eq!(
+            python_cuda("cupy-cuda12x", "13.3.0", None, None),
+            Some(CudaTag::major_only(12))
+        );
+        assert_eq!(
+            python_cuda("nvidia-cuda-runtime-cu12", "12.4.127", None, None),
+            Some(CudaTag::release(12, 4))
+        );
+        assert_eq!(
+            python_cuda("nvidia-cudnn-cu12", "9.1.0.70", None, None),
+            Some(CudaTag::major_only(12))
+        );
+        assert_eq!(
+            python_cuda("torch", "2.5.1+cu121", None, None),
+            Some(CudaTag::release(12, 1))
+        );
+        assert_eq!(python_cuda("numpy", "2.0.0", None, None), None);
+        assert_eq!(without_cu_suffix("nvidia-cudnn-cu12"), "nvidia-cudnn");
+        assert_eq!(
+            without_cu_suffix("nvidia-cuda-runtime"),
+            "nvidia-cuda-runtime"
+        );
+    }
 }

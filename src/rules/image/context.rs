@@ -4,7 +4,7 @@
 
 use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
 use crate::finding::Location;
-use crate::inventory::{Binary, CudaLibrary, Inventory, LibraryProvider};
+use crate::inventory::{Binary, CudaLibrary, Inventory, LibFamily, LibVersion, LibraryProvider};
 use crate::matrix::Facts;
 use crate::target::Target;
 use crate::version::{CudaVersion, DriverVersion};
@@ -52,7 +52,7 @@ impl<'a> ImageContext<'a> {
         let inv = self.inventory;
         let mut out = Vec::new();
         for lib in &inv.cuda_libraries {
-            if lib.name != "cudart"
+            if lib.family != LibFamily::Cudart
                 || matches!(
                     lib.provider,
                     LibraryProvider::Stub | LibraryProvider::ForwardCompat
@@ -60,11 +60,7 @@ impl<'a> ImageContext<'a> {
             {
                 continue;
             }
-            if let Some(v) = lib
-                .version
-                .as_deref()
-                .and_then(|v| v.parse::<CudaVersion>().ok())
-            {
+            if let Some(v) = lib.version.as_ref().and_then(LibVersion::cuda_release) {
                 out.push(RuntimeUse {
                     version: v,
                     what: format!("CUDA runtime {v} ({})", lib.path),
@@ -109,12 +105,7 @@ impl<'a> ImageContext<'a> {
             }
         }
         if out.is_empty() {
-            if let Some(v) = inv
-                .image
-                .env
-                .get("CUDA_VERSION")
-                .and_then(|v| v.parse::<CudaVersion>().ok())
-            {
+            if let Some(v) = inv.image.cuda_version() {
                 out.push(RuntimeUse {
                     version: v,
                     what: format!("CUDA_VERSION={v} in the image config"),
@@ -132,11 +123,8 @@ impl<'a> ImageContext<'a> {
         self.inventory
             .cuda_libraries
             .iter()
-            .filter(|l| l.provider == LibraryProvider::ForwardCompat && l.name == "cuda")
-            .filter_map(|l| {
-                let v = l.version.as_deref()?.parse::<DriverVersion>().ok()?;
-                Some((v, l.path.clone()))
-            })
+            .filter(|l| l.provider == LibraryProvider::ForwardCompat && l.family == LibFamily::Cuda)
+            .filter_map(|l| Some((l.version.as_ref()?.driver()?.clone(), l.path.clone())))
             .max_by(|a, b| a.0.cmp(&b.0))
     }
 
@@ -208,9 +196,7 @@ pub fn runnable_targets(b: &Binary, cc: ComputeCapability) -> (Vec<ArchTarget>, 
 
 /// PTX ISA version recorded for a PTX target of a binary ("8.8" → (8, 8)).
 pub fn ptx_isa_of(b: &Binary, t: &ArchTarget) -> Option<(u16, u16)> {
-    let s = b.ptx_isa.get(&t.to_string())?;
-    let (a, c) = s.split_once('.')?;
-    Some((a.parse().ok()?, c.parse().ok()?))
+    b.ptx_isa_version(t)
 }
 
 pub fn list(ts: &[ArchTarget]) -> String {
@@ -230,39 +216,36 @@ pub fn list(ts: &[ArchTarget]) -> String {
 /// suffix or the `nvidia/cu13` directory: those name a major, and a library from 12.8 judged
 /// as 12.0 loses every architecture added since. `None` when the release is unknown.
 pub fn vendor_cuda_release(facts: &Facts, lib: &CudaLibrary) -> Option<CudaVersion> {
-    for part in lib.path.components() {
-        if let Some(rest) = part.strip_prefix("cuda-") {
-            if let Ok(v) = rest.parse::<CudaVersion>() {
-                return Some(CudaVersion::new(v.major, v.minor));
-            }
-        }
+    if let Some(v) = crate::inventory::libs::toolkit_dir_release(&lib.path) {
+        return Some(v);
     }
-    let version = lib.version.as_deref()?;
+    let version = lib.version_text()?;
     let dist = lib
         .package
         .as_deref()
         .filter(|p| p.starts_with("nvidia-"))
-        .or_else(|| component_of_family(&lib.name))?;
+        .or_else(|| component_of_family(&lib.family))?;
     facts.component_release(dist, version).map(|r| r.value)
 }
 
 /// The component wheel that ships a library family, for libraries found outside a wheel
 /// (distro packages, `/usr/lib/x86_64-linux-gnu/libcufft.so.11.3.3.83`).
-fn component_of_family(family: &str) -> Option<&'static str> {
+fn component_of_family(family: &LibFamily) -> Option<&'static str> {
+    use LibFamily::*;
     Some(match family {
-        "cudart" => "nvidia-cuda-runtime",
-        "cublas" | "cublasLt" | "nvblas" => "nvidia-cublas",
-        "cufft" | "cufftw" => "nvidia-cufft",
-        "curand" => "nvidia-curand",
-        "cusolver" | "cusolverMg" => "nvidia-cusolver",
-        "cusparse" => "nvidia-cusparse",
-        "nvJitLink" => "nvidia-nvjitlink",
-        "nvrtc" | "nvrtc-builtins" => "nvidia-cuda-nvrtc",
-        "cupti" | "nvperf_host" | "nvperf_target" | "pcsamplingutil" => "nvidia-cuda-cupti",
-        "cufile" | "cufile_rdma" => "nvidia-cufile",
-        "nvjpeg" => "nvidia-nvjpeg",
-        "nvfatbin" => "nvidia-nvfatbin",
-        f if f.starts_with("npp") => "nvidia-npp",
+        Cudart => "nvidia-cuda-runtime",
+        Cublas | CublasLt | Nvblas => "nvidia-cublas",
+        Cufft | Cufftw => "nvidia-cufft",
+        Curand => "nvidia-curand",
+        Cusolver | CusolverMg => "nvidia-cusolver",
+        Cusparse => "nvidia-cusparse",
+        NvJitLink => "nvidia-nvjitlink",
+        Nvrtc | NvrtcBuiltins => "nvidia-cuda-nvrtc",
+        Cupti | NvperfHost | NvperfTarget | PcSamplingUtil => "nvidia-cuda-cupti",
+        Cufile | CufileRdma => "nvidia-cufile",
+        Nvjpeg => "nvidia-nvjpeg",
+        Nvfatbin => "nvidia-nvfatbin",
+        f if f.is_npp() => "nvidia-npp",
         _ => return None,
     })
 }

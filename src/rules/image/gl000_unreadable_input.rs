@@ -3,8 +3,9 @@
 //! names that could not be pulled, a host file `host --check` found but could not read), so
 //! it has a code, a name and docs like every other rule.
 
-use crate::finding::Severity;
+use crate::finding::{Finding, Location, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::walk::ScanIssue;
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL000"),
@@ -41,3 +42,85 @@ pub static META: RuleMeta = RuleMeta {
         ],
     },
 };
+
+/// GL000's findings about images, built here only: `gpulint image` (the image named on the
+/// command line) and `scan-images` (an image a run configuration names, placed at that line).
+/// A part that could not be read is an error unless `--allow-partial` asked for best effort.
+fn partial_severity(allow_partial: bool) -> Severity {
+    if allow_partial {
+        Severity::Warning
+    } else {
+        Severity::Error
+    }
+}
+
+/// The image on the command line could not be opened, or holds no file: always an error.
+pub fn image_unreadable(why: &str) -> Finding {
+    META.finding(format!("the image could not be read: {why}"))
+        .with_help(
+            "Check the reference, the path and that the image is complete (re-export \
+             or re-pull it); no check ran on it.",
+        )
+}
+
+/// Part of the image on the command line could not be read, at the layer and in-image path
+/// the issue names.
+pub fn image_partly_unreadable(e: &ScanIssue, allow_partial: bool) -> Finding {
+    let finding = META
+        .finding(format!(
+            "part of the image could not be read ({}), the result is partial: {e}",
+            e.kind
+        ))
+        .with_severity(partial_severity(allow_partial))
+        .with_help(if allow_partial {
+            "Best effort (--allow-partial): findings cover only what could be read."
+        } else {
+            "Re-fetch or re-export the image; pass --allow-partial to judge what could be read."
+        });
+    if e.layer.is_some() || e.path.is_some() {
+        finding.with_location(Location {
+            layer: e.layer.clone(),
+            path: e.path.clone(),
+            ..Default::default()
+        })
+    } else {
+        finding
+    }
+}
+
+const NAMED_IMAGE_HELP: &str = "Check the reference and that the image is reachable (local \
+    daemon, registry credentials, or an archive path); the image checks did not run on it.";
+
+/// An image a run configuration names (at `at`) could not be scanned.
+pub fn named_image_unreadable(
+    image: &str,
+    why: &str,
+    at: Location,
+    allow_partial: bool,
+) -> Finding {
+    META.finding(format!("image {image} could not be scanned: {why}"))
+        .with_severity(partial_severity(allow_partial))
+        .with_location(at)
+        .with_help(NAMED_IMAGE_HELP)
+}
+
+/// Part of an image a run configuration names (at `at`) could not be read: located at that
+/// line, with the layer and in-image path of the issue.
+pub fn named_image_partly_unreadable(
+    image: &str,
+    e: &ScanIssue,
+    at: &Location,
+    allow_partial: bool,
+) -> Finding {
+    META.finding(format!(
+        "image {image} could not be read completely ({}): {e}",
+        e.kind
+    ))
+    .with_severity(partial_severity(allow_partial))
+    .with_location(Location {
+        layer: e.layer.clone(),
+        path: e.path.clone(),
+        ..at.clone()
+    })
+    .with_help(NAMED_IMAGE_HELP)
+}

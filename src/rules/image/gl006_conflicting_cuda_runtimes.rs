@@ -102,7 +102,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     }
                 }
                 (Some((a, via)), Some((s, _))) if a.path != s.path => {
-                    let differ = a.version != s.version;
+                    let differ = a.version_text() != s.version_text();
                     let sev = if differ {
                         Severity::Error
                     } else {
@@ -112,9 +112,9 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         META.finding(format!(
                             "ships with {} ({}) but the loader picks {} ({}) from {} {}",
                             s.path,
-                            s.version.as_deref().unwrap_or("version unknown"),
+                            s.version_text().unwrap_or("version unknown"),
                             a.path,
-                            a.version.as_deref().unwrap_or("version unknown"),
+                            a.version_text().unwrap_or("version unknown"),
                             via.from,
                             via.dir,
                         ))

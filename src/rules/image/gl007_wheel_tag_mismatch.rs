@@ -86,15 +86,7 @@ fn arch_matches(wheel_arch: &str, image_arch: &str) -> bool {
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let inv = ctx.inventory;
-    let glibc: Option<(u32, u32)> = inv.image.glibc.as_deref().and_then(|g| {
-        let (a, b) = g.split_once('.')?;
-        Some((
-            a.parse().ok()?,
-            b.trim_end_matches(|c: char| !c.is_ascii_digit())
-                .parse()
-                .ok()?,
-        ))
-    });
+    let glibc = inv.image.glibc_version();
     let image_arch = inv.image.platform.as_ref().map(|p| p.architecture.clone());
     for p in &inv.python_packages {
         if p.tags.is_empty() {

@@ -5,7 +5,6 @@ use super::context::ImageContext;
 use crate::finding::{Finding, Location, Severity};
 use crate::inventory::PythonPackage;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::version::CudaVersion;
 use crate::vocab::ImagePath;
 use std::str::FromStr;
 
@@ -47,20 +46,6 @@ fn major_minor(v: &str) -> String {
     base.split('.').take(2).collect::<Vec<_>>().join(".")
 }
 
-fn local_cuda(v: &str) -> Option<CudaVersion> {
-    let local = v.split_once('+')?.1;
-    let tag: String = local
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric())
-        .collect();
-    let cu: String = tag
-        .strip_prefix("cu")?
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    CudaVersion::from_cu_tag(&format!("cu{cu}"))
-}
-
 /// `torch2.3` inside a local version such as `+cu122torch2.3cxx11abiFALSE`.
 fn local_torch(v: &str) -> Option<String> {
     let local = v.split_once('+')?.1;
@@ -71,10 +56,6 @@ fn local_torch(v: &str) -> Option<String> {
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
     (!mm.is_empty()).then(|| mm.trim_end_matches('.').to_string())
-}
-
-fn pkg_cuda(p: &PythonPackage) -> Option<CudaVersion> {
-    p.cuda.or_else(|| local_cuda(&p.version))
 }
 
 /// Parse a Requires-Dist line into (normalized name, specifiers) when it applies
@@ -136,7 +117,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             continue;
         };
         let torch_mm = major_minor(&torch.version);
-        let torch_cuda = pkg_cuda(torch);
+        let torch_cuda = torch.cuda;
         let at =
             |p: &PythonPackage| Location::in_image(ctx.layer_digest(p.layer), p.location.clone());
         for comp in env
@@ -158,7 +139,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     );
                 }
             }
-            if let (Some(a), Some(b)) = (pkg_cuda(comp), torch_cuda) {
+            if let (Some(a), Some(b)) = (comp.cuda, torch_cuda) {
                 if !a.same_release(&b) {
                     out.push(
                         META.finding(format!(
@@ -246,12 +227,10 @@ mod tests {
 
     #[test]
     fn local_version_parts() {
-        assert_eq!(local_cuda("0.18.0+cu121"), Some(CudaVersion::new(12, 1)));
         assert_eq!(
             local_torch("2.5.8+cu122torch2.3cxx11abiFALSE").as_deref(),
             Some("2.3")
         );
-        assert_eq!(local_cuda("2.3.0"), None);
     }
 
     #[test]

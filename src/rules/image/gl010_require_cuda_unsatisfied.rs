@@ -2,11 +2,11 @@
 //! runtime refuse to start it on the target.
 
 use super::context::ImageContext;
-use crate::arch::ComputeCapability;
 use crate::finding::{Finding, Severity};
+use crate::inventory::require::{Clause, Constraint, Required};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::target::Target;
-use crate::version::{CudaVersion, DriverVersion};
+use crate::version::CudaVersion;
 use std::cmp::Ordering;
 
 pub static META: RuleMeta = RuleMeta {
@@ -39,26 +39,6 @@ pub static META: RuleMeta = RuleMeta {
     },
 };
 
-#[derive(Debug, Clone, PartialEq)]
-struct Constraint {
-    key: String,
-    op: String,
-    value: String,
-}
-
-fn parse_constraint(s: &str) -> Option<Constraint> {
-    for op in [">=", "<=", "!=", "==", "=", ">", "<"] {
-        if let Some(i) = s.find(op) {
-            return Some(Constraint {
-                key: s[..i].trim().to_ascii_lowercase(),
-                op: op.to_string(),
-                value: s[i + op.len()..].trim().to_string(),
-            });
-        }
-    }
-    None
-}
-
 fn cmp_ok(ord: Ordering, op: &str) -> bool {
     match op {
         ">=" => ord != Ordering::Less,
@@ -72,29 +52,27 @@ fn cmp_ok(ord: Ordering, op: &str) -> bool {
 
 /// Tri-state: Some(true/false), None = unknown.
 fn eval(c: &Constraint, t: &Target, driver_cuda: Option<CudaVersion>) -> Option<bool> {
-    match c.key.as_str() {
-        "cuda" => {
-            let want: CudaVersion = c.value.parse().ok()?;
+    match (c.key.as_str(), &c.value) {
+        ("cuda", Required::Cuda(want)) => {
             let have = driver_cuda?;
             // Compare at major.minor: the driver reports e.g. 12.2.
             let have = CudaVersion::new(have.major, have.minor);
-            Some(cmp_ok(have.cmp(&want), &c.op))
+            Some(cmp_ok(have.cmp(want), &c.op))
         }
-        "driver" => {
-            let want: DriverVersion = c.value.parse().ok()?;
+        ("driver", Required::Driver(want)) => {
             let have = t.driver.as_ref()?;
-            Some(cmp_ok(have.cmp(&want), &c.op))
+            Some(cmp_ok(have.cmp(want), &c.op))
         }
-        "arch" => {
-            let want: ComputeCapability = c.value.parse().ok()?;
+        ("arch", Required::Arch(want)) => {
             let ccs: Vec<_> = t.gpus.iter().map(|g| g.cc).collect();
             if ccs.is_empty() || ccs.iter().any(|c| c.is_none()) {
                 return None;
             }
-            Some(ccs.iter().flatten().all(|cc| cmp_ok(cc.cmp(&want), &c.op)))
+            Some(ccs.iter().flatten().all(|cc| cmp_ok(cc.cmp(want), &c.op)))
         }
         // The brand of a GPU is not in the target profile: unknown, unless another
-        // constraint of the same clause already decides.
+        // constraint of the same clause already decides. A value its key's numbering does
+        // not read is unknown too.
         _ => None,
     }
 }
@@ -113,7 +91,7 @@ const COMMON_BRANDS: &[&str] = &[
 
 /// Evaluate the whole expression: OR over space-separated clauses, AND within a clause.
 pub fn evaluate(
-    expr: &str,
+    clauses: &[Clause],
     t: &Target,
     driver_cuda: Option<CudaVersion>,
 ) -> (Option<bool>, Vec<String>) {
@@ -121,15 +99,15 @@ pub fn evaluate(
     let mut failed = Vec::new();
     // Brands whose clause holds apart from the brand itself.
     let mut brands_ok: Vec<String> = Vec::new();
-    for clause in expr.split_whitespace() {
-        let cs: Vec<Constraint> = clause.split(',').filter_map(parse_constraint).collect();
-        if cs.is_empty() {
-            continue;
-        }
+    for clause in clauses {
+        let cs = &clause.constraints;
         let brand = cs
             .iter()
             .find(|c| c.key == "brand" && c.op == "=")
-            .map(|c| c.value.to_ascii_lowercase());
+            .and_then(|c| match &c.value {
+                Required::Text(b) => Some(b.to_ascii_lowercase()),
+                _ => None,
+            });
         if let Some(b) = &brand {
             let rest_true = cs
                 .iter()
@@ -140,7 +118,7 @@ pub fn evaluate(
             }
         }
         let mut clause_val = Some(true);
-        for c in &cs {
+        for c in cs {
             match eval(c, t, driver_cuda) {
                 Some(false) => {
                     clause_val = Some(false);
@@ -153,7 +131,7 @@ pub fn evaluate(
         match clause_val {
             Some(true) => return (Some(true), vec![]),
             None => any_unknown = true,
-            Some(false) => failed.push(clause.to_string()),
+            Some(false) => failed.push(clause.text.clone()),
         }
     }
     if COMMON_BRANDS
@@ -172,8 +150,9 @@ pub fn evaluate(
 // The finding carries the target (every format shows it): messages say "the target".
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
-    let env = &ctx.inventory.image.env;
-    let Some(expr) = env.get("NVIDIA_REQUIRE_CUDA") else {
+    let image = &ctx.inventory.image;
+    let env = &image.env;
+    let Some((expr, clauses)) = image.require_cuda() else {
         return;
     };
     if env
@@ -187,7 +166,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     }
     let bound = ctx.driver_cuda_bound();
     let driver_cuda = bound.map(|d| d.at_least);
-    match evaluate(expr, target, driver_cuda) {
+    match evaluate(&clauses, target, driver_cuda) {
         // A driver newer than every row supports at least the newest known release: a
         // requirement that fails at that lower bound may still hold, so it is unknown.
         (Some(false), failed) if bound.is_some_and(|d| d.open) => out.push(
@@ -225,6 +204,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::ComputeCapability;
+    use crate::inventory::require::require_cuda_clauses;
     use crate::target::TargetGpu;
 
     fn target(driver: &str) -> Target {
@@ -249,17 +230,32 @@ mod tests {
         let e = "cuda>=12.1 brand=tesla,driver>=470,driver<471 brand=tesla,driver>=525,driver<526";
         // CUDA 12.2 driver: first clause holds.
         assert_eq!(
-            evaluate(e, &target("535.104.05"), Some(CudaVersion::new(12, 2))).0,
+            evaluate(
+                &require_cuda_clauses(e),
+                &target("535.104.05"),
+                Some(CudaVersion::new(12, 2))
+            )
+            .0,
             Some(true)
         );
         // 11.4 driver of branch 470: cuda fails, brand unknown with driver in range → unknown.
         assert_eq!(
-            evaluate(e, &target("470.82.01"), Some(CudaVersion::new(11, 4))).0,
+            evaluate(
+                &require_cuda_clauses(e),
+                &target("470.82.01"),
+                Some(CudaVersion::new(11, 4))
+            )
+            .0,
             None
         );
         // 11.4 driver of branch 450: everything fails.
         assert_eq!(
-            evaluate(e, &target("450.80.02"), Some(CudaVersion::new(11, 0))).0,
+            evaluate(
+                &require_cuda_clauses(e),
+                &target("450.80.02"),
+                Some(CudaVersion::new(11, 0))
+            )
+            .0,
             Some(false)
         );
     }
@@ -294,18 +290,33 @@ mod tests {
         }
         // A 535 driver supports CUDA 12.2 only, but the 535 clauses cover every brand.
         assert_eq!(
-            evaluate(&e, &target("535.104.05"), Some(CudaVersion::new(12, 2))).0,
+            evaluate(
+                &require_cuda_clauses(&e),
+                &target("535.104.05"),
+                Some(CudaVersion::new(12, 2))
+            )
+            .0,
             Some(true)
         );
         // A 545 driver (CUDA 12.3) matches neither cuda>=12.4 nor a listed branch.
         assert_eq!(
-            evaluate(&e, &target("545.23.08"), Some(CudaVersion::new(12, 3))).0,
+            evaluate(
+                &require_cuda_clauses(&e),
+                &target("545.23.08"),
+                Some(CudaVersion::new(12, 3))
+            )
+            .0,
             Some(false)
         );
         // Only some brands listed for 470: the brand decides, unknown.
         let partial = "cuda>=12.4 brand=tesla,driver>=470,driver<471";
         assert_eq!(
-            evaluate(partial, &target("470.82.01"), Some(CudaVersion::new(11, 4))).0,
+            evaluate(
+                &require_cuda_clauses(partial),
+                &target("470.82.01"),
+                Some(CudaVersion::new(11, 4))
+            )
+            .0,
             None
         );
     }

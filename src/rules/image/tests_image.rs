@@ -174,7 +174,7 @@ fn companions_and_wheel_tags() {
     inv.python_packages
         .push(pkg("torch", "2.3.0+cu121", Some("12.1"), site));
     inv.python_packages
-        .push(pkg("torchvision", "0.18.0+cu118", None, site));
+        .push(pkg("torchvision", "0.18.0+cu118", Some("11.8"), site));
     let mut x = pkg("xformers", "0.0.27", None, site);
     x.requires = vec!["torch==2.4.0".into()];
     inv.python_packages.push(x);

@@ -1,7 +1,9 @@
 //! Test helpers: small inventories and targets built in code, for rule unit tests.
 
 use crate::arch::ArchTarget;
-use crate::inventory::{Binary, CudaLibrary, Inventory, LibraryProvider, PythonPackage};
+use crate::inventory::{
+    Binary, CudaLibrary, Inventory, LibFamily, LibVersion, LibraryProvider, PythonPackage,
+};
 use crate::matrix::Facts;
 use crate::target::Target;
 pub(crate) use crate::vocab::ImagePath;
@@ -44,11 +46,12 @@ pub(crate) fn binary(path: &str, sass: &[&str], ptx: &[(&str, &str)]) -> Binary 
 }
 
 pub(crate) fn lib(path: &str, name: &str, version: &str, provider: LibraryProvider) -> CudaLibrary {
+    let family = LibFamily::from_name(name);
     CudaLibrary {
         path: ImagePath::new(path).unwrap(),
-        name: name.into(),
+        version: Some(LibVersion::read(&family, version.into())),
+        family,
         soname: None,
-        version: Some(version.into()),
         provider,
         aliases: vec![],
         package: None,

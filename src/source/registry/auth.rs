@@ -10,6 +10,7 @@
 
 use super::reference::DOCKER_HUB;
 use crate::source::options::SourceOptions;
+use crate::vocab::reference::is_docker_hub;
 use base64::Engine;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -212,20 +213,15 @@ fn normalize_key(k: &str) -> String {
         .or_else(|| k.strip_prefix("http://"))
         .unwrap_or(k);
     let k = k.trim_end_matches('/');
-    for hub in [
-        "index.docker.io/v1",
-        "index.docker.io",
-        "registry-1.docker.io",
-    ] {
-        if k == hub {
-            return DOCKER_HUB.to_string();
-        }
-    }
-    // `host/v1/` and `host/v2/` are API paths, not namespaces.
+    // `host/v1/` and `host/v2/` are API paths, not namespaces (`index.docker.io/v1/` is
+    // Docker Hub's legacy key).
     let k = k
         .strip_suffix("/v1")
         .or_else(|| k.strip_suffix("/v2"))
         .unwrap_or(k);
+    if is_docker_hub(k) {
+        return DOCKER_HUB.to_string();
+    }
     k.to_string()
 }
 
@@ -354,6 +350,21 @@ pub fn parse_challenge(header: &str) -> Option<Challenge> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_keys_fold_every_docker_hub_name() {
+        for k in [
+            "https://index.docker.io/v1/",
+            "index.docker.io",
+            "registry-1.docker.io",
+            "https://registry-1.docker.io/v2/",
+            "docker.io",
+        ] {
+            assert_eq!(normalize_key(k), DOCKER_HUB, "{k}");
+        }
+        assert_eq!(normalize_key("https://ghcr.io/v2/"), "ghcr.io");
+        assert_eq!(normalize_key("ghcr.io/org"), "ghcr.io/org");
+    }
 
     #[test]
     fn challenge() {
