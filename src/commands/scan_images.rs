@@ -10,7 +10,6 @@
 //! Kubernetes `nodeSelector` `nvidia.com/gpu.product` resolved through the GPU matrix. With
 //! neither, only the target-independent image checks run.
 
-use super::spec::CommandContext;
 use crate::finding::{Finding, Location, Severity};
 use crate::inventory::Inventory;
 use crate::scan::ScanOptions;
@@ -72,8 +71,13 @@ fn scannable(image: &str) -> bool {
 }
 
 /// Image findings for every scannable image in `specs` (empty unless `--scan-images`).
-pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
-    let Some(scan) = &ctx.scan_images else {
+pub(crate) fn findings(
+    specs: &[RunSpec],
+    scan: Option<&ImageScan>,
+    command_targets: &[Target],
+    matrix: &crate::matrix::Matrix,
+) -> Vec<Finding> {
+    let Some(scan) = scan else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -92,12 +96,12 @@ pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> 
                 continue;
             }
         };
-        let targets: Vec<Target> = if !ctx.targets.is_empty() {
-            ctx.targets.clone()
+        let targets: Vec<Target> = if !command_targets.is_empty() {
+            command_targets.to_vec()
         } else {
             rs.gpu_product
                 .as_deref()
-                .and_then(|p| product_target(ctx.matrix(), p))
+                .and_then(|p| product_target(matrix, p))
                 .into_iter()
                 .collect()
         };
@@ -114,7 +118,7 @@ pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> 
             });
             out.push(f);
         }
-        for f in crate::rules::check_image(&inv, ctx.matrix(), &targets) {
+        for f in crate::rules::check_image(&inv, matrix, &targets) {
             out.push(relocate(f, image, &at));
         }
     }

@@ -4,7 +4,7 @@ use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
 use crate::spec::image::{image_info, ImageInfo, ImageRef};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
 use super::gl104_cuda_toolkit_over_base::pkg_cuda;
@@ -57,7 +57,7 @@ fn judge(
     image: &str,
     file: &str,
     (pos, args): (Pos, &[(String, String, Pos)]),
-    cx: &RuleCtx,
+    cx: &SpecContext,
     out: &mut Vec<Finding>,
 ) {
     if let Some(c) = info.cuda {
@@ -172,7 +172,12 @@ fn installed_cuda(st: &crate::spec::build::Stage) -> Vec<(CudaVersion, String, P
     out
 }
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     let mut out = Vec::new();
     match s {
         Subject::Dockerfile(bf) => {
@@ -224,6 +229,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 }
             }
         }
+        Subject::Script(_) => {}
     }
     out
 }

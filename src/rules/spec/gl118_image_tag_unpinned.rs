@@ -4,7 +4,7 @@ use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
 use crate::spec::image::{image_info, is_gpu_capable_image, is_gpu_name, ImageRef};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL118"),
@@ -85,7 +85,7 @@ struct Use<'a> {
     gpu: bool,
 }
 
-fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
+fn judge(mut uses: Vec<Use>, cx: &SpecContext) -> Vec<Finding> {
     // GPU uses first, so the one reported for an image is where it matters (a README that
     // shows the CPU command before the `--gpus` one).
     uses.sort_by_key(|u| !u.gpu);
@@ -167,7 +167,12 @@ fn example(repo: &str) -> String {
     }
 }
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     let uses: Vec<Use> = match s {
         Subject::Dockerfile(bf) => bf
             .built_stages()
@@ -199,6 +204,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 })
             })
             .collect(),
+        Subject::Script(_) => Vec::new(),
     };
     judge(uses, cx)
 }
