@@ -279,13 +279,15 @@ pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContex
                         // Compose: parse from the padded text.
                         let vars = shell::Vars::new();
                         if let Ok(cf) = compose::parse_file(file, Path::new(file), &padded, &vars) {
-                            let specs =
-                                compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None);
+                            let specs = resolved(
+                                compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None),
+                                ctx,
+                            );
                             out.extend(run_checks(Subject::Runs(&specs), ctx));
                             all_specs.extend(specs);
                         }
                     } else if manifest {
-                        let (specs, _) = k8s::parse(file, &padded);
+                        let specs = resolved(k8s::parse(file, &padded).0, ctx);
                         out.extend(run_checks(Subject::Runs(&specs), ctx));
                         all_specs.extend(specs);
                     }

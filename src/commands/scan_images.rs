@@ -82,7 +82,7 @@ pub(crate) fn findings(
     };
     let mut out = Vec::new();
     for rs in specs {
-        let Some(image) = rs.image.as_deref().map(str::trim) else {
+        let Some(image) = rs.image_text().map(str::trim) else {
             continue;
         };
         if rs.build || !scannable(image) {

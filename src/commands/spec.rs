@@ -23,8 +23,22 @@ pub(crate) fn error_finding(file: &str, e: &SpecError) -> Finding {
         .with_location(loc(file, e.pos))
 }
 
+/// Run specs as the rules see them: each image resolved once against the command's facts.
+pub(crate) fn resolved(mut specs: Vec<RunSpec>, ctx: &CommandContext) -> Vec<RunSpec> {
+    runspec::resolve_images(&mut specs, &ctx.facts);
+    specs
+}
+
 /// Every enabled GL1xx check of the rule table on one subject.
 pub(crate) fn run_checks(subject: Subject<'_>, ctx: &CommandContext) -> Vec<Finding> {
+    if let Subject::Runs(specs) = &subject {
+        debug_assert!(
+            specs
+                .iter()
+                .all(|r| r.image.as_ref().is_none_or(|i| i.is_resolved())),
+            "run specs reach the rules through `resolved`"
+        );
+    }
     let cx = SpecContext {
         subject,
         targets: &ctx.targets,
@@ -314,7 +328,8 @@ pub(crate) fn compose_findings(
     files: &[(String, PathBuf)],
     ctx: &CommandContext,
 ) -> (Vec<Finding>, Vec<FileText>) {
-    let (mut specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
+    let (specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
+    let mut specs = resolved(specs, ctx);
     let mut out: Vec<Finding> = errors.iter().map(|(f, e)| error_finding(f, e)).collect();
     for r in specs.iter_mut().filter(|r| !r.build_args.is_empty()) {
         let Some((cdir, dfp)) = r.build_files.clone() else {
@@ -377,6 +392,7 @@ pub fn cmd_compose(args: &ComposeArgs, ctx: &CommandContext) -> anyhow::Result<V
 
 pub(crate) fn k8s_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let (specs, errors) = k8s::parse(file, text);
+    let specs = resolved(specs, ctx);
     let mut out: Vec<Finding> = errors.iter().map(|e| error_finding(file, e)).collect();
     out.extend(runs_checks(&specs, ctx));
     out
@@ -568,6 +584,7 @@ pub(crate) fn is_markdown_name(file: &str) -> bool {
 pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let markdown = is_markdown_name(file);
     let (specs, bound) = runspec::scan_script_checked(file, text, markdown);
+    let specs = resolved(specs, ctx);
     let mut out = if markdown {
         // Documentation examples (placeholders, registry pulls): no image scans.
         run_checks(Subject::Runs(&specs), ctx)
@@ -595,7 +612,7 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
             .map(|a| shell_quote(a))
             .collect::<Vec<_>>()
             .join(" ");
-        let specs = runspec::scan_script("<command line>", &line, false);
+        let specs = resolved(runspec::scan_script("<command line>", &line, false), ctx);
         if specs.is_empty() {
             anyhow::bail!("not a container start: expected `docker run …`, `podman run …` or `nvidia-docker run …`");
         }

@@ -91,7 +91,7 @@ pub fn dump_dockerfile_json(text: &str) -> serde_json::Value {
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::*;
-    use crate::commands::spec::{analyze_dockerfile, run_checks, CommandContext};
+    use crate::commands::spec::{analyze_dockerfile, resolved, run_checks, CommandContext};
     use crate::config::Config;
     use crate::finding::Finding;
     use crate::target::TargetGpu;
@@ -159,6 +159,6 @@ pub(crate) mod testutil {
                 compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None)
             }
         };
-        run_checks(Subject::Runs(&specs), &c)
+        run_checks(Subject::Runs(&resolved(specs, &c)), &c)
     }
 }

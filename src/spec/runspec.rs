@@ -5,6 +5,8 @@
 
 use super::build::SpecError;
 use super::dockerfile::Pos;
+use super::facts::Facts;
+use super::image::{image_info, ImageInfo, ImageRef};
 use super::shell::{self, Var, Vars};
 
 mod build_cmd;
@@ -79,7 +81,7 @@ pub struct RunSpec {
     pub name: String,
     /// `docker`, `podman`, `nvidia-docker`, `compose`, `kubernetes`.
     pub engine: String,
-    pub image: Option<String>,
+    pub image: Option<RunImage>,
     pub image_pos: Pos,
     pub gpus: Option<GpuRequest>,
     pub runtime: Option<(String, Pos)>,
@@ -124,7 +126,47 @@ pub struct RunSpec {
     pub build_files: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
+/// The image a container runs: as written (variables expanded), the reference read from it
+/// when it is one, and what the knowledge tables say that reference is. The parsers fill the
+/// first two; [`resolve_images`] fills `info` once, before the rules judge the specs.
+#[derive(Debug, Clone)]
+pub struct RunImage {
+    pub text: String,
+    /// None: the text cannot be cut as a reference (whitespace in it, a leading `-`).
+    pub reference: Option<ImageRef>,
+    /// What the reference is; None before [`resolve_images`], and without a reference.
+    pub info: Option<ImageInfo>,
+}
+
+impl RunImage {
+    /// An image as a configuration writes it, not yet resolved.
+    pub fn written(text: String) -> RunImage {
+        RunImage {
+            reference: ImageRef::parse(&text),
+            text,
+            info: None,
+        }
+    }
+
+    /// Whether [`resolve_images`] has filled what the reference is.
+    pub fn is_resolved(&self) -> bool {
+        self.reference.is_some() == self.info.is_some()
+    }
+}
+
+/// Fill in what each spec's image is, from the knowledge tables: once per file read, before
+/// the rules (which take it from [`RunImage::info`] and never parse a reference again).
+pub fn resolve_images(specs: &mut [RunSpec], facts: &dyn Facts) {
+    for image in specs.iter_mut().filter_map(|r| r.image.as_mut()) {
+        image.info = image.reference.as_ref().map(|r| image_info(r, facts));
+    }
+}
+
 impl RunSpec {
+    /// The image as written, if the container names one.
+    pub fn image_text(&self) -> Option<&str> {
+        self.image.as_ref().map(|i| i.text.as_str())
+    }
     pub fn new(kind: RunKind, file: &str, pos: Pos, name: &str, engine: &str) -> RunSpec {
         RunSpec {
             kind,
@@ -295,6 +337,33 @@ pub fn parse_gpus_flag(v: &str, pos: Pos) -> GpuRequest {
 mod tests {
     use super::*;
 
+    /// A spec's image is read once: the reference when the parser makes the spec, what it is
+    /// when the specs are resolved; a word that is no reference stays without either.
+    #[test]
+    fn images_are_resolved_once_with_their_reference() {
+        let sh = "docker run --gpus all nvidia/cuda:12.4.1-runtime-ubuntu22.04 python x.py\ndocker run --gpus all \"my image\" python x.py\n";
+        let mut v = scan_script("run.sh", sh, false);
+        assert_eq!(v.len(), 2, "{v:?}");
+        let cuda = v[0].image.as_ref().unwrap();
+        assert_eq!(cuda.reference.as_ref().unwrap().full_repo(), "nvidia/cuda");
+        assert!(cuda.info.is_none() && !cuda.is_resolved());
+        let facts =
+            crate::spec::facts::SpecFacts::new(crate::matrix::Matrix::embedded().unwrap()).unwrap();
+        resolve_images(&mut v, &facts);
+        let cuda = v[0].image.as_ref().unwrap();
+        assert!(cuda.is_resolved());
+        let info = cuda.info.as_ref().unwrap();
+        assert_eq!(info.kind, crate::spec::image::ImageKind::NvidiaCuda);
+        assert_eq!(
+            info.cuda.as_ref().map(|c| c.major_minor()),
+            Some("12.4".into()),
+            "{info:?}"
+        );
+        let unknown = v[1].image.as_ref().unwrap();
+        assert_eq!(unknown.text, "my image");
+        assert!(unknown.reference.is_none() && unknown.info.is_none() && unknown.is_resolved());
+    }
+
     #[test]
     fn built_tags_read_every_spelling_of_the_tag_option() {
         let argv = [
@@ -362,7 +431,7 @@ mod tests {
             "IMAGE=repo/app-cuda:latest\nX=1\n\ndocker run --gpus all \\\n  ${IMAGE}\n",
             false,
         );
-        assert_eq!(v[0].image.as_deref(), Some("repo/app-cuda:latest"));
+        assert_eq!(v[0].image_text(), Some("repo/app-cuda:latest"));
         assert_eq!(v[0].image_pos, Pos { line: 1, col: 1 });
         // Written in the command itself: placed there.
         let v = scan_script("run.sh", "docker run --gpus all \\\n  repo/app:1\n", false);
@@ -381,7 +450,7 @@ mod tests {
         assert_eq!(v.len(), 1, "{v:?}");
         assert_eq!(v[0].runtime.as_ref().unwrap().0, "nvidia");
         assert_eq!(
-            v[0].image.as_deref(),
+            v[0].image_text(),
             Some("nvidia/cuda:12.4.1-base-ubuntu22.04")
         );
         assert_eq!(v[0].pos.line, 2);
@@ -398,7 +467,7 @@ mod tests {
             "docker run --gpus all -e X=$(cat f | head -1) repo/app:1 python t.py\n",
             false,
         );
-        assert_eq!(v[0].image.as_deref(), Some("repo/app:1"), "{v:?}");
+        assert_eq!(v[0].image_text(), Some("repo/app:1"), "{v:?}");
     }
 
     #[test]
@@ -411,10 +480,7 @@ mod tests {
         assert_eq!(v.len(), 1);
         let r = &v[0];
         assert_eq!(r.gpus.as_ref().unwrap().ids, vec!["0", "1"]);
-        assert_eq!(
-            r.image.as_deref(),
-            Some("nvidia/cuda:12.4.1-base-ubuntu22.04")
-        );
+        assert_eq!(r.image_text(), Some("nvidia/cuda:12.4.1-base-ubuntu22.04"));
         assert_eq!(r.mounts[0].host, "/usr/local/cuda");
         assert!(r.mounts[0].read_only);
         assert_eq!(r.mounts[0].pos, Pos { line: 4, col: 6 });

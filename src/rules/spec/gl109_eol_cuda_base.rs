@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
-use crate::spec::image::{image_info, ImageInfo, ImageRef};
+use crate::spec::image::ImageInfo;
 use crate::spec::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
@@ -216,11 +216,10 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
         }
         Subject::Runs(specs) => {
             for r in specs.iter() {
-                if let Some(img) = r.image.as_deref().and_then(ImageRef::parse) {
-                    let info = image_info(&img, cx.facts);
+                if let Some(info) = r.image.as_ref().and_then(|i| i.info.as_ref()) {
                     judge(
-                        &info,
-                        r.image.as_deref().unwrap_or(""),
+                        info,
+                        r.image_text().unwrap_or(""),
                         &r.file,
                         (r.image_pos, &[]),
                         cx,

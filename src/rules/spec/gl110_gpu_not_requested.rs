@@ -2,7 +2,7 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::image::{image_info, is_gpu_name, is_gpu_only_image, ImageRef};
+use crate::spec::image::{is_gpu_name, is_gpu_only_image};
 use crate::spec::runspec::{RunKind, RunSpec};
 use crate::spec::{loc, SpecContext, Subject};
 
@@ -54,7 +54,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     out.extend(findings(&cx.subject, cx));
 }
 
-fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let Subject::Runs(specs) = s else {
         return Vec::new();
     };
@@ -78,7 +78,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
             && specs.iter().any(|o| {
                 o.file == r.file
                     && o.image.is_some()
-                    && o.image == r.image
+                    && o.image_text() == r.image_text()
                     && gets_gpus(o)
                     && o.command != r.command
             });
@@ -88,8 +88,8 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
         {
             continue;
         }
-        let image = r.image.clone().unwrap_or_default();
-        let info = ImageRef::parse(&image).map(|i| image_info(&i, cx.facts));
+        let image = r.image_text().unwrap_or_default().to_string();
+        let info = r.image.as_ref().and_then(|i| i.info.as_ref());
         let reason = if r.commented_gpu.is_some() {
             Some("its GPU request is commented out".to_string())
         } else if !r.build

@@ -45,17 +45,19 @@ const WORDS: &[&str] = &[
     "nemo",
 ];
 
-fn torch_workload(r: &RunSpec, facts: &dyn crate::spec::facts::Facts) -> Option<String> {
-    use crate::spec::image::{image_info, ImageKind, ImageRef};
-    let img = r.image.clone().unwrap_or_default().to_ascii_lowercase();
+fn torch_workload(r: &RunSpec) -> Option<String> {
+    use crate::spec::image::ImageKind;
+    let img = r.image_text().unwrap_or_default().to_ascii_lowercase();
     // The published PyTorch images (`pytorch/pytorch`, NGC PyTorch) are PyTorch; any other
     // name saying "pytorch" is a guess (a local build, a project named after it), and
     // `torch` alone may be Lua Torch7: there what runs decides.
-    let known = ImageRef::parse(r.image.as_deref().unwrap_or(""))
-        .map(|i| image_info(&i, facts).kind)
-        .is_some_and(|k| matches!(k, ImageKind::PyTorch | ImageKind::NgcPyTorch));
+    let known = r
+        .image
+        .as_ref()
+        .and_then(|i| i.info.as_ref())
+        .is_some_and(|i| matches!(i.kind, ImageKind::PyTorch | ImageKind::NgcPyTorch));
     if known {
-        return Some(format!("image {}", r.image.as_deref().unwrap_or("")));
+        return Some(format!("image {}", r.image_text().unwrap_or("")));
     }
     let cmd = r.command.join(" ").to_ascii_lowercase();
     if img.contains("tensorflow") && !cmd.contains("nccl") {
@@ -82,7 +84,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     out.extend(findings(&cx.subject, cx));
 }
 
-fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let Subject::Runs(specs) = s else {
         return Vec::new();
     };
@@ -95,7 +97,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
         if !gpu {
             continue;
         }
-        let Some(why) = torch_workload(r, cx.facts) else {
+        let Some(why) = torch_workload(r) else {
             continue;
         };
         let fix = match r.kind {

@@ -104,6 +104,29 @@ pub(crate) fn mark_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Fin
 }
 
 #[cfg(test)]
+mod resolve_tests {
+    /// The rules judge what the resolving pass filled in (`Stage::info`, `RunImage::info`):
+    /// none parses an image reference or looks up what it is again.
+    #[test]
+    fn no_rule_reads_an_image_reference_itself() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules/spec");
+        let mut offenders = Vec::new();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let text = std::fs::read_to_string(&p).unwrap();
+            // The rule itself, not its tests.
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for needle in ["ImageRef::parse", "image_info("] {
+                if code.contains(needle) {
+                    offenders.push(format!("{}: {needle}", p.display()));
+                }
+            }
+        }
+        assert!(offenders.is_empty(), "{offenders:#?}");
+    }
+}
+
+#[cfg(test)]
 mod group_tests {
     use crate::spec::testutil::runs;
 

@@ -137,7 +137,7 @@ pub fn parse_docker_run(file: &str, engine: &str, pos: Pos, args: &[PWord]) -> R
         i += 1;
     }
     if let Some(img) = args.get(i) {
-        rs.image = Some(img.text.clone());
+        rs.image = Some(RunImage::written(img.text.clone()));
         rs.image_pos = img.pos;
         if rs.name.is_empty() {
             rs.name = img.text.clone();

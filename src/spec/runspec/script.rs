@@ -188,12 +188,14 @@ pub fn scan_script_checked(
             );
             rs.pos = idx.pos(c.words[0].offset);
             // The script builds this image itself: its tag names a local build.
-            rs.build = rs.image.as_ref().is_some_and(|i| built.contains(i));
+            rs.build = rs
+                .image_text()
+                .is_some_and(|i| built.iter().any(|b| b == i));
             // An image named through a variable (`IMAGE=repo:tag` … `docker run $IMAGE`) is
             // written, and fixed, where the variable is set.
             if let Some(w) = c.words[start..]
                 .iter()
-                .find(|w| Some(&w.text) == rs.image.as_ref() && w.raw.contains('$'))
+                .find(|w| Some(w.text.as_str()) == rs.image_text() && w.raw.contains('$'))
             {
                 if let Some(at) = lone_variable(&w.raw)
                     .and_then(|name| assignment_offset(&src, name, c.words[0].offset))
