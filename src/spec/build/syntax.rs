@@ -124,3 +124,64 @@ pub(super) fn read(df: &Dockerfile) -> Syntax {
     }
     Syntax { steps, errors }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The syntax pass sorts instructions into scopes and finds what does not parse from the
+    /// text alone: after a FROM without an image no stage is open, so an ARG there is global
+    /// and a RUN is an error; an unexpanded `${IMG}` is still a stage's image word.
+    #[test]
+    fn scopes_and_syntax_errors_come_from_the_text_alone() {
+        let df = dockerfile::parse(
+            "ARG A=1\nENV X=1\nFROM\nARG B\nRUN x\nFROM ${IMG} base\nFOO bar\nCOPY a b\nFROM img AS Final\n",
+        );
+        let read = read(&df);
+        let steps: Vec<(usize, String)> = read
+            .steps
+            .iter()
+            .map(|(i, s)| {
+                let what = match s {
+                    Step::From {
+                        image,
+                        offset,
+                        name,
+                    } => format!("FROM {image}@{offset} {name:?}"),
+                    Step::EndStage => "end".into(),
+                    Step::Arg => "ARG".into(),
+                    Step::Env => "ENV".into(),
+                    Step::Run => "RUN".into(),
+                    Step::Copy => "COPY".into(),
+                };
+                (*i, what)
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            vec![
+                (0, "ARG".to_string()),
+                (2, "end".into()),
+                (3, "ARG".into()),
+                (5, "FROM ${IMG}@0 None".into()),
+                (7, "COPY".into()),
+                (8, "FROM img@0 Some(\"final\")".into()),
+            ]
+        );
+        let errors: Vec<(usize, u32, &str)> = read
+            .errors
+            .iter()
+            .map(|(i, e)| (*i, e.pos.line, e.message.as_str()))
+            .collect();
+        assert_eq!(
+            errors,
+            vec![
+                (1, 2, "ENV before the first FROM (only ARG may come first)"),
+                (2, 3, "FROM requires an image"),
+                (4, 5, "RUN before the first FROM (only ARG may come first)"),
+                (5, 6, "FROM requires either one or three arguments"),
+                (6, 7, "unknown instruction: FOO"),
+            ]
+        );
+    }
+}
