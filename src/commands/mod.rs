@@ -1,6 +1,8 @@
 //! Command handlers: each takes validated arguments, calls the library, prints through a
 //! reporter and returns the exit code.
 
+pub mod context;
+pub mod discover;
 mod host;
 mod image;
 pub mod lint;

@@ -10,7 +10,6 @@
 //! Kubernetes `nodeSelector` `nvidia.com/gpu.product` resolved through the GPU matrix. With
 //! neither, only the target-independent image checks run.
 
-use super::spec::CommandContext;
 use crate::finding::{Finding, Location};
 use crate::inventory::Inventory;
 use crate::rules::image::gl000_unreadable_input as gl000;
@@ -73,13 +72,18 @@ fn scannable(image: &str) -> bool {
 }
 
 /// Image findings for every scannable image in `specs` (empty unless `--scan-images`).
-pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
-    let Some(scan) = &ctx.scan_images else {
+pub(crate) fn findings(
+    specs: &[RunSpec],
+    scan: Option<&ImageScan>,
+    command_targets: &[Target],
+    facts: &crate::matrix::Facts,
+) -> Vec<Finding> {
+    let Some(scan) = scan else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for rs in specs {
-        let Some(image) = rs.image.as_deref().map(str::trim) else {
+        let Some(image) = rs.image_text().map(str::trim) else {
             continue;
         };
         if rs.build || !scannable(image) {
@@ -98,12 +102,12 @@ pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> 
                 continue;
             }
         };
-        let targets: Vec<Target> = if !ctx.targets.is_empty() {
-            ctx.targets.clone()
+        let targets: Vec<Target> = if !command_targets.is_empty() {
+            command_targets.to_vec()
         } else {
             rs.gpu_product
                 .as_deref()
-                .and_then(|p| product_target(ctx.matrix(), p))
+                .and_then(|p| product_target(facts.matrix(), p))
                 .into_iter()
                 .collect()
         };
@@ -115,7 +119,7 @@ pub(crate) fn findings(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> 
                 scan.allow_partial(),
             ));
         }
-        for f in crate::rules::check_image(&inv, &ctx.facts, &targets) {
+        for f in crate::rules::check_image(&inv, facts, &targets) {
             out.push(relocate(f, image, &at));
         }
     }

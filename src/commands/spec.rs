@@ -5,104 +5,17 @@
 //! inputs are still linted); input that is read but does not parse is a GL100 finding at its
 //! file:line:col.
 
-use super::lint::markdown_code_only;
+pub use super::context::{CommandContext, InputError};
+use super::discover::markdown_code_only;
 use super::scan_images;
 use crate::cli::{ComposeArgs, DockerfileArgs, K8sArgs, RunArgs};
-use crate::config::Config;
 use crate::finding::Finding;
 use crate::spec::build::{self, BuildOptions, SpecError};
 use crate::spec::runspec::{self, RunSpec};
-use crate::spec::{compose, dockerfile, k8s, loc, pkg, RuleCtx, Subject};
+use crate::spec::{compose, dockerfile, k8s, loc, pkg, Script, SpecContext, Subject};
 use crate::suppress::FileText;
-use crate::target::Target;
-use anyhow::Context as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// What every spec command needs besides its own arguments.
-pub struct CommandContext {
-    /// Targets from `--gpu/--driver/--host/--fleet` or the config; empty = target-independent.
-    pub targets: Vec<Target>,
-    pub config: Config,
-    /// Compatibility facts over the command's matrix.
-    pub facts: crate::matrix::Facts,
-    /// Relative input paths are relative to this directory.
-    pub cwd: PathBuf,
-    /// Paths in findings are shown relative to this directory (the repository root).
-    pub root: PathBuf,
-    /// `--scan-images`: run the image checks on images run configurations name.
-    pub scan_images: Option<scan_images::ImageScan>,
-    /// Inputs that could not be read; the others are still linted and the command exits 2.
-    pub input_errors: std::cell::RefCell<Vec<InputError>>,
-    /// `-q`: no notes on stderr, only findings (and errors).
-    pub quiet: bool,
-    /// Inputs checked so far (files read and linted, a command line), for the summary.
-    pub checked: std::cell::Cell<usize>,
-}
-
-/// An input that could not be used: the file it is about (as reports show it), and why.
-/// Each becomes a GL000 error in the report, in every format.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputError {
-    pub file: Option<String>,
-    pub message: String,
-}
-
-impl CommandContext {
-    /// The text of an input file, or None with the error recorded (the run goes on with the
-    /// other inputs and exits 2 at the end).
-    pub(crate) fn read_or_record(&self, p: &Path) -> Option<String> {
-        match read(p) {
-            Ok(t) => Some(t),
-            Err(e) => {
-                let file = if p == Path::new("-") {
-                    "<stdin>".to_string()
-                } else {
-                    self.display(p)
-                };
-                self.input_error(file, format!("{e:#}"));
-                None
-            }
-        }
-    }
-
-    /// Record an input that could not be used (the command goes on, then exits 2).
-    pub(crate) fn input_error(&self, file: String, message: String) {
-        self.input_errors.borrow_mut().push(InputError {
-            file: Some(file),
-            message,
-        });
-    }
-
-    /// A context over `matrix` (the command's, with `--matrices` overrides), the given
-    /// targets and config.
-    pub fn new(
-        targets: Vec<Target>,
-        config: Config,
-        matrix: crate::matrix::Matrix,
-    ) -> anyhow::Result<CommandContext> {
-        Ok(CommandContext {
-            targets,
-            config,
-            facts: crate::matrix::Facts::new(matrix),
-            cwd: std::env::current_dir().unwrap_or_default(),
-            root: crate::report::paths::root().to_path_buf(),
-            scan_images: None,
-            input_errors: Default::default(),
-            quiet: false,
-            checked: Default::default(),
-        })
-    }
-    /// The compatibility matrix behind the facts.
-    pub fn matrix(&self) -> &crate::matrix::Matrix {
-        self.facts.matrix()
-    }
-    /// A path as reports show it: relative to the repository root, the same in every format
-    /// ([`crate::report::paths`]).
-    pub(crate) fn display(&self, p: &Path) -> String {
-        crate::report::paths::relative_to(p, &self.root, &self.cwd)
-    }
-}
 
 pub(crate) fn error_finding(file: &str, e: &SpecError) -> Finding {
     crate::rules::spec::gl100_invalid_spec_file::META
@@ -110,8 +23,24 @@ pub(crate) fn error_finding(file: &str, e: &SpecError) -> Finding {
         .with_location(loc(file, e.pos))
 }
 
-pub(crate) fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding> {
-    let rc = RuleCtx {
+/// Run specs as the rules see them: each image resolved once against the command's facts.
+pub(crate) fn resolved(mut specs: Vec<RunSpec>, ctx: &CommandContext) -> Vec<RunSpec> {
+    runspec::resolve_images(&mut specs, &ctx.facts);
+    specs
+}
+
+/// Every enabled GL1xx check of the rule table on one subject.
+pub(crate) fn run_checks(subject: Subject<'_>, ctx: &CommandContext) -> Vec<Finding> {
+    if let Subject::Runs(specs) = &subject {
+        debug_assert!(
+            specs
+                .iter()
+                .all(|r| r.image.as_ref().is_none_or(|i| i.is_resolved())),
+            "run specs reach the rules through `resolved`"
+        );
+    }
+    let cx = SpecContext {
+        subject,
         targets: &ctx.targets,
         facts: &ctx.facts,
     };
@@ -120,19 +49,24 @@ pub(crate) fn run_checks(subject: &Subject, ctx: &CommandContext) -> Vec<Finding
         if !ctx.config.rule_enabled(&meta.code) {
             continue;
         }
-        out.extend(check(subject, &rc));
+        check(&cx, &mut out);
     }
-    match subject {
+    match cx.subject {
         Subject::Runs(specs) => crate::rules::spec::mark_repeats(out, specs),
-        Subject::Dockerfile(_) => out,
+        Subject::Dockerfile(_) | Subject::Script(_) => out,
     }
 }
 
 /// The GL1xx checks on run specs, plus the image checks on the images they name when
 /// `--scan-images` is on.
 pub(crate) fn runs_checks(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
-    let mut out = run_checks(&Subject::Runs(specs), ctx);
-    out.extend(scan_images::findings(specs, ctx));
+    let mut out = run_checks(Subject::Runs(specs), ctx);
+    out.extend(scan_images::findings(
+        specs,
+        ctx.scan_images.as_ref(),
+        &ctx.targets,
+        &ctx.facts,
+    ));
     out
 }
 
@@ -171,28 +105,8 @@ pub(crate) fn build_findings(
     ctx: &CommandContext,
 ) -> Vec<Finding> {
     let mut out: Vec<Finding> = bf.errors.iter().map(|e| error_finding(file, e)).collect();
-    out.extend(run_checks(&Subject::Dockerfile(bf), ctx));
+    out.extend(run_checks(Subject::Dockerfile(bf), ctx));
     out
-}
-
-pub(crate) fn read(p: &Path) -> anyhow::Result<String> {
-    if p == Path::new("-") {
-        // Bounded like a file: one byte past the bound says the input is larger.
-        let max = crate::io_util::MAX_CONFIG_FILE;
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(std::io::stdin().lock(), max + 1),
-            &mut bytes,
-        )
-        .context("reading stdin")?;
-        if bytes.len() as u64 > max {
-            anyhow::bail!("stdin is more than the {max} bytes accepted");
-        }
-        return Ok(String::from_utf8_lossy(&bytes).into_owned());
-    }
-    let bytes = crate::io_util::read_regular(p, crate::io_util::MAX_CONFIG_FILE)
-        .with_context(|| format!("cannot read {}", p.display()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Finish a command: config (enable/severity), suppressions, deterministic order.
@@ -378,7 +292,7 @@ fn build_arg_findings(
             target: src.target.clone(),
         };
         let bf = build::analyze(&shown, &text, &opts, &ctx.facts);
-        run_checks(&Subject::Dockerfile(&bf), ctx)
+        run_checks(Subject::Dockerfile(&bf), ctx)
     };
     let plain = analyze(BTreeMap::new());
     let key = |f: &Finding| (f.rule, f.message.clone());
@@ -414,7 +328,8 @@ pub(crate) fn compose_findings(
     files: &[(String, PathBuf)],
     ctx: &CommandContext,
 ) -> (Vec<Finding>, Vec<FileText>) {
-    let (mut specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
+    let (specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
+    let mut specs = resolved(specs, ctx);
     let mut out: Vec<Finding> = errors.iter().map(|(f, e)| error_finding(f, e)).collect();
     for r in specs.iter_mut().filter(|r| !r.build_args.is_empty()) {
         let Some((cdir, dfp)) = r.build_files.clone() else {
@@ -477,6 +392,7 @@ pub fn cmd_compose(args: &ComposeArgs, ctx: &CommandContext) -> anyhow::Result<V
 
 pub(crate) fn k8s_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let (specs, errors) = k8s::parse(file, text);
+    let specs = resolved(specs, ctx);
     let mut out: Vec<Finding> = errors.iter().map(|e| error_finding(file, e)).collect();
     out.extend(runs_checks(&specs, ctx));
     out
@@ -664,36 +580,25 @@ pub(crate) fn is_markdown_name(file: &str) -> bool {
     file.ends_with(".md") || file.ends_with(".mdx") || file.ends_with(".markdown")
 }
 
+/// A script's (or Markdown file's) findings: its container starts, then its own lines.
 pub(crate) fn script_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
-    use crate::rules::spec::gl116_deprecated_nvidia_runtime as gl116;
-    let md = is_markdown_name(file);
-    let (specs, bound) = runspec::scan_script_checked(file, text, md);
-    let bound: Option<Finding> = bound.map(|e| error_finding(file, &e));
-    let installs = if ctx.config.rule_enabled(&gl116::META.code) {
-        gl116::script_findings(file, text, md)
-    } else {
-        Vec::new()
-    };
-    if md {
+    let markdown = is_markdown_name(file);
+    let (specs, bound) = runspec::scan_script_checked(file, text, markdown);
+    let specs = resolved(specs, ctx);
+    let mut out = if markdown {
         // Documentation examples (placeholders, registry pulls): no image scans.
-        let mut out = run_checks(&Subject::Runs(&specs), ctx);
-        out.extend(installs);
-        out.extend(bound);
-        return out;
-    }
-    let mut out = runs_checks(&specs, ctx);
-    out.extend(installs);
-    out.extend(bound);
-    if ctx
-        .config
-        .rule_enabled(&crate::rules::spec::gl106_ld_library_path_cuda_override::META.code)
-    {
-        out.extend(
-            crate::rules::spec::gl106_ld_library_path_cuda_override::script_findings(
-                file, text, &specs,
-            ),
-        );
-    }
+        run_checks(Subject::Runs(&specs), ctx)
+    } else {
+        runs_checks(&specs, ctx)
+    };
+    let script = Script {
+        file,
+        text,
+        markdown,
+        runs: &specs,
+    };
+    out.extend(run_checks(Subject::Script(&script), ctx));
+    out.extend(bound.map(|e| error_finding(file, &e)));
     out
 }
 
@@ -707,7 +612,7 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
             .map(|a| shell_quote(a))
             .collect::<Vec<_>>()
             .join(" ");
-        let specs = runspec::scan_script("<command line>", &line, false);
+        let specs = resolved(runspec::scan_script("<command line>", &line, false), ctx);
         if specs.is_empty() {
             anyhow::bail!("not a container start: expected `docker run …`, `podman run …` or `nvidia-docker run …`");
         }
@@ -741,7 +646,7 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
 /// Markdown files in it, found as `lint` finds files (so the Action's and the GitLab job's
 /// default target, the repository, works for `run` too).
 fn run_files(given: &[PathBuf], ctx: &CommandContext) -> Vec<PathBuf> {
-    use super::lint::{classify, discover, FileKind};
+    use super::discover::{classify, discover, FileKind};
     let mut out = Vec::new();
     for p in given {
         if p.is_dir() {
@@ -773,6 +678,43 @@ pub(crate) fn shell_quote(a: &str) -> String {
 mod tests {
     use super::*;
     use crate::spec::testutil::{ctx, target};
+
+    /// A script's own lines (a package install, an `export`) are a subject of the rule table:
+    /// GL106 and GL116 judge them through `run_checks`, each switched off by its own setting
+    /// like every other rule, and a Markdown document's `export` lines stay examples.
+    #[test]
+    fn script_lines_are_judged_through_the_rule_table() {
+        let sh = "sudo apt-get install -y nvidia-docker2\ndocker run --gpus all -v /usr/cuda_files:/usr/cuda_files img bash\nexport LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/cuda_files/\n";
+        let runs = runspec::scan_script("start.sh", sh, false);
+        let script = Script {
+            file: "start.sh",
+            text: sh,
+            markdown: false,
+            runs: &runs,
+        };
+        let mut c = ctx(vec![]);
+        let lines = |f: &[Finding], rule: &str| -> Vec<u32> {
+            f.iter()
+                .filter(|x| x.rule == rule)
+                .map(|x| x.location.as_ref().unwrap().line.unwrap())
+                .collect()
+        };
+        let f = run_checks(Subject::Script(&script), &c);
+        assert_eq!(lines(&f, "GL116"), vec![1], "{f:?}");
+        assert_eq!(lines(&f, "GL106"), vec![3], "{f:?}");
+        assert_eq!(f.len(), 2, "{f:?}");
+        // The same through the command's script path, with GL116 off in the config.
+        c.config
+            .rules
+            .insert("GL116".into(), crate::config::RuleSetting::Off);
+        let f = script_findings("start.sh", sh, &c);
+        assert!(lines(&f, "GL116").is_empty(), "{f:?}");
+        assert_eq!(lines(&f, "GL106"), vec![3], "{f:?}");
+        let md = format!("```sh\n{sh}```\n");
+        let f = script_findings("README.md", &md, &ctx(vec![]));
+        assert_eq!(lines(&f, "GL116"), vec![2], "{f:?}");
+        assert!(lines(&f, "GL106").is_empty(), "{f:?}");
+    }
 
     #[test]
     fn compose_build_args_flow_into_the_dockerfile() {

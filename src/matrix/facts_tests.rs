@@ -237,7 +237,9 @@ fn every_family_gets_the_same_min_driver_for_cuda_12_4_1() {
         facts: &f,
         target: None,
     };
-    let spec = crate::spec::RuleCtx {
+    let runs: [crate::spec::runspec::RunSpec; 0] = [];
+    let spec = crate::spec::SpecContext {
+        subject: crate::spec::Subject::Runs(&runs),
         targets: &[],
         facts: &f,
     };

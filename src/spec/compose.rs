@@ -6,7 +6,7 @@
 use super::build::SpecError;
 use super::dockerfile::Pos;
 use super::expand::{ExpandLimit, ExpansionBudget};
-use super::runspec::{parse_gpus_flag, parse_size, GpuRequest, Mount, RunKind, RunSpec};
+use super::runspec::{parse_gpus_flag, parse_size, GpuRequest, Mount, RunImage, RunKind, RunSpec};
 use super::shell::{self, Var, Vars};
 use super::yamlloc::scalar as s;
 use super::yamlloc::YamlText;
@@ -364,10 +364,10 @@ pub fn specs_from(
     let built: std::collections::HashSet<String> = out
         .iter()
         .filter(|r| r.build)
-        .filter_map(|r| r.image.clone())
+        .filter_map(|r| r.image_text().map(str::to_string))
         .collect();
     for r in &mut out {
-        if r.image.as_ref().is_some_and(|i| built.contains(i)) {
+        if r.image_text().is_some_and(|i| built.contains(i)) {
             r.build = true;
         }
     }
@@ -411,7 +411,7 @@ fn service_spec(
     let mut rs = RunSpec::new(RunKind::Compose, &cf.display, spos, name, "compose");
     if let Some(img) = svc.get("image").and_then(s) {
         rs.image_pos = at("image");
-        rs.image = Some(img);
+        rs.image = Some(RunImage::written(img));
     }
     if let Some(b) = svc.get("build") {
         rs.build = true;
@@ -683,7 +683,7 @@ mod tests {
         let r = &v[0];
         assert_eq!(r.gpus.as_ref().unwrap().count, Some(2));
         assert_eq!(
-            r.image.as_deref(),
+            r.image_text(),
             Some("pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime")
         );
         assert_eq!(r.env_value("CUDA_VISIBLE_DEVICES").unwrap().1, "1");

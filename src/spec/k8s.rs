@@ -7,7 +7,7 @@
 
 use super::build::SpecError;
 use super::dockerfile::Pos;
-use super::runspec::{GpuRequest, Mount, RunKind, RunSpec};
+use super::runspec::{GpuRequest, Mount, RunImage, RunKind, RunSpec};
 use super::yamlloc::scalar as s;
 use super::yamlloc::{Block, YamlText};
 use serde_yaml::Value;
@@ -243,7 +243,7 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             "kubernetes",
         );
         rs.image_pos = at("image");
-        rs.image = image.clone();
+        rs.image = image.clone().map(RunImage::written);
         rs.gpu_product = gpu_product.clone();
         rs.cpu_role = if init {
             Some("it is an init container".to_string())

@@ -4,7 +4,7 @@
 //! as shell by [`shell`], installs by [`pkg`], base images by [`image`]); [`runspec`]
 //! (`docker run` lines in scripts and Markdown), [`compose`], [`k8s`] → [`runspec::RunSpec`].
 //! Facts about CUDA, drivers and torch come through [`Facts`](crate::matrix::Facts). What the rules see is a
-//! [`Subject`] with a [`RuleCtx`]; running the rules over files and reporting them is the
+//! [`SpecContext`] holding a [`Subject`]; running the rules over files and reporting them is the
 //! commands' job (`crate::commands::spec`, `crate::commands::lint`).
 
 pub mod bake;
@@ -31,10 +31,25 @@ use runspec::RunSpec;
 pub enum Subject<'a> {
     Dockerfile(&'a BuildFacts),
     Runs(&'a [RunSpec]),
+    /// A script's (or Markdown file's) own lines, besides the container starts in it, which
+    /// are judged as [`Subject::Runs`].
+    Script(&'a Script<'a>),
 }
 
-/// What a check sees besides its subject.
-pub struct RuleCtx<'a> {
+/// A shell script or Markdown document as a check sees it.
+pub struct Script<'a> {
+    /// As reports show it.
+    pub file: &'a str,
+    pub text: &'a str,
+    /// Markdown: only its shell code blocks are commands.
+    pub markdown: bool,
+    /// The container starts found in it.
+    pub runs: &'a [RunSpec],
+}
+
+/// What a check sees: its subject, the targets and the compatibility facts.
+pub struct SpecContext<'a> {
+    pub subject: Subject<'a>,
     pub targets: &'a [Target],
     pub facts: &'a Facts,
 }
@@ -75,7 +90,7 @@ pub fn dump_dockerfile_json(text: &str) -> serde_json::Value {
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::*;
-    use crate::commands::spec::{analyze_dockerfile, run_checks, CommandContext};
+    use crate::commands::spec::{analyze_dockerfile, resolved, run_checks, CommandContext};
     use crate::config::Config;
     use crate::finding::Finding;
     use crate::target::TargetGpu;
@@ -143,6 +158,6 @@ pub(crate) mod testutil {
                 compose::specs_from(&[cf], Path::new("."), &vars, &|_, _| None)
             }
         };
-        run_checks(&Subject::Runs(&specs), &c)
+        run_checks(Subject::Runs(&resolved(specs, &c)), &c)
     }
 }

@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::torch::{all_torch, TorchCuda};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL102"),
@@ -30,7 +30,12 @@ pub static META: RuleMeta = RuleMeta {
     },
 };
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     let Subject::Dockerfile(bf) = s else {
         return Vec::new();
     };

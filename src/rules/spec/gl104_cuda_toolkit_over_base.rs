@@ -4,7 +4,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::pkg::Install;
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
 pub static META: RuleMeta = RuleMeta {
@@ -87,7 +87,12 @@ fn is_distro_cuda_pkg(n: &str) -> bool {
     })
 }
 
-pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let Subject::Dockerfile(bf) = s else {
         return Vec::new();
     };

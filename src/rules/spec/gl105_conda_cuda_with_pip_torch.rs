@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::pkg::Install;
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL105"),
@@ -28,7 +28,12 @@ pub static META: RuleMeta = RuleMeta {
     },
 };
 
-pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let Subject::Dockerfile(bf) = s else {
         return Vec::new();
     };

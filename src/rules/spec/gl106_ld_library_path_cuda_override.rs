@@ -5,7 +5,7 @@ use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
 use crate::spec::image::ImageKind;
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
 pub static META: RuleMeta = RuleMeta {
@@ -166,11 +166,7 @@ fn push(out: &mut Vec<Finding>, file: &str, pos: Pos, ps: Vec<(Severity, String)
 
 /// LD_LIBRARY_PATH set by a script (an entrypoint, a "run in the container" step), judged
 /// with the directories its own `docker run` lines mount from the host.
-pub(crate) fn script_findings(
-    file: &str,
-    text: &str,
-    runs: &[crate::spec::runspec::RunSpec],
-) -> Vec<Finding> {
+fn script_findings(file: &str, text: &str, runs: &[crate::spec::runspec::RunSpec]) -> Vec<Finding> {
     let targets: Vec<String> = runs
         .iter()
         .flat_map(|r| r.mounts.iter().map(|m| m.container.clone()))
@@ -203,7 +199,12 @@ fn host_lib_targets(containers: &[String]) -> Vec<String> {
         .collect()
 }
 
-pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let mut out = Vec::new();
     match s {
         Subject::Dockerfile(bf) => {
@@ -303,6 +304,11 @@ pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
                     }
                 }
             }
+        }
+        // A Markdown document's `export` lines are examples, not a script that runs.
+        Subject::Script(script) if script.markdown => {}
+        Subject::Script(script) => {
+            out.extend(script_findings(script.file, script.text, script.runs));
         }
         Subject::Runs(specs) => {
             for r in specs.iter() {

@@ -6,7 +6,7 @@ use crate::finding::{Finding, Location, Severity};
 use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL107"),
@@ -116,7 +116,7 @@ fn unknown_entries_finding(
     what: &str,
     known: &[ArchTarget],
     unknown: &[String],
-    cx: &RuleCtx,
+    cx: &SpecContext,
     at: Location,
 ) -> Option<Finding> {
     if unknown.is_empty() {
@@ -179,7 +179,7 @@ type Member<'a> = (&'a [ArchTarget], Pos);
 /// A compose service's arch-list build arguments, where its Dockerfile could not be read
 /// (when it is, the Dockerfile is analyzed with them): the list is passed to the build, so
 /// what it leaves out is left out of the image's kernels.
-fn build_arg_lists(specs: &[crate::spec::runspec::RunSpec], cx: &RuleCtx) -> Vec<Finding> {
+fn build_arg_lists(specs: &[crate::spec::runspec::RunSpec], cx: &SpecContext) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in specs.iter().filter(|r| r.built_gpu_image.is_none()) {
         for (k, v, p) in &r.build_args {
@@ -222,10 +222,16 @@ fn build_arg_lists(specs: &[crate::spec::runspec::RunSpec], cx: &RuleCtx) -> Vec
     out
 }
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     let bf = match s {
         Subject::Dockerfile(bf) => bf,
         Subject::Runs(specs) => return build_arg_lists(specs, cx),
+        Subject::Script(_) => return Vec::new(),
     };
     // (what, list, where, the instruction it belongs to)
     let mut lists: Vec<(String, Vec<ArchTarget>, Pos, Pos)> = Vec::new();
@@ -591,7 +597,7 @@ fn unsupported_by_nvcc(
     l: &[ArchTarget],
     cuda: crate::version::CudaVersion,
     inferred: bool,
-    cx: &RuleCtx,
+    cx: &SpecContext,
     at: Location,
 ) -> Option<Finding> {
     let mut bad: Vec<String> = Vec::new();

@@ -3,8 +3,8 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
-use crate::spec::image::{image_info, ImageInfo, ImageRef};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::image::ImageInfo;
+use crate::spec::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
 use super::gl104_cuda_toolkit_over_base::pkg_cuda;
@@ -57,7 +57,7 @@ fn judge(
     image: &str,
     file: &str,
     (pos, args): (Pos, &[(String, String, Pos)]),
-    cx: &RuleCtx,
+    cx: &SpecContext,
     out: &mut Vec<Finding>,
 ) {
     if let Some(c) = info.cuda {
@@ -172,7 +172,12 @@ fn installed_cuda(st: &crate::spec::build::Stage) -> Vec<(CudaVersion, String, P
     out
 }
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     let mut out = Vec::new();
     match s {
         Subject::Dockerfile(bf) => {
@@ -211,11 +216,10 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         }
         Subject::Runs(specs) => {
             for r in specs.iter() {
-                if let Some(img) = r.image.as_deref().and_then(ImageRef::parse) {
-                    let info = image_info(&img, cx.facts);
+                if let Some(info) = r.image.as_ref().and_then(|i| i.info.as_ref()) {
                     judge(
-                        &info,
-                        r.image.as_deref().unwrap_or(""),
+                        info,
+                        r.image_text().unwrap_or(""),
                         &r.file,
                         (r.image_pos, &[]),
                         cx,
@@ -224,6 +228,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 }
             }
         }
+        Subject::Script(_) => {}
     }
     out
 }

@@ -2,9 +2,9 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::image::{image_info, is_gpu_name, is_gpu_only_image, ImageRef};
+use crate::spec::image::{is_gpu_name, is_gpu_only_image};
 use crate::spec::runspec::{RunKind, RunSpec};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL110"),
@@ -49,7 +49,12 @@ fn gets_gpus(r: &RunSpec) -> bool {
     }
 }
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let Subject::Runs(specs) = s else {
         return Vec::new();
     };
@@ -73,7 +78,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             && specs.iter().any(|o| {
                 o.file == r.file
                     && o.image.is_some()
-                    && o.image == r.image
+                    && o.image_text() == r.image_text()
                     && gets_gpus(o)
                     && o.command != r.command
             });
@@ -83,8 +88,8 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         {
             continue;
         }
-        let image = r.image.clone().unwrap_or_default();
-        let info = ImageRef::parse(&image).map(|i| image_info(&i, cx.facts));
+        let image = r.image_text().unwrap_or_default().to_string();
+        let info = r.image.as_ref().and_then(|i| i.info.as_ref());
         let reason = if r.commented_gpu.is_some() {
             Some("its GPU request is commented out".to_string())
         } else if !r.build

@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::inventory::names::{is_cuda_runtime_library_file, is_driver_library_file};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL112"),
@@ -70,7 +70,12 @@ fn classify(host: &str) -> Option<&'static str> {
     None
 }
 
-pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let mut out = Vec::new();
     for (r, m) in super::workload_mounts(s) {
         if let Some(what) = classify(&m.host) {

@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::runspec::{RunKind, RunSpec};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL114"),
@@ -45,17 +45,19 @@ const WORDS: &[&str] = &[
     "nemo",
 ];
 
-fn torch_workload(r: &RunSpec, facts: &crate::matrix::Facts) -> Option<String> {
-    use crate::spec::image::{image_info, ImageKind, ImageRef};
-    let img = r.image.clone().unwrap_or_default().to_ascii_lowercase();
+fn torch_workload(r: &RunSpec) -> Option<String> {
+    use crate::spec::image::ImageKind;
+    let img = r.image_text().unwrap_or_default().to_ascii_lowercase();
     // The published PyTorch images (`pytorch/pytorch`, NGC PyTorch) are PyTorch; any other
     // name saying "pytorch" is a guess (a local build, a project named after it), and
     // `torch` alone may be Lua Torch7: there what runs decides.
-    let known = ImageRef::parse(r.image.as_deref().unwrap_or(""))
-        .map(|i| image_info(&i, facts).kind)
-        .is_some_and(|k| matches!(k, ImageKind::PyTorch | ImageKind::NgcPyTorch));
+    let known = r
+        .image
+        .as_ref()
+        .and_then(|i| i.info.as_ref())
+        .is_some_and(|i| matches!(i.kind, ImageKind::PyTorch | ImageKind::NgcPyTorch));
     if known {
-        return Some(format!("image {}", r.image.as_deref().unwrap_or("")));
+        return Some(format!("image {}", r.image_text().unwrap_or("")));
     }
     let cmd = r.command.join(" ").to_ascii_lowercase();
     if img.contains("tensorflow") && !cmd.contains("nccl") {
@@ -77,7 +79,12 @@ fn workload(r: &RunSpec, why: &str) -> String {
     }
 }
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let Subject::Runs(specs) = s else {
         return Vec::new();
     };
@@ -90,7 +97,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
         if !gpu {
             continue;
         }
-        let Some(why) = torch_workload(r, cx.facts) else {
+        let Some(why) = torch_workload(r) else {
             continue;
         };
         let fix = match r.kind {

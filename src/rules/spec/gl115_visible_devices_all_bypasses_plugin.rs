@@ -4,7 +4,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::runspec::RunKind;
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL115"),
@@ -70,10 +70,16 @@ fn baked(bf: &crate::spec::build::BuildFacts) -> Vec<Finding> {
     out
 }
 
-pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let specs = match s {
         Subject::Runs(specs) => specs,
         Subject::Dockerfile(bf) => return baked(bf),
+        Subject::Script(_) => return Vec::new(),
     };
     let mut out = Vec::new();
     for r in specs.iter().filter(|r| r.kind == RunKind::K8s && !r.infra) {

@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::runspec::RunKind;
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL116"),
@@ -33,7 +33,7 @@ pub static META: RuleMeta = RuleMeta {
 
 /// A host setup script (or its documentation) installing the deprecated nvidia-docker
 /// packages: `apt-get install nvidia-docker2`, `yum install nvidia-docker2`.
-pub(crate) fn script_findings(file: &str, text: &str, markdown: bool) -> Vec<Finding> {
+fn script_findings(file: &str, text: &str, markdown: bool) -> Vec<Finding> {
     if !text.contains("nvidia-docker") {
         return Vec::new();
     }
@@ -66,9 +66,18 @@ pub(crate) fn script_findings(file: &str, text: &str, markdown: bool) -> Vec<Fin
     out
 }
 
-pub fn check(s: &Subject, _cx: &RuleCtx) -> Vec<Finding> {
-    let Subject::Runs(specs) = s else {
-        return Vec::new();
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let specs = match s {
+        Subject::Runs(specs) => specs,
+        Subject::Script(script) => {
+            return script_findings(script.file, script.text, script.markdown);
+        }
+        Subject::Dockerfile(_) => return Vec::new(),
     };
     let mut out = Vec::new();
     for r in specs.iter() {

@@ -2,7 +2,7 @@
 
 use crate::finding::{Finding, Location, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL117"),
@@ -41,7 +41,7 @@ fn target_count(t: &crate::target::Target) -> u32 {
 }
 
 /// CUDA_VISIBLE_DEVICES naming a GPU index that a target with GPUs does not have.
-fn beyond_targets(cx: &RuleCtx, v: &str, ix: &[u32], at: Location) -> Vec<Finding> {
+fn beyond_targets(cx: &SpecContext, v: &str, ix: &[u32], at: Location) -> Vec<Finding> {
     let mut out = Vec::new();
     for t in cx.targets.iter().filter(|t| !t.gpus.is_empty()) {
         let n = target_count(t);
@@ -59,7 +59,12 @@ fn beyond_targets(cx: &RuleCtx, v: &str, ix: &[u32], at: Location) -> Vec<Findin
     out
 }
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     let mut out = Vec::new();
     match s {
         Subject::Dockerfile(bf) => {
@@ -108,6 +113,7 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 }
             }
         }
+        Subject::Script(_) => {}
     }
     out
 }

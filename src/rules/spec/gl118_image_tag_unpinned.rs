@@ -3,8 +3,8 @@
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::spec::dockerfile::Pos;
-use crate::spec::image::{image_info, is_gpu_capable_image, is_gpu_name, ImageRef};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::image::{is_gpu_capable_image, is_gpu_name, ImageInfo, ImageRef};
+use crate::spec::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL118"),
@@ -63,8 +63,9 @@ fn floating(r: &ImageRef) -> Option<String> {
     is_alias.then(|| format!("uses the floating tag `:{tag}`"))
 }
 
-/// A reference we can judge: no unexpanded variables or placeholders, a lowercase repository.
-fn plausible(image: &str) -> Option<ImageRef> {
+/// A reference we can judge (`reference`, read from `image`): no unexpanded variables or
+/// placeholders, a lowercase repository.
+fn plausible<'a>(image: &str, reference: Option<&'a ImageRef>) -> Option<&'a ImageRef> {
     if image
         .chars()
         .any(|c| "${}<>[]*\"'`()|,;=".contains(c) || c.is_whitespace())
@@ -74,18 +75,21 @@ fn plausible(image: &str) -> Option<ImageRef> {
     // Docker's grammar (`FROM base-${TARGETARCH}` expands to `base-` here, a stage name, not
     // an image).
     crate::vocab::Reference::parse(image).ok()?;
-    let r = ImageRef::parse(image)?;
+    let r = reference?;
     (r.repo != "scratch").then_some(r)
 }
 
 struct Use<'a> {
     image: &'a str,
+    /// The reference read from `image`, and what it is (resolved with the spec).
+    reference: Option<&'a ImageRef>,
+    info: Option<&'a ImageInfo>,
     file: &'a str,
     pos: Pos,
     gpu: bool,
 }
 
-fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
+fn judge(mut uses: Vec<Use>) -> Vec<Finding> {
     // GPU uses first, so the one reported for an image is where it matters (a README that
     // shows the CPU command before the `--gpus` one).
     uses.sort_by_key(|u| !u.gpu);
@@ -93,10 +97,10 @@ fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     let mut seen: Vec<(&str, &str, usize)> = Vec::new();
     for u in &uses {
-        let Some(r) = plausible(u.image) else {
+        let (Some(r), Some(info)) = (plausible(u.image, u.reference), u.info) else {
             continue;
         };
-        let Some(why) = floating(&r) else { continue };
+        let Some(why) = floating(r) else { continue };
         if let Some(s) = seen
             .iter_mut()
             .find(|(f, i, _)| *f == u.file && *i == u.image)
@@ -104,7 +108,6 @@ fn judge(mut uses: Vec<Use>, cx: &RuleCtx) -> Vec<Finding> {
             s.2 += 1;
             continue;
         }
-        let info = image_info(&r, cx.facts);
         // A one-component name is Docker Hub's official library (`ubuntu` is
         // `docker.io/library/ubuntu`), which holds no CUDA image, or an image built on this
         // machine (`docker build -t bert`), which no registry moves: no CUDA release changes
@@ -167,13 +170,20 @@ fn example(repo: &str) -> String {
     }
 }
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let uses: Vec<Use> = match s {
         Subject::Dockerfile(bf) => bf
             .built_stages()
             .filter(|st| st.parent.is_none() && !st.image_unresolved)
             .map(|st| Use {
                 image: &st.image,
+                reference: st.root_ref.as_ref(),
+                info: Some(&st.info),
                 file: &bf.file,
                 pos: st.image_pos,
                 gpu: st.info.is_gpu(),
@@ -186,8 +196,11 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
             // script's `docker build -t`) names a local build.
             .filter(|r| !r.build)
             .filter_map(|r| {
+                let image = r.image.as_ref()?;
                 Some(Use {
-                    image: r.image.as_deref()?,
+                    image: &image.text,
+                    reference: image.reference.as_ref(),
+                    info: image.info.as_ref(),
                     file: &r.file,
                     pos: r.image_pos,
                     gpu: r.gpus.is_some()
@@ -199,8 +212,9 @@ pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
                 })
             })
             .collect(),
+        Subject::Script(_) => Vec::new(),
     };
-    judge(uses, cx)
+    judge(uses)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::rules::image::context::list;
 use crate::spec::torch::{all_torch, TorchCuda, TorchInstall};
-use crate::spec::{loc, RuleCtx, Subject};
+use crate::spec::{loc, SpecContext, Subject};
 use crate::target::Target;
 use crate::version::CudaVersion;
 
@@ -243,7 +243,12 @@ fn judge(build: &Build, cc: ComputeCapability) -> Verdict {
     }
 }
 
-pub fn check(s: &Subject, cx: &RuleCtx) -> Vec<Finding> {
+/// The table's entry point: this rule's findings on the context's subject.
+pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
+    out.extend(findings(&cx.subject, cx));
+}
+
+fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     let Subject::Dockerfile(bf) = s else {
         return Vec::new();
     };

@@ -1,6 +1,6 @@
 //! The GL1xx rules: Dockerfiles, compose files, Kubernetes manifests and run lines, read as
-//! facts by `crate::spec`. Each check sees a [`Subject`] and the [`RuleCtx`] (targets, matrix
-//! facts) and returns findings located in the file. GL100 (the file does not parse), GL198 (a
+//! facts by `crate::spec`. Each check sees a [`SpecContext`] (the [`Subject`], targets, matrix
+//! facts) and pushes findings located in the file. GL100 (the file does not parse), GL198 (a
 //! baseline entry matched nothing) and GL199 (a suppression matched nothing) have no check: the
 //! spec reader, `crate::baseline` and `crate::suppress` report them. The table that lists them is `super::RULES`.
 
@@ -30,7 +30,7 @@ pub mod gl199_unused_suppression;
 use crate::finding::Finding;
 use crate::spec::build::BuildFacts;
 use crate::spec::runspec::{RunKind, RunSpec};
-use crate::spec::{RuleCtx, Subject};
+use crate::spec::{SpecContext, Subject};
 
 /// Indices of the stages the final image is built on (the last built stage and its
 /// parents): what they set reaches the running container. Other stages are throw-away
@@ -49,7 +49,7 @@ pub(crate) fn workload_mounts<'a>(
 ) -> impl Iterator<Item = (&'a RunSpec, &'a crate::spec::runspec::Mount)> + 'a {
     let specs: &[RunSpec] = match s {
         Subject::Runs(specs) => specs,
-        Subject::Dockerfile(_) => &[],
+        Subject::Dockerfile(_) | Subject::Script(_) => &[],
     };
     specs
         .iter()
@@ -57,9 +57,10 @@ pub(crate) fn workload_mounts<'a>(
         .flat_map(|r| r.mounts.iter().map(move |m| (r, m)))
 }
 
-/// A Dockerfile / run-configuration check: one subject (a build or the run specs of a file)
-/// in, findings out.
-pub type SpecCheck = fn(&Subject, &RuleCtx) -> Vec<Finding>;
+/// A Dockerfile / run-configuration / script check: the context holds the subject (a build,
+/// the run specs of a file, a script's text) with the targets and facts; findings are pushed
+/// onto the list, as image checks do.
+pub type SpecCheck = fn(&SpecContext<'_>, &mut Vec<Finding>);
 
 /// Mark what may repeat across the services of one compose file (or the containers of one
 /// manifest), as linters group identical findings: the fix is the same, and N copies of one
@@ -100,6 +101,29 @@ pub(crate) fn mark_repeats(findings: Vec<Finding>, specs: &[RunSpec]) -> Vec<Fin
             f
         })
         .collect()
+}
+
+#[cfg(test)]
+mod resolve_tests {
+    /// The rules judge what the resolving pass filled in (`Stage::info`, `RunImage::info`):
+    /// none parses an image reference or looks up what it is again.
+    #[test]
+    fn no_rule_reads_an_image_reference_itself() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules/spec");
+        let mut offenders = Vec::new();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let text = std::fs::read_to_string(&p).unwrap();
+            // The rule itself, not its tests.
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for needle in ["ImageRef::parse", "image_info("] {
+                if code.contains(needle) {
+                    offenders.push(format!("{}: {needle}", p.display()));
+                }
+            }
+        }
+        assert!(offenders.is_empty(), "{offenders:#?}");
+    }
 }
 
 #[cfg(test)]

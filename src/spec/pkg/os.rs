@@ -1,0 +1,61 @@
+//! OS package installs: apt / yum / dnf / microdnf / zypper / apk.
+
+use super::*;
+
+/// apt-get / apt / yum / dnf / microdnf / zypper / apk install.
+pub fn os_install(c: &LCmd) -> Option<OsInstall> {
+    let w: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+    let mut i = 0;
+    while w
+        .get(i)
+        .map(|s| *s == "sudo" || *s == "DEBIAN_FRONTEND=noninteractive")
+        .unwrap_or(false)
+    {
+        i += 1;
+    }
+    let tool = w.get(i)?.rsplit('/').next()?;
+    let subs: &[&str] = match tool {
+        "apt-get" | "apt" | "aptitude" => &["install"],
+        "yum" | "dnf" | "microdnf" | "tdnf" => &["install"],
+        "zypper" => &["install", "in"],
+        "apk" => &["add"],
+        _ => return None,
+    };
+    let mut j = i + 1;
+    while let Some(s) = w.get(j) {
+        if subs.contains(s) {
+            break;
+        }
+        if s.starts_with('-') {
+            j += 1;
+            continue;
+        }
+        return None;
+    }
+    if j >= w.len() {
+        return None;
+    }
+    let mut oi = OsInstall {
+        tool: tool.to_string(),
+        pos: c.pos,
+        pkgs: Vec::new(),
+    };
+    let mut k = j + 1;
+    while k < c.words.len() {
+        let t = c.words[k].text.as_str();
+        if t.starts_with('-') {
+            if matches!(t, "-o" | "--option" | "-t" | "--target-release") {
+                k += 1;
+            }
+            k += 1;
+            continue;
+        }
+        let (n, v) = match t.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (t, None),
+        };
+        oi.pkgs.push((n.to_string(), v, c.words[k].pos));
+        k += 1;
+    }
+    Some(oi)
+}
