@@ -10,11 +10,13 @@
 //! [`Knowledge`] the integrator implements over the matrices; torch's architectures come from
 //! an [`ArchScanner`] wired to the fatbin reader.
 
+pub mod command;
 pub mod env;
 pub mod knowledge;
 pub mod parse;
 pub mod profile;
 pub mod python;
+pub mod query;
 pub mod reader;
 
 pub use knowledge::{Knowledge, NoKnowledge};

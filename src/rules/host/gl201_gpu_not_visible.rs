@@ -1,7 +1,8 @@
 //! GL201: NVIDIA GPUs on the PCI bus that the driver does not see.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::query::modprobe_files;
 use crate::host::reader::{HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -40,18 +41,19 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let seen = cx.profile.gpus.len();
     let Some(devs) = r.list_dir("/sys/bus/pci/devices") else {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             format!(
                 "/sys/bus/pci/devices is not readable on the {}; the driver sees {}",
                 r.describe(),
                 crate::vocab::count(seen, "GPU", "GPUs")
             ),
-        )];
+        ));
+        return;
     };
     let mut pci = Vec::new();
     let mut evidence = Vec::new();
@@ -109,16 +111,20 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     ));
     if pci.is_empty() {
         if seen == 0 {
-            return vec![CheckResult::problem(&META, "no NVIDIA GPU on the PCI bus")
-                .severity(Severity::Warning)
-                .evidence(evidence)
-                .fix("Run on a machine (or VM with passthrough) that has an NVIDIA GPU.")];
+            out.push(
+                CheckResult::problem(&META, "no NVIDIA GPU on the PCI bus")
+                    .severity(Severity::Warning)
+                    .evidence(evidence)
+                    .fix("Run on a machine (or VM with passthrough) that has an NVIDIA GPU."),
+            );
+            return;
         }
-        return vec![CheckResult::ok(
+        out.push(CheckResult::ok(
             &META,
             format!("the driver sees {seen} GPU(s); no NVIDIA display device in this sysfs view (container or VM)"),
         )
-        .evidence(evidence)];
+        .evidence(evidence));
+        return;
     }
     let missing: Vec<&String> = pci
         .iter()
@@ -148,48 +154,54 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             pci.len()
         );
         if causes.is_empty() {
-            return vec![CheckResult::problem(&META, summary)
+            out.push(CheckResult::problem(&META, summary)
             .evidence(evidence)
-            .fix("Look for the missing bus id in `dmesg | grep -i nvrm`; make sure the nvidia module is loaded and nouveau/vfio-pci do not hold the device.")];
+            .fix("Look for the missing bus id in `dmesg | grep -i nvrm`; make sure the nvidia module is loaded and nouveau/vfio-pci do not hold the device."));
+            return;
         }
         for c in &causes {
             evidence.extend(c.evidence.iter().cloned());
         }
         // Excluded on request (NVreg_ExcludedGpus) is configuration, not breakage: a warning.
         let deliberate = causes.iter().all(|c| c.deliberate);
-        return vec![CheckResult::problem(
-            &META,
-            format!(
-                "{summary}: {}",
+        out.push(
+            CheckResult::problem(
+                &META,
+                format!(
+                    "{summary}: {}",
+                    causes
+                        .iter()
+                        .map(|c| c.what.clone())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            )
+            .severity(if deliberate {
+                Severity::Warning
+            } else {
+                Severity::Error
+            })
+            .evidence(evidence)
+            .fix(
                 causes
                     .iter()
-                    .map(|c| c.what.clone())
+                    .map(|c| c.fix.clone())
                     .collect::<Vec<_>>()
-                    .join("; ")
+                    .join(" "),
+            ),
+        );
+        return;
+    }
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!(
+                "{} NVIDIA GPU(s) on the PCI bus, all seen by the driver",
+                pci.len()
             ),
         )
-        .severity(if deliberate {
-            Severity::Warning
-        } else {
-            Severity::Error
-        })
-        .evidence(evidence)
-        .fix(
-            causes
-                .iter()
-                .map(|c| c.fix.clone())
-                .collect::<Vec<_>>()
-                .join(" "),
-        )];
-    }
-    vec![CheckResult::ok(
-        &META,
-        format!(
-            "{} NVIDIA GPU(s) on the PCI bus, all seen by the driver",
-            pci.len()
-        ),
-    )
-    .evidence(evidence)]
+        .evidence(evidence),
+    );
 }
 
 /// Why the driver does not drive a GPU, as the kernel log and sysfs state it.
@@ -242,7 +254,7 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
             .map(|(p, _)| format!("{p}: GPU Excluded: Yes"))
             .collect();
         let mut files = Vec::new();
-        for (p, text) in super::modprobe_files(r) {
+        for (p, text) in modprobe_files(r) {
             for l in text.lines() {
                 if l.contains("NVreg_ExcludedGpus") || l.contains("NVreg_ExcludeAllGpus") {
                     ev.push(format!("{p}: {}", l.trim()));

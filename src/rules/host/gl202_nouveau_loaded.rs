@@ -1,8 +1,9 @@
 //! GL202: the nouveau driver is loaded, or not blacklisted.
 
-use super::{loaded_modules, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::parse;
+use crate::host::query::{loaded_modules, modprobe_files};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -32,11 +33,11 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let mut evidence = Vec::new();
     let mut blacklisted = false;
-    for (p, t) in super::modprobe_files(r) {
+    for (p, t) in modprobe_files(r) {
         if parse::parse_modprobe_blacklist(&t)
             .iter()
             .any(|m| m == "nouveau")
@@ -55,17 +56,18 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
     }
     let Some((mods, src)) = loaded_modules(r) else {
-        return vec![CheckResult::could_not(
-            &META,
-            "neither /proc/modules nor /sys/module is readable",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(&META, "neither /proc/modules nor /sys/module is readable")
+                .evidence(evidence),
+        );
+        return;
     };
     if mods.iter().any(|m| m == "nouveau") {
         evidence.insert(0, format!("{src}: nouveau"));
-        return vec![CheckResult::problem(&META, "the nouveau driver is loaded")
+        out.push(CheckResult::problem(&META, "the nouveau driver is loaded")
             .evidence(evidence)
-            .fix("Blacklist nouveau (`blacklist nouveau` + `options nouveau modeset=0` in /etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs and reboot.")];
+            .fix("Blacklist nouveau (`blacklist nouveau` + `options nouveau modeset=0` in /etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs and reboot."));
+        return;
     }
     if !blacklisted {
         evidence.push(format!("{src}: nouveau not loaded"));
@@ -81,18 +83,22 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                 Severity::Warning
             }
             Some(false) => {
-                return vec![CheckResult::ok(
-                    &META,
-                    "nouveau is not loaded, and the running kernel has no nouveau module",
-                )
-                .evidence(evidence)];
+                out.push(
+                    CheckResult::ok(
+                        &META,
+                        "nouveau is not loaded, and the running kernel has no nouveau module",
+                    )
+                    .evidence(evidence),
+                );
+                return;
             }
             None => Severity::Info,
         };
-        return vec![CheckResult::problem(&META, "nouveau is not loaded but not blacklisted either")
+        out.push(CheckResult::problem(&META, "nouveau is not loaded but not blacklisted either")
             .severity(sev)
             .evidence(evidence)
-            .fix("Add /etc/modprobe.d/blacklist-nouveau.conf with `blacklist nouveau` and `options nouveau modeset=0`, then rebuild the initramfs.")];
+            .fix("Add /etc/modprobe.d/blacklist-nouveau.conf with `blacklist nouveau` and `options nouveau modeset=0`, then rebuild the initramfs."));
+        return;
     }
-    vec![CheckResult::ok(&META, "nouveau is not loaded and is blacklisted").evidence(evidence)]
+    out.push(CheckResult::ok(&META, "nouveau is not loaded and is blacklisted").evidence(evidence));
 }

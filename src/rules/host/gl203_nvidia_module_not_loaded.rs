@@ -1,7 +1,8 @@
 //! GL203: the nvidia / nvidia_uvm kernel modules are not loaded.
 
-use super::{loaded_modules, proc_version, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::query::{loaded_modules, proc_version};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -30,7 +31,9 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
+    // `out` may hold other checks' results: only this check's own count.
+    let before = out.len();
     let r = cx.reader;
     let pv = proc_version(r);
     let dev_uvm = r
@@ -68,7 +71,6 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     if nvidia == Some(false) && pv.is_some() {
         evidence.push("/proc/driver/nvidia/version: present (module built in?)".into());
     }
-    let mut out = Vec::new();
     match (nvidia, pv.is_some()) {
         (Some(false), false) => out.push(
             CheckResult::problem(&META, "the nvidia kernel module is not loaded")
@@ -87,14 +89,13 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                 .evidence(evidence.clone())
                 .fix("`sudo nvidia-modprobe -u -c=0` (or `sudo modprobe nvidia_uvm`), and add nvidia_uvm to /etc/modules-load.d/."),
         ),
-        None if out.is_empty() => out.push(CheckResult::could_not(
+        None if out.len() == before => out.push(CheckResult::could_not(
             &META,
             "cannot tell whether nvidia_uvm is loaded (no module list, no /dev/nvidia-uvm)",
         ).evidence(evidence.clone())),
         _ => {}
     }
-    if out.is_empty() {
+    if out.len() == before {
         out.push(CheckResult::ok(&META, "nvidia and nvidia_uvm are loaded").evidence(evidence));
     }
-    out
 }

@@ -1,7 +1,8 @@
 //! GL206: the nvidia module is built only for another kernel than the running one.
 
-use super::{loaded_modules, natural_cmp, proc_version, CheckResult, Ctx};
+use super::{natural_cmp, CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::query::{loaded_modules, proc_version};
 use crate::host::reader::{EntryKind, HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -103,7 +104,7 @@ fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
     out
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let running = cx.profile.kernel.clone().or_else(|| {
         r.run(HostCommand::UnameR)
@@ -118,17 +119,23 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     let mut evidence: Vec<String> = kernels.iter().map(|(_, _, e)| e.clone()).collect();
     let Some(running) = running else {
         if loaded {
-            return vec![CheckResult::ok(
-                &META,
-                "the nvidia module is loaded (running kernel unknown: no `uname -r`)",
-            )
-            .evidence(evidence)];
+            out.push(
+                CheckResult::ok(
+                    &META,
+                    "the nvidia module is loaded (running kernel unknown: no `uname -r`)",
+                )
+                .evidence(evidence),
+            );
+            return;
         }
-        return vec![CheckResult::could_not(
-            &META,
-            "running kernel unknown (no `uname -r`) and no module loaded",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(
+                &META,
+                "running kernel unknown (no `uname -r`) and no module loaded",
+            )
+            .evidence(evidence),
+        );
+        return;
     };
     evidence.insert(0, format!("uname -r: {running}"));
     if loaded {
@@ -143,21 +150,28 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     if !loaded && !built_for_running {
         if with.is_empty() {
             if kernels.is_empty() {
-                return vec![CheckResult::could_not(&META, format!("no /lib/modules or DKMS tree to tell whether nvidia is built for {running}")).evidence(evidence)];
+                out.push(CheckResult::could_not(&META, format!("no /lib/modules or DKMS tree to tell whether nvidia is built for {running}")).evidence(evidence));
+                return;
             }
-            return vec![CheckResult::problem(
-                &META,
-                format!("no nvidia kernel module is installed for any kernel (running {running})"),
-            )
-            .evidence(evidence)
-            .fix("Install the NVIDIA driver (with DKMS or prebuilt modules for this kernel).")];
+            out.push(
+                CheckResult::problem(
+                    &META,
+                    format!(
+                        "no nvidia kernel module is installed for any kernel (running {running})"
+                    ),
+                )
+                .evidence(evidence)
+                .fix("Install the NVIDIA driver (with DKMS or prebuilt modules for this kernel)."),
+            );
+            return;
         }
-        return vec![CheckResult::problem(
+        out.push(CheckResult::problem(
             &META,
             format!("the nvidia module is built for {} but not for the running kernel {running} (kernel updated, driver not rebuilt)", with.join(", ")),
         )
         .evidence(evidence)
-        .fix(format!("Install linux-headers-{running} and run `sudo dkms autoinstall -k {running}` (or reinstall the driver), or boot one of: {}.", with.join(", ")))];
+        .fix(format!("Install linux-headers-{running} and run `sudo dkms autoinstall -k {running}` (or reinstall the driver), or boot one of: {}.", with.join(", "))));
+        return;
     }
     // Running kernel is fine; a newer installed kernel without the module breaks the next boot.
     let newer_without: Vec<&str> = kernels
@@ -166,26 +180,32 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         .map(|(k, _, _)| k.as_str())
         .collect();
     if !newer_without.is_empty() {
-        return vec![CheckResult::problem(
+        out.push(CheckResult::problem(
             &META,
             format!("newer installed kernel(s) {} have no nvidia module: the next boot will have no GPU driver", newer_without.join(", ")),
         )
         .severity(Severity::Warning)
         .evidence(evidence)
-        .fix(format!("Run `sudo dkms autoinstall -k {}` with its headers installed before rebooting.", newer_without[0]))];
+        .fix(format!("Run `sudo dkms autoinstall -k {}` with its headers installed before rebooting.", newer_without[0])));
+        return;
     }
     if !loaded {
-        return vec![CheckResult::problem(
-            &META,
-            format!("the nvidia module is built for {running} but not loaded"),
-        )
-        .severity(Severity::Warning)
-        .evidence(evidence)
-        .fix("`sudo modprobe nvidia` and read `dmesg | grep -i nvrm` if it fails.")];
+        out.push(
+            CheckResult::problem(
+                &META,
+                format!("the nvidia module is built for {running} but not loaded"),
+            )
+            .severity(Severity::Warning)
+            .evidence(evidence)
+            .fix("`sudo modprobe nvidia` and read `dmesg | grep -i nvrm` if it fails."),
+        );
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        format!("the nvidia module is loaded in the running kernel {running}"),
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!("the nvidia module is loaded in the running kernel {running}"),
+        )
+        .evidence(evidence),
+    );
 }

@@ -1,7 +1,8 @@
 //! GL207: /dev/nvidia* nodes missing or not usable by the invoking user.
 
-use super::{identity, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::query::identity;
 use crate::host::reader::{DevNode, Identity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -78,13 +79,14 @@ fn can_rw(n: &DevNode, id: Option<&Identity>) -> Option<bool> {
     Some(group_match && bits(3))
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let Some(nodes) = r.dev_nodes() else {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             format!("/dev/nvidia* is not visible on the {}", r.describe()),
-        )];
+        ));
+        return;
     };
     let id = identity(r);
     let mut evidence: Vec<String> = nodes.iter().map(|n| format!("/dev: {}", n.line)).collect();
@@ -176,26 +178,34 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
     }
     if !problems.is_empty() {
-        return vec![CheckResult::problems(&META, "", &problems)
-            .evidence(evidence)
-            .fix(fix_for(missing, &groups))];
+        out.push(
+            CheckResult::problems(&META, "", &problems)
+                .evidence(evidence)
+                .fix(fix_for(missing, &groups)),
+        );
+        return;
     }
     if !unknown.is_empty() {
-        return vec![CheckResult::could_not(
+        out.push(
+            CheckResult::could_not(
+                &META,
+                format!(
+                    "invoking user unknown; cannot judge access to {}",
+                    unknown.join(", ")
+                ),
+            )
+            .evidence(evidence),
+        );
+        return;
+    }
+    out.push(
+        CheckResult::ok(
             &META,
             format!(
-                "invoking user unknown; cannot judge access to {}",
-                unknown.join(", ")
+                "{} required device nodes present and read-write for the invoking user",
+                required.len()
             ),
         )
-        .evidence(evidence)];
-    }
-    vec![CheckResult::ok(
-        &META,
-        format!(
-            "{} required device nodes present and read-write for the invoking user",
-            required.len()
-        ),
-    )
-    .evidence(evidence)]
+        .evidence(evidence),
+    );
 }

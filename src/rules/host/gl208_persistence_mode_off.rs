@@ -1,6 +1,6 @@
 //! GL208: persistence mode off and no nvidia-persistenced.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -31,7 +31,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let gpus = &cx.profile.gpus;
     let mut evidence: Vec<String> = gpus
@@ -65,35 +65,40 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         .collect();
     let known = gpus.iter().any(|g| g.persistence_mode.is_some());
     if !off.is_empty() && daemon != Some(true) {
-        return vec![CheckResult::problem(
-            &META,
-            format!(
-                "persistence mode is off on {} and nvidia-persistenced is {}",
-                off.join(", "),
-                if daemon.is_none() {
-                    "unknown"
-                } else {
-                    "not running"
-                }
-            ),
-        )
-        .evidence(evidence)
-        .fix("sudo systemctl enable --now nvidia-persistenced")];
+        out.push(
+            CheckResult::problem(
+                &META,
+                format!(
+                    "persistence mode is off on {} and nvidia-persistenced is {}",
+                    off.join(", "),
+                    if daemon.is_none() {
+                        "unknown"
+                    } else {
+                        "not running"
+                    }
+                ),
+            )
+            .evidence(evidence)
+            .fix("sudo systemctl enable --now nvidia-persistenced"),
+        );
+        return;
     }
     if !known && daemon != Some(true) {
-        return vec![CheckResult::could_not(
-            &META,
-            "persistence mode unknown (no nvidia-smi output)",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(&META, "persistence mode unknown (no nvidia-smi output)")
+                .evidence(evidence),
+        );
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        if daemon == Some(true) {
-            "nvidia-persistenced is running".to_string()
-        } else {
-            "persistence mode is on for every GPU".to_string()
-        },
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            if daemon == Some(true) {
+                "nvidia-persistenced is running".to_string()
+            } else {
+                "persistence mode is on for every GPU".to_string()
+            },
+        )
+        .evidence(evidence),
+    );
 }

@@ -1,6 +1,6 @@
 //! GL209: MIG enabled (with or without instances) or a MIG mode change pending.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -31,15 +31,17 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
+    // `out` may hold other checks' results: only this check's own count.
+    let before = out.len();
     let gpus = &cx.profile.gpus;
     if gpus.is_empty() {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             "no GPU seen: MIG mode unknown",
-        )];
+        ));
+        return;
     }
-    let mut out = Vec::new();
     let mut evidence = Vec::new();
     let mut any_known = false;
     for g in gpus {
@@ -85,15 +87,18 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             }
         }
     }
-    if !out.is_empty() {
-        return out;
+    if out.len() > before {
+        return;
     }
     if !any_known {
-        return vec![CheckResult::could_not(
-            &META,
-            "MIG mode unknown (no nvidia-smi output, or GPUs without MIG support)",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(
+                &META,
+                "MIG mode unknown (no nvidia-smi output, or GPUs without MIG support)",
+            )
+            .evidence(evidence),
+        );
+        return;
     }
-    vec![CheckResult::ok(&META, "MIG is disabled on every GPU").evidence(evidence)]
+    out.push(CheckResult::ok(&META, "MIG is disabled on every GPU").evidence(evidence));
 }

@@ -1,9 +1,10 @@
 //! GL211: several CUDA toolkits, and the loader or PATH picking another one than
 //! /usr/local/cuda.
 
-use super::{first_line, ld_so_conf_dirs, CheckResult, Ctx};
+use super::{first_line, CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::parse;
+use crate::host::query::ld_so_conf_dirs;
 use crate::host::reader::{normalize, resolve_link, HostCommand, HostReader};
 use crate::loader::SearchFrom;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -150,7 +151,7 @@ fn same(a: &str, b: &str) -> bool {
     mm(a) == mm(b)
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let tks = toolkits(r);
     let mut evidence: Vec<String> = tks.iter().map(|t| t.evidence.clone()).collect();
@@ -180,11 +181,14 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         let _ = n;
     }
     if tks.is_empty() && nvcc.is_none() {
-        return vec![CheckResult::ok(
-            &META,
-            "no CUDA toolkit installed (not needed to run containers or pip wheels)",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::ok(
+                &META,
+                "no CUDA toolkit installed (not needed to run containers or pip wheels)",
+            )
+            .evidence(evidence),
+        );
+        return;
     }
     let mut problems = Vec::new();
     if let (Some(n), Some(d)) = (&nvcc, &default_ver) {
@@ -196,25 +200,20 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     }
     // The loader's order for a program (no DT_RPATH/DT_RUNPATH of its own): LD_LIBRARY_PATH,
     // then ld.so.conf; each directory named with where it came from.
-    let ld = r.env("LD_LIBRARY_PATH");
     let conf = ld_so_conf_dirs(r);
     let conf_dirs: Vec<String> = conf.iter().map(|(d, _)| d.clone()).collect();
-    let order: Vec<(String, String)> = crate::loader::search_order(&crate::loader::LoadRequest {
-        origin: "/",
-        ld_library_path: ld.as_deref(),
-        ld_so_conf: &conf_dirs,
-        ..Default::default()
-    })
-    .into_iter()
-    .filter_map(|d| match d.from {
-        SearchFrom::LdLibraryPath => Some((d.dir, d.from.to_string())),
-        SearchFrom::LdSoConf => {
-            let file = conf.iter().find(|(c, _)| normalize(c) == d.dir)?;
-            Some((d.dir, file.1.clone()))
-        }
-        _ => None,
-    })
-    .collect();
+    let order: Vec<(String, String)> =
+        crate::loader::search_order(&cx.loader.request("/", &[], &conf_dirs))
+            .into_iter()
+            .filter_map(|d| match d.from {
+                SearchFrom::LdLibraryPath => Some((d.dir, d.from.to_string())),
+                SearchFrom::LdSoConf => {
+                    let file = conf.iter().find(|(c, _)| normalize(c) == d.dir)?;
+                    Some((d.dir, file.1.clone()))
+                }
+                _ => None,
+            })
+            .collect();
     let cuda_dirs: Vec<(String, String, String)> = order
         .iter()
         .filter(|(d, _)| !d.contains("/compat") && !d.contains("/stubs"))
@@ -246,22 +245,25 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         ));
     }
     if !problems.is_empty() {
-        return vec![CheckResult::problem(&META, problems.join("; "))
+        out.push(CheckResult::problem(&META, problems.join("; "))
             .evidence(evidence)
-            .fix("Point /usr/local/cuda at the intended toolkit, remove stale CUDA dirs from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then `sudo ldconfig`), and put /usr/local/cuda/bin first on PATH.")];
+            .fix("Point /usr/local/cuda at the intended toolkit, remove stale CUDA dirs from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then `sudo ldconfig`), and put /usr/local/cuda/bin first on PATH."));
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        format!(
-            "CUDA toolkit(s) {}{}",
-            tks.iter()
-                .filter_map(|t| t.version.clone())
-                .collect::<Vec<_>>()
-                .join(", "),
-            default_ver
-                .map(|d| format!("; /usr/local/cuda is {d}"))
-                .unwrap_or_default()
-        ),
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!(
+                "CUDA toolkit(s) {}{}",
+                tks.iter()
+                    .filter_map(|t| t.version.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                default_ver
+                    .map(|d| format!("; /usr/local/cuda is {d}"))
+                    .unwrap_or_default()
+            ),
+        )
+        .evidence(evidence),
+    );
 }

@@ -1,7 +1,7 @@
 //! GL212: the driver supports an older CUDA than an installed toolkit.
 
 use super::gl211_cuda_toolkit_conflict::{nvcc_version, toolkits};
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
@@ -32,7 +32,9 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
+    // `out` may hold other checks' results: only this check's own count.
+    let before = out.len();
     let r = cx.reader;
     let mut versions: Vec<(String, String)> = toolkits(r)
         .into_iter()
@@ -42,21 +44,23 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         versions.push((n.clone(), format!("nvcc --version: release {n}")));
     }
     if versions.is_empty() {
-        return vec![CheckResult::ok(&META, "no CUDA toolkit installed")];
+        out.push(CheckResult::ok(&META, "no CUDA toolkit installed"));
+        return;
     }
     let supported = cx.profile.driver_cuda.or_else(|| {
         cx.profile
             .driver
             .as_ref()
-            .and_then(|d| cx.opts.knowledge.max_cuda_for_driver(d))
+            .and_then(|d| cx.facts.max_cuda_for_driver(d))
     });
     let mut evidence: Vec<String> = versions.iter().map(|(_, e)| e.clone()).collect();
     let Some(sup) = supported else {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             "the CUDA version the driver supports is unknown (no nvidia-smi, and no driver matrix entry)",
         )
-        .evidence(evidence)];
+        .evidence(evidence));
+        return;
     };
     evidence.push(format!(
         "driver {}: supports CUDA {sup}",
@@ -66,7 +70,6 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .map(|d| d.to_string())
             .unwrap_or_else(|| "?".into())
     ));
-    let mut out = Vec::new();
     let mut seen = Vec::new();
     for (v, _) in &versions {
         let Ok(cv) = v.parse::<CudaVersion>() else {
@@ -81,8 +84,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             continue;
         }
         let need = cx
-            .opts
-            .knowledge
+            .facts
             .min_driver_for_cuda(&mm)
             .map(|d| format!(" (CUDA {mm} needs driver >= {d})"))
             .unwrap_or_default();
@@ -101,7 +103,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             );
         }
     }
-    if out.is_empty() {
+    if out.len() == before {
         out.push(
             CheckResult::ok(
                 &META,
@@ -110,5 +112,4 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .evidence(evidence),
         );
     }
-    out
 }

@@ -1,7 +1,7 @@
 //! GL213: container engine present but GPUs not wired into it (NVIDIA Container Toolkit,
 //! Docker runtimes / CDI, containerd runtime).
 
-use super::{first_line, CheckResult, Ctx};
+use super::{first_line, CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::reader::{HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -74,7 +74,7 @@ pub(crate) fn cdi_specs(r: &dyn HostReader) -> Vec<String> {
     out
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let mut evidence = Vec::new();
     let daemon = r.read_string(DAEMON_JSON);
@@ -87,10 +87,11 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         evidence.push(format!("{b}: present"));
     }
     if !has_docker && !has_containerd {
-        return vec![CheckResult::ok(
+        out.push(CheckResult::ok(
             &META,
             "no Docker or containerd found: container wiring not checked",
-        )];
+        ));
+        return;
     }
     let mut tools = Vec::new();
     for t in [
@@ -191,13 +192,16 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
     }
     if !problems.is_empty() {
-        return vec![CheckResult::problems(&META, "", &problems)
+        out.push(CheckResult::problems(&META, "", &problems)
             .evidence(evidence)
-            .fix("Install nvidia-container-toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker` (or containerd) and restart the engine; for CDI `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`.")];
+            .fix("Install nvidia-container-toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker` (or containerd) and restart the engine; for CDI `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`."));
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        format!("container toolkit present ({})", tools.join(", ")),
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!("container toolkit present ({})", tools.join(", ")),
+        )
+        .evidence(evidence),
+    );
 }

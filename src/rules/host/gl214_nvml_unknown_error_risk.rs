@@ -1,7 +1,7 @@
 //! GL214: configurations behind "Failed to initialize NVML: Unknown Error" in containers.
 
 use super::gl213_container_toolkit_missing::{CONTAINERD_TOML, DAEMON_JSON};
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -40,7 +40,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
 
 const CTK_CONFIG: &str = "/etc/nvidia-container-runtime/config.toml";
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let mut evidence = Vec::new();
     let mut systemd: Option<bool> = None;
@@ -122,11 +122,14 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         None => evidence.push("/dev/char: not readable".into()),
     }
     if daemon.is_none() && ctk.is_none() && systemd.is_none() {
-        return vec![CheckResult::skipped(
-            &META,
-            "not applicable: no container engine / NVIDIA runtime configuration found",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::skipped(
+                &META,
+                "not applicable: no container engine / NVIDIA runtime configuration found",
+            )
+            .evidence(evidence),
+        );
+        return;
     }
     let mut problems = Vec::new();
     if no_cgroups {
@@ -137,27 +140,31 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         problems.push("systemd cgroup driver with the legacy NVIDIA runtime and no /dev/char symlinks: after `systemctl daemon-reload` running containers fail with \"Failed to initialize NVML: Unknown Error\"".into());
     }
     if !problems.is_empty() {
-        return vec![CheckResult::problem(&META, problems.join("; "))
+        out.push(CheckResult::problem(&META, problems.join("; "))
             .evidence(evidence)
-            .fix("`sudo nvidia-ctk system create-dev-char-symlinks --create-all` (and its udev rule), or mode = \"cdi\", or the cgroupfs driver; set no-cgroups = false unless rootless.")];
+            .fix("`sudo nvidia-ctk system create-dev-char-symlinks --create-all` (and its udev rule), or mode = \"cdi\", or the cgroupfs driver; set no-cgroups = false unless rootless."));
+        return;
     }
     if systemd.is_none() {
-        return vec![CheckResult::could_not(
-            &META,
-            "the container engine's cgroup driver is unknown",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(&META, "the container engine's cgroup driver is unknown")
+                .evidence(evidence),
+        );
+        return;
     }
     if systemd == Some(true) && !cdi_mode && char_links.is_none() {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             "systemd cgroup driver, but /dev/char is not visible to confirm the device symlinks",
         )
-        .evidence(evidence)];
+        .evidence(evidence));
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        "cgroup setup keeps GPU access across systemd reloads",
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            "cgroup setup keeps GPU access across systemd reloads",
+        )
+        .evidence(evidence),
+    );
 }

@@ -1,6 +1,6 @@
 //! GL215: an installed torch cannot use this host's GPUs or driver.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::Severity;
 use crate::host::python::find_torch;
@@ -41,16 +41,16 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
-    let installs = find_torch(r, &cx.opts.pythons);
+    let installs = find_torch(r, &cx.options.pythons);
     if installs.is_empty() {
-        return vec![CheckResult::ok(
+        out.push(CheckResult::ok(
             &META,
             "no torch found in the Python environments looked at",
-        )];
+        ));
+        return;
     }
-    let mut out = Vec::new();
     for t in installs {
         let label = format!("torch {} ({})", t.version, t.site_packages);
         let mut ev = t.evidence.clone();
@@ -75,7 +75,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             cx.profile
                 .driver
                 .as_ref()
-                .and_then(|d| cx.opts.knowledge.max_cuda_for_driver(d))
+                .and_then(|d| cx.facts.max_cuda_for_driver(d))
         });
         match (cuda.parse::<CudaVersion>(), sup) {
             (Ok(tc), Some(s)) => {
@@ -90,7 +90,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             _ => unknown.push("the driver's CUDA version".into()),
         }
         // Architectures vs GPUs.
-        match (&t.cuda_lib, cx.opts.scanner) {
+        match (&t.cuda_lib, cx.options.scanner) {
             (Some(lib), Some(scanner)) => match scanner.scan(&r.local_path(lib)) {
                 Ok(Some(a)) => {
                     ev.push(format!(
@@ -159,7 +159,6 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             );
         }
     }
-    out
 }
 
 /// Only PTX runs on this GPU: a slow first start when the driver can JIT it (GL003's rule: the
@@ -171,7 +170,7 @@ fn ptx_only(
     gpu: &str,
     cc: ComputeCapability,
     driver_cuda: Option<CudaVersion>,
-    cx: &Ctx,
+    cx: &HostContext<'_>,
 ) -> (String, Severity) {
     let jit = (
         format!(
@@ -183,8 +182,7 @@ fn ptx_only(
     let Some(dc) = driver_cuda else { return jit };
     let mut too_new = Vec::new();
     for t in ptx {
-        match ptx_isa_of(a, t).and_then(|isa| Some((isa, cx.opts.knowledge.ptx_isa_min_cuda(isa)?)))
-        {
+        match ptx_isa_of(a, t).and_then(|isa| Some((isa, cx.facts.ptx_isa_min_cuda(isa)?))) {
             Some((isa, needs)) if needs > dc => {
                 too_new.push(format!("{t} is PTX ISA {}.{} (CUDA {needs})", isa.0, isa.1))
             }

@@ -1,7 +1,7 @@
 //! GL218: CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES in the invoking environment naming GPUs
 //! that do not exist, set empty, or using indices whose order differs from nvidia-smi's.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::profile::HostGpu;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -89,10 +89,11 @@ fn listing(gpus: &[HostGpu]) -> String {
         .join(", ")
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
+    // `out` may hold other checks' results: only this check's own count.
+    let before = out.len();
     let r = cx.reader;
     let gpus = &cx.profile.gpus;
-    let mut out = Vec::new();
     let mut looked = Vec::new();
     if let Some(v) = r.env("CUDA_VISIBLE_DEVICES") {
         looked.push(format!("CUDA_VISIBLE_DEVICES={v}"));
@@ -207,7 +208,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             }
         }
     }
-    if out.is_empty() {
+    if out.len() == before {
         out.push(CheckResult::ok(
             &META,
             if looked.is_empty() {
@@ -217,7 +218,6 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             },
         ));
     }
-    out
 }
 
 #[cfg(test)]

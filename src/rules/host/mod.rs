@@ -1,8 +1,9 @@
 //! Host checks (GL2xx), one file each: the field guides' GPU troubleshooting checklist, layer
 //! by layer (hardware → driver → device nodes → CUDA toolkit → container wiring → Python
-//! frameworks). Each check reads through a [`HostReader`], never changes the host, and
-//! returns [`CheckResult`]s: ok, problem (with a severity) or could-not-check, each with
-//! the evidence lines it saw and the fix.
+//! frameworks). Each check reads through the [`HostContext`]'s [`HostReader`], never changes
+//! the host, and pushes [`CheckResult`]s: ok, problem (with a severity) or could-not-check,
+//! each with the evidence lines it saw and the fix. What several checks read alike (loaded
+//! modules, nvidia-smi's report, the loader setting) is read in [`crate::host::query`].
 
 pub mod gl201_gpu_not_visible;
 pub mod gl202_nouveau_loaded;
@@ -27,10 +28,10 @@ pub mod gl219_cuda_libs_shadow_torch;
 use crate::finding::{Finding, Location, Severity};
 use crate::host::env::{detect_env, HostEnv};
 use crate::host::knowledge::{Knowledge, NoKnowledge};
-use crate::host::parse::{self, smi};
 use crate::host::profile::HostProfile;
 use crate::host::python::ArchScanner;
-use crate::host::reader::{HostCommand, HostReader};
+use crate::host::query::LoaderSetting;
+use crate::host::reader::HostReader;
 use crate::rule_meta::{Code, RuleMeta};
 use serde::Serialize;
 
@@ -158,12 +159,18 @@ impl Default for CheckOptions<'_> {
     }
 }
 
-pub struct Ctx<'a> {
+/// What a host check judges, and with what: the shape every rule family's context has (the
+/// subject, then the knowledge under `facts`).
+pub struct HostContext<'a> {
     pub reader: &'a dyn HostReader,
     pub profile: &'a HostProfile,
-    pub opts: &'a CheckOptions<'a>,
     /// Linux host, WSL2 or container.
     pub env: &'a HostEnv,
+    pub options: &'a CheckOptions<'a>,
+    pub facts: &'a dyn Knowledge,
+    /// Where this host's loader looks for libraries (its platform, LD_LIBRARY_PATH): built
+    /// once from the profile for every check that asks where a library loads from.
+    pub loader: LoaderSetting,
 }
 
 /// Where a host check applies; elsewhere it reports "not applicable" (ok) instead of judging
@@ -260,10 +267,10 @@ impl RunsOn {
     }
 }
 
-/// A host check: reads through the context's reader, returns one or more results.
-pub type HostCheck = fn(&Ctx) -> Vec<CheckResult>;
+/// A host check: reads through the context's reader and pushes one or more results.
+pub type HostCheck = fn(&HostContext<'_>, &mut Vec<CheckResult>);
 
-fn no_gpu_host(cx: &Ctx) -> bool {
+fn no_gpu_host(cx: &HostContext<'_>) -> bool {
     if !cx.profile.gpus.is_empty() || cx.profile.driver.is_some() {
         return false;
     }
@@ -286,11 +293,13 @@ pub fn run_checks_with(
     opts: &CheckOptions,
 ) -> Vec<CheckResult> {
     let env = detect_env(reader);
-    let cx = Ctx {
+    let cx = HostContext {
         reader,
         profile,
-        opts,
         env: &env,
+        options: opts,
+        facts: opts.knowledge,
+        loader: LoaderSetting::new(reader, profile),
     };
     let no_gpu = no_gpu_host(&cx);
     // What the profile, the environment and the GPU-less test could not read: every check
@@ -299,10 +308,11 @@ pub fn run_checks_with(
     let mut results: Vec<CheckResult> = crate::rules::host_checks()
         .flat_map(|(meta, check, runs_on)| {
             let before = reader.unreadable().len();
-            let results = match runs_on.skip_reason(no_gpu, &env) {
-                Some(why) => vec![CheckResult::skipped(meta, why)],
-                None => check(&cx),
-            };
+            let mut results = Vec::new();
+            match runs_on.skip_reason(no_gpu, &env) {
+                Some(why) => results.push(CheckResult::skipped(meta, why)),
+                None => check(&cx, &mut results),
+            }
             let mut unread = shared.clone();
             unread.extend(reader.unreadable().into_iter().skip(before));
             if unread.is_empty() {
@@ -482,7 +492,7 @@ pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
         }
         out.push(f);
     }
-    out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    // In check order: the report sorts every finding once (`Report::normalize`).
     out
 }
 
@@ -554,79 +564,6 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
         }
     ));
     s
-}
-
-// ---- shared readers for the checks ----
-
-/// Loaded module names: /proc/modules, else /sys/module entries. With the source path.
-pub(crate) fn loaded_modules(r: &dyn HostReader) -> Option<(Vec<String>, &'static str)> {
-    if let Some(t) = r.read_string("/proc/modules") {
-        return Some((parse::parse_modules(&t), "/proc/modules"));
-    }
-    let v = r.list_dir("/sys/module")?;
-    Some((v.into_iter().map(|(n, _)| n).collect(), "/sys/module"))
-}
-
-pub(crate) fn proc_version(r: &dyn HostReader) -> Option<parse::ProcVersion> {
-    parse::parse_proc_version(&r.read_string("/proc/driver/nvidia/version")?)
-}
-
-/// nvidia-smi's detailed report: `-q -x`, else `-q`. With the command shown.
-pub(crate) fn smi_report(r: &dyn HostReader) -> Option<(smi::SmiReport, String)> {
-    if let Some(o) = r.run(HostCommand::NvidiaSmiQx).ok_stdout() {
-        let rep = smi::parse_xml(o);
-        if rep.driver_version.is_some() || !rep.gpus.is_empty() {
-            return Some((rep, HostCommand::NvidiaSmiQx.display()));
-        }
-    }
-    let o = r.run(HostCommand::NvidiaSmiQ);
-    let rep = smi::parse_q_text(o.ok_stdout()?);
-    Some((rep, HostCommand::NvidiaSmiQ.display()))
-}
-
-/// The invoking user: live `/proc/self/status`, else the `id` capture/command.
-pub(crate) fn identity(r: &dyn HostReader) -> Option<crate::host::reader::Identity> {
-    if r.is_live() {
-        if let Some(i) = r
-            .read_string("/proc/self/status")
-            .as_deref()
-            .and_then(parse::parse_proc_status)
-        {
-            return Some(i);
-        }
-    }
-    parse::parse_id(r.run(HostCommand::Id).ok_stdout()?)
-}
-
-/// Directories the dynamic loader searches, from /etc/ld.so.conf (+ includes; only the .d
-/// directory where the file is missing), in order, each with the file that named it: the one
-/// loader model ([`crate::loader::system_search_dirs`]) over the host reader.
-pub(crate) fn ld_so_conf_dirs(r: &dyn HostReader) -> Vec<(String, String)> {
-    crate::loader::system_search_dirs(&crate::host::reader::HostFs(r))
-}
-
-/// The modprobe configuration files (`*.conf` and the rest modprobe reads) with their text,
-/// from every directory modprobe.d(5) names, in that order.
-pub(crate) fn modprobe_files(r: &dyn HostReader) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for dir in [
-        "/etc/modprobe.d",
-        "/usr/lib/modprobe.d",
-        "/lib/modprobe.d",
-        "/run/modprobe.d",
-    ] {
-        // modprobe skips subdirectories; every other entry it reads.
-        for (name, kind) in r.list_dir(dir).unwrap_or_default() {
-            if kind == crate::host::reader::EntryKind::Dir {
-                continue;
-            }
-            let p = format!("{dir}/{name}");
-            if let Some(t) = r.read_string(&p) {
-                out.push((p, t));
-            }
-        }
-    }
-    out
 }
 
 /// First line of the output for messages.

@@ -875,6 +875,65 @@ fn gl219_ld_library_path_shadows_torch_wheels() {
     expect(&runv(&[]), "GL219", CheckStatus::Ok);
 }
 
+/// A captured aarch64 host judged on this (x86_64) machine: GL219 searches torch's libraries the
+/// way the captured host's ld.so does, its multiarch directories from the profile's platform,
+/// never from the machine gpulint was built for.
+#[test]
+fn gl219_searches_the_captured_hosts_platform_not_this_machines() {
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/torch-cu124-ldpath"]);
+    std::fs::write(
+        dir.path().join(".gpulint-host/commands/uname-m.txt"),
+        "aarch64\n",
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let profile = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    assert_eq!(
+        profile.platform.as_ref().map(|p| p.architecture.as_str()),
+        Some("arm64")
+    );
+    let options = opts();
+    let env = crate::host::env::detect_env(&reader);
+    let cx = super::HostContext {
+        reader: &reader,
+        profile: &profile,
+        env: &env,
+        options: &options,
+        facts: options.knowledge,
+        loader: crate::host::query::LoaderSetting::new(&reader, &profile),
+    };
+    let torch_lib = "/usr/lib/python3/dist-packages/torch/lib".to_string();
+    let order = super::gl219_cuda_libs_shadow_torch::torch_search_order(
+        &cx,
+        &torch_lib,
+        std::slice::from_ref(&torch_lib),
+        &[],
+    );
+    let defaults: Vec<&str> = order
+        .iter()
+        .filter(|d| d.from == crate::loader::SearchFrom::Default)
+        .map(|d| d.dir.as_str())
+        .collect();
+    assert!(
+        defaults.contains(&"/usr/lib/aarch64-linux-gnu"),
+        "{defaults:?}"
+    );
+    assert!(
+        !defaults.iter().any(|d| d.contains("x86_64")),
+        "{defaults:?}"
+    );
+    // The same host captured as x86_64 searches x86_64's directories.
+    std::fs::write(
+        dir.path().join(".gpulint-host/commands/uname-m.txt"),
+        "x86_64\n",
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let profile = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    let loader = crate::host::query::LoaderSetting::new(&reader, &profile);
+    assert_eq!(loader.machine, "x86_64");
+}
+
 /// Both READMEs list every captured tree with the check that covers it.
 #[test]
 fn readmes_list_every_host_scenario() {
