@@ -12,6 +12,7 @@
 
 pub mod command;
 pub mod env;
+pub mod evidence;
 pub mod knowledge;
 pub mod parse;
 pub mod profile;

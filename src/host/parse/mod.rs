@@ -4,6 +4,8 @@
 pub mod smi;
 pub mod xml;
 
+use super::evidence::Source;
+
 /// One `/dev/nvidia*` node as seen by `ls -l` or `stat`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DevNode {
@@ -30,7 +32,8 @@ pub struct Identity {
     pub user: Option<String>,
     /// Every group, primary first: (gid, name).
     pub groups: Vec<(Option<u32>, Option<String>)>,
-    pub source: String,
+    /// What said so: the `id` command or `/proc/self/status`.
+    pub source: Source,
 }
 
 /// `/proc/driver/nvidia/version`.
@@ -260,7 +263,7 @@ pub fn parse_id(text: &str) -> Option<Identity> {
         }
     }
     let mut id = Identity {
-        source: "id".into(),
+        source: Source::Command("id".into()),
         ..Default::default()
     };
     let mut seen = false;
@@ -287,7 +290,7 @@ pub fn parse_id(text: &str) -> Option<Identity> {
 /// `/proc/self/status`: Uid (real), Gid and Groups.
 pub fn parse_proc_status(text: &str) -> Option<Identity> {
     let mut id = Identity {
-        source: "/proc/self/status".into(),
+        source: Source::File("/proc/self/status".into()),
         ..Default::default()
     };
     let mut seen = false;

@@ -2,6 +2,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::query::modprobe_files;
 use crate::host::reader::{HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -69,9 +70,9 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         if !class.starts_with("0x03") {
             continue;
         }
-        evidence.push(format!(
-            "{base}: vendor 0x10de class {class} device {}",
-            device.trim()
+        evidence.push(Evidence::file(
+            &base,
+            format!("vendor 0x10de class {class} device {}", device.trim()),
         ));
         pci.push(bus);
     }
@@ -104,11 +105,11 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                 .is_some_and(|b| excluded.contains(&b))
         })
         .count();
-    evidence.push(format!(
+    evidence.push(Evidence::note(format!(
         "driver sees {} ({})",
         crate::vocab::count(seen, "GPU", "GPUs"),
         cx.profile.sources.join(", ")
-    ));
+    )));
     if pci.is_empty() {
         if seen == 0 {
             out.push(
@@ -209,7 +210,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
 pub(crate) struct Cause {
     pub what: String,
     pub fix: String,
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Evidence>,
     /// Configuration, not breakage (a GPU excluded on request).
     pub deliberate: bool,
 }
@@ -236,7 +237,7 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
                 out.push(Cause {
                     what: format!("{bus} is bound to the {drv} driver, not nvidia"),
                     fix,
-                    evidence: vec![format!("{base}/driver: -> {t}")],
+                    evidence: vec![Evidence::file(format!("{base}/driver"), format!("-> {t}"))],
                     deliberate: false,
                 });
             }
@@ -249,22 +250,22 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
         .map(|(p, i)| (p, i.bus_location.unwrap_or_default()))
         .collect();
     if !excluded.is_empty() || out.iter().any(|c| c.deliberate) {
-        let mut ev: Vec<String> = excluded
+        let mut ev: Vec<Evidence> = excluded
             .iter()
-            .map(|(p, _)| format!("{p}: GPU Excluded: Yes"))
+            .map(|(p, _)| Evidence::file(p, "GPU Excluded: Yes"))
             .collect();
         let mut files = Vec::new();
         for (p, text) in modprobe_files(r) {
             for l in text.lines() {
                 if l.contains("NVreg_ExcludedGpus") || l.contains("NVreg_ExcludeAllGpus") {
-                    ev.push(format!("{p}: {}", l.trim()));
+                    ev.push(Evidence::file(&p, l.trim()));
                     files.push(p.clone());
                 }
             }
         }
         if let Some(c) = r.read_string("/proc/cmdline") {
             if c.contains("NVreg_ExcludedGpus") || c.contains("NVreg_ExcludeAllGpus") {
-                ev.push(format!("/proc/cmdline: {}", c.trim()));
+                ev.push(Evidence::file("/proc/cmdline", c.trim()));
                 files.push("/proc/cmdline".into());
             }
         }
@@ -369,7 +370,7 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
                 if release.is_empty() { "installed".to_string() } else { release.clone() }
             ),
             fix: format!("Install a driver branch whose README (Appendix A, supported chips) lists PCI ID {pci_id}: a newer branch for a GPU newer than the driver, the legacy branch NVIDIA names for an old one."),
-            evidence: msg.iter().take(3).map(|m| format!("dmesg: {m}")).collect(),
+            evidence: msg.iter().take(3).map(|m| Evidence::command("dmesg", m)).collect(),
             deliberate: false,
         });
     }
@@ -395,19 +396,19 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
         ),
     ];
     for (needles, what, fix, deliberate) in rules {
-        let hits: Vec<String> = lines
+        let hits: Vec<Evidence> = lines
             .iter()
             .filter(|l| needles.iter().any(|n| l.contains(n)))
             // Lines about a missing GPU, or naming no PCI address at all.
             .filter(|l| missing.is_empty() || names_missing(l) || !l.contains("0000:"))
-            .map(|l| format!("dmesg: {}", body(l)))
+            .map(|l| Evidence::command("dmesg", body(l)))
             .collect();
         if hits.is_empty() {
             continue;
         }
         let buses: Vec<&String> = missing
             .iter()
-            .filter(|b| hits.iter().any(|h| names_missing_one(h, b)))
+            .filter(|b| hits.iter().any(|h| names_missing_one(&h.text, b)))
             .collect();
         let who = if buses.is_empty() {
             "a GPU".to_string()

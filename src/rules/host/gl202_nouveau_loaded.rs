@@ -2,6 +2,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::parse;
 use crate::host::query::{loaded_modules, modprobe_files};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -43,7 +44,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             .any(|m| m == "nouveau")
         {
             blacklisted = true;
-            evidence.push(format!("{p}: blacklists nouveau"));
+            evidence.push(Evidence::file(&p, "blacklists nouveau"));
         }
     }
     if let Some(c) = r.read_string("/proc/cmdline") {
@@ -52,7 +53,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             .any(|m| m == "nouveau")
         {
             blacklisted = true;
-            evidence.push(format!("/proc/cmdline: {}", c.trim()));
+            evidence.push(Evidence::file("/proc/cmdline", c.trim()));
         }
     }
     let Some((mods, src)) = loaded_modules(r) else {
@@ -63,22 +64,23 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         return;
     };
     if mods.iter().any(|m| m == "nouveau") {
-        evidence.insert(0, format!("{src}: nouveau"));
+        evidence.insert(0, Evidence::file(src, "nouveau"));
         out.push(CheckResult::problem(&META, "the nouveau driver is loaded")
             .evidence(evidence)
             .fix("Blacklist nouveau (`blacklist nouveau` + `options nouveau modeset=0` in /etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs and reboot."));
         return;
     }
     if !blacklisted {
-        evidence.push(format!("{src}: nouveau not loaded"));
+        evidence.push(Evidence::file(src, "nouveau not loaded"));
         // It only matters if the running kernel can load nouveau at all.
         let kernel = cx.profile.kernel.clone().unwrap_or_default();
         let dep = r.read_string(&format!("/lib/modules/{kernel}/modules.dep"));
         let available = dep.as_deref().map(|d| d.contains("/nouveau.ko"));
         let sev = match available {
             Some(true) => {
-                evidence.push(format!(
-                    "/lib/modules/{kernel}/modules.dep: nouveau.ko available"
+                evidence.push(Evidence::file(
+                    format!("/lib/modules/{kernel}/modules.dep"),
+                    "nouveau.ko available",
                 ));
                 Severity::Warning
             }

@@ -2,6 +2,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::query::{loaded_modules, proc_version};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -42,25 +43,28 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let (nvidia, uvm, mut evidence) = match loaded_modules(r) {
         Some((mods, src)) => {
             let has = |m: &str| mods.iter().any(|x| x == m);
-            let ev = vec![format!(
-                "{src}: {}",
+            let ev = vec![Evidence::file(
+                src,
                 ["nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"]
                     .iter()
                     .map(|m| format!("{m} {}", if has(m) { "loaded" } else { "absent" }))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
             )];
             (Some(has("nvidia")), Some(has("nvidia_uvm")), ev)
         }
         None => {
-            let mut ev = vec!["/proc/modules: not readable".to_string()];
+            let mut ev = vec![Evidence::file("/proc/modules", "not readable")];
             let nvidia = pv.as_ref().map(|_| true);
             if let Some(v) = &pv {
-                ev.push(format!("/proc/driver/nvidia/version: {}", v.line));
+                ev.push(Evidence::file(
+                    "/proc/driver/nvidia/version",
+                    v.line.to_string(),
+                ));
             }
             let uvm = match &dev_uvm {
                 Some(Some(n)) => {
-                    ev.push(format!("/dev/nvidia-uvm: {}", n.line));
+                    ev.push(Evidence::file("/dev/nvidia-uvm", &n.line));
                     Some(true)
                 }
                 _ => None,
@@ -69,7 +73,10 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         }
     };
     if nvidia == Some(false) && pv.is_some() {
-        evidence.push("/proc/driver/nvidia/version: present (module built in?)".into());
+        evidence.push(Evidence::file(
+            "/proc/driver/nvidia/version",
+            "present (module built in?)",
+        ));
     }
     match (nvidia, pv.is_some()) {
         (Some(false), false) => out.push(

@@ -2,6 +2,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::query::{ld_so_conf_dirs, proc_version};
 use crate::host::reader::{HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -88,7 +89,7 @@ fn check_wsl2(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         .into_iter()
         .filter(|(p, _)| !p.starts_with("/usr/lib/wsl/"))
         .collect();
-    let mut evidence: Vec<String> = cx.env.evidence.clone();
+    let mut evidence: Vec<Evidence> = cx.env.evidence.clone();
     if linux.is_empty() {
         let drv = cx
             .profile
@@ -106,7 +107,7 @@ fn check_wsl2(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     evidence.extend(
         linux
             .iter()
-            .map(|(p, v)| format!("{p}: Linux user-space driver {v}")),
+            .map(|(p, v)| Evidence::file(p, format!("Linux user-space driver {v}"))),
     );
     out.push(CheckResult::problem(
         &META,
@@ -132,7 +133,10 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let mut evidence = Vec::new();
     let kernel = proc_version(r).and_then(|p| {
-        evidence.push(format!("/proc/driver/nvidia/version: {}", p.line));
+        evidence.push(Evidence::file(
+            "/proc/driver/nvidia/version",
+            p.line.to_string(),
+        ));
         p.version.and_then(|v| v.parse::<DriverVersion>().ok())
     });
     // nvidia-smi says so itself.
@@ -144,7 +148,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     ] {
         if let Some(out) = r.run(cmd).any_output() {
             if let Some(l) = out.lines().find(|l| l.contains("version mismatch")) {
-                smi_mismatch = Some(format!("{}: {}", cmd.display(), l.trim()));
+                smi_mismatch = Some(Evidence::command(cmd.display(), l.trim()));
                 break;
             }
         }
@@ -165,10 +169,13 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         })
         .and_then(|v| v.parse::<DriverVersion>().ok());
     if let Some(v) = &smi_driver {
-        evidence.push(format!("nvidia-smi: driver_version {v}"));
+        evidence.push(Evidence::command(
+            "nvidia-smi",
+            format!("driver_version {v}"),
+        ));
     }
     for (p, v) in &libs {
-        evidence.push(format!("{p}: user-space driver {v}"));
+        evidence.push(Evidence::file(p, format!("user-space driver {v}")));
     }
     if let Some(m) = smi_mismatch {
         evidence.insert(0, m);
@@ -178,7 +185,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         return;
     }
     if let Some(m) = dmesg_api_mismatch(r) {
-        evidence.insert(0, format!("dmesg: {}", m.line));
+        evidence.insert(0, Evidence::command("dmesg", &m.line));
         out.push(
             CheckResult::problem(
                 &META,

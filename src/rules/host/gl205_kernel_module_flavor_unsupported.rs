@@ -2,6 +2,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::query::proc_version;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -43,10 +44,13 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         return;
     };
     let flavor = if pv.open { "open" } else { "proprietary" };
-    let mut evidence = vec![format!("/proc/driver/nvidia/version: {}", pv.line)];
+    let mut evidence = vec![Evidence::file(
+        "/proc/driver/nvidia/version",
+        pv.line.to_string(),
+    )];
     let log = r.run(HostCommand::Dmesg);
     if let Some(text) = log.ok_stdout() {
-        let bad: Vec<String> = text
+        let bad: Vec<Evidence> = text
             .lines()
             .filter(|l| {
                 l.contains("not supported by open nvidia.ko")
@@ -55,7 +59,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                         && l.contains("open kernel modules")
                         && l.contains("not supported"))
             })
-            .map(|l| format!("dmesg: {}", l.trim()))
+            .map(|l| Evidence::command("dmesg", l.trim()))
             .collect();
         if !bad.is_empty() {
             evidence.extend(bad);
@@ -73,7 +77,10 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             return;
         }
     } else {
-        evidence.push("dmesg: not readable (kernel log not checked)".into());
+        evidence.push(Evidence::command(
+            "dmesg",
+            "not readable (kernel log not checked)",
+        ));
     }
     out.push(
         CheckResult::ok(

@@ -2,6 +2,7 @@
 
 use super::{natural_cmp, CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::query::{loaded_modules, proc_version};
 use crate::host::reader::{EntryKind, HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -36,8 +37,9 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-/// Kernels under /lib/modules that have an nvidia module, with the file that shows it.
-fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
+/// Each kernel with whether nvidia is built for it, and the evidence: the module file (named
+/// bare, as a finding quotes no line of it), the tree without one, or the DKMS build.
+fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, Evidence)> {
     let mut out = Vec::new();
     for (k, kind) in r.list_dir("/lib/modules").unwrap_or_default() {
         if kind == EntryKind::File {
@@ -53,7 +55,7 @@ fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
                     let name = p.rsplit('/').next().unwrap_or_default();
                     name.starts_with("nvidia.ko")
                 })
-                .map(|p| format!("{base}/modules.dep: {p}"));
+                .map(|p| Evidence::file(format!("{base}/modules.dep"), p));
         }
         if hit.is_none() {
             for sub in [
@@ -72,14 +74,14 @@ fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
                     .into_iter()
                     .find(|(n, _)| n.starts_with("nvidia.ko"))
                 {
-                    hit = Some(format!("{d}/{}", f.0));
+                    hit = Some(Evidence::note(format!("{d}/{}", f.0)));
                     break;
                 }
             }
         }
         match hit {
             Some(h) => out.push((k, true, h)),
-            None => out.push((k.clone(), false, format!("{base}: no nvidia.ko"))),
+            None => out.push((k.clone(), false, Evidence::file(&base, "no nvidia.ko"))),
         }
     }
     // DKMS builds.
@@ -89,7 +91,7 @@ fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
             if kind == EntryKind::File || k == "source" || k == "build" {
                 continue;
             }
-            let ev = format!("{vdir}/{k}: DKMS build of nvidia {ver}");
+            let ev = Evidence::file(format!("{vdir}/{k}"), format!("DKMS build of nvidia {ver}"));
             match out.iter_mut().find(|(kk, _, _)| *kk == k) {
                 Some(e) if !e.1 => {
                     e.1 = true;
@@ -116,7 +118,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             .map(|(m, _)| m.iter().any(|x| x == "nvidia"))
             .unwrap_or(false);
     let kernels = kernels_with_module(r);
-    let mut evidence: Vec<String> = kernels.iter().map(|(_, _, e)| e.clone()).collect();
+    let mut evidence: Vec<Evidence> = kernels.iter().map(|(_, _, e)| e.clone()).collect();
     let Some(running) = running else {
         if loaded {
             out.push(
@@ -137,9 +139,12 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         );
         return;
     };
-    evidence.insert(0, format!("uname -r: {running}"));
+    evidence.insert(0, Evidence::command("uname -r", running.as_str()));
     if loaded {
-        evidence.push("/proc/driver/nvidia/version: module loaded".into());
+        evidence.push(Evidence::file(
+            "/proc/driver/nvidia/version",
+            "module loaded",
+        ));
     }
     let built_for_running = kernels.iter().any(|(k, has, _)| *k == running && *has);
     let with: Vec<&str> = kernels

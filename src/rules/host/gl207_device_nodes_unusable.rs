@@ -2,6 +2,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::query::identity;
 use crate::host::reader::{DevNode, Identity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -89,26 +90,31 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         return;
     };
     let id = identity(r);
-    let mut evidence: Vec<String> = nodes.iter().map(|n| format!("/dev: {}", n.line)).collect();
+    let mut evidence: Vec<Evidence> = nodes
+        .iter()
+        .map(|n| Evidence::file("/dev", &n.line))
+        .collect();
     match &id {
-        Some(i) => evidence.push(format!(
-            "{}: uid {} groups {}",
-            i.source,
-            i.uid.map(|u| u.to_string()).unwrap_or_else(|| "?".into()),
-            i.groups
-                .iter()
-                .map(|(g, n)| match (g, n) {
-                    (Some(g), Some(n)) => format!("{g}({n})"),
-                    (Some(g), None) => g.to_string(),
-                    (None, Some(n)) => n.clone(),
-                    _ => "?".into(),
-                })
-                .collect::<Vec<_>>()
-                .join(",")
+        Some(i) => evidence.push(Evidence {
+            source: i.source.clone(),
+            text: format!(
+                "uid {} groups {}",
+                i.uid.map(|u| u.to_string()).unwrap_or_else(|| "?".into()),
+                i.groups
+                    .iter()
+                    .map(|(g, n)| match (g, n) {
+                        (Some(g), Some(n)) => format!("{g}({n})"),
+                        (Some(g), None) => g.to_string(),
+                        (None, Some(n)) => n.clone(),
+                        _ => "?".into(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        }),
+        None => evidence.push(Evidence::note(
+            "invoking user unknown (no /proc/self/status, no `id` capture)",
         )),
-        None => {
-            evidence.push("invoking user unknown (no /proc/self/status, no `id` capture)".into())
-        }
     }
     let mut required: Vec<(String, Severity)> = vec![
         ("/dev/nvidiactl".into(), Severity::Error),

@@ -2,6 +2,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -34,14 +35,17 @@ pub(crate) static META: RuleMeta = RuleMeta {
 pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let gpus = &cx.profile.gpus;
-    let mut evidence: Vec<String> = gpus
+    let mut evidence: Vec<Evidence> = gpus
         .iter()
         .filter_map(|g| {
             g.persistence_mode.as_ref().map(|m| {
-                format!(
-                    "nvidia-smi: GPU {} {} persistence_mode {m}",
-                    g.index.unwrap_or(0),
-                    g.name
+                Evidence::command(
+                    "nvidia-smi",
+                    format!(
+                        "GPU {} {} persistence_mode {m}",
+                        g.index.unwrap_or(0),
+                        g.name
+                    ),
                 )
             })
         })
@@ -52,11 +56,14 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         })
     });
     match daemon {
-        Some(d) => evidence.push(format!(
-            "ps -e -o comm=: nvidia-persistenced {}",
-            if d { "running" } else { "not running" }
+        Some(d) => evidence.push(Evidence::command(
+            HostCommand::PsComm.display(),
+            format!(
+                "nvidia-persistenced {}",
+                if d { "running" } else { "not running" }
+            ),
         )),
-        None => evidence.push("ps: not available".into()),
+        None => evidence.push(Evidence::command("ps", "not available")),
     }
     let off: Vec<String> = gpus
         .iter()

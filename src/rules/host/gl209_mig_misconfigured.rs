@@ -2,6 +2,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -51,15 +52,22 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         if cur.is_some() {
             any_known = true;
         }
-        let ev = format!(
-            "nvidia-smi: {label} mig current {} pending {} devices {}",
-            cur.unwrap_or("N/A"),
-            pend.unwrap_or("N/A"),
-            g.mig_devices.len()
+        let ev = Evidence::command(
+            "nvidia-smi",
+            format!(
+                "{label} mig current {} pending {} devices {}",
+                cur.unwrap_or("N/A"),
+                pend.unwrap_or("N/A"),
+                g.mig_devices.len()
+            ),
         );
         evidence.push(ev.clone());
         let mut gev = vec![ev];
-        gev.extend(g.mig_devices.iter().map(|d| format!("nvidia-smi: {d}")));
+        gev.extend(
+            g.mig_devices
+                .iter()
+                .map(|d| Evidence::command("nvidia-smi", d.as_str())),
+        );
         if let (Some(c), Some(p)) = (cur, pend) {
             if c != p {
                 out.push(

@@ -3,6 +3,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::parse::{self, smi};
 use crate::host::query::smi_report;
 use crate::host::reader::HostCommand;
@@ -48,7 +49,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         if let Some(o) = r.run(cmd).any_output() {
             looked.push(cmd.display());
             for l in smi::error_lines(&o) {
-                bad_err.push(format!("{}: {l}", cmd.display()));
+                bad_err.push(Evidence::command(cmd.display(), l));
             }
         }
     }
@@ -56,10 +57,13 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         looked.push(src.clone());
         for g in &rep.gpus {
             for h in &g.health {
-                let line = format!(
-                    "{src}: GPU {} {}: {h}",
-                    g.pci_bus_id.clone().unwrap_or_default(),
-                    g.name.clone().unwrap_or_default()
+                let line = Evidence::command(
+                    &src,
+                    format!(
+                        "GPU {} {}: {h}",
+                        g.pci_bus_id.clone().unwrap_or_default(),
+                        g.name.clone().unwrap_or_default()
+                    ),
                 );
                 let lower = h.to_ascii_lowercase();
                 if lower.contains("pending")
@@ -80,7 +84,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         Some(log) => {
             looked.push("dmesg".into());
             for (line, _) in parse::xid_lines(log) {
-                bad_warn.push(format!("dmesg: {line}"));
+                bad_warn.push(Evidence::command("dmesg", line));
             }
         }
         None => looked.push("dmesg (not readable)".into()),
@@ -109,7 +113,10 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         return;
     }
     out.push(
-        CheckResult::ok(&META, "no GPU error indication")
-            .evidence(looked.into_iter().map(|l| format!("checked: {l}"))),
+        CheckResult::ok(&META, "no GPU error indication").evidence(
+            looked
+                .into_iter()
+                .map(|l| Evidence::note(format!("checked: {l}"))),
+        ),
     );
 }

@@ -3,6 +3,8 @@
 use super::gl211_cuda_toolkit_conflict::{nvcc_version, toolkits};
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
+use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
 
@@ -36,12 +38,15 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     // `out` may hold other checks' results: only this check's own count.
     let before = out.len();
     let r = cx.reader;
-    let mut versions: Vec<(String, String)> = toolkits(r)
+    let mut versions: Vec<(String, Evidence)> = toolkits(r)
         .into_iter()
         .filter_map(|t| Some((t.version?, t.evidence)))
         .collect();
     if let Some(n) = nvcc_version(r) {
-        versions.push((n.clone(), format!("nvcc --version: release {n}")));
+        versions.push((
+            n.clone(),
+            Evidence::command(HostCommand::NvccVersion.display(), format!("release {n}")),
+        ));
     }
     if versions.is_empty() {
         out.push(CheckResult::ok(&META, "no CUDA toolkit installed"));
@@ -53,7 +58,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             .as_ref()
             .and_then(|d| cx.facts.max_cuda_for_driver(d))
     });
-    let mut evidence: Vec<String> = versions.iter().map(|(_, e)| e.clone()).collect();
+    let mut evidence: Vec<Evidence> = versions.iter().map(|(_, e)| e.clone()).collect();
     let Some(sup) = supported else {
         out.push(CheckResult::could_not(
             &META,
@@ -62,14 +67,14 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         .evidence(evidence));
         return;
     };
-    evidence.push(format!(
+    evidence.push(Evidence::note(format!(
         "driver {}: supports CUDA {sup}",
         cx.profile
             .driver
             .as_ref()
             .map(|d| d.to_string())
             .unwrap_or_else(|| "?".into())
-    ));
+    )));
     let mut seen = Vec::new();
     for (v, _) in &versions {
         let Ok(cv) = v.parse::<CudaVersion>() else {

@@ -3,6 +3,7 @@
 use super::gl213_container_toolkit_missing::{CONTAINERD_TOML, DAEMON_JSON};
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -59,7 +60,10 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                 .as_str()
                 .and_then(|s| s.strip_prefix("native.cgroupdriver="))
             {
-                evidence.push(format!("{DAEMON_JSON}: exec-opts native.cgroupdriver={s}"));
+                evidence.push(Evidence::file(
+                    DAEMON_JSON,
+                    format!("exec-opts native.cgroupdriver={s}"),
+                ));
                 systemd = Some(s == "systemd");
             }
         }
@@ -71,7 +75,10 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
         {
             if let Some(d) = info.get("CgroupDriver").and_then(|x| x.as_str()) {
-                evidence.push(format!("docker info: CgroupDriver {d}"));
+                evidence.push(Evidence::command(
+                    "docker info",
+                    format!("CgroupDriver {d}"),
+                ));
                 systemd = Some(d == "systemd");
             }
         }
@@ -81,7 +88,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             .lines()
             .find(|l| l.trim().replace(' ', "").starts_with("SystemdCgroup="))
         {
-            evidence.push(format!("{CONTAINERD_TOML}: {}", l.trim()));
+            evidence.push(Evidence::file(CONTAINERD_TOML, l.trim()));
             if l.contains("true") {
                 systemd = Some(true);
             }
@@ -100,11 +107,11 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                 .replace(' ', "");
             if s == "no-cgroups=true" {
                 no_cgroups = true;
-                evidence.push(format!("{CTK_CONFIG}: {}", l.trim()));
+                evidence.push(Evidence::file(CTK_CONFIG, l.trim()));
             }
             if let Some(m) = s.strip_prefix("mode=") {
                 mode = Some(m.trim_matches('"').to_string());
-                evidence.push(format!("{CTK_CONFIG}: {}", l.trim()));
+                evidence.push(Evidence::file(CTK_CONFIG, l.trim()));
             }
         }
     }
@@ -118,8 +125,11 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             .count()
     });
     match char_links {
-        Some(n) => evidence.push(format!("/dev/char: {n} symlink(s) to nvidia devices")),
-        None => evidence.push("/dev/char: not readable".into()),
+        Some(n) => evidence.push(Evidence::file(
+            "/dev/char",
+            format!("{n} symlink(s) to nvidia devices"),
+        )),
+        None => evidence.push(Evidence::file("/dev/char", "not readable")),
     }
     if daemon.is_none() && ctk.is_none() && systemd.is_none() {
         out.push(

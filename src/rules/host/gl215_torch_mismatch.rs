@@ -3,6 +3,7 @@
 use super::{CheckResult, HostContext};
 use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::python::find_torch;
 use crate::host::BinaryArchs;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -79,7 +80,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         });
         match (cuda.parse::<CudaVersion>(), sup) {
             (Ok(tc), Some(s)) => {
-                ev.push(format!("driver supports CUDA {s}"));
+                ev.push(Evidence::note(format!("driver supports CUDA {s}")));
                 if tc.major > s.major {
                     problems.push((format!("built for CUDA {tc}, a newer major than the driver's CUDA {s}: \"The NVIDIA driver on your system is too old\""), Severity::Error));
                 } else if CudaVersion::new(tc.major, tc.minor) > CudaVersion::new(s.major, s.minor)
@@ -93,18 +94,21 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         match (&t.cuda_lib, cx.options.scanner) {
             (Some(lib), Some(scanner)) => match scanner.scan(&r.local_path(lib)) {
                 Ok(Some(a)) => {
-                    ev.push(format!(
-                        "{lib}: SASS {} PTX {}",
-                        a.sass
-                            .iter()
-                            .map(|x| x.to_string())
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                        a.ptx
-                            .iter()
-                            .map(|x| x.to_string())
-                            .collect::<Vec<_>>()
-                            .join(" ")
+                    ev.push(Evidence::file(
+                        lib,
+                        format!(
+                            "SASS {} PTX {}",
+                            a.sass
+                                .iter()
+                                .map(|x| x.to_string())
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                            a.ptx
+                                .iter()
+                                .map(|x| x.to_string())
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        ),
                     ));
                     for g in &cx.profile.gpus {
                         let Some(cc) = g.cc else {

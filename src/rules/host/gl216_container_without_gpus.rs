@@ -2,6 +2,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -68,8 +69,8 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         .collect();
     let visible = r.env("NVIDIA_VISIBLE_DEVICES");
     match &visible {
-        Some(v) => evidence.push(format!("env: NVIDIA_VISIBLE_DEVICES={v}")),
-        None => evidence.push("env: NVIDIA_VISIBLE_DEVICES is not set".into()),
+        Some(v) => evidence.push(Evidence::env(format!("NVIDIA_VISIBLE_DEVICES={v}"))),
+        None => evidence.push(Evidence::env("NVIDIA_VISIBLE_DEVICES is not set")),
     }
     if !gpu_nodes.is_empty() {
         out.push(
@@ -84,10 +85,13 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         );
         return;
     }
-    evidence.push("/dev: no /dev/nvidiactl, no /dev/nvidia<N>".into());
+    evidence.push(Evidence::file(
+        "/dev",
+        "no /dev/nvidiactl, no /dev/nvidia<N>",
+    ));
     let smi = r.run(HostCommand::NvidiaSmiL);
-    evidence.push(format!(
-        "nvidia-smi: {}",
+    evidence.push(Evidence::command(
+        "nvidia-smi",
         match &smi {
             crate::host::reader::CommandOutput::NotFound => "not found".to_string(),
             o if o.failed() => format!(
@@ -96,6 +100,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             ),
             _ => "ran".to_string(),
         }
+        .to_string(),
     ));
     let why = match visible.as_deref().map(str::trim) {
         Some("void") | Some("none") | Some("") => format!(

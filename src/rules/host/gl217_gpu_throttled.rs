@@ -3,6 +3,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::query::smi_report;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -55,7 +56,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             g.name.clone().unwrap_or_default()
         );
         for t in &g.throttle {
-            evidence.push(format!("{src}: {label}: {t}"));
+            evidence.push(Evidence::command(&src, format!("{label}: {t}")));
         }
         let what = if g
             .throttle

@@ -3,6 +3,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::profile::HostGpu;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -98,8 +99,8 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     if let Some(v) = r.env("CUDA_VISIBLE_DEVICES") {
         looked.push(format!("CUDA_VISIBLE_DEVICES={v}"));
         let mut evidence = vec![
-            format!("env: CUDA_VISIBLE_DEVICES={v}"),
-            format!("driver: {} GPU(s): {}", gpus.len(), listing(gpus)),
+            Evidence::env(format!("CUDA_VISIBLE_DEVICES={v}")),
+            Evidence::note(format!("driver: {} GPU(s): {}", gpus.len(), listing(gpus))),
         ];
         let entries = resolve(&v, gpus);
         if entries.is_empty() {
@@ -154,7 +155,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                 models.dedup();
                 let order = r.env("CUDA_DEVICE_ORDER");
                 if let Some(o) = &order {
-                    evidence.push(format!("env: CUDA_DEVICE_ORDER={o}"));
+                    evidence.push(Evidence::env(format!("CUDA_DEVICE_ORDER={o}")));
                 }
                 if uses_index && models.len() > 1 && order.as_deref() != Some("PCI_BUS_ID") {
                     out.push(
@@ -199,8 +200,8 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                         )
                         .severity(Severity::Warning)
                         .evidence([
-                            format!("env: NVIDIA_VISIBLE_DEVICES={v}"),
-                            format!("driver: {} GPU(s): {}", gpus.len(), listing(gpus)),
+                            Evidence::env(format!("NVIDIA_VISIBLE_DEVICES={v}")),
+                            Evidence::note(format!("driver: {} GPU(s): {}", gpus.len(), listing(gpus))),
                         ])
                         .fix("Start the container with the GPUs it should use (`--gpus '\"device=UUID\"'`); the variable is read when the container is created."),
                     );

@@ -3,6 +3,7 @@
 
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::python::find_torch;
 use crate::host::query::ld_so_conf_dirs;
 use crate::host::reader::{resolve_link, HostFs, HostReader};
@@ -123,7 +124,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         let runpath: Vec<String> = wheel_dirs.clone();
         let order = torch_search_order(cx, &torch_lib, &runpath, &conf_dirs);
         let label = format!("torch {} ({})", t.version, t.site_packages);
-        let mut evidence = vec![format!("env: LD_LIBRARY_PATH={ld}")];
+        let mut evidence = vec![Evidence::env(format!("LD_LIBRARY_PATH={ld}"))];
         let mut problems = Vec::new();
         for (soname, wheel_path) in &wheel {
             let Some(found) = loader::find(&HostFs(r), &order, soname) else {
@@ -134,10 +135,13 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             }
             let dir = found.dir.dir.as_str();
             let Some((v, how)) = lib_cuda_version(r, &found.named) else {
-                evidence.push(format!("{dir}: {soname}: CUDA version unknown"));
+                evidence.push(Evidence::file(
+                    dir,
+                    format!("{soname}: CUDA version unknown"),
+                ));
                 continue;
             };
-            evidence.push(format!("{dir}: {soname} is CUDA {v} ({how})"));
+            evidence.push(Evidence::file(dir, format!("{soname} is CUDA {v} ({how})")));
             if v < tc {
                 // The environment is the library directory's parent (`<env>/lib`).
                 let env = parent(&parent(&found.real));

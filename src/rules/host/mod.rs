@@ -27,6 +27,7 @@ pub mod gl219_cuda_libs_shadow_torch;
 
 use crate::finding::{Finding, Location, Severity};
 use crate::host::env::{detect_env, HostEnv};
+use crate::host::evidence::Evidence;
 use crate::host::knowledge::{Knowledge, NoKnowledge};
 use crate::host::profile::HostProfile;
 use crate::host::python::ArchScanner;
@@ -61,9 +62,9 @@ pub struct CheckResult {
     /// For problems: how bad. Ok and could-not-check results are `info`.
     pub severity: Severity,
     pub message: String,
-    /// File lines or command output lines that the verdict rests on, each prefixed with
-    /// where it came from.
-    pub evidence: Vec<String>,
+    /// File lines or command output lines that the verdict rests on, each with where it
+    /// came from (shown as its prefix).
+    pub evidence: Vec<Evidence>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
     /// For `explained` results: the check whose problem is the cause.
@@ -126,7 +127,7 @@ impl CheckResult {
         self.severity = s;
         self
     }
-    pub(crate) fn evidence(mut self, e: impl IntoIterator<Item = String>) -> Self {
+    pub(crate) fn evidence(mut self, e: impl IntoIterator<Item = Evidence>) -> Self {
         self.evidence.extend(e);
         self
     }
@@ -345,7 +346,7 @@ fn could_not_read(meta: &RuleMeta, unread: &[crate::host::reader::Unreadable]) -
     )
     .evidence(
         seen.iter()
-            .map(|u| format!("{}: could not be read: {}", u.path, u.error)),
+            .map(|u| Evidence::file(&u.path, format!("could not be read: {}", u.error))),
     )
     .fix("Make the file readable by the user gpulint runs as (a regular file, not a FIFO, device or directory), or capture it again; then rerun.")
     .unreadable(true)
@@ -441,7 +442,7 @@ pub fn fold_consequences(results: &mut [CheckResult]) {
             results[i].id, results[i].name, results[i].message
         );
         let root_code = results[root].id;
-        results[root].evidence.push(line);
+        results[root].evidence.push(Evidence::note(line));
         let r = &mut results[i];
         r.status = CheckStatus::Explained;
         r.explained_by = Some(root_code);
@@ -479,12 +480,8 @@ pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
         if let Some(fix) = &r.fix {
             f = f.with_help(fix.clone());
         }
-        // The first evidence line that names a file becomes the location.
-        if let Some(file) = r.evidence.iter().find_map(|e| {
-            e.split_once(": ")
-                .map(|(a, _)| a)
-                .filter(|a| a.starts_with('/'))
-        }) {
+        // The first file the verdict quotes becomes the location.
+        if let Some(file) = r.evidence.iter().find_map(Evidence::file_path) {
             f = f.with_location(Location {
                 file: Some(file.to_string()),
                 ..Default::default()
@@ -540,7 +537,7 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
             field(&r.message)
         ));
         for e in &r.evidence {
-            s.push_str(&format!("    | {}\n", field(e)));
+            s.push_str(&format!("    | {}\n", field(&e.to_string())));
         }
         if !matches!(r.status, CheckStatus::Ok | CheckStatus::Skipped) {
             if let Some(f) = &r.fix {

@@ -109,7 +109,7 @@ fn gl201_pci_gpu_not_seen() {
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("/sys/bus/pci/devices/0000:00:07.0")));
+        .any(|e| e.to_string().contains("/sys/bus/pci/devices/0000:00:07.0")));
 }
 
 #[test]
@@ -147,7 +147,8 @@ fn gl203_and_gl207_missing_uvm() {
     assert!(cause
         .evidence
         .iter()
-        .any(|e| e.contains("explains GL207") && e.contains("/dev/nvidia-uvm is missing")));
+        .any(|e| e.to_string().contains("explains GL207")
+            && e.to_string().contains("/dev/nvidia-uvm is missing")));
 }
 
 #[test]
@@ -157,11 +158,11 @@ fn gl204_api_mismatch() {
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("Driver/library version mismatch")));
+        .any(|e| e.to_string().contains("Driver/library version mismatch")));
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("libnvidia-ml.so.580.105.08")));
+        .any(|e| e.to_string().contains("libnvidia-ml.so.580.105.08")));
     // Without nvidia-smi's message, the library versions alone show it.
     let dir = super::testutil::tree(&["h200", "variants/complete", "variants/api-mismatch"]);
     for f in std::fs::read_dir(dir.path().join(".gpulint-host/commands")).unwrap() {
@@ -210,7 +211,9 @@ fn gl204_api_mismatch_from_dmesg_while_nvidia_smi_works() {
         x.message
     );
     assert!(
-        x.evidence[0].starts_with("dmesg: NVRM: API mismatch"),
+        x.evidence[0]
+            .to_string()
+            .starts_with("dmesg: NVRM: API mismatch"),
         "{:?}",
         x.evidence
     );
@@ -284,15 +287,15 @@ fn gl210_gpu_errors() {
     let r = runv(&["variants/gpu-err"]);
     let x = expect(&r, "GL210", Problem);
     assert_eq!(x.severity, Severity::Error);
-    assert!(x.evidence.iter().any(|e| e.contains("ERR!")));
+    assert!(x.evidence.iter().any(|e| e.to_string().contains("ERR!")));
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("Xid") && e.contains("79")));
+        .any(|e| e.to_string().contains("Xid") && e.to_string().contains("79")));
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("remapped_row_pending")));
+        .any(|e| e.to_string().contains("remapped_row_pending")));
 }
 
 #[test]
@@ -314,9 +317,8 @@ fn gl211_gl212_debian_toolkit_without_version_file() {
     let r = runv(&["variants/old-driver", "variants/debian-toolkit"]);
     let x = expect(&r, "GL212", Problem);
     assert!(
-        x.evidence
-            .iter()
-            .any(|e| e == "/usr/lib/nvidia-cuda-toolkit/bin/nvcc: Cuda compilation tools 12.4.131"),
+        x.evidence.iter().any(|e| e.to_string()
+            == "/usr/lib/nvidia-cuda-toolkit/bin/nvcc: Cuda compilation tools 12.4.131"),
         "{:?}",
         x.evidence
     );
@@ -587,7 +589,7 @@ fn module_for_other_kernel_is_one_error_with_its_consequences() {
             cause
                 .evidence
                 .iter()
-                .any(|e| e.starts_with(&format!("explains {c}"))),
+                .any(|e| e.to_string().starts_with(&format!("explains {c}"))),
             "{:?}",
             cause.evidence
         );
@@ -707,14 +709,14 @@ fn gl217_thermal_and_power_slowdown() {
     assert!(
         x.evidence
             .iter()
-            .any(|e| e.contains("hw_thermal_slowdown: Active")),
+            .any(|e| e.to_string().contains("hw_thermal_slowdown: Active")),
         "{:?}",
         x.evidence
     );
     assert!(
         x.evidence
             .iter()
-            .any(|e| e.contains("gpu_temp_tlimit -4 C")),
+            .any(|e| e.to_string().contains("gpu_temp_tlimit -4 C")),
         "{:?}",
         x.evidence
     );
@@ -867,12 +869,53 @@ fn gl219_ld_library_path_shadows_torch_wheels() {
     assert!(
         ok.evidence
             .iter()
-            .any(|e| e.contains("libnvJitLink.so.12 is CUDA 12.6")),
+            .any(|e| e.to_string().contains("libnvJitLink.so.12 is CUDA 12.6")),
         "{:?}",
         ok.evidence
     );
     // The healthy tree (torch cu130 without nvidia/ wheels listed) is fine too.
     expect(&runv(&[]), "GL219", CheckStatus::Ok);
+}
+
+/// A finding's location is typed when its evidence is made: on the capture and every variant it
+/// is the file the shown evidence quotes first, the file findings pointed at when the location
+/// was read back out of the text (`path: line`), so no report moves.
+#[test]
+fn locations_are_the_first_file_the_evidence_quotes() {
+    use crate::host::evidence::Evidence;
+    let from_text = |r: &super::CheckResult| {
+        r.evidence.iter().find_map(|e| {
+            e.to_string()
+                .split_once(": ")
+                .map(|(a, _)| a.to_string())
+                .filter(|a| a.starts_with('/'))
+        })
+    };
+    let mut variants: Vec<String> = std::fs::read_dir(super::testutil::testdata("variants"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    variants.sort();
+    let mut scenarios = vec![run(&["h200"], &opts())];
+    scenarios.extend(variants.iter().map(|v| runv(&[&format!("variants/{v}")])));
+    let mut located = 0;
+    for (results, name) in scenarios
+        .iter()
+        .zip(["h200".to_string()].iter().chain(&variants))
+    {
+        for r in results {
+            let typed = r.evidence.iter().find_map(Evidence::file_path);
+            assert_eq!(
+                typed,
+                from_text(r).as_deref(),
+                "{name} {}: {:?}",
+                r.id,
+                r.evidence
+            );
+            located += usize::from(typed.is_some());
+        }
+    }
+    assert!(located > 100, "{located}");
 }
 
 /// A captured aarch64 host judged on this (x86_64) machine: GL219 searches torch's libraries the
@@ -972,7 +1015,9 @@ fn readmes_list_every_host_scenario() {
 fn host_text_escapes_what_it_quotes() {
     let mut r = runv(&["variants/nouveau-loaded"]);
     r[0].message = "x\n[ok] GL999 forged: fine\x1b[2J".into();
-    r[0].evidence.push("e\n[ok] GL998 forged: fine".into());
+    r[0].evidence.push(crate::host::evidence::Evidence::note(
+        "e\n[ok] GL998 forged: fine",
+    ));
     let t = super::render_checks_text(&r);
     assert!(!t.contains('\x1b'), "{t:?}");
     assert!(

@@ -70,12 +70,13 @@ fn unfolded(r: &CheckResult) -> CheckResult {
         r.status = CheckStatus::Problem;
         r.explained_by = None;
     }
-    r.evidence.retain(|e| !e.starts_with("explains "));
+    r.evidence
+        .retain(|e| !e.to_string().starts_with("explains "));
     r
 }
 
 fn names(r: &CheckResult, path: &str) -> bool {
-    r.message.contains(path) || r.evidence.iter().any(|e| e.contains(path))
+    r.message.contains(path) || r.evidence.iter().any(|e| e.to_string().contains(path))
 }
 
 /// The three guesses: an unreadable libtorch_cuda.so was "missing" (with an install
