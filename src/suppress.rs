@@ -216,20 +216,20 @@ pub fn config_verdict(
 pub fn apply_config_to_checks(results: Vec<CheckResult>, config: &Config) -> Vec<CheckResult> {
     let mut kept = results
         .into_iter()
-        .filter_map(
-            |mut r| match config_verdict(config, &r.id, r.severity, None) {
+        .filter_map(|mut r| {
+            match config_verdict(config, &r.finding.rule, r.finding.severity, None) {
                 ConfigVerdict::Keep(s) => {
                     if r.status == CheckStatus::Problem {
-                        r.severity = s;
+                        r.finding.severity = s;
                     }
                     Some(r)
                 }
                 ConfigVerdict::Disabled | ConfigVerdict::Ignored(_) => None,
-            },
-        )
+            }
+        })
         .collect::<Vec<_>>();
     // A consequence whose cause is no longer reported stands on its own again.
-    let present: Vec<crate::rule_meta::Code> = kept.iter().map(|r| r.id).collect();
+    let present: Vec<crate::rule_meta::Code> = kept.iter().map(|r| r.finding.rule).collect();
     for r in &mut kept {
         if r.status == CheckStatus::Explained
             && r.explained_by.is_some_and(|c| !present.contains(&c))

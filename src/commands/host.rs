@@ -105,7 +105,7 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     r.skipped_rules = results
         .iter()
         .filter(|c| c.status == rules::host::CheckStatus::Skipped)
-        .map(|c| (c.id.to_string(), c.message.clone()))
+        .map(|c| (c.finding.rule.to_string(), c.finding.message.clone()))
         .collect();
     r.checked_rules = rules::host_checks()
         .map(|(meta, _, _)| meta.code.to_string())

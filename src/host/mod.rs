@@ -53,7 +53,7 @@ mod tests {
         assert_eq!(
             results
                 .iter()
-                .map(|x| x.id)
+                .map(|x| x.finding.rule)
                 .collect::<std::collections::BTreeSet<_>>()
                 .len(),
             crate::rules::host_checks().count()

@@ -51,59 +51,86 @@ pub enum CheckStatus {
     Skipped,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One check's answer: its status, and what it reports as the one type every rule family
+/// reports a problem with ([`Finding`]: rule, name, severity, message, the fix as `help`, the
+/// host as target, the first file its evidence quotes as location), with that evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckResult {
-    /// GL2xx code; `rule` in JSON, as in every finding.
-    #[serde(rename = "rule")]
-    pub id: Code,
-    /// Kebab-case rule name.
-    pub name: String,
     pub status: CheckStatus,
-    /// For problems: how bad. Ok and could-not-check results are `info`.
-    pub severity: Severity,
-    pub message: String,
+    /// For problems the severity is how bad; ok and could-not-check results are `info`.
+    pub finding: Finding,
     /// File lines or command output lines that the verdict rests on, each with where it
     /// came from (shown as its prefix).
     pub evidence: Vec<Evidence>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
     /// For `explained` results: the check whose problem is the cause.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub explained_by: Option<Code>,
     /// Could not check because evidence that is there could not be read (not because it is
     /// absent): the input is incomplete ([`unreadable_input_findings`]).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unreadable_evidence: bool,
 }
 
+/// JSON `details.checks[]`: the finding's fields flat, with the status, the evidence lines and
+/// the fix as `fix`.
+impl Serialize for CheckResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let f = &self.finding;
+        let mut st = s.serialize_struct("CheckResult", 9)?;
+        st.serialize_field("rule", &f.rule)?;
+        st.serialize_field("name", &f.name)?;
+        st.serialize_field("status", &self.status)?;
+        st.serialize_field("severity", &f.severity)?;
+        st.serialize_field("message", &f.message)?;
+        st.serialize_field("evidence", &self.evidence)?;
+        match &f.help {
+            Some(fix) => st.serialize_field("fix", fix)?,
+            None => st.skip_field("fix")?,
+        }
+        match &self.explained_by {
+            Some(c) => st.serialize_field("explained_by", c)?,
+            None => st.skip_field("explained_by")?,
+        }
+        if self.unreadable_evidence {
+            st.serialize_field("unreadable_evidence", &true)?;
+        } else {
+            st.skip_field("unreadable_evidence")?;
+        }
+        st.end()
+    }
+}
+
 impl CheckResult {
-    fn new(meta: &RuleMeta, status: CheckStatus, message: impl Into<String>) -> Self {
+    fn new(meta: &'static RuleMeta, status: CheckStatus, message: impl Into<String>) -> Self {
+        let severity = if status == CheckStatus::Problem {
+            meta.default_severity
+        } else {
+            Severity::Info
+        };
         CheckResult {
-            id: meta.code,
-            name: meta.name.into(),
             status,
-            severity: if status == CheckStatus::Problem {
-                meta.default_severity
-            } else {
-                Severity::Info
-            },
-            message: message.into(),
+            finding: meta
+                .finding(message)
+                .with_severity(severity)
+                .with_target("host"),
             evidence: Vec::new(),
-            fix: None,
             explained_by: None,
             unreadable_evidence: false,
         }
     }
-    pub(crate) fn ok(meta: &RuleMeta, message: impl Into<String>) -> Self {
+    pub(crate) fn ok(meta: &'static RuleMeta, message: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::Ok, message)
     }
-    pub(crate) fn problem(meta: &RuleMeta, message: impl Into<String>) -> Self {
+    pub(crate) fn problem(meta: &'static RuleMeta, message: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::Problem, message)
     }
     /// One problem result for several problems found by one check: their messages joined
     /// with `; ` (after `prefix: ` when there is one), at the worst of their severities.
     /// `problems` must not be empty.
-    pub(crate) fn problems(meta: &RuleMeta, prefix: &str, problems: &[(String, Severity)]) -> Self {
+    pub(crate) fn problems(
+        meta: &'static RuleMeta,
+        prefix: &str,
+        problems: &[(String, Severity)],
+    ) -> Self {
         let joined = problems
             .iter()
             .map(|(m, _)| m.as_str())
@@ -117,22 +144,31 @@ impl CheckResult {
         let worst = problems.iter().map(|(_, s)| *s).max();
         Self::problem(meta, message).severity(worst.unwrap_or(meta.default_severity))
     }
-    pub(crate) fn skipped(meta: &RuleMeta, why: impl Into<String>) -> Self {
+    pub(crate) fn skipped(meta: &'static RuleMeta, why: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::Skipped, why)
     }
-    pub(crate) fn could_not(meta: &RuleMeta, message: impl Into<String>) -> Self {
+    pub(crate) fn could_not(meta: &'static RuleMeta, message: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::CouldNotCheck, message)
     }
     pub(crate) fn severity(mut self, s: Severity) -> Self {
-        self.severity = s;
+        self.finding.severity = s;
         self
     }
     pub(crate) fn evidence(mut self, e: impl IntoIterator<Item = Evidence>) -> Self {
         self.evidence.extend(e);
+        // The first file the verdict quotes is where the finding points.
+        if self.finding.location.is_none() {
+            if let Some(file) = self.evidence.iter().find_map(Evidence::file_path) {
+                self.finding.location = Some(Location {
+                    file: Some(file.to_string()),
+                    ..Default::default()
+                });
+            }
+        }
         self
     }
     pub(crate) fn fix(mut self, f: impl Into<String>) -> Self {
-        self.fix = Some(f.into());
+        self.finding.help = Some(f.into());
         self
     }
     fn unreadable(mut self, on: bool) -> Self {
@@ -330,7 +366,10 @@ pub fn run_checks_with(
 /// The one answer of a check whose evidence was there but could not be read: whatever it
 /// concluded rested on a guess (an unreadable `vendor` is no GPU, an unreadable
 /// `libtorch_cuda.so` a missing one), so it is "could not check", naming each file and why.
-fn could_not_read(meta: &RuleMeta, unread: &[crate::host::reader::Unreadable]) -> CheckResult {
+fn could_not_read(
+    meta: &'static RuleMeta,
+    unread: &[crate::host::reader::Unreadable],
+) -> CheckResult {
     let seen = distinct(unread);
     let first = seen[0];
     let more = match seen.len() {
@@ -415,9 +454,9 @@ pub fn fold_consequences(results: &mut [CheckResult]) {
         }
         results.iter().position(|c| {
             c.status == CheckStatus::Problem
-                && c.id != r.id
-                && c.severity >= r.severity
-                && crate::rules::host_explains(c.id).contains(&r.id)
+                && c.finding.rule != r.finding.rule
+                && c.finding.severity >= r.finding.severity
+                && crate::rules::host_explains(c.finding.rule).contains(&r.finding.rule)
         })
     };
     let causes: Vec<Option<usize>> = (0..results.len())
@@ -439,9 +478,9 @@ pub fn fold_consequences(results: &mut [CheckResult]) {
     for (i, root) in moves {
         let line = format!(
             "explains {} {}: {}",
-            results[i].id, results[i].name, results[i].message
+            results[i].finding.rule, results[i].finding.name, results[i].finding.message
         );
-        let root_code = results[root].id;
+        let root_code = results[root].finding.rule;
         results[root].evidence.push(Evidence::note(line));
         let r = &mut results[i];
         r.status = CheckStatus::Explained;
@@ -458,7 +497,7 @@ pub fn fails(results: &[CheckResult], fail_on: crate::finding::FailOn) -> bool {
     };
     results
         .iter()
-        .any(|r| r.status == CheckStatus::Problem && r.severity >= threshold)
+        .any(|r| r.status == CheckStatus::Problem && r.finding.severity >= threshold)
 }
 
 /// Problems become findings at their severity; could-not-check results become `info`
@@ -466,28 +505,16 @@ pub fn fails(results: &[CheckResult], fail_on: crate::finding::FailOn) -> bool {
 pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in results {
-        let Some(meta) = crate::rules::find_code(r.id) else {
-            continue;
-        };
-        let (sev, msg) = match r.status {
-            CheckStatus::Ok | CheckStatus::Explained | CheckStatus::Skipped => continue,
-            CheckStatus::Problem => (r.severity, r.message.clone()),
+        match r.status {
+            CheckStatus::Ok | CheckStatus::Explained | CheckStatus::Skipped => {}
+            CheckStatus::Problem => out.push(r.finding.clone()),
             CheckStatus::CouldNotCheck => {
-                (Severity::Info, format!("could not check: {}", r.message))
+                let mut f = r.finding.clone();
+                f.severity = Severity::Info;
+                f.message = format!("could not check: {}", f.message);
+                out.push(f);
             }
-        };
-        let mut f = meta.finding(msg).with_severity(sev).with_target("host");
-        if let Some(fix) = &r.fix {
-            f = f.with_help(fix.clone());
         }
-        // The first file the verdict quotes becomes the location.
-        if let Some(file) = r.evidence.iter().find_map(Evidence::file_path) {
-            f = f.with_location(Location {
-                file: Some(file.to_string()),
-                ..Default::default()
-            });
-        }
-        out.push(f);
     }
     // In check order: the report sorts every finding once (`Report::normalize`).
     out
@@ -507,9 +534,9 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
                 let by = r.explained_by.map(|c| c.to_string()).unwrap_or_default();
                 s.push_str(&format!(
                     "[explained by {by}] {} {}: {}\n",
-                    r.id,
-                    r.name,
-                    field(&r.message)
+                    r.finding.rule,
+                    r.finding.name,
+                    field(&r.finding.message)
                 ));
                 continue;
             }
@@ -523,7 +550,7 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
             }
             CheckStatus::Problem => {
                 prob += 1;
-                r.severity.to_string()
+                r.finding.severity.to_string()
             }
             CheckStatus::CouldNotCheck => {
                 cnc += 1;
@@ -532,15 +559,15 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
         };
         s.push_str(&format!(
             "[{tag}] {} {}: {}\n",
-            r.id,
-            r.name,
-            field(&r.message)
+            r.finding.rule,
+            r.finding.name,
+            field(&r.finding.message)
         ));
         for e in &r.evidence {
             s.push_str(&format!("    | {}\n", field(&e.to_string())));
         }
         if !matches!(r.status, CheckStatus::Ok | CheckStatus::Skipped) {
-            if let Some(f) = &r.fix {
+            if let Some(f) = &r.finding.help {
                 s.push_str(&format!("    fix: {}\n", field(f)));
             }
         }

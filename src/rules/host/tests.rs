@@ -72,9 +72,11 @@ fn real_h200_capture() {
     expect(&r, "GL201", CouldNotCheck);
     expect(&r, "GL202", CouldNotCheck);
     assert!(expect(&r, "GL204", CheckStatus::Ok)
+        .finding
         .message
         .contains("580.159.04"));
     assert!(expect(&r, "GL215", CheckStatus::Ok)
+        .finding
         .message
         .contains("2.11.0+cu130"));
     // No findings but info ones.
@@ -92,6 +94,7 @@ fn complete_healthy_tree_is_all_ok() {
     assert!(bad.is_empty(), "{bad:#?}");
     // A bare-metal host: the in-container check did not run, which is not "ok".
     assert!(expect(&r, "GL216", CheckStatus::Skipped)
+        .finding
         .message
         .contains("not applicable"));
     let host_rules = crate::rules::RULES
@@ -105,7 +108,11 @@ fn complete_healthy_tree_is_all_ok() {
 fn gl201_pci_gpu_not_seen() {
     let r = runv(&["variants/pci-extra"]);
     let x = expect(&r, "GL201", Problem);
-    assert!(x.message.contains("0000:00:07.0"), "{}", x.message);
+    assert!(
+        x.finding.message.contains("0000:00:07.0"),
+        "{}",
+        x.finding.message
+    );
     assert!(x
         .evidence
         .iter()
@@ -116,7 +123,7 @@ fn gl201_pci_gpu_not_seen() {
 fn gl202_nouveau() {
     let r = runv(&["variants/nouveau-loaded"]);
     let x = expect(&r, "GL202", Problem);
-    assert_eq!(x.severity, Severity::Error);
+    assert_eq!(x.finding.severity, Severity::Error);
     // Consequences of nouveau holding the GPU, folded under it.
     expect(&r, "GL203", CheckStatus::Explained);
     expect(&r, "GL201", CheckStatus::Explained);
@@ -132,16 +139,20 @@ fn gl202_nouveau() {
     let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
     let p = crate::host::detect_host(&reader).unwrap();
     let r = super::run_checks_with(&reader, &p, &opts());
-    assert_eq!(expect(&r, "GL202", Problem).severity, Severity::Warning);
+    assert_eq!(
+        expect(&r, "GL202", Problem).finding.severity,
+        Severity::Warning
+    );
 }
 
 #[test]
 fn gl203_and_gl207_missing_uvm() {
     let r = runv(&["variants/no-uvm"]);
     let cause = expect(&r, "GL203", Problem);
-    assert!(cause.message.contains("nvidia_uvm"));
+    assert!(cause.finding.message.contains("nvidia_uvm"));
     // The missing /dev/nvidia-uvm is the consequence, shown under the cause.
     assert!(expect(&r, "GL207", CheckStatus::Explained)
+        .finding
         .message
         .contains("/dev/nvidia-uvm is missing"));
     assert!(cause
@@ -180,9 +191,9 @@ fn gl204_api_mismatch() {
     let r = super::run_checks_with(&reader, &p, &opts());
     let x = expect(&r, "GL204", Problem);
     assert!(
-        x.message.contains("580.159.04") && x.message.contains("580.105.08"),
+        x.finding.message.contains("580.159.04") && x.finding.message.contains("580.105.08"),
         "{}",
-        x.message
+        x.finding.message
     );
 }
 
@@ -206,9 +217,9 @@ fn gl204_api_mismatch_from_dmesg_while_nvidia_smi_works() {
     let r = super::run_checks_with(&reader, &p, &opts());
     let x = expect(&r, "GL204", Problem);
     assert!(
-        x.message.contains("550.54.15") && x.message.contains("580.159.04"),
+        x.finding.message.contains("550.54.15") && x.finding.message.contains("580.159.04"),
         "{}",
-        x.message
+        x.finding.message
     );
     assert!(
         x.evidence[0]
@@ -223,18 +234,24 @@ fn gl204_api_mismatch_from_dmesg_while_nvidia_smi_works() {
 fn gl205_open_module_refuses_gpu() {
     let r = runv(&["variants/open-refused"]);
     let x = expect(&r, "GL205", Problem);
-    assert!(x.message.contains("open"));
-    assert!(x.fix.as_deref().unwrap().contains("proprietary"));
+    assert!(x.finding.message.contains("open"));
+    assert!(x.finding.help.as_deref().unwrap().contains("proprietary"));
 }
 
 #[test]
 fn gl206_kernel_updated_driver_not_rebuilt() {
     let r = runv(&["variants/other-kernel"]);
     let x = expect(&r, "GL206", Problem);
-    assert!(x.message.contains("6.8.0-85-generic") && x.message.contains("6.8.0-90-generic"));
-    assert_eq!(x.severity, Severity::Error);
+    assert!(
+        x.finding.message.contains("6.8.0-85-generic")
+            && x.finding.message.contains("6.8.0-90-generic")
+    );
+    assert_eq!(x.finding.severity, Severity::Error);
     let r = runv(&["variants/newer-kernel"]);
-    assert_eq!(expect(&r, "GL206", Problem).severity, Severity::Warning);
+    assert_eq!(
+        expect(&r, "GL206", Problem).finding.severity,
+        Severity::Warning
+    );
 }
 
 #[test]
@@ -242,12 +259,12 @@ fn gl207_permissions() {
     let r = runv(&["variants/dev-perm"]);
     let x = expect(&r, "GL207", Problem);
     assert!(
-        x.message.contains("/dev/nvidia0 is not read-write"),
+        x.finding.message.contains("/dev/nvidia0 is not read-write"),
         "{}",
-        x.message
+        x.finding.message
     );
     // The fix names the group found on the nodes, and nothing about creating nodes.
-    let fix = x.fix.as_deref().unwrap();
+    let fix = x.finding.help.as_deref().unwrap();
     assert!(fix.contains("`sudo usermod -aG video $USER`"), "{fix}");
     assert!(!fix.contains("nvidia-modprobe"), "{fix}");
     // The complete tree's user is in `video`: same nodes are fine for her.
@@ -266,19 +283,26 @@ fn gl207_permissions() {
 #[test]
 fn gl208_persistence_off() {
     let r = runv(&["variants/persistence-off"]);
-    assert_eq!(expect(&r, "GL208", Problem).severity, Severity::Warning);
+    assert_eq!(
+        expect(&r, "GL208", Problem).finding.severity,
+        Severity::Warning
+    );
 }
 
 #[test]
 fn gl209_mig() {
     let r = runv(&["variants/mig-on"]);
     let x = expect(&r, "GL209", Problem);
-    assert_eq!(x.severity, Severity::Error);
-    assert!(x.message.contains("no MIG devices"));
+    assert_eq!(x.finding.severity, Severity::Error);
+    assert!(x.finding.message.contains("no MIG devices"));
     let r = runv(&["variants/mig-on", "variants/mig-instances"]);
     let x = expect(&r, "GL209", Problem);
-    assert_eq!(x.severity, Severity::Info);
-    assert!(x.message.contains("2 MIG device"), "{}", x.message);
+    assert_eq!(x.finding.severity, Severity::Info);
+    assert!(
+        x.finding.message.contains("2 MIG device"),
+        "{}",
+        x.finding.message
+    );
     expect(&r, "GL207", CheckStatus::Ok);
 }
 
@@ -286,7 +310,7 @@ fn gl209_mig() {
 fn gl210_gpu_errors() {
     let r = runv(&["variants/gpu-err"]);
     let x = expect(&r, "GL210", Problem);
-    assert_eq!(x.severity, Severity::Error);
+    assert_eq!(x.finding.severity, Severity::Error);
     assert!(x.evidence.iter().any(|e| e.to_string().contains("ERR!")));
     assert!(x
         .evidence
@@ -303,9 +327,9 @@ fn gl211_loader_picks_other_cuda() {
     let r = runv(&["variants/ld-conflict"]);
     let x = expect(&r, "GL211", Problem);
     assert!(
-        x.message.contains("12.4") && x.message.contains("13.0"),
+        x.finding.message.contains("12.4") && x.finding.message.contains("13.0"),
         "{}",
-        x.message
+        x.finding.message
     );
 }
 
@@ -340,18 +364,22 @@ fn gl211_gl212_debian_toolkit_without_version_file() {
 fn gl212_and_gl215_driver_older_than_toolkit_and_torch() {
     let r = runv(&["variants/old-driver"]);
     let x = expect(&r, "GL212", Problem);
-    assert!(x.message.contains("12.2"), "{}", x.message);
-    assert_eq!(x.severity, Severity::Error);
+    assert!(x.finding.message.contains("12.2"), "{}", x.finding.message);
+    assert_eq!(x.finding.severity, Severity::Error);
     // torch cu130 fails for the same reason: explained by GL212.
     let t = expect(&r, "GL215", CheckStatus::Explained);
-    assert!(t.message.contains("too old"), "{}", t.message);
+    assert!(
+        t.finding.message.contains("too old"),
+        "{}",
+        t.finding.message
+    );
 }
 
 #[test]
 fn gl213_no_container_toolkit() {
     let r = runv(&["variants/no-ctk"]);
     let x = expect(&r, "GL213", Problem);
-    assert!(x.message.contains("not installed"));
+    assert!(x.finding.message.contains("not installed"));
 }
 
 #[test]
@@ -359,33 +387,45 @@ fn gl214_nvml_unknown_error_config() {
     let r = runv(&["variants/nvml-cgroup"]);
     let x = expect(&r, "GL214", Problem);
     assert!(
-        x.message.contains("no-cgroups") && x.message.contains("daemon-reload"),
+        x.finding.message.contains("no-cgroups") && x.finding.message.contains("daemon-reload"),
         "{}",
-        x.message
+        x.finding.message
     );
 }
 
 #[test]
 fn gl215_torch_builds() {
     let r = runv(&["variants/torch-cpu"]);
-    assert!(expect(&r, "GL215", Problem).message.contains("CPU-only"));
+    assert!(expect(&r, "GL215", Problem)
+        .finding
+        .message
+        .contains("CPU-only"));
     let r = runv(&["variants/torch-old-arch"]);
     let x = expect(&r, "GL215", Problem);
-    assert!(x.message.contains("no kernel image"), "{}", x.message);
+    assert!(
+        x.finding.message.contains("no kernel image"),
+        "{}",
+        x.finding.message
+    );
     // Only PTX for the H200: JIT works when the driver (CUDA 13.0) knows the PTX ISA (compute_75
     // by nvcc 13.0: ISA 9.0 = CUDA 13.0), and fails when the ISA is newer (compute_90 by nvcc
     // 13.5: ISA 9.5 = CUDA 13.5), as GL003.
     let r = runv(&["variants/torch-ptx-jit"]);
     let x = expect(&r, "GL215", Problem);
-    assert_eq!(x.severity, Severity::Warning);
-    assert!(x.message.contains("JIT-compiles"), "{}", x.message);
+    assert_eq!(x.finding.severity, Severity::Warning);
+    assert!(
+        x.finding.message.contains("JIT-compiles"),
+        "{}",
+        x.finding.message
+    );
     let r = runv(&["variants/torch-ptx-too-new"]);
     let x = expect(&r, "GL215", Problem);
-    assert_eq!(x.severity, Severity::Error);
+    assert_eq!(x.finding.severity, Severity::Error);
     assert!(
-        x.message.contains("cannot JIT") && x.message.contains("PTX ISA 9.5 (CUDA 13.5)"),
+        x.finding.message.contains("cannot JIT")
+            && x.finding.message.contains("PTX ISA 9.5 (CUDA 13.5)"),
         "{}",
-        x.message
+        x.finding.message
     );
     // Without a fatbin reader the arch list is "could not check", not a guess.
     let r = run(
@@ -427,7 +467,7 @@ fn config_and_fail_on_apply_to_host_checks() {
         results.clone(),
         &config("[rules]\nGL204 = \"off\"\n"),
     );
-    assert!(off.iter().all(|r| r.id != "GL204"));
+    assert!(off.iter().all(|r| r.finding.rule != "GL204"));
     assert_eq!(
         off.len(),
         results.len() - super::testutil::of(&results, "GL204").len()
@@ -439,7 +479,7 @@ fn config_and_fail_on_apply_to_host_checks() {
         &config("[rules]\nGL204 = \"warning\"\n"),
     );
     let gl204 = expect(&warn, "GL204", Problem);
-    assert_eq!(gl204.severity, Severity::Warning);
+    assert_eq!(gl204.finding.severity, Severity::Warning);
     assert!(!super::fails(&warn, FailOn::At(Severity::Error)));
     assert!(super::fails(&warn, FailOn::At(Severity::Warning)));
 
@@ -520,8 +560,8 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
 
 fn errors(r: &[super::CheckResult]) -> Vec<String> {
     r.iter()
-        .filter(|x| x.status == Problem && x.severity == Severity::Error)
-        .map(|x| format!("{} {}", x.id, x.message))
+        .filter(|x| x.status == Problem && x.finding.severity == Severity::Error)
+        .map(|x| format!("{} {}", x.finding.rule, x.finding.message))
         .collect()
 }
 
@@ -546,9 +586,9 @@ fn one_root_cause_one_error() {
             });
         for w in *words {
             assert!(
-                cause.message.contains(w),
+                cause.finding.message.contains(w),
                 "{variant}: {code} message lacks {w:?}: {}",
-                cause.message
+                cause.finding.message
             );
         }
         let errs = errors(&r);
@@ -556,14 +596,14 @@ fn one_root_cause_one_error() {
             "{variant:>18}: {} error(s) {errs:?}\n",
             errs.len()
         ));
-        if cause.severity == Severity::Error {
+        if cause.finding.severity == Severity::Error {
             trees += 1;
             total += errs.len();
         } else {
             assert!(
                 errs.is_empty(),
                 "{variant}: the cause is a {} but errors are reported: {errs:#?}",
-                cause.severity
+                cause.finding.severity
             );
         }
     }
@@ -614,7 +654,12 @@ fn module_for_other_kernel_is_one_error_with_its_consequences() {
 fn problems(r: &[super::CheckResult]) -> Vec<String> {
     r.iter()
         .filter(|x| x.status == Problem)
-        .map(|x| format!("{} [{}] {}", x.id, x.severity, x.message))
+        .map(|x| {
+            format!(
+                "{} [{}] {}",
+                x.finding.rule, x.finding.severity, x.finding.message
+            )
+        })
         .collect()
 }
 
@@ -629,17 +674,19 @@ fn wsl2_is_a_working_gpu_host() {
     ] {
         let x = expect(&r, code, CheckStatus::Skipped);
         assert!(
-            x.message.contains("not applicable on WSL2"),
+            x.finding.message.contains("not applicable on WSL2"),
             "{code}: {}",
-            x.message
+            x.finding.message
         );
     }
     // The driver libraries are the Windows driver's.
     assert!(expect(&r, "GL204", CheckStatus::Ok)
+        .finding
         .message
         .contains("/usr/lib/wsl/lib"));
     // The checks that apply there still judge: driver and torch from nvidia-smi.
     assert!(expect(&r, "GL215", CheckStatus::Ok)
+        .finding
         .message
         .contains("runs on this host"));
     expect(&r, "GL212", CheckStatus::Ok);
@@ -659,14 +706,15 @@ fn gpu_container_is_healthy() {
     let r = runv(&["variants/gpu-container"]);
     assert!(problems(&r).is_empty(), "{}", super::render_checks_text(&r));
     assert!(expect(&r, "GL216", CheckStatus::Ok)
+        .finding
         .message
         .contains("/dev/nvidia0"));
     for code in ["GL201", "GL202", "GL206", "GL208", "GL213", "GL214"] {
         let x = expect(&r, code, CheckStatus::Skipped);
         assert!(
-            x.message.contains("inside a docker container"),
+            x.finding.message.contains("inside a docker container"),
             "{code}: {}",
-            x.message
+            x.finding.message
         );
     }
 }
@@ -679,17 +727,24 @@ fn container_without_gpus_says_how_to_start_it() {
     assert_eq!(errors(&r).len(), 1, "{}", super::render_checks_text(&r));
     let x = expect(&r, "GL216", Problem);
     assert!(
-        x.message
+        x.finding
+            .message
             .contains("docker container was started without GPUs"),
         "{}",
-        x.message
+        x.finding.message
     );
-    assert!(x.fix.as_deref().unwrap().contains("docker run --gpus all"));
+    assert!(x
+        .finding
+        .help
+        .as_deref()
+        .unwrap()
+        .contains("docker run --gpus all"));
     let text = super::render_checks_text(&r);
     for host_fix in ["modprobe", "nouveau", "dkms", "reboot", "Reboot"] {
         assert!(
             r.iter().filter(|x| x.status == Problem).all(|x| !x
-                .fix
+                .finding
+                .help
                 .as_deref()
                 .unwrap_or_default()
                 .contains(host_fix)),
@@ -705,7 +760,7 @@ fn container_without_gpus_says_how_to_start_it() {
 fn gl217_thermal_and_power_slowdown() {
     let r = runv(&["variants/gpu-hot"]);
     let x = expect(&r, "GL217", Problem);
-    assert_eq!(x.severity, Severity::Warning);
+    assert_eq!(x.finding.severity, Severity::Warning);
     assert!(
         x.evidence
             .iter()
@@ -721,9 +776,13 @@ fn gl217_thermal_and_power_slowdown() {
         x.evidence
     );
     let r = runv(&["variants/power-brake"]);
-    assert!(expect(&r, "GL217", Problem).message.contains("power-brake"));
+    assert!(expect(&r, "GL217", Problem)
+        .finding
+        .message
+        .contains("power-brake"));
     let r = runv(&["variants/text-only"]);
     assert!(expect(&r, "GL217", CheckStatus::Ok)
+        .finding
         .message
         .contains("nvidia-smi -q"));
     let text = std::fs::read_to_string(super::testutil::testdata(
@@ -759,19 +818,19 @@ fn gl201_names_the_cause_and_its_fix() {
         let r = runv(&[&format!("variants/{variant}")]);
         let x = expect(&r, "GL201", Problem);
         assert!(
-            x.message.contains("0000:00:07.0"),
+            x.finding.message.contains("0000:00:07.0"),
             "{variant}: {}",
-            x.message
+            x.finding.message
         );
-        let f = x.fix.as_deref().unwrap_or_default();
+        let f = x.finding.help.as_deref().unwrap_or_default();
         assert!(f.contains(fix), "{variant}: {f}");
         assert!(!f.contains("dmesg | grep"), "{variant}: a generic fix: {f}");
         // The excluded GPU is configuration (a warning), not a health problem.
         if variant == "gpu-excluded" {
-            assert_eq!(x.severity, Severity::Warning);
+            assert_eq!(x.finding.severity, Severity::Warning);
             expect(&r, "GL210", CheckStatus::Ok);
         } else {
-            assert_eq!(x.severity, Severity::Error, "{variant}");
+            assert_eq!(x.finding.severity, Severity::Error, "{variant}");
         }
     }
 }
@@ -781,11 +840,20 @@ fn gl201_names_the_cause_and_its_fix() {
 #[test]
 fn gl218_visible_devices() {
     let r = runv(&["variants/cvd-missing"]);
-    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Error);
+    assert_eq!(
+        expect(&r, "GL218", Problem).finding.severity,
+        Severity::Error
+    );
     let r = runv(&["variants/cvd-empty"]);
-    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Error);
+    assert_eq!(
+        expect(&r, "GL218", Problem).finding.severity,
+        Severity::Error
+    );
     let r = runv(&["variants/cvd-order"]);
-    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Warning);
+    assert_eq!(
+        expect(&r, "GL218", Problem).finding.severity,
+        Severity::Warning
+    );
     expect(&r, "GL201", CheckStatus::Ok);
     let dir = super::testutil::tree(&["h200", "variants/complete", "variants/cvd-order"]);
     let env = dir.path().join(".gpulint-host/env.txt");
@@ -802,7 +870,11 @@ fn gl218_visible_devices() {
         let x = super::testutil::of(&r, "GL218");
         assert_eq!(x[0].status == CheckStatus::Ok, ok, "{extra}: {x:#?}");
         if extra.contains("0,7,1") {
-            assert!(x[0].message.contains("sees only 0"), "{}", x[0].message);
+            assert!(
+                x[0].finding.message.contains("sees only 0"),
+                "{}",
+                x[0].finding.message
+            );
         }
     }
     // Unset: every GPU.
@@ -817,12 +889,13 @@ fn gl219_ld_library_path_shadows_torch_wheels() {
     let r = runv(&["variants/torch-cu124-ldpath"]);
     let x = expect(&r, "GL219", Problem);
     assert!(
-        x.message.contains("libcusparse.so.12 is CUDA 12.1"),
+        x.finding.message.contains("libcusparse.so.12 is CUDA 12.1"),
         "{}",
-        x.message
+        x.finding.message
     );
     assert!(x
-        .fix
+        .finding
+        .help
         .as_deref()
         .unwrap()
         .contains("Remove /usr/local/cuda-12.1/lib64"));
@@ -904,12 +977,13 @@ fn locations_are_the_first_file_the_evidence_quotes() {
         .zip(["h200".to_string()].iter().chain(&variants))
     {
         for r in results {
-            let typed = r.evidence.iter().find_map(Evidence::file_path);
+            let typed = r.finding.location.as_ref().and_then(|l| l.file.as_deref());
+            assert_eq!(typed, r.evidence.iter().find_map(Evidence::file_path));
             assert_eq!(
                 typed,
                 from_text(r).as_deref(),
                 "{name} {}: {:?}",
-                r.id,
+                r.finding.rule,
                 r.evidence
             );
             located += usize::from(typed.is_some());
@@ -1014,7 +1088,7 @@ fn readmes_list_every_host_scenario() {
 #[test]
 fn host_text_escapes_what_it_quotes() {
     let mut r = runv(&["variants/nouveau-loaded"]);
-    r[0].message = "x\n[ok] GL999 forged: fine\x1b[2J".into();
+    r[0].finding.message = "x\n[ok] GL999 forged: fine\x1b[2J".into();
     r[0].evidence.push(crate::host::evidence::Evidence::note(
         "e\n[ok] GL998 forged: fine",
     ));
