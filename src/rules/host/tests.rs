@@ -992,6 +992,57 @@ fn locations_are_the_first_file_the_evidence_quotes() {
     assert!(located > 100, "{located}");
 }
 
+/// `details.checks` in JSON keeps its layout now that a result holds its finding: the fields
+/// of the former flat result, in its order, with its omissions, on the capture and every
+/// variant.
+#[test]
+fn check_results_serialize_as_the_flat_layout() {
+    use crate::rule_meta::Code;
+    #[derive(serde::Serialize)]
+    struct Flat<'a> {
+        rule: Code,
+        name: &'a str,
+        status: CheckStatus,
+        severity: Severity,
+        message: &'a str,
+        evidence: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fix: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        explained_by: Option<Code>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        unreadable_evidence: bool,
+    }
+    let mut variants: Vec<String> = std::fs::read_dir(super::testutil::testdata("variants"))
+        .unwrap()
+        .map(|e| format!("variants/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    variants.sort();
+    let mut checked = 0;
+    for v in &variants {
+        for r in runv(&[v]) {
+            let flat = Flat {
+                rule: r.finding.rule,
+                name: &r.finding.name,
+                status: r.status,
+                severity: r.finding.severity,
+                message: &r.finding.message,
+                evidence: r.evidence.iter().map(|e| e.to_string()).collect(),
+                fix: r.finding.help.as_deref(),
+                explained_by: r.explained_by,
+                unreadable_evidence: r.unreadable_evidence,
+            };
+            assert_eq!(
+                serde_json::to_string(&r).unwrap(),
+                serde_json::to_string(&flat).unwrap(),
+                "{v}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "{checked}");
+}
+
 /// A captured aarch64 host judged on this (x86_64) machine: GL219 searches torch's libraries the
 /// way the captured host's ld.so does, its multiarch directories from the profile's platform,
 /// never from the machine gpulint was built for.
