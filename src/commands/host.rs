@@ -79,7 +79,7 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         .fail_on
         .or(config.fail_on)
         .unwrap_or(FailOn::At(Severity::Error));
-    let results = crate::suppress::apply_config_to_checks(
+    let results = crate::suppress::apply_config(
         rules::host::run_checks_with(reader.as_ref(), &profile, &opts),
         &config,
     );

@@ -488,6 +488,20 @@ pub fn fold_consequences(results: &mut [CheckResult]) {
     }
 }
 
+/// After the configuration dropped results: a consequence ([`fold_consequences`]) whose cause
+/// is no longer reported stands on its own again.
+pub fn unfold_dropped_causes(results: &mut [CheckResult]) {
+    let present: Vec<Code> = results.iter().map(|r| r.finding.rule).collect();
+    for r in results {
+        if r.status == CheckStatus::Explained
+            && r.explained_by.is_some_and(|c| !present.contains(&c))
+        {
+            r.status = CheckStatus::Problem;
+            r.explained_by = None;
+        }
+    }
+}
+
 /// Whether a check found a problem of at least `fail_on`: a check that could not run says
 /// nothing about the host, so it never fails the run (what it could not read is judged as
 /// GL000: [`unreadable_input_findings`]).

@@ -463,10 +463,7 @@ fn config_and_fail_on_apply_to_host_checks() {
     let known = |c: &str| c.starts_with("GL2");
     let config = |t: &str| crate::config::Config::parse("c.toml", t, &known).unwrap();
 
-    let off = crate::suppress::apply_config_to_checks(
-        results.clone(),
-        &config("[rules]\nGL204 = \"off\"\n"),
-    );
+    let off = crate::suppress::apply_config(results.clone(), &config("[rules]\nGL204 = \"off\"\n"));
     assert!(off.iter().all(|r| r.finding.rule != "GL204"));
     assert_eq!(
         off.len(),
@@ -474,10 +471,8 @@ fn config_and_fail_on_apply_to_host_checks() {
     );
     assert!(!super::fails(&off, FailOn::At(Severity::Error)));
 
-    let warn = crate::suppress::apply_config_to_checks(
-        results.clone(),
-        &config("[rules]\nGL204 = \"warning\"\n"),
-    );
+    let warn =
+        crate::suppress::apply_config(results.clone(), &config("[rules]\nGL204 = \"warning\"\n"));
     let gl204 = expect(&warn, "GL204", Problem);
     assert_eq!(gl204.finding.severity, Severity::Warning);
     assert!(!super::fails(&warn, FailOn::At(Severity::Error)));
@@ -647,7 +642,7 @@ fn module_for_other_kernel_is_one_error_with_its_consequences() {
     let known = |c: &str| c.starts_with("GL2");
     let config =
         crate::config::Config::parse("c.toml", "[rules]\nGL206 = \"off\"\n", &known).unwrap();
-    let off = crate::suppress::apply_config_to_checks(r.clone(), &config);
+    let off = crate::suppress::apply_config(r.clone(), &config);
     expect(&off, "GL203", Problem);
 }
 
