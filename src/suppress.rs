@@ -11,8 +11,7 @@
 //! config entry is judged only where it could have matched ([`ignore_could_apply`]).
 //!
 //! [`config_verdict`] is the one configuration policy: spec findings meet it in [`apply`]
-//! (with pragmas), image findings in [`apply_config`], host check results in
-//! [`apply_config_to_checks`].
+//! (with pragmas), image and host findings and host check results in [`apply_config`].
 
 use crate::config::{normalize, Config, Ignore};
 use crate::finding::{Finding, Location, Severity};
@@ -210,53 +209,62 @@ pub fn config_verdict(
     ConfigVerdict::Keep(config.severity_override(rule).unwrap_or(severity))
 }
 
-/// The configuration post-pass for host checks, by the policy every command shares
-/// ([`config_verdict`]): a disabled or ignored rule's results are dropped, and
-/// a problem takes the configured severity.
-pub fn apply_config_to_checks(results: Vec<CheckResult>, config: &Config) -> Vec<CheckResult> {
-    let mut kept = results
-        .into_iter()
-        .filter_map(
-            |mut r| match config_verdict(config, &r.id, r.severity, None) {
-                ConfigVerdict::Keep(s) => {
-                    if r.status == CheckStatus::Problem {
-                        r.severity = s;
-                    }
-                    Some(r)
-                }
-                ConfigVerdict::Disabled | ConfigVerdict::Ignored(_) => None,
-            },
-        )
-        .collect::<Vec<_>>();
-    // A consequence whose cause is no longer reported stands on its own again.
-    let present: Vec<crate::rule_meta::Code> = kept.iter().map(|r| r.id).collect();
-    for r in &mut kept {
-        if r.status == CheckStatus::Explained
-            && r.explained_by.is_some_and(|c| !present.contains(&c))
-        {
-            r.status = CheckStatus::Problem;
-            r.explained_by = None;
-        }
+/// What the configuration post-pass judges: a finding, or a host check's result (which
+/// reports one, [`CheckResult::finding`]).
+pub trait Judged: Sized {
+    fn finding_mut(&mut self) -> &mut Finding;
+    /// Whether the configured severity replaces the finding's.
+    fn takes_severity(&self) -> bool {
+        true
     }
-    kept
+    /// Runs on what the configuration kept.
+    fn after_config(_kept: &mut [Self]) {}
 }
 
-/// The post-pass for findings that point into an image: configuration only (pragmas do not
-/// exist there, and an `[[ignore]]` that matches no image finding is not reported: it may be
-/// meant for the repository's files).
-pub fn apply_config(findings: Vec<Finding>, config: &Config) -> Vec<Finding> {
-    findings
+impl Judged for Finding {
+    fn finding_mut(&mut self) -> &mut Finding {
+        self
+    }
+}
+
+impl Judged for CheckResult {
+    fn finding_mut(&mut self) -> &mut Finding {
+        &mut self.finding
+    }
+    /// A check that found no problem (ok, could not check, skipped) stays `info`.
+    fn takes_severity(&self) -> bool {
+        self.status == CheckStatus::Problem
+    }
+    /// A consequence whose cause is no longer reported stands on its own again.
+    fn after_config(kept: &mut [Self]) {
+        crate::rules::host::unfold_dropped_causes(kept);
+    }
+}
+
+/// The post-pass for findings that point into no repository file (an image, the host) and
+/// for host check results: configuration only, by the policy every command shares
+/// ([`config_verdict`]): a disabled or ignored rule's are dropped, the rest take the
+/// configured severity (pragmas do not exist there, and an `[[ignore]]` that matches nothing
+/// here is not reported: it may be meant for the repository's files).
+pub fn apply_config<T: Judged>(items: Vec<T>, config: &Config) -> Vec<T> {
+    let mut kept: Vec<T> = items
         .into_iter()
-        .filter_map(
-            |mut f| match config_verdict(config, &f.rule, f.severity, None) {
+        .filter_map(|mut item| {
+            let takes_severity = item.takes_severity();
+            let f = item.finding_mut();
+            match config_verdict(config, &f.rule, f.severity, None) {
                 ConfigVerdict::Keep(s) => {
-                    f.severity = s;
-                    Some(f)
+                    if takes_severity {
+                        f.severity = s;
+                    }
+                    Some(item)
                 }
                 ConfigVerdict::Disabled | ConfigVerdict::Ignored(_) => None,
-            },
-        )
-        .collect()
+            }
+        })
+        .collect();
+    T::after_config(&mut kept);
+    kept
 }
 
 /// Whether a config `[[ignore]]` entry that matched nothing is stale, not merely meant for

@@ -80,7 +80,7 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
         .fail_on
         .or(config.fail_on)
         .unwrap_or(FailOn::At(Severity::Error));
-    let results = crate::suppress::apply_config_to_checks(
+    let results = crate::suppress::apply_config(
         rules::host::run_checks_with(reader.as_ref(), &profile, &opts),
         &config,
     );
@@ -106,7 +106,7 @@ pub(super) fn host(a: HostCmdArgs, color: ColorChoice) -> anyhow::Result<i32> {
     r.skipped_rules = results
         .iter()
         .filter(|c| c.status == rules::host::CheckStatus::Skipped)
-        .map(|c| (c.id.to_string(), c.message.clone()))
+        .map(|c| (c.finding.rule.to_string(), c.finding.message.clone()))
         .collect();
     r.checked_rules = rules::host_checks()
         .map(|(meta, _, _)| meta.code.to_string())

@@ -3,6 +3,7 @@
 //! or the inside of a container. Checks declare where they apply
 //! ([`crate::rules::host::RunsOn`]); this says where we are, with the evidence.
 
+use super::evidence::Evidence;
 use super::reader::HostReader;
 use serde::Serialize;
 
@@ -15,7 +16,7 @@ pub struct HostEnv {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
     /// The files and lines that said so.
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Evidence>,
 }
 
 impl HostEnv {
@@ -50,18 +51,21 @@ pub fn detect_env(r: &dyn HostReader) -> HostEnv {
     let dxg = r.exists("/dev/dxg");
     let wsl_lib = r.list_dir("/usr/lib/wsl/lib");
     if dxg {
-        env.evidence
-            .push("/dev/dxg: present (WSL2 GPU paravirtualization)".into());
+        env.evidence.push(Evidence::file(
+            "/dev/dxg",
+            "present (WSL2 GPU paravirtualization)",
+        ));
     }
     if let Some(libs) = &wsl_lib {
-        env.evidence.push(format!(
-            "/usr/lib/wsl/lib: {}",
+        env.evidence.push(Evidence::file(
+            "/usr/lib/wsl/lib",
             libs.iter()
                 .map(|(n, _)| n.as_str())
                 .filter(|n| n.starts_with("lib") || *n == "nvidia-smi")
                 .take(6)
                 .collect::<Vec<_>>()
                 .join(", ")
+                .to_string(),
         ));
     }
     let kernel_says_wsl = r
@@ -74,17 +78,18 @@ pub fn detect_env(r: &dyn HostReader) -> HostEnv {
         .unwrap_or(false);
     if kernel_says_wsl {
         env.evidence
-            .push("/proc/version: a Microsoft WSL kernel".into());
+            .push(Evidence::file("/proc/version", "a Microsoft WSL kernel"));
     }
     env.wsl2 = dxg || (wsl_lib.is_some() && kernel_says_wsl);
 
     // Containers: the engines' marker files, then the cgroup of PID 1.
     if r.exists("/.dockerenv") {
         env.container = Some("docker".into());
-        env.evidence.push("/.dockerenv: present".into());
+        env.evidence.push(Evidence::file("/.dockerenv", "present"));
     } else if r.exists("/run/.containerenv") {
         env.container = Some("podman".into());
-        env.evidence.push("/run/.containerenv: present".into());
+        env.evidence
+            .push(Evidence::file("/run/.containerenv", "present"));
     }
     for path in ["/proc/1/cgroup", "/proc/self/cgroup"] {
         let Some(text) = r.read_string(path) else {
@@ -100,7 +105,7 @@ pub fn detect_env(r: &dyn HostReader) -> HostEnv {
             if env.container.is_none() || engine == "kubernetes" {
                 env.container = Some(engine.to_string());
             }
-            env.evidence.push(format!("{path}: {line}"));
+            env.evidence.push(Evidence::file(path, line));
             break;
         }
     }
@@ -147,6 +152,10 @@ mod tests {
             "12:devices:/kubepods/besteffort/pod1234/abcdef\n",
         )]);
         assert_eq!(k8s.container.as_deref(), Some("kubernetes"));
-        assert!(k8s.evidence[0].contains("kubepods"), "{:?}", k8s.evidence);
+        assert!(
+            k8s.evidence[0].text.contains("kubepods"),
+            "{:?}",
+            k8s.evidence
+        );
     }
 }

@@ -10,10 +10,13 @@
 //! [`Facts`](crate::matrix::Facts) (the matrices); torch's architectures come from
 //! an [`ArchScanner`] wired to the fatbin reader.
 
+pub mod command;
 pub mod env;
+pub mod evidence;
 pub mod parse;
 pub mod profile;
 pub mod python;
+pub mod query;
 pub mod reader;
 
 pub use profile::{detect_host_with, load_target_json, HostGpu, HostProfile, KernelModule};
@@ -48,7 +51,7 @@ mod tests {
         assert_eq!(
             results
                 .iter()
-                .map(|x| x.id)
+                .map(|x| x.finding.rule)
                 .collect::<std::collections::BTreeSet<_>>()
                 .len(),
             crate::rules::host_checks().count()

@@ -3,6 +3,7 @@
 //! fatbin of `torch/lib/libtorch_cuda.so` for the architectures, through an [`ArchScanner`]
 //! the integrator wires to the ELF/fatbin reader (`crate::detect::elf`).
 
+use super::evidence::Evidence;
 use super::reader::{resolve_link, EntryKind, HostReader};
 use crate::vocab::ImagePath;
 use std::path::Path;
@@ -31,7 +32,7 @@ pub struct TorchInstall {
     pub hip: Option<String>,
     /// torch/lib/libtorch_cuda.so when present (host path).
     pub cuda_lib: Option<String>,
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Evidence>,
 }
 
 /// `__version__ = '2.11.0+cu130'`, `cuda: Optional[str] = '13.0'`, `hip = None`.
@@ -131,15 +132,18 @@ pub fn find_torch(reader: &dyn HostReader, pythons: &[String]) -> Vec<TorchInsta
             };
             let (version, cuda, hip) = parse_version_py(&text);
             let lib = format!("{site}/torch/lib/libtorch_cuda.so");
-            let mut evidence = vec![format!(
-                "{vp}: __version__ = {:?}",
-                version.clone().unwrap_or_default()
+            let mut evidence = vec![Evidence::file(
+                &vp,
+                format!("__version__ = {:?}", version.clone().unwrap_or_default()),
             )];
-            evidence.push(format!(
-                "{vp}: cuda = {}",
-                cuda.as_deref()
-                    .map(|c| format!("{c:?}"))
-                    .unwrap_or_else(|| "None".into())
+            evidence.push(Evidence::file(
+                &vp,
+                format!(
+                    "cuda = {}",
+                    cuda.as_deref()
+                        .map(|c| format!("{c:?}"))
+                        .unwrap_or_else(|| "None".into())
+                ),
             ));
             out.push(TorchInstall {
                 python: py.clone(),

@@ -4,7 +4,37 @@
 pub mod smi;
 pub mod xml;
 
-use super::reader::{DevNode, Identity};
+use super::evidence::Source;
+
+/// One `/dev/nvidia*` node as seen by `ls -l` or `stat`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DevNode {
+    pub path: String,
+    /// `c` char device, `d` directory, `l` symlink, `-` file.
+    pub kind: char,
+    /// Permission bits (0o777 part).
+    pub mode: u32,
+    /// Owner and group as numbers when known, names when known.
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub owner: Option<String>,
+    pub group: Option<String>,
+    pub major: Option<u32>,
+    pub minor: Option<u32>,
+    /// The evidence line (the `ls -l` line, or one built from `stat`).
+    pub line: String,
+}
+
+/// The invoking user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub uid: Option<u32>,
+    pub user: Option<String>,
+    /// Every group, primary first: (gid, name).
+    pub groups: Vec<(Option<u32>, Option<String>)>,
+    /// What said so: the `id` command or `/proc/self/status`.
+    pub source: Source,
+}
 
 /// `/proc/driver/nvidia/version`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,7 +263,7 @@ pub fn parse_id(text: &str) -> Option<Identity> {
         }
     }
     let mut id = Identity {
-        source: "id".into(),
+        source: Source::Command("id".into()),
         ..Default::default()
     };
     let mut seen = false;
@@ -260,7 +290,7 @@ pub fn parse_id(text: &str) -> Option<Identity> {
 /// `/proc/self/status`: Uid (real), Gid and Groups.
 pub fn parse_proc_status(text: &str) -> Option<Identity> {
     let mut id = Identity {
-        source: "/proc/self/status".into(),
+        source: Source::File("/proc/self/status".into()),
         ..Default::default()
     };
     let mut seen = false;

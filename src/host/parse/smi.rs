@@ -2,7 +2,7 @@
 //! table. Each parser is a pure function from text to [`SmiReport`] / lines.
 
 use super::xml::{self, Element};
-use crate::host::reader::QUERY_GPU_FIELDS;
+use crate::host::command::QUERY_GPU_FIELDS;
 
 /// What nvidia-smi said about one GPU. Every field is optional: old drivers lack some.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

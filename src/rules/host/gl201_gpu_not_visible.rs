@@ -1,7 +1,9 @@
 //! GL201: NVIDIA GPUs on the PCI bus that the driver does not see.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
+use crate::host::query::modprobe_files;
 use crate::host::reader::{HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -40,18 +42,19 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let seen = cx.profile.gpus.len();
     let Some(devs) = r.list_dir("/sys/bus/pci/devices") else {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             format!(
                 "/sys/bus/pci/devices is not readable on the {}; the driver sees {}",
                 r.describe(),
                 crate::vocab::count(seen, "GPU", "GPUs")
             ),
-        )];
+        ));
+        return;
     };
     let mut pci = Vec::new();
     let mut evidence = Vec::new();
@@ -67,9 +70,9 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         if !class.starts_with("0x03") {
             continue;
         }
-        evidence.push(format!(
-            "{base}: vendor 0x10de class {class} device {}",
-            device.trim()
+        evidence.push(Evidence::file(
+            &base,
+            format!("vendor 0x10de class {class} device {}", device.trim()),
         ));
         pci.push(bus);
     }
@@ -102,23 +105,27 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                 .is_some_and(|b| excluded.contains(&b))
         })
         .count();
-    evidence.push(format!(
+    evidence.push(Evidence::note(format!(
         "driver sees {} ({})",
         crate::vocab::count(seen, "GPU", "GPUs"),
         cx.profile.sources.join(", ")
-    ));
+    )));
     if pci.is_empty() {
         if seen == 0 {
-            return vec![CheckResult::problem(&META, "no NVIDIA GPU on the PCI bus")
-                .severity(Severity::Warning)
-                .evidence(evidence)
-                .fix("Run on a machine (or VM with passthrough) that has an NVIDIA GPU.")];
+            out.push(
+                CheckResult::problem(&META, "no NVIDIA GPU on the PCI bus")
+                    .severity(Severity::Warning)
+                    .evidence(evidence)
+                    .fix("Run on a machine (or VM with passthrough) that has an NVIDIA GPU."),
+            );
+            return;
         }
-        return vec![CheckResult::ok(
+        out.push(CheckResult::ok(
             &META,
             format!("the driver sees {seen} GPU(s); no NVIDIA display device in this sysfs view (container or VM)"),
         )
-        .evidence(evidence)];
+        .evidence(evidence));
+        return;
     }
     let missing: Vec<&String> = pci
         .iter()
@@ -148,48 +155,54 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             pci.len()
         );
         if causes.is_empty() {
-            return vec![CheckResult::problem(&META, summary)
+            out.push(CheckResult::problem(&META, summary)
             .evidence(evidence)
-            .fix("Look for the missing bus id in `dmesg | grep -i nvrm`; make sure the nvidia module is loaded and nouveau/vfio-pci do not hold the device.")];
+            .fix("Look for the missing bus id in `dmesg | grep -i nvrm`; make sure the nvidia module is loaded and nouveau/vfio-pci do not hold the device."));
+            return;
         }
         for c in &causes {
             evidence.extend(c.evidence.iter().cloned());
         }
         // Excluded on request (NVreg_ExcludedGpus) is configuration, not breakage: a warning.
         let deliberate = causes.iter().all(|c| c.deliberate);
-        return vec![CheckResult::problem(
-            &META,
-            format!(
-                "{summary}: {}",
+        out.push(
+            CheckResult::problem(
+                &META,
+                format!(
+                    "{summary}: {}",
+                    causes
+                        .iter()
+                        .map(|c| c.what.clone())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            )
+            .severity(if deliberate {
+                Severity::Warning
+            } else {
+                Severity::Error
+            })
+            .evidence(evidence)
+            .fix(
                 causes
                     .iter()
-                    .map(|c| c.what.clone())
+                    .map(|c| c.fix.clone())
                     .collect::<Vec<_>>()
-                    .join("; ")
+                    .join(" "),
+            ),
+        );
+        return;
+    }
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!(
+                "{} NVIDIA GPU(s) on the PCI bus, all seen by the driver",
+                pci.len()
             ),
         )
-        .severity(if deliberate {
-            Severity::Warning
-        } else {
-            Severity::Error
-        })
-        .evidence(evidence)
-        .fix(
-            causes
-                .iter()
-                .map(|c| c.fix.clone())
-                .collect::<Vec<_>>()
-                .join(" "),
-        )];
-    }
-    vec![CheckResult::ok(
-        &META,
-        format!(
-            "{} NVIDIA GPU(s) on the PCI bus, all seen by the driver",
-            pci.len()
-        ),
-    )
-    .evidence(evidence)]
+        .evidence(evidence),
+    );
 }
 
 /// Why the driver does not drive a GPU, as the kernel log and sysfs state it.
@@ -197,7 +210,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
 pub(crate) struct Cause {
     pub what: String,
     pub fix: String,
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Evidence>,
     /// Configuration, not breakage (a GPU excluded on request).
     pub deliberate: bool,
 }
@@ -224,7 +237,7 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
                 out.push(Cause {
                     what: format!("{bus} is bound to the {drv} driver, not nvidia"),
                     fix,
-                    evidence: vec![format!("{base}/driver: -> {t}")],
+                    evidence: vec![Evidence::file(format!("{base}/driver"), format!("-> {t}"))],
                     deliberate: false,
                 });
             }
@@ -237,22 +250,22 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
         .map(|(p, i)| (p, i.bus_location.unwrap_or_default()))
         .collect();
     if !excluded.is_empty() || out.iter().any(|c| c.deliberate) {
-        let mut ev: Vec<String> = excluded
+        let mut ev: Vec<Evidence> = excluded
             .iter()
-            .map(|(p, _)| format!("{p}: GPU Excluded: Yes"))
+            .map(|(p, _)| Evidence::file(p, "GPU Excluded: Yes"))
             .collect();
         let mut files = Vec::new();
-        for (p, text) in super::modprobe_files(r) {
+        for (p, text) in modprobe_files(r) {
             for l in text.lines() {
                 if l.contains("NVreg_ExcludedGpus") || l.contains("NVreg_ExcludeAllGpus") {
-                    ev.push(format!("{p}: {}", l.trim()));
+                    ev.push(Evidence::file(&p, l.trim()));
                     files.push(p.clone());
                 }
             }
         }
         if let Some(c) = r.read_string("/proc/cmdline") {
             if c.contains("NVreg_ExcludedGpus") || c.contains("NVreg_ExcludeAllGpus") {
-                ev.push(format!("/proc/cmdline: {}", c.trim()));
+                ev.push(Evidence::file("/proc/cmdline", c.trim()));
                 files.push("/proc/cmdline".into());
             }
         }
@@ -357,7 +370,7 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
                 if release.is_empty() { "installed".to_string() } else { release.clone() }
             ),
             fix: format!("Install a driver branch whose README (Appendix A, supported chips) lists PCI ID {pci_id}: a newer branch for a GPU newer than the driver, the legacy branch NVIDIA names for an old one."),
-            evidence: msg.iter().take(3).map(|m| format!("dmesg: {m}")).collect(),
+            evidence: msg.iter().take(3).map(|m| Evidence::command("dmesg", m)).collect(),
             deliberate: false,
         });
     }
@@ -383,19 +396,19 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
         ),
     ];
     for (needles, what, fix, deliberate) in rules {
-        let hits: Vec<String> = lines
+        let hits: Vec<Evidence> = lines
             .iter()
             .filter(|l| needles.iter().any(|n| l.contains(n)))
             // Lines about a missing GPU, or naming no PCI address at all.
             .filter(|l| missing.is_empty() || names_missing(l) || !l.contains("0000:"))
-            .map(|l| format!("dmesg: {}", body(l)))
+            .map(|l| Evidence::command("dmesg", body(l)))
             .collect();
         if hits.is_empty() {
             continue;
         }
         let buses: Vec<&String> = missing
             .iter()
-            .filter(|b| hits.iter().any(|h| names_missing_one(h, b)))
+            .filter(|b| hits.iter().any(|h| names_missing_one(&h.text, b)))
             .collect();
         let who = if buses.is_empty() {
             "a GPU".to_string()

@@ -1,8 +1,10 @@
 //! GL202: the nouveau driver is loaded, or not blacklisted.
 
-use super::{loaded_modules, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::parse;
+use crate::host::query::{loaded_modules, modprobe_files};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -32,17 +34,17 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let mut evidence = Vec::new();
     let mut blacklisted = false;
-    for (p, t) in super::modprobe_files(r) {
+    for (p, t) in modprobe_files(r) {
         if parse::parse_modprobe_blacklist(&t)
             .iter()
             .any(|m| m == "nouveau")
         {
             blacklisted = true;
-            evidence.push(format!("{p}: blacklists nouveau"));
+            evidence.push(Evidence::file(&p, "blacklists nouveau"));
         }
     }
     if let Some(c) = r.read_string("/proc/cmdline") {
@@ -51,48 +53,54 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .any(|m| m == "nouveau")
         {
             blacklisted = true;
-            evidence.push(format!("/proc/cmdline: {}", c.trim()));
+            evidence.push(Evidence::file("/proc/cmdline", c.trim()));
         }
     }
     let Some((mods, src)) = loaded_modules(r) else {
-        return vec![CheckResult::could_not(
-            &META,
-            "neither /proc/modules nor /sys/module is readable",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(&META, "neither /proc/modules nor /sys/module is readable")
+                .evidence(evidence),
+        );
+        return;
     };
     if mods.iter().any(|m| m == "nouveau") {
-        evidence.insert(0, format!("{src}: nouveau"));
-        return vec![CheckResult::problem(&META, "the nouveau driver is loaded")
+        evidence.insert(0, Evidence::file(src, "nouveau"));
+        out.push(CheckResult::problem(&META, "the nouveau driver is loaded")
             .evidence(evidence)
-            .fix("Blacklist nouveau (`blacklist nouveau` + `options nouveau modeset=0` in /etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs and reboot.")];
+            .fix("Blacklist nouveau (`blacklist nouveau` + `options nouveau modeset=0` in /etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs and reboot."));
+        return;
     }
     if !blacklisted {
-        evidence.push(format!("{src}: nouveau not loaded"));
+        evidence.push(Evidence::file(src, "nouveau not loaded"));
         // It only matters if the running kernel can load nouveau at all.
         let kernel = cx.profile.kernel.clone().unwrap_or_default();
         let dep = r.read_string(&format!("/lib/modules/{kernel}/modules.dep"));
         let available = dep.as_deref().map(|d| d.contains("/nouveau.ko"));
         let sev = match available {
             Some(true) => {
-                evidence.push(format!(
-                    "/lib/modules/{kernel}/modules.dep: nouveau.ko available"
+                evidence.push(Evidence::file(
+                    format!("/lib/modules/{kernel}/modules.dep"),
+                    "nouveau.ko available",
                 ));
                 Severity::Warning
             }
             Some(false) => {
-                return vec![CheckResult::ok(
-                    &META,
-                    "nouveau is not loaded, and the running kernel has no nouveau module",
-                )
-                .evidence(evidence)];
+                out.push(
+                    CheckResult::ok(
+                        &META,
+                        "nouveau is not loaded, and the running kernel has no nouveau module",
+                    )
+                    .evidence(evidence),
+                );
+                return;
             }
             None => Severity::Info,
         };
-        return vec![CheckResult::problem(&META, "nouveau is not loaded but not blacklisted either")
+        out.push(CheckResult::problem(&META, "nouveau is not loaded but not blacklisted either")
             .severity(sev)
             .evidence(evidence)
-            .fix("Add /etc/modprobe.d/blacklist-nouveau.conf with `blacklist nouveau` and `options nouveau modeset=0`, then rebuild the initramfs.")];
+            .fix("Add /etc/modprobe.d/blacklist-nouveau.conf with `blacklist nouveau` and `options nouveau modeset=0`, then rebuild the initramfs."));
+        return;
     }
-    vec![CheckResult::ok(&META, "nouveau is not loaded and is blacklisted").evidence(evidence)]
+    out.push(CheckResult::ok(&META, "nouveau is not loaded and is blacklisted").evidence(evidence));
 }

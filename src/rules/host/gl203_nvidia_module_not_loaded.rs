@@ -1,7 +1,9 @@
 //! GL203: the nvidia / nvidia_uvm kernel modules are not loaded.
 
-use super::{loaded_modules, proc_version, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
+use crate::host::query::{loaded_modules, proc_version};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -30,7 +32,9 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
+    // `out` may hold other checks' results: only this check's own count.
+    let before = out.len();
     let r = cx.reader;
     let pv = proc_version(r);
     let dev_uvm = r
@@ -39,25 +43,28 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     let (nvidia, uvm, mut evidence) = match loaded_modules(r) {
         Some((mods, src)) => {
             let has = |m: &str| mods.iter().any(|x| x == m);
-            let ev = vec![format!(
-                "{src}: {}",
+            let ev = vec![Evidence::file(
+                src,
                 ["nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm"]
                     .iter()
                     .map(|m| format!("{m} {}", if has(m) { "loaded" } else { "absent" }))
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
             )];
             (Some(has("nvidia")), Some(has("nvidia_uvm")), ev)
         }
         None => {
-            let mut ev = vec!["/proc/modules: not readable".to_string()];
+            let mut ev = vec![Evidence::file("/proc/modules", "not readable")];
             let nvidia = pv.as_ref().map(|_| true);
             if let Some(v) = &pv {
-                ev.push(format!("/proc/driver/nvidia/version: {}", v.line));
+                ev.push(Evidence::file(
+                    "/proc/driver/nvidia/version",
+                    v.line.to_string(),
+                ));
             }
             let uvm = match &dev_uvm {
                 Some(Some(n)) => {
-                    ev.push(format!("/dev/nvidia-uvm: {}", n.line));
+                    ev.push(Evidence::file("/dev/nvidia-uvm", &n.line));
                     Some(true)
                 }
                 _ => None,
@@ -66,9 +73,11 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
     };
     if nvidia == Some(false) && pv.is_some() {
-        evidence.push("/proc/driver/nvidia/version: present (module built in?)".into());
+        evidence.push(Evidence::file(
+            "/proc/driver/nvidia/version",
+            "present (module built in?)",
+        ));
     }
-    let mut out = Vec::new();
     match (nvidia, pv.is_some()) {
         (Some(false), false) => out.push(
             CheckResult::problem(&META, "the nvidia kernel module is not loaded")
@@ -87,14 +96,13 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                 .evidence(evidence.clone())
                 .fix("`sudo nvidia-modprobe -u -c=0` (or `sudo modprobe nvidia_uvm`), and add nvidia_uvm to /etc/modules-load.d/."),
         ),
-        None if out.is_empty() => out.push(CheckResult::could_not(
+        None if out.len() == before => out.push(CheckResult::could_not(
             &META,
             "cannot tell whether nvidia_uvm is loaded (no module list, no /dev/nvidia-uvm)",
         ).evidence(evidence.clone())),
         _ => {}
     }
-    if out.is_empty() {
+    if out.len() == before {
         out.push(CheckResult::ok(&META, "nvidia and nvidia_uvm are loaded").evidence(evidence));
     }
-    out
 }

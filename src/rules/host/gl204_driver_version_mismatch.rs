@@ -1,7 +1,9 @@
 //! GL204: kernel module and user-space driver versions differ ("API mismatch").
 
-use super::{ld_so_conf_dirs, proc_version, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
+use crate::host::query::{ld_so_conf_dirs, proc_version};
 use crate::host::reader::{HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::DriverVersion;
@@ -82,12 +84,12 @@ pub(crate) fn user_space_versions(r: &dyn HostReader) -> Vec<(String, DriverVers
 
 /// WSL2: the driver is the Windows host's, served from /usr/lib/wsl/lib. A Linux driver
 /// installed inside the distribution puts its own libcuda / libnvidia-ml in front of it.
-fn check_wsl2(cx: &Ctx) -> Vec<CheckResult> {
+fn check_wsl2(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let linux: Vec<(String, DriverVersion)> = user_space_versions(cx.reader)
         .into_iter()
         .filter(|(p, _)| !p.starts_with("/usr/lib/wsl/"))
         .collect();
-    let mut evidence: Vec<String> = cx.env.evidence.clone();
+    let mut evidence: Vec<Evidence> = cx.env.evidence.clone();
     if linux.is_empty() {
         let drv = cx
             .profile
@@ -95,18 +97,19 @@ fn check_wsl2(cx: &Ctx) -> Vec<CheckResult> {
             .as_ref()
             .map(|d| format!(" (Windows driver {d})"))
             .unwrap_or_default();
-        return vec![CheckResult::ok(
+        out.push(CheckResult::ok(
             &META,
             format!("WSL2: the driver libraries are the Windows driver's in /usr/lib/wsl/lib{drv}; no Linux driver installed"),
         )
-        .evidence(evidence)];
+        .evidence(evidence));
+        return;
     }
     evidence.extend(
         linux
             .iter()
-            .map(|(p, v)| format!("{p}: Linux user-space driver {v}")),
+            .map(|(p, v)| Evidence::file(p, format!("Linux user-space driver {v}"))),
     );
-    vec![CheckResult::problem(
+    out.push(CheckResult::problem(
         &META,
         format!(
             "a Linux NVIDIA driver ({}) is installed inside WSL2: its libcuda/libnvidia-ml come before the Windows driver's in /usr/lib/wsl/lib and cannot talk to the WSL2 GPU",
@@ -119,17 +122,21 @@ fn check_wsl2(cx: &Ctx) -> Vec<CheckResult> {
         ),
     )
     .evidence(evidence)
-    .fix("Remove the Linux driver packages inside WSL2 (e.g. `sudo apt-get remove --purge 'libnvidia-*' 'nvidia-driver-*'`) and keep only the Windows driver; install only the CUDA toolkit (the `cuda-toolkit-*` / WSL-Ubuntu packages), never a driver, inside WSL2.")]
+    .fix("Remove the Linux driver packages inside WSL2 (e.g. `sudo apt-get remove --purge 'libnvidia-*' 'nvidia-driver-*'`) and keep only the Windows driver; install only the CUDA toolkit (the `cuda-toolkit-*` / WSL-Ubuntu packages), never a driver, inside WSL2."));
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     if cx.env.wsl2 {
-        return check_wsl2(cx);
+        check_wsl2(cx, out);
+        return;
     }
     let r = cx.reader;
     let mut evidence = Vec::new();
     let kernel = proc_version(r).and_then(|p| {
-        evidence.push(format!("/proc/driver/nvidia/version: {}", p.line));
+        evidence.push(Evidence::file(
+            "/proc/driver/nvidia/version",
+            p.line.to_string(),
+        ));
         p.version.and_then(|v| v.parse::<DriverVersion>().ok())
     });
     // nvidia-smi says so itself.
@@ -141,7 +148,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     ] {
         if let Some(out) = r.run(cmd).any_output() {
             if let Some(l) = out.lines().find(|l| l.contains("version mismatch")) {
-                smi_mismatch = Some(format!("{}: {}", cmd.display(), l.trim()));
+                smi_mismatch = Some(Evidence::command(cmd.display(), l.trim()));
                 break;
             }
         }
@@ -162,52 +169,63 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         })
         .and_then(|v| v.parse::<DriverVersion>().ok());
     if let Some(v) = &smi_driver {
-        evidence.push(format!("nvidia-smi: driver_version {v}"));
+        evidence.push(Evidence::command(
+            "nvidia-smi",
+            format!("driver_version {v}"),
+        ));
     }
     for (p, v) in &libs {
-        evidence.push(format!("{p}: user-space driver {v}"));
+        evidence.push(Evidence::file(p, format!("user-space driver {v}")));
     }
     if let Some(m) = smi_mismatch {
         evidence.insert(0, m);
-        return vec![CheckResult::problem(&META, "nvidia-smi reports a driver/library version mismatch")
+        out.push(CheckResult::problem(&META, "nvidia-smi reports a driver/library version mismatch")
             .evidence(evidence)
-            .fix("Reboot so the loaded kernel module matches the installed driver libraries (or unload and reload the nvidia modules).")];
+            .fix("Reboot so the loaded kernel module matches the installed driver libraries (or unload and reload the nvidia modules)."));
+        return;
     }
     if let Some(m) = dmesg_api_mismatch(r) {
-        evidence.insert(0, format!("dmesg: {}", m.line));
-        return vec![CheckResult::problem(
-            &META,
-            format!(
+        evidence.insert(0, Evidence::command("dmesg", &m.line));
+        out.push(
+            CheckResult::problem(
+                &META,
+                format!(
                 "a user-space driver {} talked to kernel module {} (NVRM: API mismatch in dmesg): \
                  a second driver library, e.g. a libcuda.so baked into a container image or a \
                  Python environment, is loaded instead of the host's",
                 m.client, m.kernel
             ),
-        )
-        .evidence(evidence)
-        .fix(format!(
+            )
+            .evidence(evidence)
+            .fix(format!(
             "Find the libcuda.so.{0} / libnvidia-*.so.{0} that the failing program loads (`ldd`, \
              `LD_DEBUG=libs`, or `gpulint image` on its container image: GL004) and remove it so \
              the host's {1} libraries are used; in containers let the NVIDIA Container Toolkit \
              mount the driver.",
             m.client, m.kernel
-        ))];
+        )),
+        );
+        return;
     }
     let Some(k) = kernel else {
-        return vec![CheckResult::could_not(
-            &META,
-            "the loaded kernel module's version is unknown (no /proc/driver/nvidia/version)",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(
+                &META,
+                "the loaded kernel module's version is unknown (no /proc/driver/nvidia/version)",
+            )
+            .evidence(evidence),
+        );
+        return;
     };
     let mut user: Vec<&DriverVersion> = libs.iter().map(|(_, v)| v).collect();
     user.extend(smi_driver.iter());
     if user.is_empty() {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             format!("kernel module {k} loaded, but no user-space driver library or nvidia-smi version found"),
         )
-        .evidence(evidence)];
+        .evidence(evidence));
+        return;
     }
     let mut other: Vec<String> = user
         .iter()
@@ -217,7 +235,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     other.sort();
     other.dedup();
     if !other.is_empty() {
-        return vec![CheckResult::problem(
+        out.push(CheckResult::problem(
             &META,
             format!(
                 "kernel module {k} but user-space driver {}: NVML/CUDA fail with \"Driver/library version mismatch\"",
@@ -225,13 +243,16 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             ),
         )
         .evidence(evidence)
-        .fix("Reboot (or reload the nvidia modules) so the kernel module matches the installed libraries; remove stale driver packages if an old version lingers.")];
+        .fix("Reboot (or reload the nvidia modules) so the kernel module matches the installed libraries; remove stale driver packages if an old version lingers."));
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        format!("kernel module and user-space driver are both {k}"),
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!("kernel module and user-space driver are both {k}"),
+        )
+        .evidence(evidence),
+    );
 }
 
 /// The kernel's own report of a client (user-space driver) of another version.

@@ -1,7 +1,9 @@
 //! GL205: the kernel module flavour (open / proprietary) does not support a GPU.
 
-use super::{proc_version, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
+use crate::host::query::proc_version;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -32,19 +34,23 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let Some(pv) = proc_version(r) else {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             "no /proc/driver/nvidia/version: the kernel module flavour is unknown",
-        )];
+        ));
+        return;
     };
     let flavor = if pv.open { "open" } else { "proprietary" };
-    let mut evidence = vec![format!("/proc/driver/nvidia/version: {}", pv.line)];
+    let mut evidence = vec![Evidence::file(
+        "/proc/driver/nvidia/version",
+        pv.line.to_string(),
+    )];
     let log = r.run(HostCommand::Dmesg);
     if let Some(text) = log.ok_stdout() {
-        let bad: Vec<String> = text
+        let bad: Vec<Evidence> = text
             .lines()
             .filter(|l| {
                 l.contains("not supported by open nvidia.ko")
@@ -53,30 +59,38 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                         && l.contains("open kernel modules")
                         && l.contains("not supported"))
             })
-            .map(|l| format!("dmesg: {}", l.trim()))
+            .map(|l| Evidence::command("dmesg", l.trim()))
             .collect();
         if !bad.is_empty() {
             evidence.extend(bad);
             let other = if pv.open { "proprietary" } else { "open" };
-            return vec![CheckResult::problem(
-                &META,
-                format!("the {flavor} kernel module refuses a GPU on this host"),
-            )
-            .evidence(evidence)
-            .fix(format!(
+            out.push(
+                CheckResult::problem(
+                    &META,
+                    format!("the {flavor} kernel module refuses a GPU on this host"),
+                )
+                .evidence(evidence)
+                .fix(format!(
                 "Install the {other} kernel module flavour of the same driver version and reboot."
-            ))];
+            )),
+            );
+            return;
         }
     } else {
-        evidence.push("dmesg: not readable (kernel log not checked)".into());
+        evidence.push(Evidence::command(
+            "dmesg",
+            "not readable (kernel log not checked)",
+        ));
     }
-    vec![CheckResult::ok(
-        &META,
-        format!(
-            "{flavor} kernel module {}; it drives {} GPU(s)",
-            pv.version.unwrap_or_default(),
-            cx.profile.gpus.len()
-        ),
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!(
+                "{flavor} kernel module {}; it drives {} GPU(s)",
+                pv.version.unwrap_or_default(),
+                cx.profile.gpus.len()
+            ),
+        )
+        .evidence(evidence),
+    );
 }

@@ -1,7 +1,9 @@
 //! GL206: the nvidia module is built only for another kernel than the running one.
 
-use super::{loaded_modules, natural_cmp, proc_version, CheckResult, Ctx};
+use super::{natural_cmp, CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
+use crate::host::query::{loaded_modules, proc_version};
 use crate::host::reader::{EntryKind, HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -35,8 +37,9 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-/// Kernels under /lib/modules that have an nvidia module, with the file that shows it.
-fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
+/// Each kernel with whether nvidia is built for it, and the evidence: the module file (named
+/// bare, as a finding quotes no line of it), the tree without one, or the DKMS build.
+fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, Evidence)> {
     let mut out = Vec::new();
     for (k, kind) in r.list_dir("/lib/modules").unwrap_or_default() {
         if kind == EntryKind::File {
@@ -52,7 +55,7 @@ fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
                     let name = p.rsplit('/').next().unwrap_or_default();
                     name.starts_with("nvidia.ko")
                 })
-                .map(|p| format!("{base}/modules.dep: {p}"));
+                .map(|p| Evidence::file(format!("{base}/modules.dep"), p));
         }
         if hit.is_none() {
             for sub in [
@@ -71,14 +74,14 @@ fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
                     .into_iter()
                     .find(|(n, _)| n.starts_with("nvidia.ko"))
                 {
-                    hit = Some(format!("{d}/{}", f.0));
+                    hit = Some(Evidence::note(format!("{d}/{}", f.0)));
                     break;
                 }
             }
         }
         match hit {
             Some(h) => out.push((k, true, h)),
-            None => out.push((k.clone(), false, format!("{base}: no nvidia.ko"))),
+            None => out.push((k.clone(), false, Evidence::file(&base, "no nvidia.ko"))),
         }
     }
     // DKMS builds.
@@ -88,7 +91,7 @@ fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
             if kind == EntryKind::File || k == "source" || k == "build" {
                 continue;
             }
-            let ev = format!("{vdir}/{k}: DKMS build of nvidia {ver}");
+            let ev = Evidence::file(format!("{vdir}/{k}"), format!("DKMS build of nvidia {ver}"));
             match out.iter_mut().find(|(kk, _, _)| *kk == k) {
                 Some(e) if !e.1 => {
                     e.1 = true;
@@ -103,7 +106,7 @@ fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, String)> {
     out
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let running = cx.profile.kernel.clone().or_else(|| {
         r.run(HostCommand::UnameR)
@@ -115,24 +118,33 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .map(|(m, _)| m.iter().any(|x| x == "nvidia"))
             .unwrap_or(false);
     let kernels = kernels_with_module(r);
-    let mut evidence: Vec<String> = kernels.iter().map(|(_, _, e)| e.clone()).collect();
+    let mut evidence: Vec<Evidence> = kernels.iter().map(|(_, _, e)| e.clone()).collect();
     let Some(running) = running else {
         if loaded {
-            return vec![CheckResult::ok(
-                &META,
-                "the nvidia module is loaded (running kernel unknown: no `uname -r`)",
-            )
-            .evidence(evidence)];
+            out.push(
+                CheckResult::ok(
+                    &META,
+                    "the nvidia module is loaded (running kernel unknown: no `uname -r`)",
+                )
+                .evidence(evidence),
+            );
+            return;
         }
-        return vec![CheckResult::could_not(
-            &META,
-            "running kernel unknown (no `uname -r`) and no module loaded",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(
+                &META,
+                "running kernel unknown (no `uname -r`) and no module loaded",
+            )
+            .evidence(evidence),
+        );
+        return;
     };
-    evidence.insert(0, format!("uname -r: {running}"));
+    evidence.insert(0, Evidence::command("uname -r", running.as_str()));
     if loaded {
-        evidence.push("/proc/driver/nvidia/version: module loaded".into());
+        evidence.push(Evidence::file(
+            "/proc/driver/nvidia/version",
+            "module loaded",
+        ));
     }
     let built_for_running = kernels.iter().any(|(k, has, _)| *k == running && *has);
     let with: Vec<&str> = kernels
@@ -143,21 +155,28 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     if !loaded && !built_for_running {
         if with.is_empty() {
             if kernels.is_empty() {
-                return vec![CheckResult::could_not(&META, format!("no /lib/modules or DKMS tree to tell whether nvidia is built for {running}")).evidence(evidence)];
+                out.push(CheckResult::could_not(&META, format!("no /lib/modules or DKMS tree to tell whether nvidia is built for {running}")).evidence(evidence));
+                return;
             }
-            return vec![CheckResult::problem(
-                &META,
-                format!("no nvidia kernel module is installed for any kernel (running {running})"),
-            )
-            .evidence(evidence)
-            .fix("Install the NVIDIA driver (with DKMS or prebuilt modules for this kernel).")];
+            out.push(
+                CheckResult::problem(
+                    &META,
+                    format!(
+                        "no nvidia kernel module is installed for any kernel (running {running})"
+                    ),
+                )
+                .evidence(evidence)
+                .fix("Install the NVIDIA driver (with DKMS or prebuilt modules for this kernel)."),
+            );
+            return;
         }
-        return vec![CheckResult::problem(
+        out.push(CheckResult::problem(
             &META,
             format!("the nvidia module is built for {} but not for the running kernel {running} (kernel updated, driver not rebuilt)", with.join(", ")),
         )
         .evidence(evidence)
-        .fix(format!("Install linux-headers-{running} and run `sudo dkms autoinstall -k {running}` (or reinstall the driver), or boot one of: {}.", with.join(", ")))];
+        .fix(format!("Install linux-headers-{running} and run `sudo dkms autoinstall -k {running}` (or reinstall the driver), or boot one of: {}.", with.join(", "))));
+        return;
     }
     // Running kernel is fine; a newer installed kernel without the module breaks the next boot.
     let newer_without: Vec<&str> = kernels
@@ -166,26 +185,32 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         .map(|(k, _, _)| k.as_str())
         .collect();
     if !newer_without.is_empty() {
-        return vec![CheckResult::problem(
+        out.push(CheckResult::problem(
             &META,
             format!("newer installed kernel(s) {} have no nvidia module: the next boot will have no GPU driver", newer_without.join(", ")),
         )
         .severity(Severity::Warning)
         .evidence(evidence)
-        .fix(format!("Run `sudo dkms autoinstall -k {}` with its headers installed before rebooting.", newer_without[0]))];
+        .fix(format!("Run `sudo dkms autoinstall -k {}` with its headers installed before rebooting.", newer_without[0])));
+        return;
     }
     if !loaded {
-        return vec![CheckResult::problem(
-            &META,
-            format!("the nvidia module is built for {running} but not loaded"),
-        )
-        .severity(Severity::Warning)
-        .evidence(evidence)
-        .fix("`sudo modprobe nvidia` and read `dmesg | grep -i nvrm` if it fails.")];
+        out.push(
+            CheckResult::problem(
+                &META,
+                format!("the nvidia module is built for {running} but not loaded"),
+            )
+            .severity(Severity::Warning)
+            .evidence(evidence)
+            .fix("`sudo modprobe nvidia` and read `dmesg | grep -i nvrm` if it fails."),
+        );
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        format!("the nvidia module is loaded in the running kernel {running}"),
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!("the nvidia module is loaded in the running kernel {running}"),
+        )
+        .evidence(evidence),
+    );
 }

@@ -1,7 +1,9 @@
 //! GL207: /dev/nvidia* nodes missing or not usable by the invoking user.
 
-use super::{identity, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
+use crate::host::query::identity;
 use crate::host::reader::{DevNode, Identity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -78,35 +80,41 @@ fn can_rw(n: &DevNode, id: Option<&Identity>) -> Option<bool> {
     Some(group_match && bits(3))
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let Some(nodes) = r.dev_nodes() else {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             format!("/dev/nvidia* is not visible on the {}", r.describe()),
-        )];
+        ));
+        return;
     };
     let id = identity(r);
-    let mut evidence: Vec<String> = nodes.iter().map(|n| format!("/dev: {}", n.line)).collect();
+    let mut evidence: Vec<Evidence> = nodes
+        .iter()
+        .map(|n| Evidence::file("/dev", &n.line))
+        .collect();
     match &id {
-        Some(i) => evidence.push(format!(
-            "{}: uid {} groups {}",
-            i.source,
-            i.uid.map(|u| u.to_string()).unwrap_or_else(|| "?".into()),
-            i.groups
-                .iter()
-                .map(|(g, n)| match (g, n) {
-                    (Some(g), Some(n)) => format!("{g}({n})"),
-                    (Some(g), None) => g.to_string(),
-                    (None, Some(n)) => n.clone(),
-                    _ => "?".into(),
-                })
-                .collect::<Vec<_>>()
-                .join(",")
+        Some(i) => evidence.push(Evidence {
+            source: i.source.clone(),
+            text: format!(
+                "uid {} groups {}",
+                i.uid.map(|u| u.to_string()).unwrap_or_else(|| "?".into()),
+                i.groups
+                    .iter()
+                    .map(|(g, n)| match (g, n) {
+                        (Some(g), Some(n)) => format!("{g}({n})"),
+                        (Some(g), None) => g.to_string(),
+                        (None, Some(n)) => n.clone(),
+                        _ => "?".into(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        }),
+        None => evidence.push(Evidence::note(
+            "invoking user unknown (no /proc/self/status, no `id` capture)",
         )),
-        None => {
-            evidence.push("invoking user unknown (no /proc/self/status, no `id` capture)".into())
-        }
     }
     let mut required: Vec<(String, Severity)> = vec![
         ("/dev/nvidiactl".into(), Severity::Error),
@@ -176,26 +184,34 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
     }
     if !problems.is_empty() {
-        return vec![CheckResult::problems(&META, "", &problems)
-            .evidence(evidence)
-            .fix(fix_for(missing, &groups))];
+        out.push(
+            CheckResult::problems(&META, "", &problems)
+                .evidence(evidence)
+                .fix(fix_for(missing, &groups)),
+        );
+        return;
     }
     if !unknown.is_empty() {
-        return vec![CheckResult::could_not(
+        out.push(
+            CheckResult::could_not(
+                &META,
+                format!(
+                    "invoking user unknown; cannot judge access to {}",
+                    unknown.join(", ")
+                ),
+            )
+            .evidence(evidence),
+        );
+        return;
+    }
+    out.push(
+        CheckResult::ok(
             &META,
             format!(
-                "invoking user unknown; cannot judge access to {}",
-                unknown.join(", ")
+                "{} required device nodes present and read-write for the invoking user",
+                required.len()
             ),
         )
-        .evidence(evidence)];
-    }
-    vec![CheckResult::ok(
-        &META,
-        format!(
-            "{} required device nodes present and read-write for the invoking user",
-            required.len()
-        ),
-    )
-    .evidence(evidence)]
+        .evidence(evidence),
+    );
 }

@@ -1,7 +1,8 @@
 //! GL208: persistence mode off and no nvidia-persistenced.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -31,17 +32,20 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let gpus = &cx.profile.gpus;
-    let mut evidence: Vec<String> = gpus
+    let mut evidence: Vec<Evidence> = gpus
         .iter()
         .filter_map(|g| {
             g.persistence_mode.as_ref().map(|m| {
-                format!(
-                    "nvidia-smi: GPU {} {} persistence_mode {m}",
-                    g.index.unwrap_or(0),
-                    g.name
+                Evidence::command(
+                    "nvidia-smi",
+                    format!(
+                        "GPU {} {} persistence_mode {m}",
+                        g.index.unwrap_or(0),
+                        g.name
+                    ),
                 )
             })
         })
@@ -52,11 +56,14 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         })
     });
     match daemon {
-        Some(d) => evidence.push(format!(
-            "ps -e -o comm=: nvidia-persistenced {}",
-            if d { "running" } else { "not running" }
+        Some(d) => evidence.push(Evidence::command(
+            HostCommand::PsComm.display(),
+            format!(
+                "nvidia-persistenced {}",
+                if d { "running" } else { "not running" }
+            ),
         )),
-        None => evidence.push("ps: not available".into()),
+        None => evidence.push(Evidence::command("ps", "not available")),
     }
     let off: Vec<String> = gpus
         .iter()
@@ -65,35 +72,40 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         .collect();
     let known = gpus.iter().any(|g| g.persistence_mode.is_some());
     if !off.is_empty() && daemon != Some(true) {
-        return vec![CheckResult::problem(
-            &META,
-            format!(
-                "persistence mode is off on {} and nvidia-persistenced is {}",
-                off.join(", "),
-                if daemon.is_none() {
-                    "unknown"
-                } else {
-                    "not running"
-                }
-            ),
-        )
-        .evidence(evidence)
-        .fix("sudo systemctl enable --now nvidia-persistenced")];
+        out.push(
+            CheckResult::problem(
+                &META,
+                format!(
+                    "persistence mode is off on {} and nvidia-persistenced is {}",
+                    off.join(", "),
+                    if daemon.is_none() {
+                        "unknown"
+                    } else {
+                        "not running"
+                    }
+                ),
+            )
+            .evidence(evidence)
+            .fix("sudo systemctl enable --now nvidia-persistenced"),
+        );
+        return;
     }
     if !known && daemon != Some(true) {
-        return vec![CheckResult::could_not(
-            &META,
-            "persistence mode unknown (no nvidia-smi output)",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(&META, "persistence mode unknown (no nvidia-smi output)")
+                .evidence(evidence),
+        );
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        if daemon == Some(true) {
-            "nvidia-persistenced is running".to_string()
-        } else {
-            "persistence mode is on for every GPU".to_string()
-        },
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            if daemon == Some(true) {
+                "nvidia-persistenced is running".to_string()
+            } else {
+                "persistence mode is on for every GPU".to_string()
+            },
+        )
+        .evidence(evidence),
+    );
 }

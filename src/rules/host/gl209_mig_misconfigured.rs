@@ -1,7 +1,8 @@
 //! GL209: MIG enabled (with or without instances) or a MIG mode change pending.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -31,15 +32,17 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
+    // `out` may hold other checks' results: only this check's own count.
+    let before = out.len();
     let gpus = &cx.profile.gpus;
     if gpus.is_empty() {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             "no GPU seen: MIG mode unknown",
-        )];
+        ));
+        return;
     }
-    let mut out = Vec::new();
     let mut evidence = Vec::new();
     let mut any_known = false;
     for g in gpus {
@@ -49,15 +52,22 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         if cur.is_some() {
             any_known = true;
         }
-        let ev = format!(
-            "nvidia-smi: {label} mig current {} pending {} devices {}",
-            cur.unwrap_or("N/A"),
-            pend.unwrap_or("N/A"),
-            g.mig_devices.len()
+        let ev = Evidence::command(
+            "nvidia-smi",
+            format!(
+                "{label} mig current {} pending {} devices {}",
+                cur.unwrap_or("N/A"),
+                pend.unwrap_or("N/A"),
+                g.mig_devices.len()
+            ),
         );
         evidence.push(ev.clone());
         let mut gev = vec![ev];
-        gev.extend(g.mig_devices.iter().map(|d| format!("nvidia-smi: {d}")));
+        gev.extend(
+            g.mig_devices
+                .iter()
+                .map(|d| Evidence::command("nvidia-smi", d.as_str())),
+        );
         if let (Some(c), Some(p)) = (cur, pend) {
             if c != p {
                 out.push(
@@ -85,15 +95,18 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             }
         }
     }
-    if !out.is_empty() {
-        return out;
+    if out.len() > before {
+        return;
     }
     if !any_known {
-        return vec![CheckResult::could_not(
-            &META,
-            "MIG mode unknown (no nvidia-smi output, or GPUs without MIG support)",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(
+                &META,
+                "MIG mode unknown (no nvidia-smi output, or GPUs without MIG support)",
+            )
+            .evidence(evidence),
+        );
+        return;
     }
-    vec![CheckResult::ok(&META, "MIG is disabled on every GPU").evidence(evidence)]
+    out.push(CheckResult::ok(&META, "MIG is disabled on every GPU").evidence(evidence));
 }

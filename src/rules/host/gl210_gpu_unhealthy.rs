@@ -1,9 +1,11 @@
 //! GL210: GPUs in an error state: ERR!, reset required, uncorrectable ECC, pending page
 //! retirement / row remapping, Xid errors.
 
-use super::{smi_report, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::parse::{self, smi};
+use crate::host::query::smi_report;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -34,7 +36,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let mut bad_err = Vec::new();
     let mut bad_warn = Vec::new();
@@ -47,7 +49,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         if let Some(o) = r.run(cmd).any_output() {
             looked.push(cmd.display());
             for l in smi::error_lines(&o) {
-                bad_err.push(format!("{}: {l}", cmd.display()));
+                bad_err.push(Evidence::command(cmd.display(), l));
             }
         }
     }
@@ -55,10 +57,13 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         looked.push(src.clone());
         for g in &rep.gpus {
             for h in &g.health {
-                let line = format!(
-                    "{src}: GPU {} {}: {h}",
-                    g.pci_bus_id.clone().unwrap_or_default(),
-                    g.name.clone().unwrap_or_default()
+                let line = Evidence::command(
+                    &src,
+                    format!(
+                        "GPU {} {}: {h}",
+                        g.pci_bus_id.clone().unwrap_or_default(),
+                        g.name.clone().unwrap_or_default()
+                    ),
                 );
                 let lower = h.to_ascii_lowercase();
                 if lower.contains("pending")
@@ -79,7 +84,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         Some(log) => {
             looked.push("dmesg".into());
             for (line, _) in parse::xid_lines(log) {
-                bad_warn.push(format!("dmesg: {line}"));
+                bad_warn.push(Evidence::command("dmesg", line));
             }
         }
         None => looked.push("dmesg (not readable)".into()),
@@ -94,17 +99,24 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         let n = bad_err.len() + bad_warn.len();
         let mut ev = bad_err;
         ev.extend(bad_warn);
-        return vec![CheckResult::problem(&META, format!("{n} GPU error indication(s)"))
+        out.push(CheckResult::problem(&META, format!("{n} GPU error indication(s)"))
             .severity(sev)
             .evidence(ev)
-            .fix("Drain the node and reset the GPU (`sudo nvidia-smi -r -i <gpu>`) or reboot; if errors return, have the GPU serviced.")];
+            .fix("Drain the node and reset the GPU (`sudo nvidia-smi -r -i <gpu>`) or reboot; if errors return, have the GPU serviced."));
+        return;
     }
     if looked.iter().all(|l| l.contains("not readable")) {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             "no nvidia-smi output and no kernel log to check GPU health",
-        )];
+        ));
+        return;
     }
-    vec![CheckResult::ok(&META, "no GPU error indication")
-        .evidence(looked.into_iter().map(|l| format!("checked: {l}")))]
+    out.push(
+        CheckResult::ok(&META, "no GPU error indication").evidence(
+            looked
+                .into_iter()
+                .map(|l| Evidence::note(format!("checked: {l}"))),
+        ),
+    );
 }

@@ -1,9 +1,11 @@
 //! GL211: several CUDA toolkits, and the loader or PATH picking another one than
 //! /usr/local/cuda.
 
-use super::{first_line, ld_so_conf_dirs, CheckResult, Ctx};
+use super::{first_line, CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::parse;
+use crate::host::query::ld_so_conf_dirs;
 use crate::host::reader::{normalize, resolve_link, HostCommand, HostReader};
 use crate::loader::SearchFrom;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -44,7 +46,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
 pub(crate) struct Toolkit {
     pub dir: String,
     pub version: Option<String>,
-    pub evidence: String,
+    pub evidence: Evidence,
 }
 
 pub(crate) fn toolkits(r: &dyn HostReader) -> Vec<Toolkit> {
@@ -63,20 +65,26 @@ pub(crate) fn toolkits(r: &dyn HostReader) -> Vec<Toolkit> {
             .as_deref()
             .and_then(parse::parse_cuda_version_json)
         {
-            (Some(j.clone()), format!("{dir}/version.json: cuda {j}"))
+            (
+                Some(j.clone()),
+                Evidence::file(format!("{dir}/version.json"), format!("cuda {j}")),
+            )
         } else if let Some(t) = r
             .read_string(&format!("{dir}/version.txt"))
             .as_deref()
             .and_then(parse::parse_cuda_version_txt)
         {
-            (Some(t.clone()), format!("{dir}/version.txt: {t}"))
+            (
+                Some(t.clone()),
+                Evidence::file(format!("{dir}/version.txt"), t),
+            )
         } else if v.split('.').all(|p| p.parse::<u32>().is_ok()) {
             (
                 Some(v.to_string()),
-                format!("{dir}: installed (version from the directory name)"),
+                Evidence::file(&dir, "installed (version from the directory name)"),
             )
         } else {
-            (None, format!("{dir}: installed, version unknown"))
+            (None, Evidence::file(&dir, "installed, version unknown"))
         };
         out.push(Toolkit {
             dir,
@@ -107,9 +115,12 @@ fn distribution_toolkits(r: &dyn HostReader, out: &mut Vec<Toolkit>) {
         let (version, evidence) = match banner {
             Some(v) => (
                 Some(v.version.clone()),
-                format!("{nvcc}: Cuda compilation tools {}", v.version),
+                Evidence::file(&nvcc, format!("Cuda compilation tools {}", v.version)),
             ),
-            None => (None, format!("{DEBIAN_DIR}: installed, version unknown")),
+            None => (
+                None,
+                Evidence::file(DEBIAN_DIR, "installed, version unknown"),
+            ),
         };
         out.push(Toolkit {
             dir: DEBIAN_DIR.to_string(),
@@ -127,7 +138,7 @@ fn distribution_toolkits(r: &dyn HostReader, out: &mut Vec<Toolkit>) {
             Some(t) if t.version.is_some() => {}
             Some(t) => {
                 t.version = Some(p.version.clone());
-                t.evidence = format!("{dir}: {}", p.from);
+                t.evidence = Evidence::file(&dir, &p.from);
             }
             // The package is installed but its directory is gone (removed by hand): nothing
             // there to load or run.
@@ -135,7 +146,7 @@ fn distribution_toolkits(r: &dyn HostReader, out: &mut Vec<Toolkit>) {
             None => out.push(Toolkit {
                 dir: dir.clone(),
                 version: Some(p.version.clone()),
-                evidence: format!("{dir}: {}", p.from),
+                evidence: Evidence::file(&dir, &p.from),
             }),
         }
     }
@@ -150,15 +161,15 @@ fn same(a: &str, b: &str) -> bool {
     mm(a) == mm(b)
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let tks = toolkits(r);
-    let mut evidence: Vec<String> = tks.iter().map(|t| t.evidence.clone()).collect();
+    let mut evidence: Vec<Evidence> = tks.iter().map(|t| t.evidence.clone()).collect();
     let default_dir = r
         .read_link("/usr/local/cuda")
         .map(|_| resolve_link(r, "/usr/local/cuda"));
     let default_ver = default_dir.as_ref().and_then(|d| {
-        evidence.push(format!("/usr/local/cuda: -> {d}"));
+        evidence.push(Evidence::file("/usr/local/cuda", format!("-> {d}")));
         tks.iter()
             .find(|t| &t.dir == d)
             .and_then(|t| t.version.clone())
@@ -166,8 +177,8 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     });
     let nvcc = nvcc_version(r);
     if let Some(n) = &nvcc {
-        evidence.push(format!(
-            "nvcc --version: {}",
+        evidence.push(Evidence::command(
+            HostCommand::NvccVersion.display(),
             first_line(
                 r.run(HostCommand::NvccVersion)
                     .ok_stdout()
@@ -175,16 +186,19 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                     .lines()
                     .find(|l| l.contains("release"))
                     .unwrap_or_default(),
-            )
+            ),
         ));
         let _ = n;
     }
     if tks.is_empty() && nvcc.is_none() {
-        return vec![CheckResult::ok(
-            &META,
-            "no CUDA toolkit installed (not needed to run containers or pip wheels)",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::ok(
+                &META,
+                "no CUDA toolkit installed (not needed to run containers or pip wheels)",
+            )
+            .evidence(evidence),
+        );
+        return;
     }
     let mut problems = Vec::new();
     if let (Some(n), Some(d)) = (&nvcc, &default_ver) {
@@ -196,43 +210,44 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     }
     // The loader's order for a program (no DT_RPATH/DT_RUNPATH of its own): LD_LIBRARY_PATH,
     // then ld.so.conf; each directory named with where it came from.
-    let ld = r.env("LD_LIBRARY_PATH");
     let conf = ld_so_conf_dirs(r);
     let conf_dirs: Vec<String> = conf.iter().map(|(d, _)| d.clone()).collect();
-    let order: Vec<(String, String)> = crate::loader::search_order(&crate::loader::LoadRequest {
-        origin: "/",
-        ld_library_path: ld.as_deref(),
-        ld_so_conf: &conf_dirs,
-        ..Default::default()
-    })
-    .into_iter()
-    .filter_map(|d| match d.from {
-        SearchFrom::LdLibraryPath => Some((d.dir, d.from.to_string())),
-        SearchFrom::LdSoConf => {
-            let file = conf.iter().find(|(c, _)| normalize(c) == d.dir)?;
-            Some((d.dir, file.1.clone()))
-        }
-        _ => None,
-    })
-    .collect();
-    let cuda_dirs: Vec<(String, String, String)> = order
+    // Each with how it is named and whether that is a file (an ld.so.conf file, or the
+    // environment's LD_LIBRARY_PATH).
+    let order: Vec<(String, String, bool)> =
+        crate::loader::search_order(&cx.loader.request("/", &[], &conf_dirs))
+            .into_iter()
+            .filter_map(|d| match d.from {
+                SearchFrom::LdLibraryPath => Some((d.dir, d.from.to_string(), false)),
+                SearchFrom::LdSoConf => {
+                    let file = conf.iter().find(|(c, _)| normalize(c) == d.dir)?;
+                    Some((d.dir, file.1.clone(), true))
+                }
+                _ => None,
+            })
+            .collect();
+    let cuda_dirs: Vec<(String, String, bool, String)> = order
         .iter()
-        .filter(|(d, _)| !d.contains("/compat") && !d.contains("/stubs"))
-        .filter_map(|(d, src)| {
+        .filter(|(d, _, _)| !d.contains("/compat") && !d.contains("/stubs"))
+        .filter_map(|(d, src, is_file)| {
             let v = parse::cuda_dir_version(d)?;
             let v = if v == "default" {
                 default_ver.clone()?
             } else {
                 v
             };
-            Some((d.clone(), src.clone(), v))
+            Some((d.clone(), src.clone(), *is_file, v))
         })
         .collect();
-    for (d, src, v) in &cuda_dirs {
-        evidence.push(format!("{src}: {d} (CUDA {v})"));
+    for (d, src, is_file, v) in &cuda_dirs {
+        evidence.push(if *is_file {
+            Evidence::file(src, format!("{d} (CUDA {v})"))
+        } else {
+            Evidence::note(format!("{src}: {d} (CUDA {v})"))
+        });
     }
     let reference = default_ver.clone().or_else(|| nvcc.clone());
-    if let (Some((d, src, v)), Some(want)) = (cuda_dirs.first(), &reference) {
+    if let (Some((d, src, _, v)), Some(want)) = (cuda_dirs.first(), &reference) {
         if !same(v, want) {
             problems.push(format!(
                 "{src} puts {d} (CUDA {v}) first, but /usr/local/cuda is CUDA {want}"
@@ -246,22 +261,25 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         ));
     }
     if !problems.is_empty() {
-        return vec![CheckResult::problem(&META, problems.join("; "))
+        out.push(CheckResult::problem(&META, problems.join("; "))
             .evidence(evidence)
-            .fix("Point /usr/local/cuda at the intended toolkit, remove stale CUDA dirs from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then `sudo ldconfig`), and put /usr/local/cuda/bin first on PATH.")];
+            .fix("Point /usr/local/cuda at the intended toolkit, remove stale CUDA dirs from LD_LIBRARY_PATH and /etc/ld.so.conf.d (then `sudo ldconfig`), and put /usr/local/cuda/bin first on PATH."));
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        format!(
-            "CUDA toolkit(s) {}{}",
-            tks.iter()
-                .filter_map(|t| t.version.clone())
-                .collect::<Vec<_>>()
-                .join(", "),
-            default_ver
-                .map(|d| format!("; /usr/local/cuda is {d}"))
-                .unwrap_or_default()
-        ),
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!(
+                "CUDA toolkit(s) {}{}",
+                tks.iter()
+                    .filter_map(|t| t.version.clone())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                default_ver
+                    .map(|d| format!("; /usr/local/cuda is {d}"))
+                    .unwrap_or_default()
+            ),
+        )
+        .evidence(evidence),
+    );
 }

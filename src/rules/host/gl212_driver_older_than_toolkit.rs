@@ -1,8 +1,10 @@
 //! GL212: the driver supports an older CUDA than an installed toolkit.
 
 use super::gl211_cuda_toolkit_conflict::{nvcc_version, toolkits};
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
+use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
 
@@ -32,41 +34,47 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
+    // `out` may hold other checks' results: only this check's own count.
+    let before = out.len();
     let r = cx.reader;
-    let mut versions: Vec<(String, String)> = toolkits(r)
+    let mut versions: Vec<(String, Evidence)> = toolkits(r)
         .into_iter()
         .filter_map(|t| Some((t.version?, t.evidence)))
         .collect();
     if let Some(n) = nvcc_version(r) {
-        versions.push((n.clone(), format!("nvcc --version: release {n}")));
+        versions.push((
+            n.clone(),
+            Evidence::command(HostCommand::NvccVersion.display(), format!("release {n}")),
+        ));
     }
     if versions.is_empty() {
-        return vec![CheckResult::ok(&META, "no CUDA toolkit installed")];
+        out.push(CheckResult::ok(&META, "no CUDA toolkit installed"));
+        return;
     }
     let supported = cx.profile.driver_cuda.or_else(|| {
         cx.profile
             .driver
             .as_ref()
-            .and_then(|d| cx.opts.facts.max_cuda_for_driver(d).map(|c| c.value))
+            .and_then(|d| cx.facts.max_cuda_for_driver(d).map(|c| c.value))
     });
-    let mut evidence: Vec<String> = versions.iter().map(|(_, e)| e.clone()).collect();
+    let mut evidence: Vec<Evidence> = versions.iter().map(|(_, e)| e.clone()).collect();
     let Some(sup) = supported else {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             "the CUDA version the driver supports is unknown (no nvidia-smi, and no driver matrix entry)",
         )
-        .evidence(evidence)];
+        .evidence(evidence));
+        return;
     };
-    evidence.push(format!(
+    evidence.push(Evidence::note(format!(
         "driver {}: supports CUDA {sup}",
         cx.profile
             .driver
             .as_ref()
             .map(|d| d.to_string())
             .unwrap_or_else(|| "?".into())
-    ));
-    let mut out = Vec::new();
+    )));
     let mut seen = Vec::new();
     for (v, _) in &versions {
         let Ok(cv) = v.parse::<CudaVersion>() else {
@@ -81,7 +89,6 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             continue;
         }
         let need = cx
-            .opts
             .facts
             .cuda_min_driver(mm)
             .map(|d| format!(" (CUDA {mm} needs driver >= {})", d.value))
@@ -101,7 +108,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             );
         }
     }
-    if out.is_empty() {
+    if out.len() == before {
         out.push(
             CheckResult::ok(
                 &META,
@@ -110,5 +117,4 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .evidence(evidence),
         );
     }
-    out
 }

@@ -1,8 +1,9 @@
 //! GL213: container engine present but GPUs not wired into it (NVIDIA Container Toolkit,
 //! Docker runtimes / CDI, containerd runtime).
 
-use super::{first_line, CheckResult, Ctx};
+use super::{first_line, CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::reader::{HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -74,7 +75,7 @@ pub(crate) fn cdi_specs(r: &dyn HostReader) -> Vec<String> {
     out
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let mut evidence = Vec::new();
     let daemon = r.read_string(DAEMON_JSON);
@@ -84,13 +85,14 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     let has_docker = daemon.is_some() || docker_bin.is_some();
     let has_containerd = containerd.is_some() || containerd_bin.is_some();
     for b in [&docker_bin, &containerd_bin].into_iter().flatten() {
-        evidence.push(format!("{b}: present"));
+        evidence.push(Evidence::file(b.as_str(), "present"));
     }
     if !has_docker && !has_containerd {
-        return vec![CheckResult::ok(
+        out.push(CheckResult::ok(
             &META,
             "no Docker or containerd found: container wiring not checked",
-        )];
+        ));
+        return;
     }
     let mut tools = Vec::new();
     for t in [
@@ -100,7 +102,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         "nvidia-container-runtime-hook",
     ] {
         if let Some(p) = find_program(r, t) {
-            evidence.push(format!("{p}: present"));
+            evidence.push(Evidence::file(&p, "present"));
             tools.push(t);
         }
     }
@@ -109,7 +111,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         HostCommand::NvidiaContainerCliVersion,
     ] {
         if let Some(o) = r.run(cmd).ok_stdout() {
-            evidence.push(format!("{}: {}", cmd.display(), first_line(o)));
+            evidence.push(Evidence::command(cmd.display(), first_line(o)));
             let name = if cmd == HostCommand::NvidiaCtkVersion {
                 "nvidia-ctk"
             } else {
@@ -122,7 +124,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     }
     let cdi = cdi_specs(r);
     for c in &cdi {
-        evidence.push(format!("{c}: CDI spec for nvidia.com devices"));
+        evidence.push(Evidence::file(c, "CDI spec for nvidia.com devices"));
     }
     let mut problems: Vec<(String, Severity)> = Vec::new();
     if tools.is_empty() {
@@ -138,7 +140,10 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                             .get("path")
                             .and_then(|p| p.as_str())
                             .unwrap_or_default();
-                        evidence.push(format!("{DAEMON_JSON}: runtime {name} -> {path}"));
+                        evidence.push(Evidence::file(
+                            DAEMON_JSON,
+                            format!("runtime {name} -> {path}"),
+                        ));
                         if path.contains("nvidia") {
                             let found = if path.starts_with('/') {
                                 r.exists(path)
@@ -152,7 +157,10 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                     }
                 }
                 if let Some(def) = v.get("default-runtime").and_then(|x| x.as_str()) {
-                    evidence.push(format!("{DAEMON_JSON}: default-runtime {def}"));
+                    evidence.push(Evidence::file(
+                        DAEMON_JSON,
+                        format!("default-runtime {def}"),
+                    ));
                     if !runtimes.map(|m| m.contains_key(def)).unwrap_or(false)
                         && def != "runc"
                         && def != "io.containerd.runc.v2"
@@ -161,7 +169,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                     }
                 }
                 if v.pointer("/features/cdi").and_then(|x| x.as_bool()) == Some(true) {
-                    evidence.push(format!("{DAEMON_JSON}: features.cdi true"));
+                    evidence.push(Evidence::file(DAEMON_JSON, "features.cdi true"));
                     if cdi.is_empty() {
                         problems.push(("Docker has CDI enabled but no NVIDIA CDI spec exists in /etc/cdi or /var/run/cdi".into(), Severity::Warning));
                     }
@@ -180,10 +188,13 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         let cdi_on = c
             .lines()
             .any(|l| l.trim().replace(' ', "") == "enable_cdi=true");
-        evidence.push(format!(
-            "{CONTAINERD_TOML}: nvidia runtime {}, enable_cdi {}",
-            if nvidia_rt { "configured" } else { "absent" },
-            cdi_on
+        evidence.push(Evidence::file(
+            CONTAINERD_TOML,
+            format!(
+                "nvidia runtime {}, enable_cdi {}",
+                if nvidia_rt { "configured" } else { "absent" },
+                cdi_on
+            ),
         ));
         let cdi_ready = cdi_on && !cdi.is_empty();
         if !nvidia_rt && !cdi_ready {
@@ -191,13 +202,16 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         }
     }
     if !problems.is_empty() {
-        return vec![CheckResult::problems(&META, "", &problems)
+        out.push(CheckResult::problems(&META, "", &problems)
             .evidence(evidence)
-            .fix("Install nvidia-container-toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker` (or containerd) and restart the engine; for CDI `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`.")];
+            .fix("Install nvidia-container-toolkit, run `sudo nvidia-ctk runtime configure --runtime=docker` (or containerd) and restart the engine; for CDI `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`."));
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        format!("container toolkit present ({})", tools.join(", ")),
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            format!("container toolkit present ({})", tools.join(", ")),
+        )
+        .evidence(evidence),
+    );
 }

@@ -1,8 +1,9 @@
 //! GL214: configurations behind "Failed to initialize NVML: Unknown Error" in containers.
 
 use super::gl213_container_toolkit_missing::{CONTAINERD_TOML, DAEMON_JSON};
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -40,7 +41,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
 
 const CTK_CONFIG: &str = "/etc/nvidia-container-runtime/config.toml";
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let mut evidence = Vec::new();
     let mut systemd: Option<bool> = None;
@@ -59,7 +60,10 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                 .as_str()
                 .and_then(|s| s.strip_prefix("native.cgroupdriver="))
             {
-                evidence.push(format!("{DAEMON_JSON}: exec-opts native.cgroupdriver={s}"));
+                evidence.push(Evidence::file(
+                    DAEMON_JSON,
+                    format!("exec-opts native.cgroupdriver={s}"),
+                ));
                 systemd = Some(s == "systemd");
             }
         }
@@ -71,7 +75,10 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
         {
             if let Some(d) = info.get("CgroupDriver").and_then(|x| x.as_str()) {
-                evidence.push(format!("docker info: CgroupDriver {d}"));
+                evidence.push(Evidence::command(
+                    "docker info",
+                    format!("CgroupDriver {d}"),
+                ));
                 systemd = Some(d == "systemd");
             }
         }
@@ -81,7 +88,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .lines()
             .find(|l| l.trim().replace(' ', "").starts_with("SystemdCgroup="))
         {
-            evidence.push(format!("{CONTAINERD_TOML}: {}", l.trim()));
+            evidence.push(Evidence::file(CONTAINERD_TOML, l.trim()));
             if l.contains("true") {
                 systemd = Some(true);
             }
@@ -100,11 +107,11 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                 .replace(' ', "");
             if s == "no-cgroups=true" {
                 no_cgroups = true;
-                evidence.push(format!("{CTK_CONFIG}: {}", l.trim()));
+                evidence.push(Evidence::file(CTK_CONFIG, l.trim()));
             }
             if let Some(m) = s.strip_prefix("mode=") {
                 mode = Some(m.trim_matches('"').to_string());
-                evidence.push(format!("{CTK_CONFIG}: {}", l.trim()));
+                evidence.push(Evidence::file(CTK_CONFIG, l.trim()));
             }
         }
     }
@@ -118,15 +125,21 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             .count()
     });
     match char_links {
-        Some(n) => evidence.push(format!("/dev/char: {n} symlink(s) to nvidia devices")),
-        None => evidence.push("/dev/char: not readable".into()),
+        Some(n) => evidence.push(Evidence::file(
+            "/dev/char",
+            format!("{n} symlink(s) to nvidia devices"),
+        )),
+        None => evidence.push(Evidence::file("/dev/char", "not readable")),
     }
     if daemon.is_none() && ctk.is_none() && systemd.is_none() {
-        return vec![CheckResult::skipped(
-            &META,
-            "not applicable: no container engine / NVIDIA runtime configuration found",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::skipped(
+                &META,
+                "not applicable: no container engine / NVIDIA runtime configuration found",
+            )
+            .evidence(evidence),
+        );
+        return;
     }
     let mut problems = Vec::new();
     if no_cgroups {
@@ -137,27 +150,31 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         problems.push("systemd cgroup driver with the legacy NVIDIA runtime and no /dev/char symlinks: after `systemctl daemon-reload` running containers fail with \"Failed to initialize NVML: Unknown Error\"".into());
     }
     if !problems.is_empty() {
-        return vec![CheckResult::problem(&META, problems.join("; "))
+        out.push(CheckResult::problem(&META, problems.join("; "))
             .evidence(evidence)
-            .fix("`sudo nvidia-ctk system create-dev-char-symlinks --create-all` (and its udev rule), or mode = \"cdi\", or the cgroupfs driver; set no-cgroups = false unless rootless.")];
+            .fix("`sudo nvidia-ctk system create-dev-char-symlinks --create-all` (and its udev rule), or mode = \"cdi\", or the cgroupfs driver; set no-cgroups = false unless rootless."));
+        return;
     }
     if systemd.is_none() {
-        return vec![CheckResult::could_not(
-            &META,
-            "the container engine's cgroup driver is unknown",
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(&META, "the container engine's cgroup driver is unknown")
+                .evidence(evidence),
+        );
+        return;
     }
     if systemd == Some(true) && !cdi_mode && char_links.is_none() {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             "systemd cgroup driver, but /dev/char is not visible to confirm the device symlinks",
         )
-        .evidence(evidence)];
+        .evidence(evidence));
+        return;
     }
-    vec![CheckResult::ok(
-        &META,
-        "cgroup setup keeps GPU access across systemd reloads",
-    )
-    .evidence(evidence)]
+    out.push(
+        CheckResult::ok(
+            &META,
+            "cgroup setup keeps GPU access across systemd reloads",
+        )
+        .evidence(evidence),
+    );
 }

@@ -1,8 +1,9 @@
 //! GL215: an installed torch cannot use this host's GPUs or driver.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::python::find_torch;
 use crate::host::BinaryArchs;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -41,16 +42,16 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
-    let installs = find_torch(r, &cx.opts.pythons);
+    let installs = find_torch(r, &cx.options.pythons);
     if installs.is_empty() {
-        return vec![CheckResult::ok(
+        out.push(CheckResult::ok(
             &META,
             "no torch found in the Python environments looked at",
-        )];
+        ));
+        return;
     }
-    let mut out = Vec::new();
     for t in installs {
         let label = format!("torch {} ({})", t.version, t.site_packages);
         let mut ev = t.evidence.clone();
@@ -75,11 +76,11 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             cx.profile
                 .driver
                 .as_ref()
-                .and_then(|d| cx.opts.facts.max_cuda_for_driver(d).map(|c| c.value))
+                .and_then(|d| cx.facts.max_cuda_for_driver(d).map(|c| c.value))
         });
         match (cuda.parse::<CudaVersion>(), sup) {
             (Ok(tc), Some(s)) => {
-                ev.push(format!("driver supports CUDA {s}"));
+                ev.push(Evidence::note(format!("driver supports CUDA {s}")));
                 if tc.major > s.major {
                     problems.push((format!("built for CUDA {tc}, a newer major than the driver's CUDA {s}: \"The NVIDIA driver on your system is too old\""), Severity::Error));
                 } else if CudaVersion::new(tc.major, tc.minor) > CudaVersion::new(s.major, s.minor)
@@ -90,21 +91,24 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             _ => unknown.push("the driver's CUDA version".into()),
         }
         // Architectures vs GPUs.
-        match (&t.cuda_lib, cx.opts.scanner) {
+        match (&t.cuda_lib, cx.options.scanner) {
             (Some(lib), Some(scanner)) => match scanner.scan(&r.local_path(lib)) {
                 Ok(Some(a)) => {
-                    ev.push(format!(
-                        "{lib}: SASS {} PTX {}",
-                        a.sass
-                            .iter()
-                            .map(|x| x.to_string())
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                        a.ptx
-                            .iter()
-                            .map(|x| x.to_string())
-                            .collect::<Vec<_>>()
-                            .join(" ")
+                    ev.push(Evidence::file(
+                        lib,
+                        format!(
+                            "SASS {} PTX {}",
+                            a.sass
+                                .iter()
+                                .map(|x| x.to_string())
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                            a.ptx
+                                .iter()
+                                .map(|x| x.to_string())
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        ),
                     ));
                     for g in &cx.profile.gpus {
                         let Some(cc) = g.cc else {
@@ -159,7 +163,6 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             );
         }
     }
-    out
 }
 
 /// Only PTX runs on this GPU: a slow first start when the driver can JIT it (GL003's rule: the
@@ -171,7 +174,7 @@ fn ptx_only(
     gpu: &str,
     cc: ComputeCapability,
     driver_cuda: Option<CudaVersion>,
-    cx: &Ctx,
+    cx: &HostContext<'_>,
 ) -> (String, Severity) {
     let jit = (
         format!(
@@ -184,7 +187,7 @@ fn ptx_only(
     let mut too_new = Vec::new();
     for t in ptx {
         match ptx_isa_of(a, t)
-            .and_then(|isa| Some((isa, cx.opts.facts.ptx_isa_need(isa)?.value.known()?)))
+            .and_then(|isa| Some((isa, cx.facts.ptx_isa_need(isa)?.value.known()?)))
         {
             Some((isa, needs)) if needs > dc => {
                 too_new.push(format!("{t} is PTX ISA {}.{} (CUDA {needs})", isa.0, isa.1))

@@ -1,7 +1,8 @@
 //! GL216: gpulint runs inside a container that was started without GPUs.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::reader::HostCommand;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -36,21 +37,25 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
     let Some(engine) = cx.env.container.as_deref() else {
-        return vec![CheckResult::skipped(
+        out.push(CheckResult::skipped(
             &META,
             "not applicable: not inside a container",
-        )];
+        ));
+        return;
     };
     let mut evidence = cx.env.evidence.clone();
     let Some(nodes) = r.dev_nodes() else {
-        return vec![CheckResult::could_not(
-            &META,
-            format!("inside a {engine} container, but /dev/nvidia* cannot be listed"),
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::could_not(
+                &META,
+                format!("inside a {engine} container, but /dev/nvidia* cannot be listed"),
+            )
+            .evidence(evidence),
+        );
+        return;
     };
     let gpu_nodes: Vec<&str> = nodes
         .iter()
@@ -64,23 +69,29 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         .collect();
     let visible = r.env("NVIDIA_VISIBLE_DEVICES");
     match &visible {
-        Some(v) => evidence.push(format!("env: NVIDIA_VISIBLE_DEVICES={v}")),
-        None => evidence.push("env: NVIDIA_VISIBLE_DEVICES is not set".into()),
+        Some(v) => evidence.push(Evidence::env(format!("NVIDIA_VISIBLE_DEVICES={v}"))),
+        None => evidence.push(Evidence::env("NVIDIA_VISIBLE_DEVICES is not set")),
     }
     if !gpu_nodes.is_empty() {
-        return vec![CheckResult::ok(
-            &META,
-            format!(
-                "inside a {engine} container with GPU device nodes {}",
-                gpu_nodes.join(", ")
-            ),
-        )
-        .evidence(evidence)];
+        out.push(
+            CheckResult::ok(
+                &META,
+                format!(
+                    "inside a {engine} container with GPU device nodes {}",
+                    gpu_nodes.join(", ")
+                ),
+            )
+            .evidence(evidence),
+        );
+        return;
     }
-    evidence.push("/dev: no /dev/nvidiactl, no /dev/nvidia<N>".into());
+    evidence.push(Evidence::file(
+        "/dev",
+        "no /dev/nvidiactl, no /dev/nvidia<N>",
+    ));
     let smi = r.run(HostCommand::NvidiaSmiL);
-    evidence.push(format!(
-        "nvidia-smi: {}",
+    evidence.push(Evidence::command(
+        "nvidia-smi",
         match &smi {
             crate::host::reader::CommandOutput::NotFound => "not found".to_string(),
             o if o.failed() => format!(
@@ -89,6 +100,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             ),
             _ => "ran".to_string(),
         }
+        .to_string(),
     ));
     let why = match visible.as_deref().map(str::trim) {
         Some("void") | Some("none") | Some("") => format!(
@@ -104,17 +116,19 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
     } else {
         "`docker run --gpus all IMAGE` (or `--device nvidia.com/gpu=all` with CDI)"
     };
-    vec![CheckResult::problem(
-        &META,
-        format!(
-            "this {engine} container was started without GPUs: no /dev/nvidiactl or \
+    out.push(
+        CheckResult::problem(
+            &META,
+            format!(
+                "this {engine} container was started without GPUs: no /dev/nvidiactl or \
              /dev/nvidia<N>{why}; nothing inside the container can add one"
-        ),
-    )
-    .evidence(evidence)
-    .fix(format!(
-        "Start the container again with GPUs: {run}; in compose, \
+            ),
+        )
+        .evidence(evidence)
+        .fix(format!(
+            "Start the container again with GPUs: {run}; in compose, \
          `deploy.resources.reservations.devices: [{{driver: nvidia, count: all, capabilities: \
          [gpu]}}]`. Host-side fixes (drivers, modules) do not apply inside the container."
-    ))]
+        )),
+    );
 }

@@ -1,8 +1,10 @@
 //! GL217: a GPU slowed down by heat or power: thermal / power-brake slowdown active, or the
 //! temperature at or past the slowdown threshold.
 
-use super::{smi_report, CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
+use crate::host::query::smi_report;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub(crate) static META: RuleMeta = RuleMeta {
@@ -34,12 +36,13 @@ pub(crate) static META: RuleMeta = RuleMeta {
     },
 };
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let Some((rep, src)) = smi_report(cx.reader) else {
-        return vec![CheckResult::could_not(
+        out.push(CheckResult::could_not(
             &META,
             "no `nvidia-smi -q` report to read clocks event reasons and temperatures from",
-        )];
+        ));
+        return;
     };
     let mut evidence = Vec::new();
     let mut gpus = Vec::new();
@@ -53,7 +56,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             g.name.clone().unwrap_or_default()
         );
         for t in &g.throttle {
-            evidence.push(format!("{src}: {label}: {t}"));
+            evidence.push(Evidence::command(&src, format!("{label}: {t}")));
         }
         let what = if g
             .throttle
@@ -67,18 +70,19 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         gpus.push(format!("{label} is in {what}"));
     }
     if gpus.is_empty() {
-        return vec![CheckResult::ok(
+        out.push(CheckResult::ok(
             &META,
             format!(
                 "no thermal or power slowdown on {} GPU(s) ({src})",
                 rep.gpus.len()
             ),
-        )];
+        ));
+        return;
     }
-    vec![CheckResult::problem(
+    out.push(CheckResult::problem(
         &META,
         format!("{}: it runs at reduced clocks", gpus.join("; ")),
     )
     .evidence(evidence)
-    .fix("Check the cooling (inlet temperature, fans, airflow) for thermal slowdown and the power supply for a power brake; watch `nvidia-smi -q -d PERFORMANCE,TEMPERATURE` under load.")]
+    .fix("Check the cooling (inlet temperature, fans, airflow) for thermal slowdown and the power supply for a power brake; watch `nvidia-smi -q -d PERFORMANCE,TEMPERATURE` under load."));
 }

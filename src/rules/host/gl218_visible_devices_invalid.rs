@@ -1,8 +1,9 @@
 //! GL218: CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES in the invoking environment naming GPUs
 //! that do not exist, set empty, or using indices whose order differs from nvidia-smi's.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::profile::HostGpu;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -89,16 +90,17 @@ fn listing(gpus: &[HostGpu]) -> String {
         .join(", ")
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
+    // `out` may hold other checks' results: only this check's own count.
+    let before = out.len();
     let r = cx.reader;
     let gpus = &cx.profile.gpus;
-    let mut out = Vec::new();
     let mut looked = Vec::new();
     if let Some(v) = r.env("CUDA_VISIBLE_DEVICES") {
         looked.push(format!("CUDA_VISIBLE_DEVICES={v}"));
         let mut evidence = vec![
-            format!("env: CUDA_VISIBLE_DEVICES={v}"),
-            format!("driver: {} GPU(s): {}", gpus.len(), listing(gpus)),
+            Evidence::env(format!("CUDA_VISIBLE_DEVICES={v}")),
+            Evidence::note(format!("driver: {} GPU(s): {}", gpus.len(), listing(gpus))),
         ];
         let entries = resolve(&v, gpus);
         if entries.is_empty() {
@@ -153,7 +155,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                 models.dedup();
                 let order = r.env("CUDA_DEVICE_ORDER");
                 if let Some(o) = &order {
-                    evidence.push(format!("env: CUDA_DEVICE_ORDER={o}"));
+                    evidence.push(Evidence::env(format!("CUDA_DEVICE_ORDER={o}")));
                 }
                 if uses_index && models.len() > 1 && order.as_deref() != Some("PCI_BUS_ID") {
                     out.push(
@@ -198,8 +200,8 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
                         )
                         .severity(Severity::Warning)
                         .evidence([
-                            format!("env: NVIDIA_VISIBLE_DEVICES={v}"),
-                            format!("driver: {} GPU(s): {}", gpus.len(), listing(gpus)),
+                            Evidence::env(format!("NVIDIA_VISIBLE_DEVICES={v}")),
+                            Evidence::note(format!("driver: {} GPU(s): {}", gpus.len(), listing(gpus))),
                         ])
                         .fix("Start the container with the GPUs it should use (`--gpus '\"device=UUID\"'`); the variable is read when the container is created."),
                     );
@@ -207,7 +209,7 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             }
         }
     }
-    if out.is_empty() {
+    if out.len() == before {
         out.push(CheckResult::ok(
             &META,
             if looked.is_empty() {
@@ -217,7 +219,6 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             },
         ));
     }
-    out
 }
 
 #[cfg(test)]

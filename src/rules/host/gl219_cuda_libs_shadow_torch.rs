@@ -1,12 +1,14 @@
 //! GL219: an older CUDA library on LD_LIBRARY_PATH (a toolkit's lib64, a conda environment's
 //! lib) shadows the one torch's pip wheels bring.
 
-use super::{CheckResult, Ctx};
+use super::{CheckResult, HostContext};
 use crate::finding::Severity;
+use crate::host::evidence::Evidence;
 use crate::host::python::find_torch;
+use crate::host::query::ld_so_conf_dirs;
 use crate::host::reader::{resolve_link, HostFs, HostReader};
 use crate::inventory::libs::{classify_stem, file_name_version, parse_so_name, LibKind};
-use crate::loader::{self, LoadRequest, SearchFrom};
+use crate::loader::{self, SearchDir, SearchFrom};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
 
@@ -77,28 +79,26 @@ fn lib_cuda_version(r: &dyn HostReader, path: &str) -> Option<(CudaVersion, Stri
     Some((v, format!("toolkit directory of {real}")))
 }
 
-pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
+pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let r = cx.reader;
-    let ld = r.env("LD_LIBRARY_PATH").unwrap_or_default();
+    let ld = cx.loader.ld_library_path.clone().unwrap_or_default();
     let dirs: Vec<&str> = ld.split(':').filter(|d| d.starts_with('/')).collect();
-    let conf_dirs: Vec<String> = super::ld_so_conf_dirs(r)
-        .into_iter()
-        .map(|(d, _)| d)
-        .collect();
-    let installs: Vec<_> = find_torch(r, &cx.opts.pythons)
+    let conf_dirs: Vec<String> = ld_so_conf_dirs(r).into_iter().map(|(d, _)| d).collect();
+    let installs: Vec<_> = find_torch(r, &cx.options.pythons)
         .into_iter()
         .filter(|t| t.cuda.is_some())
         .collect();
     if installs.is_empty() {
-        return vec![CheckResult::ok(&META, "no CUDA build of torch found")];
+        out.push(CheckResult::ok(&META, "no CUDA build of torch found"));
+        return;
     }
     if dirs.is_empty() {
-        return vec![CheckResult::ok(
+        out.push(CheckResult::ok(
             &META,
             "LD_LIBRARY_PATH is empty: torch loads its wheels' CUDA libraries",
-        )];
+        ));
+        return;
     }
-    let mut out = Vec::new();
     for t in &installs {
         let Some(tc) = t
             .cuda
@@ -122,16 +122,9 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
         // $ORIGIN); the loader model gives which copy each soname really resolves to.
         let torch_lib = format!("{}/torch/lib", t.site_packages);
         let runpath: Vec<String> = wheel_dirs.clone();
-        let order = loader::search_order(&LoadRequest {
-            origin: &torch_lib,
-            rpath: &[],
-            runpath: &runpath,
-            ld_library_path: Some(&ld),
-            ld_so_conf: &conf_dirs,
-            machine: std::env::consts::ARCH,
-        });
+        let order = torch_search_order(cx, &torch_lib, &runpath, &conf_dirs);
         let label = format!("torch {} ({})", t.version, t.site_packages);
-        let mut evidence = vec![format!("env: LD_LIBRARY_PATH={ld}")];
+        let mut evidence = vec![Evidence::env(format!("LD_LIBRARY_PATH={ld}"))];
         let mut problems = Vec::new();
         for (soname, wheel_path) in &wheel {
             let Some(found) = loader::find(&HostFs(r), &order, soname) else {
@@ -142,10 +135,13 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             }
             let dir = found.dir.dir.as_str();
             let Some((v, how)) = lib_cuda_version(r, &found.named) else {
-                evidence.push(format!("{dir}: {soname}: CUDA version unknown"));
+                evidence.push(Evidence::file(
+                    dir,
+                    format!("{soname}: CUDA version unknown"),
+                ));
                 continue;
             };
-            evidence.push(format!("{dir}: {soname} is CUDA {v} ({how})"));
+            evidence.push(Evidence::file(dir, format!("{soname} is CUDA {v} ({how})")));
             if v < tc {
                 // The environment is the library directory's parent (`<env>/lib`).
                 let env = parent(&parent(&found.real));
@@ -193,7 +189,17 @@ pub(crate) fn check(cx: &Ctx) -> Vec<CheckResult> {
             );
         }
     }
-    out
+}
+
+/// Where torch's libraries (in `torch_lib`, with the wheels' directories as DT_RUNPATH) find a
+/// soname on this host: its loader setting, whatever machine gpulint runs on.
+pub(crate) fn torch_search_order(
+    cx: &HostContext<'_>,
+    torch_lib: &str,
+    runpath: &[String],
+    ld_so_conf: &[String],
+) -> Vec<SearchDir> {
+    loader::search_order(&cx.loader.request(torch_lib, runpath, ld_so_conf))
 }
 
 fn parent(p: &str) -> String {

@@ -1,8 +1,9 @@
 //! Host checks (GL2xx), one file each: the field guides' GPU troubleshooting checklist, layer
 //! by layer (hardware → driver → device nodes → CUDA toolkit → container wiring → Python
-//! frameworks). Each check reads through a [`HostReader`], never changes the host, and
-//! returns [`CheckResult`]s: ok, problem (with a severity) or could-not-check, each with
-//! the evidence lines it saw and the fix.
+//! frameworks). Each check reads through the [`HostContext`]'s [`HostReader`], never changes
+//! the host, and pushes [`CheckResult`]s: ok, problem (with a severity) or could-not-check,
+//! each with the evidence lines it saw and the fix. What several checks read alike (loaded
+//! modules, nvidia-smi's report, the loader setting) is read in [`crate::host::query`].
 
 pub mod gl201_gpu_not_visible;
 pub mod gl202_nouveau_loaded;
@@ -26,10 +27,11 @@ pub mod gl219_cuda_libs_shadow_torch;
 
 use crate::finding::{Finding, Location, Severity};
 use crate::host::env::{detect_env, HostEnv};
-use crate::host::parse::{self, smi};
+use crate::host::evidence::Evidence;
 use crate::host::profile::HostProfile;
 use crate::host::python::ArchScanner;
-use crate::host::reader::{HostCommand, HostReader};
+use crate::host::query::LoaderSetting;
+use crate::host::reader::HostReader;
 use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleMeta};
 use serde::Serialize;
@@ -49,59 +51,86 @@ pub enum CheckStatus {
     Skipped,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One check's answer: its status, and what it reports as the one type every rule family
+/// reports a problem with ([`Finding`]: rule, name, severity, message, the fix as `help`, the
+/// host as target, the first file its evidence quotes as location), with that evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckResult {
-    /// GL2xx code; `rule` in JSON, as in every finding.
-    #[serde(rename = "rule")]
-    pub id: Code,
-    /// Kebab-case rule name.
-    pub name: String,
     pub status: CheckStatus,
-    /// For problems: how bad. Ok and could-not-check results are `info`.
-    pub severity: Severity,
-    pub message: String,
-    /// File lines or command output lines that the verdict rests on, each prefixed with
-    /// where it came from.
-    pub evidence: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix: Option<String>,
+    /// For problems the severity is how bad; ok and could-not-check results are `info`.
+    pub finding: Finding,
+    /// File lines or command output lines that the verdict rests on, each with where it
+    /// came from (shown as its prefix).
+    pub evidence: Vec<Evidence>,
     /// For `explained` results: the check whose problem is the cause.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub explained_by: Option<Code>,
     /// Could not check because evidence that is there could not be read (not because it is
     /// absent): the input is incomplete ([`unreadable_input_findings`]).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unreadable_evidence: bool,
 }
 
+/// JSON `details.checks[]`: the finding's fields flat, with the status, the evidence lines and
+/// the fix as `fix`.
+impl Serialize for CheckResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let f = &self.finding;
+        let mut st = s.serialize_struct("CheckResult", 9)?;
+        st.serialize_field("rule", &f.rule)?;
+        st.serialize_field("name", &f.name)?;
+        st.serialize_field("status", &self.status)?;
+        st.serialize_field("severity", &f.severity)?;
+        st.serialize_field("message", &f.message)?;
+        st.serialize_field("evidence", &self.evidence)?;
+        match &f.help {
+            Some(fix) => st.serialize_field("fix", fix)?,
+            None => st.skip_field("fix")?,
+        }
+        match &self.explained_by {
+            Some(c) => st.serialize_field("explained_by", c)?,
+            None => st.skip_field("explained_by")?,
+        }
+        if self.unreadable_evidence {
+            st.serialize_field("unreadable_evidence", &true)?;
+        } else {
+            st.skip_field("unreadable_evidence")?;
+        }
+        st.end()
+    }
+}
+
 impl CheckResult {
-    fn new(meta: &RuleMeta, status: CheckStatus, message: impl Into<String>) -> Self {
+    fn new(meta: &'static RuleMeta, status: CheckStatus, message: impl Into<String>) -> Self {
+        let severity = if status == CheckStatus::Problem {
+            meta.default_severity
+        } else {
+            Severity::Info
+        };
         CheckResult {
-            id: meta.code,
-            name: meta.name.into(),
             status,
-            severity: if status == CheckStatus::Problem {
-                meta.default_severity
-            } else {
-                Severity::Info
-            },
-            message: message.into(),
+            finding: meta
+                .finding(message)
+                .with_severity(severity)
+                .with_target("host"),
             evidence: Vec::new(),
-            fix: None,
             explained_by: None,
             unreadable_evidence: false,
         }
     }
-    pub(crate) fn ok(meta: &RuleMeta, message: impl Into<String>) -> Self {
+    pub(crate) fn ok(meta: &'static RuleMeta, message: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::Ok, message)
     }
-    pub(crate) fn problem(meta: &RuleMeta, message: impl Into<String>) -> Self {
+    pub(crate) fn problem(meta: &'static RuleMeta, message: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::Problem, message)
     }
     /// One problem result for several problems found by one check: their messages joined
     /// with `; ` (after `prefix: ` when there is one), at the worst of their severities.
     /// `problems` must not be empty.
-    pub(crate) fn problems(meta: &RuleMeta, prefix: &str, problems: &[(String, Severity)]) -> Self {
+    pub(crate) fn problems(
+        meta: &'static RuleMeta,
+        prefix: &str,
+        problems: &[(String, Severity)],
+    ) -> Self {
         let joined = problems
             .iter()
             .map(|(m, _)| m.as_str())
@@ -115,22 +144,31 @@ impl CheckResult {
         let worst = problems.iter().map(|(_, s)| *s).max();
         Self::problem(meta, message).severity(worst.unwrap_or(meta.default_severity))
     }
-    pub(crate) fn skipped(meta: &RuleMeta, why: impl Into<String>) -> Self {
+    pub(crate) fn skipped(meta: &'static RuleMeta, why: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::Skipped, why)
     }
-    pub(crate) fn could_not(meta: &RuleMeta, message: impl Into<String>) -> Self {
+    pub(crate) fn could_not(meta: &'static RuleMeta, message: impl Into<String>) -> Self {
         Self::new(meta, CheckStatus::CouldNotCheck, message)
     }
     pub(crate) fn severity(mut self, s: Severity) -> Self {
-        self.severity = s;
+        self.finding.severity = s;
         self
     }
-    pub(crate) fn evidence(mut self, e: impl IntoIterator<Item = String>) -> Self {
+    pub(crate) fn evidence(mut self, e: impl IntoIterator<Item = Evidence>) -> Self {
         self.evidence.extend(e);
+        // The first file the verdict quotes is where the finding points.
+        if self.finding.location.is_none() {
+            if let Some(file) = self.evidence.iter().find_map(Evidence::file_path) {
+                self.finding.location = Some(Location {
+                    file: Some(file.to_string()),
+                    ..Default::default()
+                });
+            }
+        }
         self
     }
     pub(crate) fn fix(mut self, f: impl Into<String>) -> Self {
-        self.fix = Some(f.into());
+        self.finding.help = Some(f.into());
         self
     }
     fn unreadable(mut self, on: bool) -> Self {
@@ -158,12 +196,18 @@ impl Default for CheckOptions<'_> {
     }
 }
 
-pub struct Ctx<'a> {
+/// What a host check judges, and with what: the shape every rule family's context has (the
+/// subject, then the knowledge under `facts`).
+pub struct HostContext<'a> {
     pub reader: &'a dyn HostReader,
     pub profile: &'a HostProfile,
-    pub opts: &'a CheckOptions<'a>,
     /// Linux host, WSL2 or container.
     pub env: &'a HostEnv,
+    pub options: &'a CheckOptions<'a>,
+    pub facts: &'a Facts,
+    /// Where this host's loader looks for libraries (its platform, LD_LIBRARY_PATH): built
+    /// once from the profile for every check that asks where a library loads from.
+    pub loader: LoaderSetting,
 }
 
 /// Where a host check applies; elsewhere it reports "not applicable" (ok) instead of judging
@@ -260,10 +304,10 @@ impl RunsOn {
     }
 }
 
-/// A host check: reads through the context's reader, returns one or more results.
-pub type HostCheck = fn(&Ctx) -> Vec<CheckResult>;
+/// A host check: reads through the context's reader and pushes one or more results.
+pub type HostCheck = fn(&HostContext<'_>, &mut Vec<CheckResult>);
 
-fn no_gpu_host(cx: &Ctx) -> bool {
+fn no_gpu_host(cx: &HostContext<'_>) -> bool {
     if !cx.profile.gpus.is_empty() || cx.profile.driver.is_some() {
         return false;
     }
@@ -286,11 +330,13 @@ pub fn run_checks_with(
     opts: &CheckOptions,
 ) -> Vec<CheckResult> {
     let env = detect_env(reader);
-    let cx = Ctx {
+    let cx = HostContext {
         reader,
         profile,
-        opts,
         env: &env,
+        options: opts,
+        facts: opts.facts,
+        loader: LoaderSetting::new(reader, profile),
     };
     let no_gpu = no_gpu_host(&cx);
     // What the profile, the environment and the GPU-less test could not read: every check
@@ -299,10 +345,11 @@ pub fn run_checks_with(
     let mut results: Vec<CheckResult> = crate::rules::host_checks()
         .flat_map(|(meta, check, runs_on)| {
             let before = reader.unreadable().len();
-            let results = match runs_on.skip_reason(no_gpu, &env) {
-                Some(why) => vec![CheckResult::skipped(meta, why)],
-                None => check(&cx),
-            };
+            let mut results = Vec::new();
+            match runs_on.skip_reason(no_gpu, &env) {
+                Some(why) => results.push(CheckResult::skipped(meta, why)),
+                None => check(&cx, &mut results),
+            }
             let mut unread = shared.clone();
             unread.extend(reader.unreadable().into_iter().skip(before));
             if unread.is_empty() {
@@ -319,7 +366,10 @@ pub fn run_checks_with(
 /// The one answer of a check whose evidence was there but could not be read: whatever it
 /// concluded rested on a guess (an unreadable `vendor` is no GPU, an unreadable
 /// `libtorch_cuda.so` a missing one), so it is "could not check", naming each file and why.
-fn could_not_read(meta: &RuleMeta, unread: &[crate::host::reader::Unreadable]) -> CheckResult {
+fn could_not_read(
+    meta: &'static RuleMeta,
+    unread: &[crate::host::reader::Unreadable],
+) -> CheckResult {
     let seen = distinct(unread);
     let first = seen[0];
     let more = match seen.len() {
@@ -335,7 +385,7 @@ fn could_not_read(meta: &RuleMeta, unread: &[crate::host::reader::Unreadable]) -
     )
     .evidence(
         seen.iter()
-            .map(|u| format!("{}: could not be read: {}", u.path, u.error)),
+            .map(|u| Evidence::file(&u.path, format!("could not be read: {}", u.error))),
     )
     .fix("Make the file readable by the user gpulint runs as (a regular file, not a FIFO, device or directory), or capture it again; then rerun.")
     .unreadable(true)
@@ -404,9 +454,9 @@ pub fn fold_consequences(results: &mut [CheckResult]) {
         }
         results.iter().position(|c| {
             c.status == CheckStatus::Problem
-                && c.id != r.id
-                && c.severity >= r.severity
-                && crate::rules::host_explains(c.id).contains(&r.id)
+                && c.finding.rule != r.finding.rule
+                && c.finding.severity >= r.finding.severity
+                && crate::rules::host_explains(c.finding.rule).contains(&r.finding.rule)
         })
     };
     let causes: Vec<Option<usize>> = (0..results.len())
@@ -428,13 +478,27 @@ pub fn fold_consequences(results: &mut [CheckResult]) {
     for (i, root) in moves {
         let line = format!(
             "explains {} {}: {}",
-            results[i].id, results[i].name, results[i].message
+            results[i].finding.rule, results[i].finding.name, results[i].finding.message
         );
-        let root_code = results[root].id;
-        results[root].evidence.push(line);
+        let root_code = results[root].finding.rule;
+        results[root].evidence.push(Evidence::note(line));
         let r = &mut results[i];
         r.status = CheckStatus::Explained;
         r.explained_by = Some(root_code);
+    }
+}
+
+/// After the configuration dropped results: a consequence ([`fold_consequences`]) whose cause
+/// is no longer reported stands on its own again.
+pub fn unfold_dropped_causes(results: &mut [CheckResult]) {
+    let present: Vec<Code> = results.iter().map(|r| r.finding.rule).collect();
+    for r in results {
+        if r.status == CheckStatus::Explained
+            && r.explained_by.is_some_and(|c| !present.contains(&c))
+        {
+            r.status = CheckStatus::Problem;
+            r.explained_by = None;
+        }
     }
 }
 
@@ -447,7 +511,7 @@ pub fn fails(results: &[CheckResult], fail_on: crate::finding::FailOn) -> bool {
     };
     results
         .iter()
-        .any(|r| r.status == CheckStatus::Problem && r.severity >= threshold)
+        .any(|r| r.status == CheckStatus::Problem && r.finding.severity >= threshold)
 }
 
 /// Problems become findings at their severity; could-not-check results become `info`
@@ -455,34 +519,18 @@ pub fn fails(results: &[CheckResult], fail_on: crate::finding::FailOn) -> bool {
 pub fn check_findings(results: &[CheckResult]) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in results {
-        let Some(meta) = crate::rules::find_code(r.id) else {
-            continue;
-        };
-        let (sev, msg) = match r.status {
-            CheckStatus::Ok | CheckStatus::Explained | CheckStatus::Skipped => continue,
-            CheckStatus::Problem => (r.severity, r.message.clone()),
+        match r.status {
+            CheckStatus::Ok | CheckStatus::Explained | CheckStatus::Skipped => {}
+            CheckStatus::Problem => out.push(r.finding.clone()),
             CheckStatus::CouldNotCheck => {
-                (Severity::Info, format!("could not check: {}", r.message))
+                let mut f = r.finding.clone();
+                f.severity = Severity::Info;
+                f.message = format!("could not check: {}", f.message);
+                out.push(f);
             }
-        };
-        let mut f = meta.finding(msg).with_severity(sev).with_target("host");
-        if let Some(fix) = &r.fix {
-            f = f.with_help(fix.clone());
         }
-        // The first evidence line that names a file becomes the location.
-        if let Some(file) = r.evidence.iter().find_map(|e| {
-            e.split_once(": ")
-                .map(|(a, _)| a)
-                .filter(|a| a.starts_with('/'))
-        }) {
-            f = f.with_location(Location {
-                file: Some(file.to_string()),
-                ..Default::default()
-            });
-        }
-        out.push(f);
     }
-    out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    // In check order: the report sorts every finding once (`Report::normalize`).
     out
 }
 
@@ -500,9 +548,9 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
                 let by = r.explained_by.map(|c| c.to_string()).unwrap_or_default();
                 s.push_str(&format!(
                     "[explained by {by}] {} {}: {}\n",
-                    r.id,
-                    r.name,
-                    field(&r.message)
+                    r.finding.rule,
+                    r.finding.name,
+                    field(&r.finding.message)
                 ));
                 continue;
             }
@@ -516,7 +564,7 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
             }
             CheckStatus::Problem => {
                 prob += 1;
-                r.severity.to_string()
+                r.finding.severity.to_string()
             }
             CheckStatus::CouldNotCheck => {
                 cnc += 1;
@@ -525,15 +573,15 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
         };
         s.push_str(&format!(
             "[{tag}] {} {}: {}\n",
-            r.id,
-            r.name,
-            field(&r.message)
+            r.finding.rule,
+            r.finding.name,
+            field(&r.finding.message)
         ));
         for e in &r.evidence {
-            s.push_str(&format!("    | {}\n", field(e)));
+            s.push_str(&format!("    | {}\n", field(&e.to_string())));
         }
         if !matches!(r.status, CheckStatus::Ok | CheckStatus::Skipped) {
-            if let Some(f) = &r.fix {
+            if let Some(f) = &r.finding.help {
                 s.push_str(&format!("    fix: {}\n", field(f)));
             }
         }
@@ -554,79 +602,6 @@ pub fn render_checks_text(results: &[CheckResult]) -> String {
         }
     ));
     s
-}
-
-// ---- shared readers for the checks ----
-
-/// Loaded module names: /proc/modules, else /sys/module entries. With the source path.
-pub(crate) fn loaded_modules(r: &dyn HostReader) -> Option<(Vec<String>, &'static str)> {
-    if let Some(t) = r.read_string("/proc/modules") {
-        return Some((parse::parse_modules(&t), "/proc/modules"));
-    }
-    let v = r.list_dir("/sys/module")?;
-    Some((v.into_iter().map(|(n, _)| n).collect(), "/sys/module"))
-}
-
-pub(crate) fn proc_version(r: &dyn HostReader) -> Option<parse::ProcVersion> {
-    parse::parse_proc_version(&r.read_string("/proc/driver/nvidia/version")?)
-}
-
-/// nvidia-smi's detailed report: `-q -x`, else `-q`. With the command shown.
-pub(crate) fn smi_report(r: &dyn HostReader) -> Option<(smi::SmiReport, String)> {
-    if let Some(o) = r.run(HostCommand::NvidiaSmiQx).ok_stdout() {
-        let rep = smi::parse_xml(o);
-        if rep.driver_version.is_some() || !rep.gpus.is_empty() {
-            return Some((rep, HostCommand::NvidiaSmiQx.display()));
-        }
-    }
-    let o = r.run(HostCommand::NvidiaSmiQ);
-    let rep = smi::parse_q_text(o.ok_stdout()?);
-    Some((rep, HostCommand::NvidiaSmiQ.display()))
-}
-
-/// The invoking user: live `/proc/self/status`, else the `id` capture/command.
-pub(crate) fn identity(r: &dyn HostReader) -> Option<crate::host::reader::Identity> {
-    if r.is_live() {
-        if let Some(i) = r
-            .read_string("/proc/self/status")
-            .as_deref()
-            .and_then(parse::parse_proc_status)
-        {
-            return Some(i);
-        }
-    }
-    parse::parse_id(r.run(HostCommand::Id).ok_stdout()?)
-}
-
-/// Directories the dynamic loader searches, from /etc/ld.so.conf (+ includes; only the .d
-/// directory where the file is missing), in order, each with the file that named it: the one
-/// loader model ([`crate::loader::system_search_dirs`]) over the host reader.
-pub(crate) fn ld_so_conf_dirs(r: &dyn HostReader) -> Vec<(String, String)> {
-    crate::loader::system_search_dirs(&crate::host::reader::HostFs(r))
-}
-
-/// The modprobe configuration files (`*.conf` and the rest modprobe reads) with their text,
-/// from every directory modprobe.d(5) names, in that order.
-pub(crate) fn modprobe_files(r: &dyn HostReader) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for dir in [
-        "/etc/modprobe.d",
-        "/usr/lib/modprobe.d",
-        "/lib/modprobe.d",
-        "/run/modprobe.d",
-    ] {
-        // modprobe skips subdirectories; every other entry it reads.
-        for (name, kind) in r.list_dir(dir).unwrap_or_default() {
-            if kind == crate::host::reader::EntryKind::Dir {
-                continue;
-            }
-            let p = format!("{dir}/{name}");
-            if let Some(t) = r.read_string(&p) {
-                out.push((p, t));
-            }
-        }
-    }
-    out
 }
 
 /// First line of the output for messages.

@@ -72,9 +72,11 @@ fn real_h200_capture() {
     expect(&r, "GL201", CouldNotCheck);
     expect(&r, "GL202", CouldNotCheck);
     assert!(expect(&r, "GL204", CheckStatus::Ok)
+        .finding
         .message
         .contains("580.159.04"));
     assert!(expect(&r, "GL215", CheckStatus::Ok)
+        .finding
         .message
         .contains("2.11.0+cu130"));
     // No findings but info ones.
@@ -92,6 +94,7 @@ fn complete_healthy_tree_is_all_ok() {
     assert!(bad.is_empty(), "{bad:#?}");
     // A bare-metal host: the in-container check did not run, which is not "ok".
     assert!(expect(&r, "GL216", CheckStatus::Skipped)
+        .finding
         .message
         .contains("not applicable"));
     let host_rules = crate::rules::RULES
@@ -105,18 +108,22 @@ fn complete_healthy_tree_is_all_ok() {
 fn gl201_pci_gpu_not_seen() {
     let r = runv(&["variants/pci-extra"]);
     let x = expect(&r, "GL201", Problem);
-    assert!(x.message.contains("0000:00:07.0"), "{}", x.message);
+    assert!(
+        x.finding.message.contains("0000:00:07.0"),
+        "{}",
+        x.finding.message
+    );
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("/sys/bus/pci/devices/0000:00:07.0")));
+        .any(|e| e.to_string().contains("/sys/bus/pci/devices/0000:00:07.0")));
 }
 
 #[test]
 fn gl202_nouveau() {
     let r = runv(&["variants/nouveau-loaded"]);
     let x = expect(&r, "GL202", Problem);
-    assert_eq!(x.severity, Severity::Error);
+    assert_eq!(x.finding.severity, Severity::Error);
     // Consequences of nouveau holding the GPU, folded under it.
     expect(&r, "GL203", CheckStatus::Explained);
     expect(&r, "GL201", CheckStatus::Explained);
@@ -132,22 +139,27 @@ fn gl202_nouveau() {
     let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
     let p = crate::host::detect_host(&reader).unwrap();
     let r = super::run_checks_with(&reader, &p, &opts());
-    assert_eq!(expect(&r, "GL202", Problem).severity, Severity::Warning);
+    assert_eq!(
+        expect(&r, "GL202", Problem).finding.severity,
+        Severity::Warning
+    );
 }
 
 #[test]
 fn gl203_and_gl207_missing_uvm() {
     let r = runv(&["variants/no-uvm"]);
     let cause = expect(&r, "GL203", Problem);
-    assert!(cause.message.contains("nvidia_uvm"));
+    assert!(cause.finding.message.contains("nvidia_uvm"));
     // The missing /dev/nvidia-uvm is the consequence, shown under the cause.
     assert!(expect(&r, "GL207", CheckStatus::Explained)
+        .finding
         .message
         .contains("/dev/nvidia-uvm is missing"));
     assert!(cause
         .evidence
         .iter()
-        .any(|e| e.contains("explains GL207") && e.contains("/dev/nvidia-uvm is missing")));
+        .any(|e| e.to_string().contains("explains GL207")
+            && e.to_string().contains("/dev/nvidia-uvm is missing")));
 }
 
 #[test]
@@ -157,11 +169,11 @@ fn gl204_api_mismatch() {
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("Driver/library version mismatch")));
+        .any(|e| e.to_string().contains("Driver/library version mismatch")));
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("libnvidia-ml.so.580.105.08")));
+        .any(|e| e.to_string().contains("libnvidia-ml.so.580.105.08")));
     // Without nvidia-smi's message, the library versions alone show it.
     let dir = super::testutil::tree(&["h200", "variants/complete", "variants/api-mismatch"]);
     for f in std::fs::read_dir(dir.path().join(".gpulint-host/commands")).unwrap() {
@@ -179,9 +191,9 @@ fn gl204_api_mismatch() {
     let r = super::run_checks_with(&reader, &p, &opts());
     let x = expect(&r, "GL204", Problem);
     assert!(
-        x.message.contains("580.159.04") && x.message.contains("580.105.08"),
+        x.finding.message.contains("580.159.04") && x.finding.message.contains("580.105.08"),
         "{}",
-        x.message
+        x.finding.message
     );
 }
 
@@ -205,12 +217,14 @@ fn gl204_api_mismatch_from_dmesg_while_nvidia_smi_works() {
     let r = super::run_checks_with(&reader, &p, &opts());
     let x = expect(&r, "GL204", Problem);
     assert!(
-        x.message.contains("550.54.15") && x.message.contains("580.159.04"),
+        x.finding.message.contains("550.54.15") && x.finding.message.contains("580.159.04"),
         "{}",
-        x.message
+        x.finding.message
     );
     assert!(
-        x.evidence[0].starts_with("dmesg: NVRM: API mismatch"),
+        x.evidence[0]
+            .to_string()
+            .starts_with("dmesg: NVRM: API mismatch"),
         "{:?}",
         x.evidence
     );
@@ -220,18 +234,24 @@ fn gl204_api_mismatch_from_dmesg_while_nvidia_smi_works() {
 fn gl205_open_module_refuses_gpu() {
     let r = runv(&["variants/open-refused"]);
     let x = expect(&r, "GL205", Problem);
-    assert!(x.message.contains("open"));
-    assert!(x.fix.as_deref().unwrap().contains("proprietary"));
+    assert!(x.finding.message.contains("open"));
+    assert!(x.finding.help.as_deref().unwrap().contains("proprietary"));
 }
 
 #[test]
 fn gl206_kernel_updated_driver_not_rebuilt() {
     let r = runv(&["variants/other-kernel"]);
     let x = expect(&r, "GL206", Problem);
-    assert!(x.message.contains("6.8.0-85-generic") && x.message.contains("6.8.0-90-generic"));
-    assert_eq!(x.severity, Severity::Error);
+    assert!(
+        x.finding.message.contains("6.8.0-85-generic")
+            && x.finding.message.contains("6.8.0-90-generic")
+    );
+    assert_eq!(x.finding.severity, Severity::Error);
     let r = runv(&["variants/newer-kernel"]);
-    assert_eq!(expect(&r, "GL206", Problem).severity, Severity::Warning);
+    assert_eq!(
+        expect(&r, "GL206", Problem).finding.severity,
+        Severity::Warning
+    );
 }
 
 #[test]
@@ -239,12 +259,12 @@ fn gl207_permissions() {
     let r = runv(&["variants/dev-perm"]);
     let x = expect(&r, "GL207", Problem);
     assert!(
-        x.message.contains("/dev/nvidia0 is not read-write"),
+        x.finding.message.contains("/dev/nvidia0 is not read-write"),
         "{}",
-        x.message
+        x.finding.message
     );
     // The fix names the group found on the nodes, and nothing about creating nodes.
-    let fix = x.fix.as_deref().unwrap();
+    let fix = x.finding.help.as_deref().unwrap();
     assert!(fix.contains("`sudo usermod -aG video $USER`"), "{fix}");
     assert!(!fix.contains("nvidia-modprobe"), "{fix}");
     // The complete tree's user is in `video`: same nodes are fine for her.
@@ -263,19 +283,26 @@ fn gl207_permissions() {
 #[test]
 fn gl208_persistence_off() {
     let r = runv(&["variants/persistence-off"]);
-    assert_eq!(expect(&r, "GL208", Problem).severity, Severity::Warning);
+    assert_eq!(
+        expect(&r, "GL208", Problem).finding.severity,
+        Severity::Warning
+    );
 }
 
 #[test]
 fn gl209_mig() {
     let r = runv(&["variants/mig-on"]);
     let x = expect(&r, "GL209", Problem);
-    assert_eq!(x.severity, Severity::Error);
-    assert!(x.message.contains("no MIG devices"));
+    assert_eq!(x.finding.severity, Severity::Error);
+    assert!(x.finding.message.contains("no MIG devices"));
     let r = runv(&["variants/mig-on", "variants/mig-instances"]);
     let x = expect(&r, "GL209", Problem);
-    assert_eq!(x.severity, Severity::Info);
-    assert!(x.message.contains("2 MIG device"), "{}", x.message);
+    assert_eq!(x.finding.severity, Severity::Info);
+    assert!(
+        x.finding.message.contains("2 MIG device"),
+        "{}",
+        x.finding.message
+    );
     expect(&r, "GL207", CheckStatus::Ok);
 }
 
@@ -283,16 +310,16 @@ fn gl209_mig() {
 fn gl210_gpu_errors() {
     let r = runv(&["variants/gpu-err"]);
     let x = expect(&r, "GL210", Problem);
-    assert_eq!(x.severity, Severity::Error);
-    assert!(x.evidence.iter().any(|e| e.contains("ERR!")));
+    assert_eq!(x.finding.severity, Severity::Error);
+    assert!(x.evidence.iter().any(|e| e.to_string().contains("ERR!")));
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("Xid") && e.contains("79")));
+        .any(|e| e.to_string().contains("Xid") && e.to_string().contains("79")));
     assert!(x
         .evidence
         .iter()
-        .any(|e| e.contains("remapped_row_pending")));
+        .any(|e| e.to_string().contains("remapped_row_pending")));
 }
 
 #[test]
@@ -300,9 +327,9 @@ fn gl211_loader_picks_other_cuda() {
     let r = runv(&["variants/ld-conflict"]);
     let x = expect(&r, "GL211", Problem);
     assert!(
-        x.message.contains("12.4") && x.message.contains("13.0"),
+        x.finding.message.contains("12.4") && x.finding.message.contains("13.0"),
         "{}",
-        x.message
+        x.finding.message
     );
 }
 
@@ -314,9 +341,8 @@ fn gl211_gl212_debian_toolkit_without_version_file() {
     let r = runv(&["variants/old-driver", "variants/debian-toolkit"]);
     let x = expect(&r, "GL212", Problem);
     assert!(
-        x.evidence
-            .iter()
-            .any(|e| e == "/usr/lib/nvidia-cuda-toolkit/bin/nvcc: Cuda compilation tools 12.4.131"),
+        x.evidence.iter().any(|e| e.to_string()
+            == "/usr/lib/nvidia-cuda-toolkit/bin/nvcc: Cuda compilation tools 12.4.131"),
         "{:?}",
         x.evidence
     );
@@ -338,18 +364,22 @@ fn gl211_gl212_debian_toolkit_without_version_file() {
 fn gl212_and_gl215_driver_older_than_toolkit_and_torch() {
     let r = runv(&["variants/old-driver"]);
     let x = expect(&r, "GL212", Problem);
-    assert!(x.message.contains("12.2"), "{}", x.message);
-    assert_eq!(x.severity, Severity::Error);
+    assert!(x.finding.message.contains("12.2"), "{}", x.finding.message);
+    assert_eq!(x.finding.severity, Severity::Error);
     // torch cu130 fails for the same reason: explained by GL212.
     let t = expect(&r, "GL215", CheckStatus::Explained);
-    assert!(t.message.contains("too old"), "{}", t.message);
+    assert!(
+        t.finding.message.contains("too old"),
+        "{}",
+        t.finding.message
+    );
 }
 
 #[test]
 fn gl213_no_container_toolkit() {
     let r = runv(&["variants/no-ctk"]);
     let x = expect(&r, "GL213", Problem);
-    assert!(x.message.contains("not installed"));
+    assert!(x.finding.message.contains("not installed"));
 }
 
 #[test]
@@ -357,33 +387,45 @@ fn gl214_nvml_unknown_error_config() {
     let r = runv(&["variants/nvml-cgroup"]);
     let x = expect(&r, "GL214", Problem);
     assert!(
-        x.message.contains("no-cgroups") && x.message.contains("daemon-reload"),
+        x.finding.message.contains("no-cgroups") && x.finding.message.contains("daemon-reload"),
         "{}",
-        x.message
+        x.finding.message
     );
 }
 
 #[test]
 fn gl215_torch_builds() {
     let r = runv(&["variants/torch-cpu"]);
-    assert!(expect(&r, "GL215", Problem).message.contains("CPU-only"));
+    assert!(expect(&r, "GL215", Problem)
+        .finding
+        .message
+        .contains("CPU-only"));
     let r = runv(&["variants/torch-old-arch"]);
     let x = expect(&r, "GL215", Problem);
-    assert!(x.message.contains("no kernel image"), "{}", x.message);
+    assert!(
+        x.finding.message.contains("no kernel image"),
+        "{}",
+        x.finding.message
+    );
     // Only PTX for the H200: JIT works when the driver (CUDA 13.0) knows the PTX ISA (compute_75
     // by nvcc 13.0: ISA 9.0 = CUDA 13.0), and fails when the ISA is newer (compute_90 by nvcc
     // 13.5: ISA 9.5 = CUDA 13.5), as GL003.
     let r = runv(&["variants/torch-ptx-jit"]);
     let x = expect(&r, "GL215", Problem);
-    assert_eq!(x.severity, Severity::Warning);
-    assert!(x.message.contains("JIT-compiles"), "{}", x.message);
+    assert_eq!(x.finding.severity, Severity::Warning);
+    assert!(
+        x.finding.message.contains("JIT-compiles"),
+        "{}",
+        x.finding.message
+    );
     let r = runv(&["variants/torch-ptx-too-new"]);
     let x = expect(&r, "GL215", Problem);
-    assert_eq!(x.severity, Severity::Error);
+    assert_eq!(x.finding.severity, Severity::Error);
     assert!(
-        x.message.contains("cannot JIT") && x.message.contains("PTX ISA 9.5 (CUDA 13.5)"),
+        x.finding.message.contains("cannot JIT")
+            && x.finding.message.contains("PTX ISA 9.5 (CUDA 13.5)"),
         "{}",
-        x.message
+        x.finding.message
     );
     // Without a fatbin reader the arch list is "could not check", not a guess.
     let r = run(
@@ -421,23 +463,18 @@ fn config_and_fail_on_apply_to_host_checks() {
     let known = |c: &str| c.starts_with("GL2");
     let config = |t: &str| crate::config::Config::parse("c.toml", t, &known).unwrap();
 
-    let off = crate::suppress::apply_config_to_checks(
-        results.clone(),
-        &config("[rules]\nGL204 = \"off\"\n"),
-    );
-    assert!(off.iter().all(|r| r.id != "GL204"));
+    let off = crate::suppress::apply_config(results.clone(), &config("[rules]\nGL204 = \"off\"\n"));
+    assert!(off.iter().all(|r| r.finding.rule != "GL204"));
     assert_eq!(
         off.len(),
         results.len() - super::testutil::of(&results, "GL204").len()
     );
     assert!(!super::fails(&off, FailOn::At(Severity::Error)));
 
-    let warn = crate::suppress::apply_config_to_checks(
-        results.clone(),
-        &config("[rules]\nGL204 = \"warning\"\n"),
-    );
+    let warn =
+        crate::suppress::apply_config(results.clone(), &config("[rules]\nGL204 = \"warning\"\n"));
     let gl204 = expect(&warn, "GL204", Problem);
-    assert_eq!(gl204.severity, Severity::Warning);
+    assert_eq!(gl204.finding.severity, Severity::Warning);
     assert!(!super::fails(&warn, FailOn::At(Severity::Error)));
     assert!(super::fails(&warn, FailOn::At(Severity::Warning)));
 
@@ -518,8 +555,8 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
 
 fn errors(r: &[super::CheckResult]) -> Vec<String> {
     r.iter()
-        .filter(|x| x.status == Problem && x.severity == Severity::Error)
-        .map(|x| format!("{} {}", x.id, x.message))
+        .filter(|x| x.status == Problem && x.finding.severity == Severity::Error)
+        .map(|x| format!("{} {}", x.finding.rule, x.finding.message))
         .collect()
 }
 
@@ -544,9 +581,9 @@ fn one_root_cause_one_error() {
             });
         for w in *words {
             assert!(
-                cause.message.contains(w),
+                cause.finding.message.contains(w),
                 "{variant}: {code} message lacks {w:?}: {}",
-                cause.message
+                cause.finding.message
             );
         }
         let errs = errors(&r);
@@ -554,14 +591,14 @@ fn one_root_cause_one_error() {
             "{variant:>18}: {} error(s) {errs:?}\n",
             errs.len()
         ));
-        if cause.severity == Severity::Error {
+        if cause.finding.severity == Severity::Error {
             trees += 1;
             total += errs.len();
         } else {
             assert!(
                 errs.is_empty(),
                 "{variant}: the cause is a {} but errors are reported: {errs:#?}",
-                cause.severity
+                cause.finding.severity
             );
         }
     }
@@ -587,7 +624,7 @@ fn module_for_other_kernel_is_one_error_with_its_consequences() {
             cause
                 .evidence
                 .iter()
-                .any(|e| e.starts_with(&format!("explains {c}"))),
+                .any(|e| e.to_string().starts_with(&format!("explains {c}"))),
             "{:?}",
             cause.evidence
         );
@@ -605,14 +642,19 @@ fn module_for_other_kernel_is_one_error_with_its_consequences() {
     let known = |c: &str| c.starts_with("GL2");
     let config =
         crate::config::Config::parse("c.toml", "[rules]\nGL206 = \"off\"\n", &known).unwrap();
-    let off = crate::suppress::apply_config_to_checks(r.clone(), &config);
+    let off = crate::suppress::apply_config(r.clone(), &config);
     expect(&off, "GL203", Problem);
 }
 
 fn problems(r: &[super::CheckResult]) -> Vec<String> {
     r.iter()
         .filter(|x| x.status == Problem)
-        .map(|x| format!("{} [{}] {}", x.id, x.severity, x.message))
+        .map(|x| {
+            format!(
+                "{} [{}] {}",
+                x.finding.rule, x.finding.severity, x.finding.message
+            )
+        })
         .collect()
 }
 
@@ -627,17 +669,19 @@ fn wsl2_is_a_working_gpu_host() {
     ] {
         let x = expect(&r, code, CheckStatus::Skipped);
         assert!(
-            x.message.contains("not applicable on WSL2"),
+            x.finding.message.contains("not applicable on WSL2"),
             "{code}: {}",
-            x.message
+            x.finding.message
         );
     }
     // The driver libraries are the Windows driver's.
     assert!(expect(&r, "GL204", CheckStatus::Ok)
+        .finding
         .message
         .contains("/usr/lib/wsl/lib"));
     // The checks that apply there still judge: driver and torch from nvidia-smi.
     assert!(expect(&r, "GL215", CheckStatus::Ok)
+        .finding
         .message
         .contains("runs on this host"));
     expect(&r, "GL212", CheckStatus::Ok);
@@ -657,14 +701,15 @@ fn gpu_container_is_healthy() {
     let r = runv(&["variants/gpu-container"]);
     assert!(problems(&r).is_empty(), "{}", super::render_checks_text(&r));
     assert!(expect(&r, "GL216", CheckStatus::Ok)
+        .finding
         .message
         .contains("/dev/nvidia0"));
     for code in ["GL201", "GL202", "GL206", "GL208", "GL213", "GL214"] {
         let x = expect(&r, code, CheckStatus::Skipped);
         assert!(
-            x.message.contains("inside a docker container"),
+            x.finding.message.contains("inside a docker container"),
             "{code}: {}",
-            x.message
+            x.finding.message
         );
     }
 }
@@ -677,17 +722,24 @@ fn container_without_gpus_says_how_to_start_it() {
     assert_eq!(errors(&r).len(), 1, "{}", super::render_checks_text(&r));
     let x = expect(&r, "GL216", Problem);
     assert!(
-        x.message
+        x.finding
+            .message
             .contains("docker container was started without GPUs"),
         "{}",
-        x.message
+        x.finding.message
     );
-    assert!(x.fix.as_deref().unwrap().contains("docker run --gpus all"));
+    assert!(x
+        .finding
+        .help
+        .as_deref()
+        .unwrap()
+        .contains("docker run --gpus all"));
     let text = super::render_checks_text(&r);
     for host_fix in ["modprobe", "nouveau", "dkms", "reboot", "Reboot"] {
         assert!(
             r.iter().filter(|x| x.status == Problem).all(|x| !x
-                .fix
+                .finding
+                .help
                 .as_deref()
                 .unwrap_or_default()
                 .contains(host_fix)),
@@ -703,25 +755,29 @@ fn container_without_gpus_says_how_to_start_it() {
 fn gl217_thermal_and_power_slowdown() {
     let r = runv(&["variants/gpu-hot"]);
     let x = expect(&r, "GL217", Problem);
-    assert_eq!(x.severity, Severity::Warning);
+    assert_eq!(x.finding.severity, Severity::Warning);
     assert!(
         x.evidence
             .iter()
-            .any(|e| e.contains("hw_thermal_slowdown: Active")),
+            .any(|e| e.to_string().contains("hw_thermal_slowdown: Active")),
         "{:?}",
         x.evidence
     );
     assert!(
         x.evidence
             .iter()
-            .any(|e| e.contains("gpu_temp_tlimit -4 C")),
+            .any(|e| e.to_string().contains("gpu_temp_tlimit -4 C")),
         "{:?}",
         x.evidence
     );
     let r = runv(&["variants/power-brake"]);
-    assert!(expect(&r, "GL217", Problem).message.contains("power-brake"));
+    assert!(expect(&r, "GL217", Problem)
+        .finding
+        .message
+        .contains("power-brake"));
     let r = runv(&["variants/text-only"]);
     assert!(expect(&r, "GL217", CheckStatus::Ok)
+        .finding
         .message
         .contains("nvidia-smi -q"));
     let text = std::fs::read_to_string(super::testutil::testdata(
@@ -757,19 +813,19 @@ fn gl201_names_the_cause_and_its_fix() {
         let r = runv(&[&format!("variants/{variant}")]);
         let x = expect(&r, "GL201", Problem);
         assert!(
-            x.message.contains("0000:00:07.0"),
+            x.finding.message.contains("0000:00:07.0"),
             "{variant}: {}",
-            x.message
+            x.finding.message
         );
-        let f = x.fix.as_deref().unwrap_or_default();
+        let f = x.finding.help.as_deref().unwrap_or_default();
         assert!(f.contains(fix), "{variant}: {f}");
         assert!(!f.contains("dmesg | grep"), "{variant}: a generic fix: {f}");
         // The excluded GPU is configuration (a warning), not a health problem.
         if variant == "gpu-excluded" {
-            assert_eq!(x.severity, Severity::Warning);
+            assert_eq!(x.finding.severity, Severity::Warning);
             expect(&r, "GL210", CheckStatus::Ok);
         } else {
-            assert_eq!(x.severity, Severity::Error, "{variant}");
+            assert_eq!(x.finding.severity, Severity::Error, "{variant}");
         }
     }
 }
@@ -779,11 +835,20 @@ fn gl201_names_the_cause_and_its_fix() {
 #[test]
 fn gl218_visible_devices() {
     let r = runv(&["variants/cvd-missing"]);
-    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Error);
+    assert_eq!(
+        expect(&r, "GL218", Problem).finding.severity,
+        Severity::Error
+    );
     let r = runv(&["variants/cvd-empty"]);
-    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Error);
+    assert_eq!(
+        expect(&r, "GL218", Problem).finding.severity,
+        Severity::Error
+    );
     let r = runv(&["variants/cvd-order"]);
-    assert_eq!(expect(&r, "GL218", Problem).severity, Severity::Warning);
+    assert_eq!(
+        expect(&r, "GL218", Problem).finding.severity,
+        Severity::Warning
+    );
     expect(&r, "GL201", CheckStatus::Ok);
     let dir = super::testutil::tree(&["h200", "variants/complete", "variants/cvd-order"]);
     let env = dir.path().join(".gpulint-host/env.txt");
@@ -800,7 +865,11 @@ fn gl218_visible_devices() {
         let x = super::testutil::of(&r, "GL218");
         assert_eq!(x[0].status == CheckStatus::Ok, ok, "{extra}: {x:#?}");
         if extra.contains("0,7,1") {
-            assert!(x[0].message.contains("sees only 0"), "{}", x[0].message);
+            assert!(
+                x[0].finding.message.contains("sees only 0"),
+                "{}",
+                x[0].finding.message
+            );
         }
     }
     // Unset: every GPU.
@@ -815,12 +884,13 @@ fn gl219_ld_library_path_shadows_torch_wheels() {
     let r = runv(&["variants/torch-cu124-ldpath"]);
     let x = expect(&r, "GL219", Problem);
     assert!(
-        x.message.contains("libcusparse.so.12 is CUDA 12.1"),
+        x.finding.message.contains("libcusparse.so.12 is CUDA 12.1"),
         "{}",
-        x.message
+        x.finding.message
     );
     assert!(x
-        .fix
+        .finding
+        .help
         .as_deref()
         .unwrap()
         .contains("Remove /usr/local/cuda-12.1/lib64"));
@@ -867,12 +937,164 @@ fn gl219_ld_library_path_shadows_torch_wheels() {
     assert!(
         ok.evidence
             .iter()
-            .any(|e| e.contains("libnvJitLink.so.12 is CUDA 12.6")),
+            .any(|e| e.to_string().contains("libnvJitLink.so.12 is CUDA 12.6")),
         "{:?}",
         ok.evidence
     );
     // The healthy tree (torch cu130 without nvidia/ wheels listed) is fine too.
     expect(&runv(&[]), "GL219", CheckStatus::Ok);
+}
+
+/// A finding's location is typed when its evidence is made: on the capture and every variant it
+/// is the file the shown evidence quotes first, the file findings pointed at when the location
+/// was read back out of the text (`path: line`), so no report moves.
+#[test]
+fn locations_are_the_first_file_the_evidence_quotes() {
+    use crate::host::evidence::Evidence;
+    let from_text = |r: &super::CheckResult| {
+        r.evidence.iter().find_map(|e| {
+            e.to_string()
+                .split_once(": ")
+                .map(|(a, _)| a.to_string())
+                .filter(|a| a.starts_with('/'))
+        })
+    };
+    let mut variants: Vec<String> = std::fs::read_dir(super::testutil::testdata("variants"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    variants.sort();
+    let mut scenarios = vec![run(&["h200"], &opts())];
+    scenarios.extend(variants.iter().map(|v| runv(&[&format!("variants/{v}")])));
+    let mut located = 0;
+    for (results, name) in scenarios
+        .iter()
+        .zip(["h200".to_string()].iter().chain(&variants))
+    {
+        for r in results {
+            let typed = r.finding.location.as_ref().and_then(|l| l.file.as_deref());
+            assert_eq!(typed, r.evidence.iter().find_map(Evidence::file_path));
+            assert_eq!(
+                typed,
+                from_text(r).as_deref(),
+                "{name} {}: {:?}",
+                r.finding.rule,
+                r.evidence
+            );
+            located += usize::from(typed.is_some());
+        }
+    }
+    assert!(located > 100, "{located}");
+}
+
+/// `details.checks` in JSON keeps its layout now that a result holds its finding: the fields
+/// of the former flat result, in its order, with its omissions, on the capture and every
+/// variant.
+#[test]
+fn check_results_serialize_as_the_flat_layout() {
+    use crate::rule_meta::Code;
+    #[derive(serde::Serialize)]
+    struct Flat<'a> {
+        rule: Code,
+        name: &'a str,
+        status: CheckStatus,
+        severity: Severity,
+        message: &'a str,
+        evidence: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fix: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        explained_by: Option<Code>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        unreadable_evidence: bool,
+    }
+    let mut variants: Vec<String> = std::fs::read_dir(super::testutil::testdata("variants"))
+        .unwrap()
+        .map(|e| format!("variants/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    variants.sort();
+    let mut checked = 0;
+    for v in &variants {
+        for r in runv(&[v]) {
+            let flat = Flat {
+                rule: r.finding.rule,
+                name: &r.finding.name,
+                status: r.status,
+                severity: r.finding.severity,
+                message: &r.finding.message,
+                evidence: r.evidence.iter().map(|e| e.to_string()).collect(),
+                fix: r.finding.help.as_deref(),
+                explained_by: r.explained_by,
+                unreadable_evidence: r.unreadable_evidence,
+            };
+            assert_eq!(
+                serde_json::to_string(&r).unwrap(),
+                serde_json::to_string(&flat).unwrap(),
+                "{v}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "{checked}");
+}
+
+/// A captured aarch64 host judged on this (x86_64) machine: GL219 searches torch's libraries the
+/// way the captured host's ld.so does, its multiarch directories from the profile's platform,
+/// never from the machine gpulint was built for.
+#[test]
+fn gl219_searches_the_captured_hosts_platform_not_this_machines() {
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/torch-cu124-ldpath"]);
+    std::fs::write(
+        dir.path().join(".gpulint-host/commands/uname-m.txt"),
+        "aarch64\n",
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let profile = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    assert_eq!(
+        profile.platform.as_ref().map(|p| p.architecture.as_str()),
+        Some("arm64")
+    );
+    let options = opts();
+    let env = crate::host::env::detect_env(&reader);
+    let cx = super::HostContext {
+        reader: &reader,
+        profile: &profile,
+        env: &env,
+        options: &options,
+        facts: options.facts,
+        loader: crate::host::query::LoaderSetting::new(&reader, &profile),
+    };
+    let torch_lib = "/usr/lib/python3/dist-packages/torch/lib".to_string();
+    let order = super::gl219_cuda_libs_shadow_torch::torch_search_order(
+        &cx,
+        &torch_lib,
+        std::slice::from_ref(&torch_lib),
+        &[],
+    );
+    let defaults: Vec<&str> = order
+        .iter()
+        .filter(|d| d.from == crate::loader::SearchFrom::Default)
+        .map(|d| d.dir.as_str())
+        .collect();
+    assert!(
+        defaults.contains(&"/usr/lib/aarch64-linux-gnu"),
+        "{defaults:?}"
+    );
+    assert!(
+        !defaults.iter().any(|d| d.contains("x86_64")),
+        "{defaults:?}"
+    );
+    // The same host captured as x86_64 searches x86_64's directories.
+    std::fs::write(
+        dir.path().join(".gpulint-host/commands/uname-m.txt"),
+        "x86_64\n",
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let profile = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    let loader = crate::host::query::LoaderSetting::new(&reader, &profile);
+    assert_eq!(loader.machine, "x86_64");
 }
 
 /// Both READMEs list every captured tree with the check that covers it.
@@ -912,8 +1134,10 @@ fn readmes_list_every_host_scenario() {
 #[test]
 fn host_text_escapes_what_it_quotes() {
     let mut r = runv(&["variants/nouveau-loaded"]);
-    r[0].message = "x\n[ok] GL999 forged: fine\x1b[2J".into();
-    r[0].evidence.push("e\n[ok] GL998 forged: fine".into());
+    r[0].finding.message = "x\n[ok] GL999 forged: fine\x1b[2J".into();
+    r[0].evidence.push(crate::host::evidence::Evidence::note(
+        "e\n[ok] GL998 forged: fine",
+    ));
     let t = super::render_checks_text(&r);
     assert!(!t.contains('\x1b'), "{t:?}");
     assert!(

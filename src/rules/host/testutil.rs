@@ -68,7 +68,7 @@ pub(crate) fn run(layers: &[&str], opts: &CheckOptions) -> Vec<CheckResult> {
 
 /// The results of one check.
 pub(crate) fn of<'a>(results: &'a [CheckResult], code: &str) -> Vec<&'a CheckResult> {
-    results.iter().filter(|r| r.id == code).collect()
+    results.iter().filter(|r| r.finding.rule == code).collect()
 }
 
 /// The single result of a check, asserting its status.

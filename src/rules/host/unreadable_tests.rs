@@ -70,12 +70,13 @@ fn unfolded(r: &CheckResult) -> CheckResult {
         r.status = CheckStatus::Problem;
         r.explained_by = None;
     }
-    r.evidence.retain(|e| !e.starts_with("explains "));
+    r.evidence
+        .retain(|e| !e.to_string().starts_with("explains "));
     r
 }
 
 fn names(r: &CheckResult, path: &str) -> bool {
-    r.message.contains(path) || r.evidence.iter().any(|e| e.contains(path))
+    r.finding.message.contains(path) || r.evidence.iter().any(|e| e.to_string().contains(path))
 }
 
 /// The three guesses: an unreadable libtorch_cuda.so was "missing" (with an install
@@ -88,7 +89,7 @@ fn unreadable_evidence_is_could_not_check_never_a_verdict() {
     let r = run_guarded(dir.path(), "an unreadable libtorch_cuda.so");
     let x = expect(&r, "GL215", CouldNotCheck);
     assert!(names(x, lib), "{how}: {x:#?}");
-    assert!(!x.message.contains("missing"), "{how}: {x:#?}");
+    assert!(!x.finding.message.contains("missing"), "{how}: {x:#?}");
 
     // The extra GPU of pci-extra, its vendor unreadable: GL201 must not say "all seen".
     let vendor = "/sys/bus/pci/devices/0000:00:07.0/vendor";
@@ -137,7 +138,7 @@ fn fifos_do_not_block_and_are_named() {
         let r = run_guarded(dir.path(), &format!("a FIFO at {file}"));
         let x = expect(&r, code, CouldNotCheck);
         assert!(names(x, file), "{x:#?}");
-        assert!(x.message.contains("FIFO"), "{x:#?}");
+        assert!(x.finding.message.contains("FIFO"), "{x:#?}");
     }
 }
 
@@ -261,7 +262,8 @@ fn a_fifo_at_any_file_the_doctor_reads_is_could_not_check() {
             make_fifo(&local);
             let what = format!("a FIFO at {file} on {layers:?}");
             let r = run_guarded(dir.path(), &what);
-            let codes = |v: &[CheckResult]| v.iter().map(|x| x.id).collect::<BTreeSet<_>>();
+            let codes =
+                |v: &[CheckResult]| v.iter().map(|x| x.finding.rule).collect::<BTreeSet<_>>();
             assert_eq!(codes(&r), codes(&baseline), "{what}");
             assert!(
                 r.iter()
@@ -270,11 +272,14 @@ fn a_fifo_at_any_file_the_doctor_reads_is_could_not_check() {
                 super::render_checks_text(&r)
             );
             for code in codes(&r) {
-                let now: Vec<CheckResult> =
-                    r.iter().filter(|x| x.id == code).map(unfolded).collect();
+                let now: Vec<CheckResult> = r
+                    .iter()
+                    .filter(|x| x.finding.rule == code)
+                    .map(unfolded)
+                    .collect();
                 let was: Vec<CheckResult> = baseline
                     .iter()
-                    .filter(|x| x.id == code)
+                    .filter(|x| x.finding.rule == code)
                     .map(unfolded)
                     .collect();
                 let could_not = now.len() == 1 && now[0].status == CouldNotCheck;
