@@ -205,6 +205,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     ],
     // nvcc 13.5 is 35 MB with its banner near 30 MB.
     max_bytes: 64 << 20,
+    head_only: false,
     accept: None,
     parse: |path, data| {
         let v = match path.file_name() {

@@ -66,6 +66,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     version: 1,
     globs: &["var/lib/dpkg/status", "var/lib/dpkg/status.d/*"],
     max_bytes: 32 << 20,
+    head_only: false,
     accept: Some(|path| !path.file_name().ends_with(".md5sums")),
     parse: |_, data| Ok(vec![Fact::DpkgStatus(parse_status(data))]),
 };

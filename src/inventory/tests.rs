@@ -487,6 +487,7 @@ fn binaries_with_device_code_or_cuda_links() {
             fatbin,
             has_kernels: None,
             loose_cubins: vec![],
+            loose_ptx: vec![],
         })
     };
     let entry = |s: &str, v: (u16, u16), c: Option<&str>| FatbinEntry {

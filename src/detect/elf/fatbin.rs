@@ -7,6 +7,7 @@
 //! is decided afterwards ([`resolve_section`]), once the section boundaries are known.
 
 use super::kernels::StreamProbe;
+use super::ptx_text::PtxFinder;
 use crate::arch::{ArchTarget, ArchVariant, CodeKind};
 use serde::{Deserialize, Serialize};
 
@@ -647,10 +648,13 @@ pub(crate) struct FatbinScanner {
     /// Cubins (EM_CUDA ELF images) outside any fatbin container, as (offset, target): CUPTI
     /// and nvperf keep them as plain byte arrays in `.rodata`. Sorted once finished.
     pub(crate) loose_cubins: Vec<(u64, ArchTarget)>,
+    /// PTX module headers found where containers are searched for (unaligned, unlike
+    /// containers and cubins: PTX is text).
+    pub(crate) ptx: PtxFinder,
 }
 
 /// Length of an ELF64 header, all a loose cubin's target needs.
-const CUBIN_HEADER: usize = 64;
+pub(crate) const CUBIN_HEADER: usize = 64;
 /// Most loose cubins remembered per file.
 const MAX_LOOSE_CUBINS: usize = 100_000;
 
@@ -757,6 +761,7 @@ impl FatbinScanner {
             off += 8;
         }
         self.feed_cubins(base, chunk, &cubins_at);
+        self.ptx.feed(base, chunk, search);
         if let Some(p) = &mut self.stream_probe {
             p.feed(base, chunk);
         }
@@ -792,6 +797,7 @@ impl FatbinScanner {
             let next = at + buf.len() as u64;
             (next.max(from), at + CUBIN_HEADER as u64)
         });
+        let ptx = self.ptx.wanted().map(|(next, end)| (next.max(from), end));
         self.active
             .iter()
             .filter(|c| c.state != State::Done)
@@ -801,6 +807,7 @@ impl FatbinScanner {
                 (next.max(from), end)
             })
             .chain(cubins)
+            .chain(ptx)
             .filter(|&(at, end)| at < end)
             .min()
             .map(|(at, end)| (at, end - at))
@@ -900,6 +907,7 @@ impl FatbinScanner {
         }
         self.cubin_active.clear();
         self.loose_cubins.sort_by_key(|c| c.0);
+        self.ptx.finish();
         self.retire(eof, &[]);
         // Remaining watchers: the file ended (reached eof without non-zero bytes).
         for mut w in std::mem::take(&mut self.watches) {

@@ -6,12 +6,12 @@
 //! would next learn something, and reads a range when the streaming scan would have it.
 
 use super::cudart;
-use super::fatbin::{is_fatbin_section_name, resolve_section, FatbinScanner};
+use super::fatbin::{is_fatbin_section_name, resolve_section, FatbinScanner, CUBIN_HEADER};
 use super::kernels::StreamProbe;
 use super::seek::Source;
 use super::{
     machine_name, type_name, ElfError, ElfFacts, FatbinSection, FatbinSummary, LooseCubin,
-    ScanOptions,
+    LoosePtx, ScanOptions,
 };
 use std::borrow::Cow;
 use std::io::Read;
@@ -709,6 +709,7 @@ impl Scan<'_> {
                 fatbin: None,
                 has_kernels: None,
                 loose_cubins: Vec::new(),
+                loose_ptx: Vec::new(),
                 warnings: self.warnings,
             };
         };
@@ -821,9 +822,30 @@ impl Scan<'_> {
             }
         }
         sections.sort_by_key(|s| s.offset);
-        let loose_cubins = match (&shdrs, &names) {
-            (Some(shdrs), Some(names)) => self.loose_cubins(shdrs, names, &sections),
-            _ => Vec::new(),
+        let (loose_cubins, loose_ptx) = match (&shdrs, &names) {
+            (Some(shdrs), Some(names)) => {
+                let cubins = &self.fat.loose_cubins;
+                let ptx = &self.fat.ptx.found;
+                (
+                    Self::outside_containers(shdrs, names, &sections, cubins, CUBIN_HEADER as u64)
+                        .into_iter()
+                        .map(|(section, offset, target)| LooseCubin {
+                            section,
+                            offset,
+                            target,
+                        })
+                        .collect(),
+                    Self::outside_containers(shdrs, names, &sections, ptx, 1)
+                        .into_iter()
+                        .map(|(section, offset, header)| LoosePtx {
+                            section,
+                            offset,
+                            header,
+                        })
+                        .collect(),
+                )
+            }
+            _ => (Vec::new(), Vec::new()),
         };
         for w in warnings {
             self.warn(w);
@@ -845,6 +867,7 @@ impl Scan<'_> {
             },
             has_kernels: None,
             loose_cubins,
+            loose_ptx,
             warnings: self.warnings,
         };
         if let (Some(p), Some(_)) = (&self.fat.stream_probe, &facts.fatbin) {
@@ -890,14 +913,16 @@ impl Scan<'_> {
             .map(|p| p.offset + (vaddr - p.vaddr))
     }
 
-    /// The cubin headers found in data sections (where containers may be) outside every
-    /// reported container.
-    fn loose_cubins(
-        &self,
+    /// The device code found loose (`found`: offset and what it is, sorted) in data
+    /// sections (where containers may be), outside every reported container, as (section,
+    /// offset, what); `len` bytes from its offset must lie in the section.
+    fn outside_containers<T: Copy>(
         shdrs: &[Shdr],
         names: &[u8],
         sections: &[FatbinSection],
-    ) -> Vec<LooseCubin> {
+        found: &[(u64, T)],
+        len: u64,
+    ) -> Vec<(String, u64, T)> {
         let inside_container = |at: u64| {
             sections
                 .iter()
@@ -914,18 +939,14 @@ impl Scan<'_> {
                 continue;
             }
             let end = sh.offset.saturating_add(sh.size);
-            let lo = self.fat.loose_cubins.partition_point(|c| c.0 < sh.offset);
-            for &(at, target) in self.fat.loose_cubins[lo..].iter().take_while(|c| c.0 < end) {
-                if at.saturating_add(64) <= end && !inside_container(at) {
-                    out.push(LooseCubin {
-                        section: name.clone(),
-                        offset: at,
-                        target,
-                    });
+            let lo = found.partition_point(|c| c.0 < sh.offset);
+            for &(at, what) in found[lo..].iter().take_while(|c| c.0 < end) {
+                if at.saturating_add(len) <= end && !inside_container(at) {
+                    out.push((name.clone(), at, what));
                 }
             }
         }
-        out.sort_by_key(|c| c.offset);
+        out.sort_by_key(|c| c.1);
         out
     }
 
