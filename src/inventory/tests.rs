@@ -805,6 +805,65 @@ fn debian_toolkit_layout_from_dpkg_and_nvcc() {
     );
 }
 
+/// Issue 34: the RHEL/Fedora layout of NVIDIA's rpm packages, whose database gpulint does not
+/// read: `cuda-toolkit-12-4` leaves `/usr/local/cuda-12.4` with its version.json,
+/// `cuda-nvcc-12-6` alone only `bin/nvcc` (versioned by its banner), and `/usr/local/cuda`
+/// reaches its toolkit through the alternatives system (`/etc/alternatives/cuda`). The rpm
+/// database itself is no input: present, it is neither read nor an error.
+#[test]
+fn rhel_toolkit_layout_without_the_rpm_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    let put = |rel: &str, data: &[u8]| {
+        let p = r.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, data).unwrap();
+    };
+    put(
+        "usr/local/cuda-12.4/version.json",
+        br#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
+    );
+    put(
+        "usr/local/cuda-12.6/bin/nvcc",
+        b"\x7fELF\0Cuda compilation tools, release 12.6, V12.6.85\0",
+    );
+    put("var/lib/rpm/rpmdb.sqlite", b"SQLite format 3\0not read");
+    std::fs::create_dir_all(r.join("etc/alternatives")).unwrap();
+    std::os::unix::fs::symlink("/usr/local/cuda-12.6", r.join("etc/alternatives/cuda")).unwrap();
+    std::os::unix::fs::symlink("/etc/alternatives/cuda", r.join("usr/local/cuda")).unwrap();
+    let (tree, errors) = tree_from_dir(r);
+    assert!(errors.is_empty(), "{errors:?}");
+    let inv = build(&ImageMeta::default(), &tree, Vec::new());
+    let got: Vec<(String, Option<String>, Option<String>, bool)> = inv
+        .cuda_toolkits
+        .iter()
+        .map(|t| {
+            (
+                t.path.to_string(),
+                t.version.map(|v| v.to_string()),
+                t.version_from.clone(),
+                t.default,
+            )
+        })
+        .collect();
+    let tk = |p: &str, v: &str, from: &str, default| {
+        (
+            p.to_string(),
+            Some(v.to_string()),
+            Some(from.to_string()),
+            default,
+        )
+    };
+    assert_eq!(
+        got,
+        vec![
+            tk("/usr/local/cuda-12.4", "12.4.1", "version.json", false),
+            tk("/usr/local/cuda-12.6", "12.6.85", "nvcc", true),
+        ]
+    );
+    assert!(!inv.partial && inv.os_packages.is_empty());
+}
+
 /// Issue 34: conda's `cuda-nvcc` makes the environment prefix a toolkit without a version
 /// file; its conda-meta record versions it when nvcc's banner cannot (here: an empty nvcc).
 #[test]
