@@ -1,7 +1,6 @@
 //! Debian packages: `var/lib/dpkg/status` and distroless `var/lib/dpkg/status.d/<pkg>`
 //! (one stanza per file, often without a `Status:` field). Every installed package is kept;
-//! the inventory picks the CUDA/NVIDIA ones. rpm databases (`rpmdb.sqlite`, Berkeley DB) are
-//! not read.
+//! the inventory picks the CUDA/NVIDIA ones. rpm databases are read by [`super::rpmdb`].
 
 use super::{text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};

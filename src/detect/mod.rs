@@ -17,6 +17,7 @@ pub mod ld_so_conf;
 pub mod ptx_file;
 pub mod python_dist;
 pub mod pyvenv;
+pub mod rpmdb;
 pub mod torch_version;
 
 use crate::vocab::ImagePath;
@@ -49,6 +50,8 @@ pub enum Fact {
     Pyvenv(pyvenv::PyvenvCfg),
     /// `etc/ld.so.conf` or one `etc/ld.so.conf.d/*.conf`: directories and includes, in order.
     LdSoConf(ld_so_conf::LdSoConf),
+    /// `rpmdb.sqlite`: the installed rpm packages.
+    RpmDb(rpmdb::RpmDb),
     /// A standalone `*.ptx` file: its module header.
     PtxFile(elf::PtxHeader),
 }
@@ -157,6 +160,7 @@ pub const TABLE: &[&DetectorSpec] = &[
     &torch_version::DETECTOR,
     &conda::DETECTOR,
     &dpkg::DETECTOR,
+    &rpmdb::DETECTOR,
     &cuda_toolkit::DETECTOR,
     &glibc::DETECTOR,
     &pyvenv::DETECTOR,

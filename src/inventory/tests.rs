@@ -805,13 +805,14 @@ fn debian_toolkit_layout_from_dpkg_and_nvcc() {
     );
 }
 
-/// Issue 34: the RHEL/Fedora layout of NVIDIA's rpm packages, whose database gpulint does not
-/// read: `cuda-toolkit-12-4` leaves `/usr/local/cuda-12.4` with its version.json,
-/// `cuda-nvcc-12-6` alone only `bin/nvcc` (versioned by its banner), and `/usr/local/cuda`
-/// reaches its toolkit through the alternatives system (`/etc/alternatives/cuda`). The rpm
-/// database itself is no input: present, it is neither read nor an error.
+/// Issue 34: the RHEL/Fedora layout of NVIDIA's rpm packages: `/usr/local/cuda-X.Y` trees,
+/// `/usr/local/cuda` reaching one through the alternatives system (`/etc/alternatives/cuda`),
+/// and the rpm database (`var/lib/rpm/rpmdb.sqlite`, `testdata/rpm`). A version.json wins,
+/// then nvcc's banner (`cuda-nvcc-12-6` alone ships no version file), then the package that
+/// installed the tree (`cuda-toolkit-12-4`, a tree whose nvcc was removed); the CUDA/NVIDIA
+/// rpm packages are listed.
 #[test]
-fn rhel_toolkit_layout_without_the_rpm_database() {
+fn rhel_toolkit_layout_with_the_rpm_database() {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path();
     let put = |rel: &str, data: &[u8]| {
@@ -819,15 +820,19 @@ fn rhel_toolkit_layout_without_the_rpm_database() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, data).unwrap();
     };
-    put(
-        "usr/local/cuda-12.4/version.json",
-        br#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}"#,
-    );
+    let rpmdb =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rpm/rpmdb.sqlite"))
+            .unwrap();
+    put("var/lib/rpm/rpmdb.sqlite", &rpmdb);
+    put("usr/local/cuda-12.4/lib64/libcudart.so.12.4.127", b"");
     put(
         "usr/local/cuda-12.6/bin/nvcc",
         b"\x7fELF\0Cuda compilation tools, release 12.6, V12.6.85\0",
     );
-    put("var/lib/rpm/rpmdb.sqlite", b"SQLite format 3\0not read");
+    put(
+        "usr/local/cuda-12.8/version.json",
+        br#"{"cuda": {"name": "CUDA SDK", "version": "12.8.1"}}"#,
+    );
     std::fs::create_dir_all(r.join("etc/alternatives")).unwrap();
     std::os::unix::fs::symlink("/usr/local/cuda-12.6", r.join("etc/alternatives/cuda")).unwrap();
     std::os::unix::fs::symlink("/etc/alternatives/cuda", r.join("usr/local/cuda")).unwrap();
@@ -857,11 +862,31 @@ fn rhel_toolkit_layout_without_the_rpm_database() {
     assert_eq!(
         got,
         vec![
-            tk("/usr/local/cuda-12.4", "12.4.1", "version.json", false),
+            tk(
+                "/usr/local/cuda-12.4",
+                "12.4.1",
+                "rpm cuda-toolkit-12-4 12.4.1-1",
+                false
+            ),
             tk("/usr/local/cuda-12.6", "12.6.85", "nvcc", true),
+            tk("/usr/local/cuda-12.8", "12.8.1", "version.json", false),
         ]
     );
-    assert!(!inv.partial && inv.os_packages.is_empty());
+    let pkgs: Vec<(&str, &str, &str)> = inv
+        .os_packages
+        .iter()
+        .map(|p| (p.name.as_str(), p.version.as_str(), p.manager.as_str()))
+        .collect();
+    assert_eq!(
+        pkgs,
+        [
+            ("cuda-nvcc-12-4", "12.4.131-1", "rpm"),
+            ("cuda-nvcc-12-6", "12.6.85-1", "rpm"),
+            ("cuda-toolkit-12-4", "12.4.1-1", "rpm"),
+            ("nvidia-driver-cuda-libs", "3:550.54.15-1.el9", "rpm"),
+        ]
+    );
+    assert!(!inv.partial);
 }
 
 /// Issue 34: conda's `cuda-nvcc` makes the environment prefix a toolkit without a version
