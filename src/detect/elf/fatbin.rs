@@ -6,9 +6,6 @@
 //! needs and skips payloads without buffering them. Which candidates are real containers
 //! is decided afterwards ([`resolve_section`]), once the section boundaries are known.
 
-use super::kernels::StreamProbe;
-use super::ptx_text::PtxFinder;
-
 mod scanner;
 
 use crate::arch::{ArchTarget, ArchVariant, CodeKind};

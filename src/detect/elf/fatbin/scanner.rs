@@ -3,6 +3,8 @@
 //! text, and [`resolve_section`] decides afterwards which candidates a section holds.
 
 use super::*;
+use crate::detect::elf::kernels::StreamProbe;
+use crate::detect::elf::ptx_text::PtxFinder;
 
 /// Looks for non-zero bytes after a container's end.
 #[derive(Debug, Clone)]
