@@ -62,6 +62,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     // `paths_data` of big packages (pytorch, cuda-toolkit) runs to several MB; a truncated
     // JSON would not parse.
     max_bytes: 64 << 20,
+    head_only: false,
     accept: None,
     parse: |_, data| Ok(vec![Fact::CondaMeta(parse_conda_meta(data)?)]),
 };

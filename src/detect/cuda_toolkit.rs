@@ -143,17 +143,48 @@ pub struct PackagedToolkit {
 /// `/usr/lib/nvidia-cuda-toolkit`, NVIDIA's `cuda-toolkit-X-Y` and `cuda-nvcc-X-Y`
 /// (`12.1.105-1`) in `/usr/local/cuda-X.Y`. Used for images and hosts alike.
 pub fn packaged_toolkits(status: &super::dpkg::DpkgStatus) -> Vec<PackagedToolkit> {
+    toolkits_of_packages(
+        "dpkg",
+        status
+            .packages
+            .iter()
+            .map(|p| (p.name.as_str(), p.version.as_str())),
+    )
+}
+
+/// [`packaged_toolkits`] for an rpm database (RHEL, Fedora: NVIDIA's `cuda-toolkit-X-Y` and
+/// `cuda-nvcc-X-Y`, versions `12.4.1-1`).
+pub fn rpm_packaged_toolkits(db: &super::rpmdb::RpmDb) -> Vec<PackagedToolkit> {
+    toolkits_of_packages(
+        "rpm",
+        db.packages
+            .iter()
+            .map(|p| (p.name.as_str(), p.version.as_str())),
+    )
+}
+
+/// Whether a [`PackagedToolkit::from`] names `cuda-toolkit-X-Y`, the whole release (preferred
+/// over `cuda-nvcc-X-Y`'s compiler version).
+pub fn names_whole_release(from: &str) -> bool {
+    from.split(' ')
+        .nth(1)
+        .is_some_and(|n| n.starts_with("cuda-toolkit-"))
+}
+
+fn toolkits_of_packages<'a>(
+    manager: &str,
+    packages: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Vec<PackagedToolkit> {
     let mut out = Vec::new();
-    for p in &status.packages {
-        let Some(version) = cuda_version_of_deb(&p.version) else {
+    for (name, pkg_version) in packages {
+        let Some(version) = cuda_version_of_deb(pkg_version) else {
             continue;
         };
-        let dir = if p.name == "nvidia-cuda-toolkit" {
+        let dir = if name == "nvidia-cuda-toolkit" {
             "usr/lib/nvidia-cuda-toolkit".to_string()
-        } else if let Some(xy) = p
-            .name
+        } else if let Some(xy) = name
             .strip_prefix("cuda-toolkit-")
-            .or_else(|| p.name.strip_prefix("cuda-nvcc-"))
+            .or_else(|| name.strip_prefix("cuda-nvcc-"))
         {
             let Some((x, y)) = xy.split_once('-') else {
                 continue;
@@ -169,11 +200,10 @@ pub fn packaged_toolkits(status: &super::dpkg::DpkgStatus) -> Vec<PackagedToolki
         out.push(PackagedToolkit {
             dir,
             version,
-            from: format!("dpkg {} {}", p.name, p.version),
+            from: format!("{manager} {name} {pkg_version}"),
         });
     }
-    // cuda-toolkit-X-Y names the whole release; prefer it over cuda-nvcc-X-Y's compiler version.
-    out.sort_by_key(|t| (t.dir.clone(), !t.from.starts_with("dpkg cuda-toolkit-")));
+    out.sort_by_key(|t| (t.dir.clone(), !names_whole_release(&t.from)));
     out
 }
 
@@ -205,6 +235,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     ],
     // nvcc 13.5 is 35 MB with its banner near 30 MB.
     max_bytes: 64 << 20,
+    head_only: false,
     accept: None,
     parse: |path, data| {
         let v = match path.file_name() {

@@ -1,7 +1,6 @@
 //! Debian packages: `var/lib/dpkg/status` and distroless `var/lib/dpkg/status.d/<pkg>`
 //! (one stanza per file, often without a `Status:` field). Every installed package is kept;
-//! the inventory picks the CUDA/NVIDIA ones. rpm databases (`rpmdb.sqlite`, Berkeley DB) are
-//! not read.
+//! the inventory picks the CUDA/NVIDIA ones. rpm databases are read by [`super::rpmdb`].
 
 use super::{text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
@@ -66,6 +65,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     version: 1,
     globs: &["var/lib/dpkg/status", "var/lib/dpkg/status.d/*"],
     max_bytes: 32 << 20,
+    head_only: false,
     accept: Some(|path| !path.file_name().ends_with(".md5sums")),
     parse: |_, data| Ok(vec![Fact::DpkgStatus(parse_status(data))]),
 };

@@ -90,6 +90,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     ],
     // libc.so.6 is ~2 MB; the banner sits in .rodata.
     max_bytes: 4 << 20,
+    head_only: false,
     accept: None,
     parse: |_, data| Ok(parse_libc(data).map(Fact::Glibc).into_iter().collect()),
 };

@@ -10,6 +10,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     version: 1,
     globs: &["etc/ld.so.conf", "etc/ld.so.conf.d/*"],
     max_bytes: 256 << 10,
+    head_only: false,
     accept: None,
     parse: |_, data| Ok(vec![Fact::LdSoConf(parse_ld_so_conf(data))]),
 };

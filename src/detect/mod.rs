@@ -14,8 +14,10 @@ pub mod dpkg;
 pub mod elf;
 pub mod glibc;
 pub mod ld_so_conf;
+pub mod ptx_file;
 pub mod python_dist;
 pub mod pyvenv;
+pub mod rpmdb;
 pub mod torch_version;
 
 use crate::vocab::ImagePath;
@@ -48,6 +50,10 @@ pub enum Fact {
     Pyvenv(pyvenv::PyvenvCfg),
     /// `etc/ld.so.conf` or one `etc/ld.so.conf.d/*.conf`: directories and includes, in order.
     LdSoConf(ld_so_conf::LdSoConf),
+    /// `rpmdb.sqlite`: the installed rpm packages.
+    RpmDb(rpmdb::RpmDb),
+    /// A standalone `*.ptx` file: its module header.
+    PtxFile(elf::PtxHeader),
 }
 
 /// A content detector, selected by path.
@@ -65,6 +71,10 @@ pub trait Detector: Send + Sync {
     /// At most this many bytes are read; larger files get the first `max_bytes` and a warning.
     fn max_bytes(&self) -> u64 {
         4 << 20
+    }
+    /// Reads only the head of a file by design: a larger file is no reason to warn.
+    fn head_only(&self) -> bool {
+        false
     }
     fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String>;
 }
@@ -134,6 +144,9 @@ pub struct DetectorSpec {
     pub globs: &'static [&'static str],
     /// At most this many bytes are read; larger files get the first `max_bytes` and a warning.
     pub max_bytes: u64,
+    /// What it needs is always in the first `max_bytes`: larger files are read without a
+    /// warning.
+    pub head_only: bool,
     /// A further test on a path the globs matched; None: the globs decide.
     pub accept: Option<fn(&ImagePath) -> bool>,
     /// Bytes of one file → facts.
@@ -147,10 +160,12 @@ pub const TABLE: &[&DetectorSpec] = &[
     &torch_version::DETECTOR,
     &conda::DETECTOR,
     &dpkg::DETECTOR,
+    &rpmdb::DETECTOR,
     &cuda_toolkit::DETECTOR,
     &glibc::DETECTOR,
     &pyvenv::DETECTOR,
     &ld_so_conf::DETECTOR,
+    &ptx_file::DETECTOR,
 ];
 
 /// A [`DetectorSpec`] as a [`Detector`].
@@ -177,6 +192,9 @@ impl Detector for TableDetector {
     }
     fn max_bytes(&self) -> u64 {
         self.0.max_bytes
+    }
+    fn head_only(&self) -> bool {
+        self.0.head_only
     }
     fn detect(&self, path: &ImagePath, data: &[u8]) -> Result<Vec<Fact>, String> {
         (self.0.parse)(path, data)

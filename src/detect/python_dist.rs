@@ -212,6 +212,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     ],
     // RECORD of torch is ~2 MB; METADATA with a long description a few hundred KB.
     max_bytes: 16 << 20,
+    head_only: false,
     // A RECORD only of a GPU-relevant dist (the files it installed are joined with libraries).
     accept: Some(|path| {
         if path.file_name() != "RECORD" {

@@ -41,6 +41,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     version: 1,
     globs: &["**/pyvenv.cfg"],
     max_bytes: 64 << 10,
+    head_only: false,
     accept: None,
     parse: |_, data| Ok(vec![Fact::Pyvenv(parse_pyvenv_cfg(data))]),
 };

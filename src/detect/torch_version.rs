@@ -134,6 +134,7 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
         "**/tensorflow/python/platform/build_info.py",
     ],
     max_bytes: 256 << 10,
+    head_only: false,
     accept: None,
     parse: |path, data| {
         // The module a path belongs to: the one whose pattern it matches (MODULES order).

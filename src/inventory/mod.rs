@@ -40,6 +40,9 @@ pub struct Inventory {
     pub conda_packages: Vec<CondaPackage>,
     pub os_packages: Vec<OsPackage>,
     pub binaries: Vec<Binary>,
+    /// Standalone `*.ptx` files (raw PTX a program loads itself): listed, not judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ptx_files: Vec<PtxFile>,
     /// The loader configuration needed to resolve libraries the way ld.so does.
     pub loader: LoaderConfig,
     /// True when some input could not be read; `errors` says what and where.
@@ -247,6 +250,17 @@ pub struct OsPackage {
     pub manager: String,
 }
 
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PtxFile {
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub path: ImagePath,
+    pub layer: usize,
+    /// `compute_NN` from the module's `.target`.
+    pub target: ArchTarget,
+    /// The PTX ISA version of its `.version` ("8.4").
+    pub isa: String,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Binary {
     #[serde(with = "crate::vocab::image_path::absolute")]
@@ -271,6 +285,10 @@ pub struct Binary {
     /// loaded by the library itself; listed, not judged (like a standalone `.cubin` file).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loose_sass: Vec<ArchTarget>,
+    /// PTX text stored outside any fatbin (nvperf's compute_70, raw PTX jax and TensorFlow
+    /// load themselves); listed, not judged, like a standalone `.ptx` file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loose_ptx: Vec<ArchTarget>,
     /// PTX ISA version of each PTX entry, "compute_90" → "8.8".
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ptx_isa: BTreeMap<String, String>,

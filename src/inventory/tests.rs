@@ -489,6 +489,7 @@ fn binaries_with_device_code_or_cuda_links() {
             fatbin,
             has_kernels: None,
             loose_cubins: vec![],
+            loose_ptx: vec![],
         })
     };
     let entry = |s: &str, v: (u16, u16), c: Option<&str>| FatbinEntry {
@@ -809,6 +810,90 @@ fn debian_toolkit_layout_from_dpkg_and_nvcc() {
         text.contains("/usr/lib/nvidia-cuda-toolkit 11.8.89 (from nvcc)"),
         "{text}"
     );
+}
+
+/// Issue 34: the RHEL/Fedora layout of NVIDIA's rpm packages: `/usr/local/cuda-X.Y` trees,
+/// `/usr/local/cuda` reaching one through the alternatives system (`/etc/alternatives/cuda`),
+/// and the rpm database (`var/lib/rpm/rpmdb.sqlite`, `testdata/rpm`). A version.json wins,
+/// then nvcc's banner (`cuda-nvcc-12-6` alone ships no version file), then the package that
+/// installed the tree (`cuda-toolkit-12-4`, a tree whose nvcc was removed); the CUDA/NVIDIA
+/// rpm packages are listed.
+#[test]
+fn rhel_toolkit_layout_with_the_rpm_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    let put = |rel: &str, data: &[u8]| {
+        let p = r.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, data).unwrap();
+    };
+    let rpmdb =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/rpm/rpmdb.sqlite"))
+            .unwrap();
+    put("var/lib/rpm/rpmdb.sqlite", &rpmdb);
+    put("usr/local/cuda-12.4/lib64/libcudart.so.12.4.127", b"");
+    put(
+        "usr/local/cuda-12.6/bin/nvcc",
+        b"\x7fELF\0Cuda compilation tools, release 12.6, V12.6.85\0",
+    );
+    put(
+        "usr/local/cuda-12.8/version.json",
+        br#"{"cuda": {"name": "CUDA SDK", "version": "12.8.1"}}"#,
+    );
+    std::fs::create_dir_all(r.join("etc/alternatives")).unwrap();
+    std::os::unix::fs::symlink("/usr/local/cuda-12.6", r.join("etc/alternatives/cuda")).unwrap();
+    std::os::unix::fs::symlink("/etc/alternatives/cuda", r.join("usr/local/cuda")).unwrap();
+    let (tree, errors) = tree_from_dir(r);
+    assert!(errors.is_empty(), "{errors:?}");
+    let inv = build(&ImageMeta::default(), &tree, Vec::new());
+    let got: Vec<(String, Option<String>, Option<String>, bool)> = inv
+        .cuda_toolkits
+        .iter()
+        .map(|t| {
+            (
+                t.path.to_string(),
+                t.version.map(|v| v.to_string()),
+                t.version_from.clone(),
+                t.default,
+            )
+        })
+        .collect();
+    let tk = |p: &str, v: &str, from: &str, default| {
+        (
+            p.to_string(),
+            Some(v.to_string()),
+            Some(from.to_string()),
+            default,
+        )
+    };
+    assert_eq!(
+        got,
+        vec![
+            tk(
+                "/usr/local/cuda-12.4",
+                "12.4.1",
+                "rpm cuda-toolkit-12-4 12.4.1-1",
+                false
+            ),
+            tk("/usr/local/cuda-12.6", "12.6.85", "nvcc", true),
+            tk("/usr/local/cuda-12.8", "12.8.1", "version.json", false),
+        ]
+    );
+    let pkgs: Vec<(&str, &str, &str)> = inv
+        .os_packages
+        .iter()
+        .map(|p| (p.name.as_str(), p.version.as_str(), p.manager.as_str()))
+        .collect();
+    assert_eq!(
+        pkgs,
+        [
+            ("cuda-nvcc-12-4", "12.4.131-1", "rpm"),
+            ("cuda-nvcc-12-6", "12.6.85-1", "rpm"),
+            ("cuda-toolkit-12-4", "12.4.1-1", "rpm"),
+            ("nvidia-driver-cuda-libs", "3:550.54.15-1.el9", "rpm"),
+        ]
+    );
+    assert!(!inv.partial);
 }
 
 /// Issue 34: conda's `cuda-nvcc` makes the environment prefix a toolkit without a version

@@ -159,7 +159,7 @@ pub fn render_text(inv: &Inventory) -> String {
     let dev: Vec<&Binary> = inv
         .binaries
         .iter()
-        .filter(|b| b.has_device_code || !b.loose_sass.is_empty())
+        .filter(|b| b.has_device_code || !b.loose_sass.is_empty() || !b.loose_ptx.is_empty())
         .collect();
     if dev.is_empty() {
         let _ = writeln!(s, "  none");
@@ -184,6 +184,9 @@ pub fn render_text(inv: &Inventory) -> String {
         if !b.loose_sass.is_empty() {
             let _ = writeln!(s, "      loose cubins: {}", join(&b.loose_sass));
         }
+        if !b.loose_ptx.is_empty() {
+            let _ = writeln!(s, "      loose PTX: {}", join(&b.loose_ptx));
+        }
         if b.has_kernels == Some(false) {
             let _ = writeln!(
                 s,
@@ -200,6 +203,12 @@ pub fn render_text(inv: &Inventory) -> String {
             s,
             "  (+ {linking} more ELF files link CUDA libraries without device code of their own)"
         );
+    }
+    if !inv.ptx_files.is_empty() {
+        let _ = writeln!(s, "\nPTX files (loaded by their programs; not judged):");
+        for p in &inv.ptx_files {
+            let _ = writeln!(s, "  {} {} (ISA {})", e(&p.path), p.target, e(&p.isa));
+        }
     }
     if !inv.loader.ld_so_conf.is_empty() {
         let _ = writeln!(s, "\nld.so.conf: {}", e(inv.loader.ld_so_conf.join(":")));

@@ -201,7 +201,7 @@ fn facts_with(
         for d in &wanting {
             let limit = usize::try_from(d.max_bytes()).unwrap_or(usize::MAX);
             let data = &buf[..buf.len().min(limit)];
-            if size > d.max_bytes() {
+            if size > d.max_bytes() && !d.head_only() {
                 sink.warnings.push(format!(
                     "layer {}: {path}: {} read only the first {} of {size} bytes",
                     sink.layer,

@@ -9,6 +9,7 @@ mod cudart;
 pub mod deep;
 pub mod fatbin;
 pub mod kernels;
+mod ptx_text;
 mod seek;
 mod stream;
 
@@ -18,6 +19,8 @@ pub use fatbin::{
     is_fatbin_section_name, scan_fatbin_bytes, scan_fatbin_bytes_detailed, FatbinContainer,
     FatbinEntry, FatbinError, FatbinSection, FatbinSummary,
 };
+pub use ptx_text::PtxHeader;
+pub use ptx_text::{parse_header as parse_ptx_header, PTX_WINDOW};
 #[cfg(test)]
 use seek::SeekReader;
 pub(crate) use seek::{ReadAt, SeekScan};
@@ -61,6 +64,10 @@ pub struct ElfFacts {
     /// compute-sanitizer keep them as byte arrays and load them themselves). Listed, not judged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub loose_cubins: Vec<LooseCubin>,
+    /// PTX text stored outside any fatbin container in the same data sections (nvperf's
+    /// compute_70, the raw PTX jax and TensorFlow load themselves). Listed, not judged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loose_ptx: Vec<LoosePtx>,
     /// Malformed or unreadable parts.
     pub warnings: Vec<String>,
 }
@@ -145,6 +152,17 @@ pub struct LooseCubin {
     pub offset: u64,
     /// SASS target from its e_flags.
     pub target: ArchTarget,
+}
+
+/// A PTX module outside any fatbin container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoosePtx {
+    pub section: String,
+    /// File offset of its `.version` directive.
+    pub offset: u64,
+    /// `compute_NN` from its `.target`, and the ISA version of its `.version`.
+    #[serde(flatten)]
+    pub header: PtxHeader,
 }
 
 #[derive(Debug, thiserror::Error)]

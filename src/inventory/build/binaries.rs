@@ -45,6 +45,7 @@ pub(crate) fn binary_from_elf(
         && !e.needed.iter().any(|n| links_cuda(n))
         && static_cuda_runtime.is_none()
         && e.loose_cubins.is_empty()
+        && e.loose_ptx.is_empty()
     {
         return None;
     }
@@ -86,13 +87,8 @@ pub(crate) fn binary_from_elf(
         ptx: e.ptx(),
         embedded_sass: targets(&embedded, CodeKind::Sass),
         embedded_ptx: targets(&embedded, CodeKind::Ptx),
-        loose_sass: {
-            let mut v: Vec<crate::arch::ArchTarget> =
-                e.loose_cubins.iter().map(|c| c.target).collect();
-            v.sort();
-            v.dedup();
-            v
-        },
+        loose_sass: dedup_targets(e.loose_cubins.iter().map(|c| c.target)),
+        loose_ptx: dedup_targets(e.loose_ptx.iter().map(|p| p.header.target)),
         ptx_isa: ptx_isa
             .into_iter()
             .map(|(k, (a, b))| (k, format!("{a}.{b}")))
@@ -105,6 +101,15 @@ pub(crate) fn binary_from_elf(
     })
 }
 
+fn dedup_targets(
+    targets: impl Iterator<Item = crate::arch::ArchTarget>,
+) -> Vec<crate::arch::ArchTarget> {
+    let mut v: Vec<crate::arch::ArchTarget> = targets.collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
 pub(super) fn binaries(tree: &FileTree) -> Vec<Binary> {
     let mut out = Vec::new();
     for f in files(tree) {
@@ -113,6 +118,27 @@ pub(super) fn binaries(tree: &FileTree) -> Vec<Binary> {
             out.push(b);
         }
     }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// Standalone `*.ptx` files whose module header was read.
+pub(super) fn ptx_files(tree: &FileTree) -> Vec<PtxFile> {
+    let mut out: Vec<PtxFile> = files(tree)
+        .into_iter()
+        .filter_map(|f| {
+            let h = f.node.facts.iter().find_map(|x| match x {
+                Fact::PtxFile(h) => Some(h),
+                _ => None,
+            })?;
+            Some(PtxFile {
+                path: f.path.clone(),
+                layer: f.layer,
+                target: h.target,
+                isa: format!("{}.{}", h.isa.0, h.isa.1),
+            })
+        })
+        .collect();
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
 }

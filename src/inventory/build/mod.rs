@@ -139,6 +139,7 @@ pub fn build(image: &ImageMeta, tree: &FileTree, errors: Vec<ScanIssue>) -> Inve
         conda_packages: conda.packages(),
         os_packages: os_packages(tree),
         binaries: binaries(tree),
+        ptx_files: ptx_files(tree),
         loader: LoaderConfig {
             ld_so_conf: ld_so_conf(tree),
             dir_links: dir_links(tree),

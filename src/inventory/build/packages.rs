@@ -78,22 +78,32 @@ impl<'a> CondaIndex<'a> {
 }
 
 pub(super) fn os_packages(tree: &FileTree) -> Vec<OsPackage> {
-    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut seen: BTreeSet<(&str, String, String)> = BTreeSet::new();
     for (_, _, s) in facts(tree, |f| match f {
         Fact::DpkgStatus(s) => Some(s),
         _ => None,
     }) {
         for DpkgPackage { name, version, .. } in &s.packages {
             if super::names::is_gpu_os_package(name) {
-                seen.insert((name.clone(), version.clone()));
+                seen.insert(("dpkg", name.clone(), version.clone()));
+            }
+        }
+    }
+    for (_, _, db) in facts(tree, |f| match f {
+        Fact::RpmDb(db) => Some(db),
+        _ => None,
+    }) {
+        for p in &db.packages {
+            if super::names::is_gpu_os_package(&p.name) {
+                seen.insert(("rpm", p.name.clone(), p.version.clone()));
             }
         }
     }
     seen.into_iter()
-        .map(|(name, version)| OsPackage {
+        .map(|(manager, name, version)| OsPackage {
             name,
             version,
-            manager: "dpkg".into(),
+            manager: manager.into(),
         })
         .collect()
 }

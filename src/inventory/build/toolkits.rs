@@ -1,7 +1,7 @@
 //! CUDA toolkits: `/usr/local/cuda-X.Y` trees and their version files, what `/usr/local/cuda`
 //! points at; toolkits distributions install elsewhere and without a version file (Debian and
 //! Ubuntu's `nvidia-cuda-toolkit` in `/usr/lib/nvidia-cuda-toolkit`, conda's `cuda-nvcc`),
-//! versioned by their nvcc binary or by the dpkg package that installed them.
+//! versioned by their nvcc binary or by the dpkg or rpm package that installed them.
 
 use super::*;
 
@@ -123,17 +123,28 @@ pub(super) fn cuda_toolkits(tree: &FileTree) -> Vec<CudaToolkit> {
 /// checks: [`crate::detect::cuda_toolkit::packaged_toolkits`]).
 fn packaged_toolkits(tree: &FileTree) -> Vec<(ImagePath, String, String)> {
     let mut out = Vec::new();
-    for (_, _, s) in facts(tree, |f| match f {
+    let dpkg = facts(tree, |f| match f {
         Fact::DpkgStatus(s) => Some(s),
         _ => None,
-    }) {
-        for t in crate::detect::cuda_toolkit::packaged_toolkits(s) {
-            if let Ok(dir) = ImagePath::new(&t.dir) {
-                out.push((dir, t.version, t.from));
-            }
+    })
+    .flat_map(|(_, _, s)| crate::detect::cuda_toolkit::packaged_toolkits(s));
+    let rpm = facts(tree, |f| match f {
+        Fact::RpmDb(db) => Some(db),
+        _ => None,
+    })
+    .flat_map(|(_, _, db)| crate::detect::cuda_toolkit::rpm_packaged_toolkits(db));
+    for t in dpkg.chain(rpm) {
+        if let Ok(dir) = ImagePath::new(&t.dir) {
+            out.push((dir, t.version, t.from));
         }
     }
-    // Across status.d files too: cuda-toolkit-X-Y before cuda-nvcc-X-Y for the same dir.
-    out.sort_by_key(|(d, _, from)| (d.clone(), !from.starts_with("dpkg cuda-toolkit-")));
+    // Across status.d files and databases too: cuda-toolkit-X-Y before cuda-nvcc-X-Y for the
+    // same dir.
+    out.sort_by_key(|(d, _, from)| {
+        (
+            d.clone(),
+            !crate::detect::cuda_toolkit::names_whole_release(from),
+        )
+    });
     out
 }
