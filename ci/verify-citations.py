@@ -12,6 +12,7 @@
      cuda-components  ci/cuda-components.py    cuda-toolkit wheels (a few KB each)
      dependents       ci/torch-dependents.py   wheel metadata only (PEP 658, a few KB)
      nvcc             ci/nvcc-arch-lists.py    nvidia-cuda-nvcc wheels (~50-100 MB)
+     nvrtc            ci/nvrtc-arch-lists.py   wheels redistributing NVRTC (~25 MB)
      torch            ci/torch-arch-lists.py   torch wheels (~1 GB; needs the release
                                                fatbin_list example)
    The sample rotates with the run (--rotate, default: $GITHUB_RUN_ID, $CI_PIPELINE_ID or the
@@ -26,6 +27,7 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SIMPLE = "https://pypi.org/simple/{}/"
 # Per run, how many rows of each kind are downloaded and re-derived (--all: every row).
-DEFAULT_SAMPLE = {"cuda-components": 3, "dependents": 2, "nvcc": 1, "torch": 0}
+DEFAULT_SAMPLE = {"cuda-components": 3, "dependents": 2, "nvcc": 1, "nvrtc": 1, "torch": 0}
 CITE = re.compile(r"([A-Za-z0-9_.+!-]+\.whl)(?: \(|, )sha256 ([0-9a-f]{64})")
 
 
@@ -211,6 +213,36 @@ def rederive_nvcc(mdir, n, rotate):
     return bad
 
 
+def rederive_nvrtc(mdir, n, rotate):
+    rows = measured_rows(mdir / "cuda_arch.toml", "release", "nvrtc-arch-lists.py")
+    picked = sample(rows, n, rotate)
+    bad = 0
+    for r in picked:
+        m = re.fullmatch(r"https://pypi\.org/project/([^/]+)/([^/]+)/#files", r["source"])
+        spec = f"{r['cuda']}={m.group(1)}=={m.group(2)}"
+        # A process of its own per NVRTC, as the script itself runs them (ctypes-loaded).
+        out = subprocess.run([sys.executable, str(ROOT / "ci" / "nvrtc-arch-lists.py"), spec],
+                             capture_output=True, text=True)
+        label = f"CUDA {r['cuda']} ({spec})"
+        rows_out = tomllib.loads(out.stdout).get("release", []) if out.returncode == 0 else []
+        if not rows_out:
+            log(f"DRIFT cuda_arch.toml {label}: not re-derived: "
+                f"{(out.stdout + out.stderr).strip()[-300:]}")
+            bad += 1
+            continue
+        got = rows_out[0]
+        b = compare("cuda_arch.toml", label, r, got,
+                    ["cuda", "sm", "arch_specific", "family_specific", "source"])
+        if not b and note_digest(got["note"]) != note_digest(r["note"]):
+            log(f"DRIFT cuda_arch.toml {label}: cited {note_digest(r['note'])}, "
+                f"downloaded {note_digest(got['note'])}")
+            b = 1
+        bad += b
+    log(f"rows re-derived: cuda_arch.toml (nvrtc) {len(picked) - bad}/{len(picked)} match "
+        f"({' '.join(r['cuda'] for r in picked)}; {len(rows)} rows)")
+    return bad
+
+
 def rederive_torch(mdir, n, rotate):
     rows = measured_rows(mdir / "torch.toml", "arch", "torch-arch-lists.py")
     picked = sample(rows, n, rotate)
@@ -240,7 +272,7 @@ def rederive_torch(mdir, n, rotate):
 
 
 KINDS = {"cuda-components": rederive_components, "dependents": rederive_dependents,
-         "nvcc": rederive_nvcc, "torch": rederive_torch}
+         "nvcc": rederive_nvcc, "nvrtc": rederive_nvrtc, "torch": rederive_torch}
 
 
 def main():
