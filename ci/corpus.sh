@@ -15,11 +15,15 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 echo "== (a) BuildKit conformance"
-python3 -m venv "$TMP/venv" >/dev/null
-"$TMP/venv/bin/pip" install --quiet dockerfile
+# CORPUS_VENV keeps the venv with PyPI `dockerfile` between runs (ci/test.sh runs two corpora).
+VENV=${CORPUS_VENV:-$TMP/venv}
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import dockerfile' 2>/dev/null; then
+  python3 -m venv "$VENV" >/dev/null
+  "$VENV/bin/pip" install --quiet dockerfile
+fi
 mapfile -t DFS < <(find "$CORPUS/dockerfile" -type f ! -name '*.sh' ! -name '*.yml' ! -name '*.yaml' | sort)
 # Differences are printed; (c) decides whether they are more than the docs admit.
-"$TMP/venv/bin/python" ci/buildkit_conformance.py "$BIN" "${DFS[@]}" | tee "$TMP/buildkit.txt" || true
+"$VENV/bin/python" ci/buildkit_conformance.py "$BIN" "${DFS[@]}" | tee "$TMP/buildkit.txt" || true
 
 echo "== (b) findings vs labels"
 ARGS=()

@@ -33,6 +33,7 @@ cargo test --test integration -- --ignored 2>&1
 # corpora and README's rule table.
 python3 ci/verify-citations.py
 ORACLE_WORK=target/ci-tools/fatbin-oracle bash ci/fatbin-oracle.sh --fixtures
+export CORPUS_VENV=target/ci-tools/corpus-venv
 bash ci/corpus.sh
 CORPUS=testdata/spec/corpus2 bash ci/corpus.sh
 python3 ci/readme-figures.py target/debug/gpulint
