@@ -1062,7 +1062,12 @@ fn an_endless_blob_without_size_ends_at_the_timeout() {
     let (out, code, took) = inventory_of_registry(port, &["--timeout", "5"]);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("--timeout"), "{out}");
-    // --timeout 5: a hang guard with an absolute limit of 25 s, not a measurement.
+    // "At the timeout": not before --timeout 5 ran out, and (a hang guard with an absolute
+    // limit of 25 s, not a measurement) not long after.
+    assert!(
+        took.as_secs() >= 5,
+        "ended after {took:?}, before --timeout 5: {out}"
+    );
     assert!(
         took.as_secs() < 25,
         "hang guard: took {took:?}, over its absolute limit of 25 s (--timeout 5): {out}"
