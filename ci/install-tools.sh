@@ -29,6 +29,8 @@ command -v umoci >/dev/null 2>&1 || need+=(umoci)
 # (detect/glibc.rs checks the host libc against it): those tests fail without them.
 tar --version 2>/dev/null | grep -q 'GNU tar' || need+=(tar)
 command -v getconf >/dev/null 2>&1 || need+=(libc-bin)
+# readelf: testdata/cudart/make-skeleton.py, which ci/verify-citations.py reruns.
+command -v readelf >/dev/null 2>&1 || need+=(binutils)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi
