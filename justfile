@@ -77,9 +77,10 @@ decoder-eval:
 bench-seek:
     bash ci/bench-seek.sh
 
-# The fatbin reader against NVIDIA's cuobjdump on real PyPI wheels.
-fatbin-oracle:
-    bash ci/fatbin-oracle.sh
+# The fatbin reader against NVIDIA's cuobjdump on real PyPI wheels (`--fixtures`: on every
+# fixture binary under testdata/ and ../shared/fixtures/, as CI runs it).
+fatbin-oracle *args:
+    bash ci/fatbin-oracle.sh {{args}}
 
 # Debian bookworm's own CUDA 11.8 (debootstrap, root, ~5 GB): the inventory figures in README.
 debian-cuda-root:
@@ -131,3 +132,14 @@ example-image:
 # A real torch install judged end to end (downloads torch from PyPI).
 torch-wheel-verdict:
     bash ci/torch-wheel-verdict.sh
+
+# Issue 32: every cited artifact's sha256 against PyPI, and a rotating sample of measured rows
+# re-derived by the scripts that wrote them (ci/test.sh runs this; `--all` re-derives every
+# row, as .github/workflows/recheck.yml does weekly).
+verify-citations *args:
+    python3 ci/verify-citations.py {{args}}
+
+# README's rule table against `gpulint rules`.
+readme-figures:
+    cargo build
+    python3 ci/readme-figures.py target/debug/gpulint

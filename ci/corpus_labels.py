@@ -6,7 +6,8 @@ A label is recalled when a finding of a rule mapped to its class is in the same 
 LINE_SLACK lines (labels are one reviewer's reading: they point at the line they found most
 telling, we at the line that causes it).
 
-usage: corpus_labels.py REALWORLD_DIR FINDINGS.jsonl
+usage: corpus_labels.py REALWORLD_DIR FINDINGS.jsonl [RESULTS.json]
+(RESULTS.json: the figures, for ci/corpus_figures.py to hold against the docs)
 """
 import collections
 import json
@@ -98,6 +99,10 @@ def main():
     print("missed labels:")
     for m in missed:
         print(f"  MISSED {m[0]}:{m[1]} {m[2]}")
+    if len(sys.argv) > 3:
+        with open(sys.argv[3], "w") as fh:
+            json.dump({"recalled": tot[0], "labels": tot[1], "findings": len(findings),
+                       "unexplained": len(unexplained)}, fh)
 
 
 if __name__ == "__main__":

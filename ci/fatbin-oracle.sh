@@ -7,14 +7,22 @@
 # Prints PASS/FAIL/SKIP per file; exits non-zero on any FAIL.
 #
 # Usage: ci/fatbin-oracle.sh [PACKAGE...]
+#        ci/fatbin-oracle.sh --fixtures    (CI, every run: no wheels; every fixture binary)
 #   Its output of the last recorded run is kept in testdata/fatbin/fatbin-oracle-results.txt.
+#   --fixtures compares every ELF, cubin and bare fatbin under testdata/ and ../shared/fixtures/
+#   instead; there a cuobjdump failure is a FAIL too (our own fixtures are all current builds),
+#   and finding no fixture at all is an error.
 #   env ORACLE_WORK=DIR    keep downloads/unpacked files in DIR (default: a temp dir, removed)
 #   env CARGO_TARGET_DIR   as usual
 # cuobjdump failures (e.g. 13.x refusing sm_35, "Invalid ELF") are SKIPs, not FAILs.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-if [ $# -gt 0 ]; then
+FIXTURES=0
+if [ "${1:-}" = --fixtures ]; then
+  FIXTURES=1
+  PACKAGES=()
+elif [ $# -gt 0 ]; then
   PACKAGES=("$@")
 else
   # Small-ish CUDA wheels: CUDA 12.8/12.9/13 builds, a/f targets, curand 13's fatbins in .data,
@@ -51,7 +59,7 @@ LISTER="${CARGO_TARGET_DIR:-$ROOT/target}/debug/examples/fatbin_list"
 
 # 3. Wheels.
 mkdir -p "$WORK/wheels" "$WORK/unpacked"
-for p in "${PACKAGES[@]}"; do
+for p in ${PACKAGES[@]+"${PACKAGES[@]}"}; do
   stem=$(echo "$p" | sed 's/[<>=!~].*//' | tr - _)
   if ! ls "$WORK/wheels" | grep -qi "^${stem}-[0-9]"; then
     "$PY" -m pip download --quiet --no-deps --only-binary=:all: \
@@ -62,6 +70,7 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 for w in "$WORK"/wheels/*.whl; do
+  [ -f "$w" ] || continue
   d="$WORK/unpacked/$(basename "$w" .whl)"
   [ -d "$d" ] && continue
   mkdir -p "$d"
@@ -76,17 +85,38 @@ EOF
 done
 
 # 4. Compare.
-"$PY" - "$CUOBJDUMP" "$LISTER" "$WORK/unpacked" <<'EOF'
+ROOTS=("$WORK/unpacked")
+if [ "$FIXTURES" = 1 ]; then
+  ROOTS=("$ROOT/testdata" "$ROOT/../shared/fixtures")
+fi
+FIXTURES=$FIXTURES "$PY" - "$CUOBJDUMP" "$LISTER" "${ROOTS[@]}" <<'EOF'
 import os, re, subprocess, sys
-cuobjdump, lister, root = sys.argv[1:4]
+cuobjdump, lister, roots = sys.argv[1], sys.argv[2], sys.argv[3:]
+fixtures = os.environ.get("FIXTURES") == "1"
+# ELF (shared objects, objects, cubins) and bare fatbins (magic 0xBA55ED50, little-endian).
+MAGICS = (b"\x7fELF", b"\x50\xed\x55\xba")
 files = []
-for d, _, fs in os.walk(root):
-    for f in fs:
-        p = os.path.join(d, f)
-        if not os.path.islink(p) and (re.search(r"\.so(\.|$)", f) or f.endswith(".o")):
-            files.append(p)
+for root in roots:
+    if fixtures and not os.path.isdir(root):
+        print(f"FAIL fixture directory {root} missing")
+        sys.exit(1)
+    for d, _, fs in os.walk(root):
+        for f in fs:
+            p = os.path.join(d, f)
+            if os.path.islink(p) or not os.path.isfile(p):
+                continue
+            if fixtures or re.search(r"\.so(\.|$)", f) or f.endswith(".o"):
+                files.append(p)
 files.sort()
-counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+root = os.path.commonpath(roots) if fixtures else roots[0]
+counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "MALFORMED": 0, "BARE-CUBIN": 0}
+
+def is_device_elf(path):
+    # EM_CUDA (190): a bare cubin, which cuobjdump lists as itself; the fatbin reader lists
+    # device code inside host binaries (loose cubins are issue 34's, src/detect/elf).
+    with open(path, "rb") as fh:
+        h = fh.read(20)
+    return len(h) == 20 and h[:4] == b"\x7fELF" and int.from_bytes(h[18:20], "little") == 190
 
 def cuobj(flag, path):
     r = subprocess.run([cuobjdump, flag, path], capture_output=True, text=True)
@@ -130,20 +160,29 @@ def ours(path):
 for path in files:
     rel = os.path.relpath(path, root)
     with open(path, "rb") as fh:
-        if fh.read(4) != b"\x7fELF":
+        if fh.read(4) not in MAGICS:
             continue
     try:
         c_sass = cuobj("--list-elf", path)
         c_ptx = cuobj("--list-ptx", path)
     except RuntimeError as e:
         o_sass, o_ptx, _ = ours(path)
-        print(f"SKIP {rel}: cuobjdump failed: {e}; ours: sass={sorted(o_sass or [])} ptx={sorted(o_ptx or [])}")
-        counts["SKIP"] += 1
+        tag = "FAIL" if fixtures else "SKIP"
+        print(f"{tag} {rel}: cuobjdump failed: {e}; ours: sass={sorted(o_sass or [])} ptx={sorted(o_ptx or [])}")
+        counts[tag] += 1
         continue
     o_sass, o_ptx, warns = ours(path)
     if o_sass is None:
-        print(f"FAIL {rel}: our lister failed: {warns}")
-        counts["FAIL"] += 1
+        # A deliberately malformed fixture (GL000 cases, stubs): we refuse it, and cuobjdump
+        # finds no device code in it either. Device code we cannot read is a FAIL.
+        tag = "MALFORMED" if fixtures and not c_sass and not c_ptx else "FAIL"
+        print(f"{tag} {rel}: our lister refuses it: {warns}; cuobjdump: no device code")
+        counts[tag] += 1
+        continue
+    if fixtures and is_device_elf(path) and not o_sass and not o_ptx and not deep:
+        print(f"BARE-CUBIN {rel}: cuobjdump lists the cubin itself: sass={sorted(c_sass)}; "
+              f"the fatbin reader lists none (not compared)")
+        counts["BARE-CUBIN"] += 1
         continue
     # cuobjdump drops the 'f' suffix in --list-elf names; we keep it (ArchTarget sm_100f).
     o_sass_cmp = {re.sub(r"f$", "", t) for t in o_sass}
@@ -160,6 +199,11 @@ for path in files:
         print(f"     warning: {w}")
     for p in deep[:5]:
         print(f"     deep check (payload vs header): {p}")
-print(f"== {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['SKIP']} SKIP")
+print(f"== {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['SKIP']} SKIP"
+      + (f", {counts['MALFORMED']} MALFORMED (refused by us, no device code for cuobjdump), "
+         f"{counts['BARE-CUBIN']} BARE-CUBIN (not compared)" if fixtures else ""))
+if fixtures and not counts["PASS"]:
+    print("== no fixture binary compared")
+    sys.exit(1)
 sys.exit(1 if counts["FAIL"] else 0)
 EOF

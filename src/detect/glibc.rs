@@ -120,13 +120,30 @@ mod tests {
     }
 
     #[test]
-    fn host_libc_if_present() {
-        // Not a fixture: a cross-check on whatever glibc the test machine has.
-        let Ok(data) = std::fs::read("/lib/x86_64-linux-gnu/libc.so.6") else {
-            return;
-        };
+    fn host_libc_matches_getconf() {
+        // Not a fixture: the test machine's own glibc against glibc's own answer
+        // (`getconf GNU_LIBC_VERSION`, libc-bin). CI runs on a glibc distribution, so a
+        // missing libc or getconf is a failure, not a pass.
+        let paths = [
+            "/lib/x86_64-linux-gnu/libc.so.6",
+            "/lib/aarch64-linux-gnu/libc.so.6",
+            "/lib64/libc.so.6",
+            "/usr/lib64/libc.so.6",
+        ];
+        let (path, data) = paths
+            .iter()
+            .find_map(|p| std::fs::read(p).ok().map(|d| (*p, d)))
+            .unwrap_or_else(|| panic!("no host glibc at any of {paths:?}"));
+        let out = std::process::Command::new("getconf")
+            .arg("GNU_LIBC_VERSION")
+            .output()
+            .expect("getconf (libc-bin) is part of every glibc system");
+        let want = String::from_utf8_lossy(&out.stdout);
+        let want = want.trim().strip_prefix("glibc ").unwrap_or_else(|| {
+            panic!("getconf GNU_LIBC_VERSION: {want:?}");
+        });
         let g = parse_libc(&data).unwrap();
-        assert!(g.version.starts_with("2."), "{g:?}");
+        assert_eq!(g.version, want, "{path}: {g:?}");
     }
 
     #[test]

@@ -239,7 +239,7 @@ pub(crate) struct CudaComponentsFile {
 /// One CUDA toolkit release and the exact version of each component wheel it pins.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-// `wheel`/`sha256` identify the measured artifact; kept for the verify test and citations.
+// `wheel`/`sha256` identify the measured artifact: ci/verify-citations.py checks them on PyPI.
 #[allow(dead_code)]
 pub(crate) struct ComponentsRow {
     pub(crate) toolkit: CudaVersion,

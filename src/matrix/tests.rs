@@ -343,10 +343,12 @@ fn forward_compat_spot_checks() {
         m.forward_compat(&d("470.82.01"), &c("12.4")),
         Unlisted { .. }
     ));
-    assert!(matches!(
-        m.forward_compat(&d("570.124.06"), &c("12.4")),
-        Unsupported { .. } | NotNeeded
-    ));
+    // NVIDIA's table marks cuda-compat-12-4 "X" on R570, but no package is needed: CUDA 12.4
+    // needs driver >= 550.54.14 (CUDA 12.4 release notes, "CUDA Driver", table 3), and "the
+    // CUDA driver maintains backward compatibility to continue support of applications built
+    // on older toolkits" (docs.nvidia.com/deploy/cuda-compatibility/conclusion.html): the
+    // 570.124.06 driver runs CUDA 12.4 itself.
+    assert_eq!(m.forward_compat(&d("570.124.06"), &c("12.4")), NotNeeded);
     assert_eq!(m.forward_compat(&d("450.80.02"), &c("11.8")), NotNeeded);
     assert_eq!(m.forward_compat(&d("418.39"), &c("11.0")), Unknown);
 }
@@ -562,10 +564,14 @@ fn every_pypi_default_build_is_measured_from_its_wheel() {
             note.starts_with("measured by ci/torch-arch-lists.py"),
             "torch {line} {tag}: not measured: {note:?}"
         );
+        let (wheel, digest) = cited_wheel(&note).unwrap_or_else(|| {
+            panic!("torch {line} {tag}: the note names no wheel and digest: {note:?}")
+        });
         assert!(
-            note.contains(&format!("torch-{line}.0")) && note.contains(".whl (sha256 "),
-            "torch {line} {tag}: the note names no wheel and digest: {note:?}"
+            wheel.starts_with(&format!("torch-{line}.0-")),
+            "torch {line} {tag}: cites {wheel}"
         );
+        assert!(is_sha256(digest), "torch {line} {tag}: sha256 {digest:?}");
         let suffix = tag.trim_start_matches("cu");
         assert!(
             note.contains(&format!("+cu{suffix}")),
@@ -578,4 +584,61 @@ fn every_pypi_default_build_is_measured_from_its_wheel() {
         checked += 1;
     }
     assert!(checked >= 17, "{checked} lines checked");
+}
+
+fn is_sha256(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// `… of torch-2.0.0-cp310-….whl (sha256 7a93…; …` → the wheel's file name and its digest.
+fn cited_wheel(note: &str) -> Option<(&str, &str)> {
+    let (head, tail) = note.split_once(".whl (sha256 ")?;
+    let wheel_start = head.rfind(' ').map_or(0, |i| i + 1);
+    let digest = tail.split(|c: char| !c.is_ascii_hexdigit()).next()?;
+    Some((&note[wheel_start..head.len() + 4], digest))
+}
+
+#[test]
+fn cited_wheel_reads_the_note_format() {
+    let n = "measured on torch/lib of torch-2.0.0-cp310-cp310-manylinux1_x86_64.whl (sha256 7a9319a67294ef02459a19738bbfa8727bb5307b822dadd708bc2ccf6c901aca; __version__ 2.0.0+cu117)";
+    let (w, d) = cited_wheel(n).unwrap();
+    assert_eq!(w, "torch-2.0.0-cp310-cp310-manylinux1_x86_64.whl");
+    assert!(is_sha256(d), "{d}");
+    assert!(cited_wheel("torch-2.0.0.whl (sha 12)").is_none());
+}
+
+/// The cited artifacts (cuda_components.toml's cuda-toolkit wheels, torch_dependents.toml's
+/// wheels) name a file of that release and a well-formed sha256; ci/verify-citations.py checks
+/// each digest against PyPI and re-derives rows from the artifacts.
+#[test]
+fn cited_artifacts_name_their_release_file_and_sha256() {
+    let rows = |name: &str, key: &str| -> Vec<toml::Value> {
+        let text = FILES.iter().find(|(n, _)| *n == name).unwrap().1;
+        let v: toml::Value = toml::from_str(text).unwrap();
+        v.get(key).and_then(|a| a.as_array()).cloned().unwrap()
+    };
+    let s = |t: &toml::Value, k: &str| t.get(k).and_then(|x| x.as_str()).unwrap().to_string();
+    let components = rows(CUDA_COMPONENTS, "release");
+    assert!(components.len() >= 30, "{}", components.len());
+    for r in &components {
+        let toolkit = s(r, "toolkit");
+        assert!(
+            s(r, "wheel").starts_with(&format!("cuda_toolkit-{toolkit}-")),
+            "{toolkit}: {}",
+            s(r, "wheel")
+        );
+        assert!(is_sha256(&s(r, "sha256")), "{toolkit}: {}", s(r, "sha256"));
+    }
+    let dependents = rows(TORCH_DEPENDENTS, "dependent");
+    assert!(dependents.len() >= 30, "{}", dependents.len());
+    for r in &dependents {
+        let (package, version) = (s(r, "package"), s(r, "version"));
+        let file = s(r, "source").rsplit('/').next().unwrap().to_string();
+        assert!(
+            file.starts_with(&format!("{}-{version}-", package.replace('-', "_")))
+                && file.ends_with(".whl"),
+            "{package} {version}: {file}"
+        );
+        assert!(is_sha256(&s(r, "sha256")), "{package} {version}");
+    }
 }

@@ -29,6 +29,7 @@ fn justfile_recipes_name_real_scripts_and_cover_ci() {
         "ci/install-tools.sh",
         "ci/services.sh",
         "ci/corpus_labels.py",
+        "ci/corpus_figures.py",
         "ci/buildkit_conformance.py",
         "ci/today-build.sh",
         "ci/actionlint.cjs",

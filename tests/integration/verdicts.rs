@@ -228,13 +228,39 @@ fn real_torch_2_11_install_verdicts() {
         .iter()
         .find(|b| b.path.ends_with("torch/lib/libtorch_cuda.so"))
         .unwrap();
-    assert_eq!(
-        torch_cuda.sass,
-        [
-            "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_103a",
-            "sm_120", "sm_120a", "sm_121a"
-        ]
-    );
+    // Against the oracle, not against what gpulint recorded: NVIDIA cuobjdump's census
+    // (`cuobjdump --list-elf/--list-ptx | sort | uniq -c`) of libtorch_cuda.so of the same
+    // torch 2.11.0+cu130 wheel on the H200 host (../shared/fixtures/h200-host/python-env).
+    let census = |name: &str| -> Vec<String> {
+        let p = format!("testdata/torch-2.11.0-cu130/cuobjdump/{name}");
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+        let mut v: Vec<String> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let (count, arch) = l.trim().split_once(' ').expect("`uniq -c` line");
+                assert!(count.parse::<u32>().is_ok_and(|n| n > 0), "{p}: {l:?}");
+                arch.trim().to_string()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let sorted = |v: &[String]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v
+    };
+    let oracle_sass = census("arch_elf_libtorch_cuda.so.txt");
+    assert_eq!(oracle_sass.len(), 12, "{oracle_sass:?}");
+    assert_eq!(sorted(&torch_cuda.sass), oracle_sass);
+    // cuobjdump names PTX files sm_NN where gpulint says compute_NN; torch 2.11 ships none.
+    let oracle_ptx = census("arch_ptx_libtorch_cuda.so.txt");
+    let ours_ptx: Vec<String> = sorted(&torch_cuda.ptx)
+        .iter()
+        .map(|t| t.replacen("compute_", "sm_", 1))
+        .collect();
+    assert_eq!(ours_ptx, oracle_ptx);
     assert!(r.runs_on.contains(&"9.0".to_string()) && !r.runs_on.contains(&"7.0".to_string()));
 }
 
