@@ -6,8 +6,8 @@
 //!   dockerfile, compose, k8s, script, markdown (or `auto`).
 
 use gpulint::commands::lint::{self, FileKind};
-use gpulint::commands::spec::CommandContext;
-use gpulint::spec;
+use gpulint::commands::runconfig::CommandContext;
+use gpulint::runconfig;
 use std::path::Path;
 
 fn main() -> anyhow::Result<()> {
@@ -16,7 +16,7 @@ fn main() -> anyhow::Result<()> {
         Some("parse") => {
             for f in &args[1..] {
                 let text = String::from_utf8_lossy(&std::fs::read(f)?).into_owned();
-                let mut v = spec::dump_dockerfile_json(&text);
+                let mut v = runconfig::dump_dockerfile_json(&text);
                 v["file"] = serde_json::Value::String(f.clone());
                 println!("{}", serde_json::to_string(&v)?);
             }
@@ -26,23 +26,23 @@ fn main() -> anyhow::Result<()> {
             let mut targets = Vec::new();
             if rest.first().map(String::as_str) == Some("--cc") {
                 let ccs = rest.get(1).cloned().unwrap_or_default();
-                targets.push(gpulint::target::Target {
+                targets.push(gpulint::gpu_target::Target {
                     name: format!("fleet {ccs}"),
                     driver: None,
                     driver_cuda: None,
                     gpus: ccs
                         .split(',')
                         .filter_map(|c| c.parse().ok())
-                        .map(
-                            |cc: gpulint::arch::ComputeCapability| gpulint::target::TargetGpu {
+                        .map(|cc: gpulint::arch::ComputeCapability| {
+                            gpulint::gpu_target::TargetGpu {
                                 name: format!("sm_{}", cc.sm()),
                                 cc: Some(cc),
                                 datacenter: None,
                                 uuid: None,
                                 mig_mode: None,
                                 count: Some(1),
-                            },
-                        )
+                            }
+                        })
                         .collect(),
                     platform: None,
                 });

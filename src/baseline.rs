@@ -173,7 +173,7 @@ impl Baseline {
                 .position(|l| l.contains(&e.fingerprint))
                 .map_or(1, |i| i as u32 + 1);
             report.findings.push(
-                crate::rules::spec::gl198_stale_baseline_entry::META
+                crate::rules::runconfig::gl198_stale_baseline_entry::META
                     .finding(format!(
                         "baseline entry{copies} matches no finding any more: {} in {}: {}",
                         e.code, e.path, e.message
@@ -207,7 +207,7 @@ pub fn path_in_inputs(path: &str, inputs: &[String]) -> bool {
 mod tests {
     use super::*;
     use crate::finding::Location;
-    use crate::rules::spec::gl108_unquoted_version_specifier::META as GL108;
+    use crate::rules::runconfig::gl108_unquoted_version_specifier::META as GL108;
 
     fn finding(line: u32, msg: &str) -> Finding {
         GL108

@@ -16,7 +16,7 @@
 use crate::config::{normalize, Config, Ignore};
 use crate::finding::{Finding, Location, Severity};
 use crate::rules::host::{CheckResult, CheckStatus};
-use crate::rules::spec::gl199_unused_suppression::META as UNUSED;
+use crate::rules::runconfig::gl199_unused_suppression::META as UNUSED;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone)]
@@ -420,7 +420,7 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::spec::gl101_torch_cuda_vs_base::META as R1;
+    use crate::rules::runconfig::gl101_torch_cuda_vs_base::META as R1;
     use std::path::Path;
 
     fn f(line: u32) -> Finding {

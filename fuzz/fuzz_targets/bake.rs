@@ -1,4 +1,4 @@
-//! `docker-bake.hcl` / `.json` files (`spec::bake::parse`): blocks, strings and heredocs,
+//! `docker-bake.hcl` / `.json` files (`runconfig::bake::parse`): blocks, strings and heredocs,
 //! `inherits`, `matrix` expansion, variable interpolation. The first byte picks the form.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
@@ -8,6 +8,6 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let text = String::from_utf8_lossy(rest);
-    let targets = gpulint::spec::bake::parse(&text, form & 1 == 1);
-    assert!(targets.len() <= gpulint::spec::bake::MAX_TARGETS);
+    let targets = gpulint::runconfig::bake::parse(&text, form & 1 == 1);
+    assert!(targets.targets.len() <= gpulint::runconfig::bake::MAX_TARGETS);
 });

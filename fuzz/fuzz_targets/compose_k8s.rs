@@ -1,7 +1,7 @@
 //! Compose files (YAML, merge keys, interpolation, `extends`, services → run specs) and
 //! Kubernetes manifests (multi-document split, pods/deployments/jobs → run specs).
 #![no_main]
-use gpulint::spec::{compose, k8s, shell::Vars};
+use gpulint::runconfig::{compose, k8s, shell::Vars};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 

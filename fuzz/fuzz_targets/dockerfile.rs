@@ -1,15 +1,15 @@
 //! Dockerfile parser, then the build analysis (stages, ARG/ENV scoping, variable expansion,
 //! RUN scripts through the shell reader, heredocs) over the embedded facts.
 #![no_main]
-use gpulint::spec::build::{analyze_parsed, BuildOptions};
-use gpulint::spec::facts::SpecFacts;
-use gpulint::spec::{dockerfile, dump_dockerfile_json};
+use gpulint::runconfig::build::{analyze_parsed, BuildOptions};
+use gpulint::matrix::Facts;
+use gpulint::runconfig::{dockerfile, dump_dockerfile_json};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
 fuzz_target!(|data: &[u8]| {
-    static FACTS: OnceLock<SpecFacts> = OnceLock::new();
-    let facts = FACTS.get_or_init(|| SpecFacts::load().expect("embedded facts"));
+    static FACTS: OnceLock<Facts> = OnceLock::new();
+    let facts = FACTS.get_or_init(|| Facts::embedded().expect("embedded facts"));
     let text = String::from_utf8_lossy(data);
     let _ = dump_dockerfile_json(&text);
     let df = dockerfile::parse(&text);

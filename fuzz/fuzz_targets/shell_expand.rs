@@ -2,7 +2,7 @@
 //! variable expansion (`${V%%pat}`, `${V//a/b}`, `${U:-…}` nesting), BuildKit and compose
 //! flavours. The first line of the input is the value of `$V`; the rest is the script.
 #![no_main]
-use gpulint::spec::shell::{self, Var, Vars};
+use gpulint::runconfig::shell::{self, Var, Vars};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 
 use super::scan_images;
 use crate::config::Config;
-use crate::target::Target;
+use crate::gpu_target::Target;
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 

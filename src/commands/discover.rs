@@ -5,7 +5,7 @@
 //! spec commands can find files without depending on `lint`.
 
 use crate::config::Config;
-use crate::spec::compose;
+use crate::runconfig::compose;
 use std::path::{Path, PathBuf};
 
 /// What kind of file `lint` treats a path as.
@@ -28,7 +28,7 @@ pub fn classify(path: &Path, text: Option<&str>) -> Option<FileKind> {
     if is_dockerfile_name(&name) {
         return Some(FileKind::Dockerfile);
     }
-    if crate::spec::bake::is_bake_name(&name).is_some() {
+    if crate::runconfig::bake::is_bake_name(&name).is_some() {
         return Some(FileKind::Bake);
     }
     if name.ends_with(".sh")

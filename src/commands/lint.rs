@@ -3,11 +3,11 @@
 //! there is a work tree, vendored trees and Helm templates skipped), each linted as its kind.
 
 use super::context::read;
-use super::spec::*;
+use super::runconfig::*;
 use crate::cli::LintArgs;
 use crate::finding::Finding;
-use crate::spec::build::BuildOptions;
-use crate::spec::{compose, dockerfile, k8s, shell, Subject};
+use crate::runconfig::build::BuildOptions;
+use crate::runconfig::{compose, dockerfile, k8s, shell, Subject};
 use crate::suppress::FileText;
 use std::path::{Path, PathBuf};
 
@@ -155,7 +155,7 @@ pub(crate) fn lint_discovered(
                 .iter()
                 .map(|i| (i.start_line, i.end_line))
                 .collect();
-            let bf = crate::spec::build::analyze_parsed(&file, parsed, &opts, &ctx.facts);
+            let bf = crate::runconfig::build::analyze_parsed(&file, parsed, &opts, &ctx.facts);
             all.extend(build_findings(&file, &bf, ctx));
             texts.push(FileText {
                 display: file,
@@ -299,7 +299,7 @@ pub(crate) fn markdown_yaml_findings(file: &str, text: &str, ctx: &CommandContex
             }
         }
     }
-    crate::rules::spec::mark_repeats(out, &all_specs)
+    crate::rules::runconfig::mark_repeats(out, &all_specs)
 }
 
 #[cfg(test)]
@@ -307,7 +307,7 @@ mod tests {
     use super::super::discover::walk_ignoring;
     use super::*;
     use crate::config::Config;
-    use crate::spec::testutil;
+    use crate::runconfig::testutil;
 
     /// Writes `text` at `rel` under `root`, creating the directories on the way.
     fn write_file(root: &std::path::Path, rel: &str, text: &str) {
@@ -334,7 +334,7 @@ mod tests {
         }
         for not_df in [
             "dockerfile.rs",
-            "src/spec/dockerfile.py",
+            "src/runconfig/dockerfile.py",
             "Dockerfile.md",
             "Dockerfile.j2",
         ] {
@@ -541,7 +541,7 @@ mod tests {
         };
         let p = d.path().join("build.sh");
         std::fs::write(&p, &script).unwrap();
-        let f = crate::commands::spec::script_build_findings(&p, "build.sh", &script, &c);
+        let f = crate::commands::runconfig::script_build_findings(&p, "build.sh", &script, &c);
         let eol = f.iter().filter(|f| f.rule == "GL109").count();
         assert_eq!(eol, 64, "{eol}");
     }

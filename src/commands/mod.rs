@@ -6,9 +6,9 @@ pub mod discover;
 mod host;
 mod image;
 pub mod lint;
+pub mod runconfig;
 pub(crate) mod scan_images;
 pub mod settings;
-pub mod spec;
 
 use host::host;
 use image::{image, inventory};
@@ -21,10 +21,10 @@ use crate::cli::{
 };
 use crate::exit;
 use crate::finding::{FailOn, Finding, Severity};
+use crate::gpu_target::Target;
 use crate::matrix::Matrix;
 use crate::report::{self, ColorChoice, Format, Report, Style};
 use crate::rules;
-use crate::target::Target;
 use anyhow::Context;
 use std::io::Write;
 use std::path::Path;
@@ -38,10 +38,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Explain(a) => explain(a),
         Command::Rules(a) => list_rules(a),
         Command::Host(a) => host(a, color),
-        Command::Dockerfile(c) => spec(&c, "Dockerfile", spec::cmd_dockerfile, color),
-        Command::Compose(c) => spec(&c, "compose", spec::cmd_compose, color),
-        Command::K8s(c) => spec(&c, "Kubernetes manifests", spec::cmd_k8s, color),
-        Command::Run(c) => spec(&c, "run lines", spec::cmd_run, color),
+        Command::Dockerfile(c) => spec(&c, "Dockerfile", runconfig::cmd_dockerfile, color),
+        Command::Compose(c) => spec(&c, "compose", runconfig::cmd_compose, color),
+        Command::K8s(c) => spec(&c, "Kubernetes manifests", runconfig::cmd_k8s, color),
+        Command::Run(c) => spec(&c, "run lines", runconfig::cmd_run, color),
         Command::Lint(c) => spec(&c, "repository", lint::cmd_lint, color),
         Command::Gpus(a) => gpus(a),
         Command::Cache(a) => cache(a),
@@ -103,7 +103,7 @@ fn matrix_from(dir: Option<&Path>) -> anyhow::Result<Matrix> {
 /// Targets from flags, a host profile or a fleet file. Empty = none given.
 pub fn resolve_targets(t: &TargetArgs, matrix: &Matrix) -> anyhow::Result<Vec<Target>> {
     if let Some(f) = &t.fleet {
-        return crate::target::cli::fleet_from_file(matrix, f);
+        return crate::gpu_target::cli::fleet_from_file(matrix, f);
     }
     if let Some(h) = &t.host {
         let text = crate::io_util::read_regular_string(h, crate::io_util::MAX_CONFIG_FILE)
@@ -126,7 +126,7 @@ pub fn resolve_targets(t: &TargetArgs, matrix: &Matrix) -> anyhow::Result<Vec<Ta
         }
         return Ok(vec![complete_target(matrix, target)]);
     }
-    crate::target::cli::targets_from_flags(matrix, &t.gpus, t.driver.as_deref(), None)
+    crate::gpu_target::cli::targets_from_flags(matrix, &t.gpus, t.driver.as_deref(), None)
 }
 
 /// Fill what a host profile may lack (compute capability, datacenter flag) from the matrix.
@@ -222,7 +222,7 @@ fn list_rules(a: RulesArgs) -> anyhow::Result<i32> {
     Ok(exit::OK)
 }
 
-type SpecFn<A> = fn(&A, &spec::CommandContext) -> anyhow::Result<Vec<Finding>>;
+type SpecFn<A> = fn(&A, &runconfig::CommandContext) -> anyhow::Result<Vec<Finding>>;
 
 /// A configuration linter: inputs grouped by the configuration each uses, each group checked
 /// with its own settings and targets (unless the command line names targets), one report.
@@ -245,7 +245,7 @@ fn spec<A: clap::Args + LintInputs>(
     }
     let groups = c.args.split(&mut configs)?;
     let cli_targets = resolve_targets(&c.targets, &matrix)?;
-    let mut ctx = spec::CommandContext::new(Vec::new(), Default::default(), matrix)?;
+    let mut ctx = runconfig::CommandContext::new(Vec::new(), Default::default(), matrix)?;
     ctx.cwd = cwd;
     ctx.quiet = c.source.quiet;
     if c.scan_images {
@@ -450,7 +450,7 @@ fail-on: {fail_on}
 }
 
 /// GL000 for an input the command could not use, at the file it names.
-fn input_error_finding(e: &spec::InputError) -> Finding {
+fn input_error_finding(e: &runconfig::InputError) -> Finding {
     let f = rules::image::gl000_unreadable_input::META
         .finding(e.message.clone())
         .with_help("Check the path and its permissions; this input was not checked.");
@@ -494,11 +494,11 @@ fn apply_baseline(
     in_scope: &dyn Fn(&baseline::Entry, rules::Code) -> bool,
 ) -> anyhow::Result<()> {
     let b = baseline::load(file)?;
-    let stale = rules::spec::gl198_stale_baseline_entry::META.code;
+    let stale = rules::runconfig::gl198_stale_baseline_entry::META.code;
     let severity = config.rule_enabled(&stale).then(|| {
         config
             .severity_override(&stale)
-            .unwrap_or(rules::spec::gl198_stale_baseline_entry::META.default_severity)
+            .unwrap_or(rules::runconfig::gl198_stale_baseline_entry::META.default_severity)
     });
     b.apply(
         report,
@@ -528,12 +528,12 @@ fn write_baseline(file: &Path, report: &Report) -> anyhow::Result<i32> {
 fn config_targets(config: &crate::config::Config, matrix: &Matrix) -> anyhow::Result<Vec<Target>> {
     if let Some(f) = &config.fleet {
         // Already joined to the config's directory and confined to its repository on load.
-        return crate::target::cli::fleet_from_file(matrix, f);
+        return crate::gpu_target::cli::fleet_from_file(matrix, f);
     }
     let mut out = Vec::new();
     for t in &config.targets {
         let mut ts =
-            crate::target::cli::targets_from_flags(matrix, &t.gpus, t.driver.as_deref(), None)?;
+            crate::gpu_target::cli::targets_from_flags(matrix, &t.gpus, t.driver.as_deref(), None)?;
         if let (Some(name), 1) = (&t.name, ts.len()) {
             ts[0].name = name.clone();
         }

@@ -11,12 +11,12 @@
 //! neither, only the target-independent image checks run.
 
 use crate::finding::{Finding, Location};
+use crate::gpu_target::Target;
 use crate::inventory::Inventory;
 use crate::rules::image::gl000_unreadable_input as gl000;
+use crate::runconfig::loc;
+use crate::runconfig::runspec::RunSpec;
 use crate::scan::ScanOptions;
-use crate::spec::loc;
-use crate::spec::runspec::RunSpec;
-use crate::target::Target;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -54,7 +54,7 @@ impl ImageScan {
 /// driver unknown. `None` when the GPU matrix does not know the model.
 pub(crate) fn product_target(matrix: &crate::matrix::Matrix, product: &str) -> Option<Target> {
     let model = matrix.gpu(product)?;
-    let mut ts = crate::target::cli::targets_from_flags(
+    let mut ts = crate::gpu_target::cli::targets_from_flags(
         matrix,
         std::slice::from_ref(&model.name),
         None,

@@ -6,9 +6,9 @@
 use super::parse::{self, smi};
 use super::reader::{HostCommand, HostReader};
 use crate::arch::ComputeCapability;
+use crate::gpu_target::{Target, TargetGpu};
 use crate::matrix::Facts;
 use crate::source::Platform;
-use crate::target::{Target, TargetGpu};
 use crate::version::{CudaVersion, DriverVersion};
 use serde::{Deserialize, Serialize};
 

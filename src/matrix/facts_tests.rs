@@ -237,9 +237,9 @@ fn every_family_gets_the_same_min_driver_for_cuda_12_4_1() {
         facts: &f,
         target: None,
     };
-    let runs: [crate::spec::runspec::RunSpec; 0] = [];
-    let spec = crate::spec::SpecContext {
-        subject: crate::spec::Subject::Runs(&runs),
+    let runs: [crate::runconfig::runspec::RunSpec; 0] = [];
+    let spec = crate::runconfig::SpecContext {
+        subject: crate::runconfig::Subject::Runs(&runs),
         targets: &[],
         facts: &f,
     };

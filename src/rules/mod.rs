@@ -1,7 +1,7 @@
 //! The rules, one file each (code, name, documentation, check, tests), in one folder per family:
 //!
 //! - [`image`] GL0xx: a squashed image inventory judged against targets;
-//! - [`spec`] GL1xx: Dockerfiles, compose files, Kubernetes manifests, run lines;
+//! - [`runconfig`] GL1xx: Dockerfiles, compose files, Kubernetes manifests, run lines;
 //! - [`host`] GL2xx: diagnosis of the machine itself (`gpulint host --check`).
 //!
 //! [`RULES`] is the only table from codes to rules: every rule's [`RuleMeta`] and what runs it
@@ -13,18 +13,18 @@
 pub mod docs;
 pub mod host;
 pub mod image;
-pub mod spec;
+pub mod runconfig;
 
 pub use crate::rule_meta::{Code, RuleMeta};
 // Helper modules of the image rules, at the paths the rest of the crate has used.
 pub use image::{context, loader, requirements};
 pub use image::{ImageCheck, Scope};
-pub use spec::SpecCheck;
+pub use runconfig::SpecCheck;
 
 use crate::finding::Finding;
+use crate::gpu_target::Target;
 use crate::inventory::Inventory;
 use crate::matrix::Facts;
-use crate::target::Target;
 use host::{HostCheck, RunsOn};
 use image::ImageContext;
 
@@ -115,7 +115,7 @@ const fn input(meta: &'static RuleMeta) -> Rule {
 
 use host::*;
 use image::*;
-use spec::*;
+use runconfig::*;
 use Scope::{Image as Once, PerTarget};
 
 /// Every rule gpulint knows, in code order (a test keeps it sorted and unique).
@@ -305,7 +305,7 @@ mod tests {
             let m = r.meta;
             let family = match m.code.number() {
                 0..=99 => "image",
-                100..=199 => "spec",
+                100..=199 => "runconfig",
                 _ => "host",
             };
             let prefix = format!("{}_", m.code.to_ascii_lowercase());

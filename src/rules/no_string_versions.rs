@@ -27,8 +27,8 @@ const NOT_YET_TYPED: &[&str] = &[
     "host/gl212_driver_older_than_toolkit.rs",
     "host/gl215_torch_mismatch.rs",
     "host/gl219_cuda_libs_shadow_torch.rs",
-    "spec/gl104_cuda_toolkit_over_base.rs",
-    "spec/gl106_ld_library_path_cuda_override.rs",
+    "runconfig/gl104_cuda_toolkit_over_base.rs",
+    "runconfig/gl106_ld_library_path_cuda_override.rs",
 ];
 
 fn rule_sources(dir: &Path, out: &mut Vec<PathBuf>) {

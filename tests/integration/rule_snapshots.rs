@@ -6,11 +6,11 @@
 //! that went quiet.
 
 use gpulint::finding::Finding;
+use gpulint::gpu_target::cli::targets_from_flags;
 use gpulint::inventory::Inventory;
 use gpulint::matrix::Facts;
 use gpulint::report::{Format, Report, Style};
 use gpulint::rules::check_image;
-use gpulint::target::cli::targets_from_flags;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

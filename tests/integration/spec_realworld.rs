@@ -3,7 +3,7 @@
 
 use gpulint::cli::{DockerfileArgs, RunArgs};
 use gpulint::commands::lint::{self, FileKind};
-use gpulint::commands::spec::{self, CommandContext};
+use gpulint::commands::runconfig::{self, CommandContext};
 use std::path::Path;
 
 #[test]
@@ -60,7 +60,7 @@ fn seed_fixtures_through_the_commands() {
         gpulint::matrix::Matrix::embedded().unwrap(),
     )
     .unwrap();
-    let f = spec::cmd_dockerfile(
+    let f = runconfig::cmd_dockerfile(
         &DockerfileArgs {
             paths: vec![dir.join("seed.Dockerfile")],
             ..Default::default()
@@ -80,7 +80,7 @@ fn seed_fixtures_through_the_commands() {
     for want in [("GL101", 5), ("GL108", 6), ("GL106", 7)] {
         assert!(rules.contains(&want), "{want:?} not in {rules:?}");
     }
-    let f = spec::cmd_run(
+    let f = runconfig::cmd_run(
         &RunArgs {
             files: vec![dir.join("seed-run.sh")],
             argv: vec![],
@@ -93,7 +93,7 @@ fn seed_fixtures_through_the_commands() {
         assert!(rules.contains(&want), "{want} not in {rules:?}");
     }
     // `gpulint run -- docker run …`
-    let f = spec::cmd_run(
+    let f = runconfig::cmd_run(
         &RunArgs {
             files: vec![],
             argv: "docker run -v /usr/local/cuda:/usr/local/cuda --gpus all img:1.0"

@@ -4,10 +4,10 @@
 
 use gpulint::detect::elf::scan_elf_bytes;
 use gpulint::finding::Severity;
+use gpulint::gpu_target::cli::targets_from_flags;
 use gpulint::inventory::{Binary, Inventory};
 use gpulint::matrix::Facts;
 use gpulint::rules::check_image;
-use gpulint::target::cli::targets_from_flags;
 use std::path::Path;
 
 const DIR: &str = "testdata/fatbin/cuda-binaries";

@@ -4,9 +4,9 @@
 
 use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
 use crate::finding::Location;
+use crate::gpu_target::Target;
 use crate::inventory::{Binary, CudaLibrary, Inventory, LibFamily, LibVersion, LibraryProvider};
 use crate::matrix::Facts;
-use crate::target::Target;
 use crate::version::{CudaVersion, DriverVersion};
 use crate::vocab::ImagePath;
 

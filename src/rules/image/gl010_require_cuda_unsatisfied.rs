@@ -3,9 +3,9 @@
 
 use super::context::ImageContext;
 use crate::finding::{Finding, Severity};
+use crate::gpu_target::Target;
 use crate::inventory::require::{Clause, Constraint, Required};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::target::Target;
 use crate::version::CudaVersion;
 use std::cmp::Ordering;
 
@@ -205,8 +205,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
 mod tests {
     use super::*;
     use crate::arch::ComputeCapability;
+    use crate::gpu_target::TargetGpu;
     use crate::inventory::require::require_cuda_clauses;
-    use crate::target::TargetGpu;
 
     fn target(driver: &str) -> Target {
         Target {

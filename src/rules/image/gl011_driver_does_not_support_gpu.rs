@@ -100,10 +100,10 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use crate::finding::Severity;
+    use crate::gpu_target::cli::targets_from_flags;
     use crate::inventory::Inventory;
     use crate::matrix::Facts;
     use crate::rules::check_image;
-    use crate::target::cli::targets_from_flags;
 
     fn gl011(gpu: &str, driver: &str) -> Vec<(Severity, String, Option<String>)> {
         let m = Facts::embedded().unwrap();

@@ -1,5 +1,5 @@
 //! The GL0xx rules: a squashed image [`Inventory`](crate::inventory::Inventory) judged against
-//! a [`Target`](crate::target::Target) with [`Facts`](crate::matrix::Facts). Each check
+//! a [`Target`](crate::gpu_target::Target) with [`Facts`](crate::matrix::Facts). Each check
 //! sees an [`ImageContext`] and pushes findings located inside the image (layer + path).
 //! [`Scope`] says whether a check runs once per target or once per image. GL000 (part of the
 //! input could not be read) has no check: the scan reports it. Shared helpers: [`context`]

@@ -1,11 +1,11 @@
 //! Test helpers: small inventories and targets built in code, for rule unit tests.
 
 use crate::arch::ArchTarget;
+use crate::gpu_target::Target;
 use crate::inventory::{
     Binary, CudaLibrary, Inventory, LibFamily, LibVersion, LibraryProvider, PythonPackage,
 };
 use crate::matrix::Facts;
-use crate::target::Target;
 pub(crate) use crate::vocab::ImagePath;
 
 pub(crate) fn matrix() -> Facts {
@@ -13,7 +13,7 @@ pub(crate) fn matrix() -> Facts {
 }
 
 pub(crate) fn target(m: &Facts, gpu: &str, driver: &str) -> Target {
-    crate::target::cli::targets_from_flags(m.matrix(), &[gpu.to_string()], Some(driver), None)
+    crate::gpu_target::cli::targets_from_flags(m.matrix(), &[gpu.to_string()], Some(driver), None)
         .expect("target")
         .remove(0)
 }

@@ -2,7 +2,7 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL113"),
@@ -38,7 +38,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     };
     let mut out = Vec::new();
     for r in specs.iter().filter(|r| !r.infra) {
-        let nv: Vec<&(String, crate::spec::dockerfile::Pos)> = r
+        let nv: Vec<&(String, crate::runconfig::dockerfile::Pos)> = r
             .devices
             .iter()
             .filter(|d| d.0.starts_with("/dev/nvidia"))
@@ -105,7 +105,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::finding::Severity;
-    use crate::spec::testutil::runs;
+    use crate::runconfig::testutil::runs;
 
     #[test]
     fn partial_lists() {

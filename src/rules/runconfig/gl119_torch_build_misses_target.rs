@@ -7,13 +7,13 @@
 
 use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::{Finding, Severity};
+use crate::gpu_target::Target;
 use crate::matrix::torch::{TorchRelease, TorchVariant};
 use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::rules::image::context::list;
-use crate::spec::torch::{all_torch, TorchCuda, TorchInstall};
-use crate::spec::{loc, SpecContext, Subject};
-use crate::target::Target;
+use crate::runconfig::torch::{all_torch, TorchCuda, TorchInstall};
+use crate::runconfig::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
 pub static META: RuleMeta = RuleMeta {
@@ -351,7 +351,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::finding::Severity;
-    use crate::spec::testutil::{dockerfile, target};
+    use crate::runconfig::testutil::{dockerfile, target};
 
     fn on(df: &str, cc: &str) -> Vec<crate::finding::Finding> {
         dockerfile(df, "GL119", vec![target("t", &[cc], Some("580.65.06"))])

@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::inventory::names::{is_cuda_runtime_library_file, is_driver_library_file};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL112"),
@@ -96,7 +96,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::runs;
+    use crate::runconfig::testutil::runs;
 
     #[test]
     fn seed_host_libdir_read_only() {

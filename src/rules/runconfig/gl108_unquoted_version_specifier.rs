@@ -2,8 +2,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::pkg::unquoted_specifiers;
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::pkg::unquoted_specifiers;
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL108"),
@@ -55,7 +55,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::dockerfile;
+    use crate::runconfig::testutil::dockerfile;
 
     #[test]
     fn redirect() {

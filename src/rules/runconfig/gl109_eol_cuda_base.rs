@@ -2,9 +2,9 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::dockerfile::Pos;
-use crate::spec::image::ImageInfo;
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::dockerfile::Pos;
+use crate::runconfig::image::ImageInfo;
+use crate::runconfig::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
 use super::gl104_cuda_toolkit_over_base::pkg_cuda;
@@ -105,8 +105,8 @@ fn judge(
 /// CUDA releases a stage installs itself: versioned apt/yum packages (`cuda-toolkit-10-2`,
 /// `cuda-10-1`), conda (`cudatoolkit=10.1`, `pytorch-cuda=11.7`), the CUDA runfile
 /// (`cuda_10.2.89_440.33.01_linux.run`). (release, what, where)
-fn installed_cuda(st: &crate::spec::build::Stage) -> Vec<(CudaVersion, String, Pos)> {
-    use crate::spec::pkg::Install;
+fn installed_cuda(st: &crate::runconfig::build::Stage) -> Vec<(CudaVersion, String, Pos)> {
+    use crate::runconfig::pkg::Install;
     let mut out = Vec::new();
     for i in &st.installs {
         match i {
@@ -236,7 +236,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::finding::Severity;
-    use crate::spec::testutil::{dockerfile, runs};
+    use crate::runconfig::testutil::{dockerfile, runs};
 
     #[test]
     fn a_version_from_an_arg_default_is_reported_at_the_arg() {
@@ -263,11 +263,11 @@ mod tests {
     fn a_published_image_whose_tag_does_not_spell_its_cuda() {
         // k8s.gcr.io/cuda-vector-add:v0.1 is built FROM nvidia/cuda:8.0-devel-ubuntu16.04.
         let k = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: \"k8s.gcr.io/cuda-vector-add:v0.1\"\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
-        let f = crate::spec::testutil::runs("k8s", k, "GL109", vec![]);
+        let f = crate::runconfig::testutil::runs("k8s", k, "GL109", vec![]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].message.contains("CUDA 8"), "{}", f[0].message);
         let other = k.replace("v0.1", "v0.2");
-        assert!(crate::spec::testutil::runs("k8s", &other, "GL109", vec![]).is_empty());
+        assert!(crate::runconfig::testutil::runs("k8s", &other, "GL109", vec![]).is_empty());
     }
 
     #[test]

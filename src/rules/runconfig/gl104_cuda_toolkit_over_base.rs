@@ -3,8 +3,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::pkg::Install;
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::pkg::Install;
+use crate::runconfig::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
 pub static META: RuleMeta = RuleMeta {
@@ -225,7 +225,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::dockerfile;
+    use crate::runconfig::testutil::dockerfile;
 
     #[test]
     fn distribution_cuda_packages_on_a_cuda_image() {

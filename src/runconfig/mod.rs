@@ -5,7 +5,7 @@
 //! (`docker run` lines in scripts and Markdown), [`compose`], [`k8s`] → [`runspec::RunSpec`].
 //! Facts about CUDA, drivers and torch come through [`Facts`](crate::matrix::Facts). What the rules see is a
 //! [`SpecContext`] holding a [`Subject`]; running the rules over files and reporting them is the
-//! commands' job (`crate::commands::spec`, `crate::commands::lint`).
+//! commands' job (`crate::commands::runconfig`, `crate::commands::lint`).
 
 pub mod bake;
 pub mod build;
@@ -21,8 +21,8 @@ pub mod torch;
 pub mod yamlloc;
 
 use crate::finding::Location;
+use crate::gpu_target::Target;
 use crate::matrix::Facts;
-use crate::target::Target;
 use build::BuildFacts;
 use dockerfile::Pos;
 use runspec::RunSpec;
@@ -90,10 +90,10 @@ pub fn dump_dockerfile_json(text: &str) -> serde_json::Value {
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::*;
-    use crate::commands::spec::{analyze_dockerfile, resolved, run_checks, CommandContext};
+    use crate::commands::runconfig::{analyze_dockerfile, resolved, run_checks, CommandContext};
     use crate::config::Config;
     use crate::finding::Finding;
-    use crate::target::TargetGpu;
+    use crate::gpu_target::TargetGpu;
     use build::BuildOptions;
     use std::path::Path;
 

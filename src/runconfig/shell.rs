@@ -9,7 +9,7 @@
 //!
 //! Hostile input: a word expands to at most [`MAX_EXPANDED`] bytes, `${…}` nests at most
 //! [`MAX_NESTING`] deep (iteratively checked before recursing), and a script's words draw from
-//! one [`ExpansionBudget`] (`crate::spec::expand`, shared with every other engine). Past a
+//! one [`ExpansionBudget`] (`crate::runconfig::expand`, shared with every other engine). Past a
 //! bound, the word stays as written, unresolved, and the `try_` functions say which was hit.
 
 /// What a variable name expands to.

@@ -2,7 +2,7 @@
 //! two passes: [`syntax`] (which instructions are evaluated and in which scope; what does not
 //! parse) and [`resolve`] (ARG/ENV, FROM and stages, base image facts, RUN commands and the
 //! packages they install, `--target`), which fills each [`Stage`] once. The GL1xx rules
-//! (`crate::rules::spec`) judge the result.
+//! (`crate::rules::runconfig`) judge the result.
 
 use super::dockerfile::{self, split_args, Dockerfile, Instruction, Pos, PosMap};
 use super::expand::ExpansionBudget;
@@ -242,7 +242,7 @@ pub(crate) fn refers_to(text: &str, name: &str) -> bool {
 mod tests {
     use super::*;
     use crate::matrix::Facts;
-    use crate::spec::expand::MAX_FILE;
+    use crate::runconfig::expand::MAX_FILE;
 
     fn an(text: &str, opts: BuildOptions) -> BuildFacts {
         analyze("Dockerfile", text, &opts, &Facts::embedded().unwrap())
@@ -442,7 +442,7 @@ mod tests {
     /// made one): the words kept stop at the bound, reported once.
     #[test]
     fn shell_words_are_bounded_per_dockerfile() {
-        use crate::spec::expand::MAX_WORDS;
+        use crate::runconfig::expand::MAX_WORDS;
         let t = format!(
             "FROM ubuntu:22.04\nRUN echo{}\nRUN echo {}\n",
             " b".repeat(MAX_WORDS),

@@ -2,7 +2,7 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL111"),
@@ -72,7 +72,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::runs;
+    use crate::runconfig::testutil::runs;
 
     #[test]
     fn seed_usr_local_cuda_from_host() {

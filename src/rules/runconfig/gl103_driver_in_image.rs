@@ -5,8 +5,8 @@ use crate::inventory::names::{
     is_cuda_metapackage_with_driver, is_driver_library_file, is_driver_package,
 };
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::pkg::Install;
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::pkg::Install;
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL103"),
@@ -164,7 +164,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::dockerfile;
+    use crate::runconfig::testutil::dockerfile;
 
     #[test]
     fn packages_links_and_ldconf() {

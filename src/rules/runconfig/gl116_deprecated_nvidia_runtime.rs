@@ -2,8 +2,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::runspec::RunKind;
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::runspec::RunKind;
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL116"),
@@ -38,7 +38,7 @@ fn script_findings(file: &str, text: &str, markdown: bool) -> Vec<Finding> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for (words, _) in crate::spec::runspec::script_commands(file, text, markdown) {
+    for (words, _) in crate::runconfig::runspec::script_commands(file, text, markdown) {
         let argv: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         let start = argv.iter().position(|w| *w != "sudo").unwrap_or(0);
         let Some(tool) = argv.get(start) else {
@@ -156,7 +156,7 @@ mod tests {
     }
 
     use crate::finding::Severity;
-    use crate::spec::testutil::runs;
+    use crate::runconfig::testutil::runs;
 
     #[test]
     fn forms() {

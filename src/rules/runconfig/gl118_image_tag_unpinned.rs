@@ -2,9 +2,9 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::dockerfile::Pos;
-use crate::spec::image::{is_gpu_capable_image, is_gpu_name, ImageInfo, ImageRef};
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::dockerfile::Pos;
+use crate::runconfig::image::{is_gpu_capable_image, is_gpu_name, ImageInfo, ImageRef};
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL118"),
@@ -220,7 +220,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::finding::Severity;
-    use crate::spec::testutil::{dockerfile, runs};
+    use crate::runconfig::testutil::{dockerfile, runs};
 
     fn df(text: &str) -> Vec<crate::finding::Finding> {
         dockerfile(text, "GL118", vec![])
@@ -348,18 +348,18 @@ mod tests {
             "# gpulint ignore=GL118 rebuilt nightly on purpose\nFROM pytorch/pytorch:latest\n",
         )
         .unwrap();
-        let c = crate::spec::testutil::ctx(vec![]);
+        let c = crate::runconfig::testutil::ctx(vec![]);
         let args = crate::cli::DockerfileArgs {
             paths: vec![p.clone()],
             ..Default::default()
         };
-        let f = crate::commands::spec::cmd_dockerfile(&args, &c).unwrap();
+        let f = crate::commands::runconfig::cmd_dockerfile(&args, &c).unwrap();
         assert!(
             !f.iter().any(|x| x.rule == "GL118" || x.rule == "GL199"),
             "{f:?}"
         );
         std::fs::write(&p, "FROM pytorch/pytorch:latest\n").unwrap();
-        let f = crate::commands::spec::cmd_dockerfile(&args, &c).unwrap();
+        let f = crate::commands::runconfig::cmd_dockerfile(&args, &c).unwrap();
         assert!(f.iter().any(|x| x.rule == "GL118"), "{f:?}");
     }
 

@@ -2,8 +2,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::torch::{all_torch, TorchCuda};
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::torch::{all_torch, TorchCuda};
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL102"),
@@ -120,7 +120,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::finding::Severity;
-    use crate::spec::testutil::{dockerfile, target};
+    use crate::runconfig::testutil::{dockerfile, target};
 
     #[test]
     fn pypi_default_is_named() {

@@ -2,7 +2,7 @@
 
 use crate::finding::{Finding, Location, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL117"),
@@ -36,7 +36,7 @@ fn indices(v: &str) -> Option<Vec<u32>> {
     Some(out)
 }
 
-fn target_count(t: &crate::target::Target) -> u32 {
+fn target_count(t: &crate::gpu_target::Target) -> u32 {
     t.gpus.iter().map(|g| g.count.unwrap_or(1)).sum()
 }
 
@@ -121,7 +121,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::finding::Severity;
-    use crate::spec::testutil::{dockerfile, runs, target};
+    use crate::runconfig::testutil::{dockerfile, runs, target};
 
     #[test]
     fn indices_vs_request_and_target() {

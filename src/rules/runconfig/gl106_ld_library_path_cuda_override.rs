@@ -3,9 +3,9 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::dockerfile::Pos;
-use crate::spec::image::ImageKind;
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::dockerfile::Pos;
+use crate::runconfig::image::ImageKind;
+use crate::runconfig::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
 pub static META: RuleMeta = RuleMeta {
@@ -111,7 +111,7 @@ fn wheel_dirs_only(value: &str) -> bool {
 
 /// The ENV instruction at `pos` names `$LD_LIBRARY_PATH` in its value (as written: an unset
 /// inherited value expands to nothing).
-fn names_inherited(bf: &crate::spec::build::BuildFacts, pos: Pos) -> bool {
+fn names_inherited(bf: &crate::runconfig::build::BuildFacts, pos: Pos) -> bool {
     bf.df
         .instructions
         .iter()
@@ -120,7 +120,10 @@ fn names_inherited(bf: &crate::spec::build::BuildFacts, pos: Pos) -> bool {
 }
 
 /// The stage a Dockerfile line belongs to: the last one whose FROM is at or above it.
-fn stage_at(bf: &crate::spec::build::BuildFacts, line: u32) -> Option<&crate::spec::build::Stage> {
+fn stage_at(
+    bf: &crate::runconfig::build::BuildFacts,
+    line: u32,
+) -> Option<&crate::runconfig::build::Stage> {
     bf.stages.iter().rev().find(|s| s.image_pos.line <= line)
 }
 
@@ -166,13 +169,17 @@ fn push(out: &mut Vec<Finding>, file: &str, pos: Pos, ps: Vec<(Severity, String)
 
 /// LD_LIBRARY_PATH set by a script (an entrypoint, a "run in the container" step), judged
 /// with the directories its own `docker run` lines mount from the host.
-fn script_findings(file: &str, text: &str, runs: &[crate::spec::runspec::RunSpec]) -> Vec<Finding> {
+fn script_findings(
+    file: &str,
+    text: &str,
+    runs: &[crate::runconfig::runspec::RunSpec],
+) -> Vec<Finding> {
     let targets: Vec<String> = runs
         .iter()
         .flat_map(|r| r.mounts.iter().map(|m| m.container.clone()))
         .collect();
     let mut out = Vec::new();
-    for (v, p) in crate::spec::runspec::script_ld_library_paths(text) {
+    for (v, p) in crate::runconfig::runspec::script_ld_library_paths(text) {
         push(
             &mut out,
             file,
@@ -227,7 +234,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                         })
                 });
             for st in bf.built_stages() {
-                let nvidia = st.info.kind == crate::spec::image::ImageKind::NvidiaCuda;
+                let nvidia = st.info.kind == crate::runconfig::image::ImageKind::NvidiaCuda;
                 let builder = !final_chain.contains(&st.index);
                 for e in st
                     .envs
@@ -253,7 +260,9 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                 for c in &st.cmds {
                     // Only what the command adds: the inherited value is judged where it was set.
                     let inherited = match c.vars.get("LD_LIBRARY_PATH") {
-                        Some(crate::spec::shell::Var::Set(v)) if !v.is_empty() => Some(v.clone()),
+                        Some(crate::runconfig::shell::Var::Set(v)) if !v.is_empty() => {
+                            Some(v.clone())
+                        }
                         _ => None,
                     };
                     let own = |v: &str| match &inherited {
@@ -290,7 +299,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                     continue;
                 };
                 for inner in command_substitutions(&i.rest) {
-                    for (v, _) in crate::spec::runspec::script_ld_library_paths(inner) {
+                    for (v, _) in crate::runconfig::runspec::script_ld_library_paths(inner) {
                         let pos = Pos {
                             line: i.start_line,
                             col: 1,
@@ -333,7 +342,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use crate::finding::Severity;
-    use crate::spec::testutil::{dockerfile, runs};
+    use crate::runconfig::testutil::{dockerfile, runs};
 
     #[test]
     fn set_inside_a_command_substitution() {
@@ -351,7 +360,7 @@ mod tests {
     #[test]
     fn a_script_setting_it() {
         let sh = "docker run --gpus all -v /usr/cuda_files:/usr/cuda_files img bash\n# in the container\nexport LD_LIBRARY_PATH=/usr/local/nvidia/lib64:/usr/cuda_files/\n";
-        let runs = crate::spec::runspec::scan_script("start.sh", sh, false);
+        let runs = crate::runconfig::runspec::scan_script("start.sh", sh, false);
         let f = super::script_findings("start.sh", sh, &runs);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));

@@ -7,10 +7,10 @@
 //!
 //! Bake's file format: <https://docs.docker.com/build/bake/reference/>.
 
-use crate::spec::build::SpecError;
-use crate::spec::dockerfile::Pos;
-use crate::spec::expand::{ExpandLimit, ExpansionBudget, MAX_WORD};
-use crate::spec::runspec::LineIndex;
+use crate::runconfig::build::SpecError;
+use crate::runconfig::dockerfile::Pos;
+use crate::runconfig::expand::{ExpandLimit, ExpansionBudget, MAX_WORD};
+use crate::runconfig::runspec::LineIndex;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -178,7 +178,7 @@ mod tests {
             .flat_map(|t| &t.args)
             .map(|a| a.1.len())
             .sum();
-        assert!(kept <= crate::spec::expand::MAX_FILE, "{kept}");
+        assert!(kept <= crate::runconfig::expand::MAX_FILE, "{kept}");
         // The first targets have the value; the budget ends about 31 MiB in (the variables
         // took 2 MiB of it).
         assert_eq!(bake.targets[0].args[0].1.len(), 1 << 20);

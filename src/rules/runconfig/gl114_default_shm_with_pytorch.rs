@@ -2,8 +2,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::runspec::{RunKind, RunSpec};
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::runspec::{RunKind, RunSpec};
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL114"),
@@ -46,7 +46,7 @@ const WORDS: &[&str] = &[
 ];
 
 fn torch_workload(r: &RunSpec) -> Option<String> {
-    use crate::spec::image::ImageKind;
+    use crate::runconfig::image::ImageKind;
     let img = r.image_text().unwrap_or_default().to_ascii_lowercase();
     // The published PyTorch images (`pytorch/pytorch`, NGC PyTorch) are PyTorch; any other
     // name saying "pytorch" is a guess (a local build, a project named after it), and
@@ -116,7 +116,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::runs;
+    use crate::runconfig::testutil::runs;
 
     #[test]
     fn shm() {
@@ -166,13 +166,13 @@ mod tests {
     #[test]
     fn no_pytorch_guess_from_train_or_torch7() {
         let k = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: tensorflow\n    image: tfjob-deep-gpu/tensorflow:1.0\n    command: [python, run_train.py]\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
-        assert!(crate::spec::testutil::runs("k8s", k, "GL114", vec![]).is_empty());
+        assert!(crate::runconfig::testutil::runs("k8s", k, "GL114", vec![]).is_empty());
         let sh = "docker run --gpus all kaixhin/cuda-torch:7.5 th train.lua\n";
-        assert!(crate::spec::testutil::runs("sh", sh, "GL114", vec![]).is_empty());
+        assert!(crate::runconfig::testutil::runs("sh", sh, "GL114", vec![]).is_empty());
         let sh =
             "docker run --gpus all pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime python x.py\n";
         assert_eq!(
-            crate::spec::testutil::runs("sh", sh, "GL114", vec![]).len(),
+            crate::runconfig::testutil::runs("sh", sh, "GL114", vec![]).len(),
             1
         );
     }

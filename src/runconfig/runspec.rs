@@ -352,7 +352,7 @@ mod tests {
         let cuda = v[0].image.as_ref().unwrap();
         assert!(cuda.is_resolved());
         let info = cuda.info.as_ref().unwrap();
-        assert_eq!(info.kind, crate::spec::image::ImageKind::NvidiaCuda);
+        assert_eq!(info.kind, crate::runconfig::image::ImageKind::NvidiaCuda);
         assert_eq!(
             info.cuda.as_ref().map(|c| c.major_minor()),
             Some("12.4".into()),

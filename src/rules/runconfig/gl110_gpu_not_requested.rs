@@ -2,9 +2,9 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::image::{is_gpu_name, is_gpu_only_image};
-use crate::spec::runspec::{RunKind, RunSpec};
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::image::{is_gpu_name, is_gpu_only_image};
+use crate::runconfig::runspec::{RunKind, RunSpec};
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL110"),
@@ -149,7 +149,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::runs;
+    use crate::runconfig::testutil::runs;
 
     #[test]
     fn seed_forgotten_gpus() {

@@ -5,8 +5,8 @@ use crate::arch::{ArchTarget, ArchVariant, CodeKind};
 use crate::finding::{Finding, Location, Severity};
 use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::dockerfile::Pos;
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::dockerfile::Pos;
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL107"),
@@ -179,7 +179,7 @@ type Member<'a> = (&'a [ArchTarget], Pos);
 /// A compose service's arch-list build arguments, where its Dockerfile could not be read
 /// (when it is, the Dockerfile is analyzed with them): the list is passed to the build, so
 /// what it leaves out is left out of the image's kernels.
-fn build_arg_lists(specs: &[crate::spec::runspec::RunSpec], cx: &SpecContext) -> Vec<Finding> {
+fn build_arg_lists(specs: &[crate::runconfig::runspec::RunSpec], cx: &SpecContext) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in specs.iter().filter(|r| r.built_gpu_image.is_none()) {
         for (k, v, p) in &r.build_args {
@@ -331,7 +331,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
                     .find(|e| {
                         c.words.iter().any(|w| {
                             w.raw.contains("code=")
-                                && crate::spec::build::refers_to(&w.raw, &e.name)
+                                && crate::runconfig::build::refers_to(&w.raw, &e.name)
                         })
                     });
                 if let (Some(e), false) = (arg, origins.iter().any(|o| o.0 == c.run)) {
@@ -486,7 +486,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
 /// Whether a command may compile CUDA code (and so read the architecture list from its
 /// environment). File, package-manager and user commands do not; pip installing only wheel
 /// files or packaging tools does not; anything else (a script, make, pip from source) may.
-fn may_compile(c: &crate::spec::pkg::LCmd) -> bool {
+fn may_compile(c: &crate::runconfig::pkg::LCmd) -> bool {
     const NO_BUILD: &[&str] = &[
         "apt",
         "apt-get",
@@ -643,7 +643,7 @@ fn unsupported_by_nvcc(
 mod tests {
     use super::*;
     use crate::matrix::Facts;
-    use crate::spec::testutil::{dockerfile, target};
+    use crate::runconfig::testutil::{dockerfile, target};
 
     #[test]
     fn lists_parse() {
@@ -832,7 +832,7 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
 
     #[test]
     fn compose_build_args_are_arch_lists_too() {
-        use crate::spec::testutil::runs;
+        use crate::runconfig::testutil::runs;
         let c = "services:\n  web:\n    build:\n      context: .\n      args:\n        APP_UID: 1000\n        TORCH_CUDA_ARCH_LIST: ${TORCH_CUDA_ARCH_LIST:-7.5}\n";
         let f = runs("compose", c, "GL107", vec![target("h100", &["9.0"], None)]);
         assert_eq!(f.len(), 1, "{f:?}");

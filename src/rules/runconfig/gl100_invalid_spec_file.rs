@@ -28,8 +28,8 @@ pub static META: RuleMeta = RuleMeta {
 
 #[cfg(test)]
 mod tests {
-    use crate::commands::spec::{analyze_dockerfile, CommandContext};
-    use crate::spec::build::BuildOptions;
+    use crate::commands::runconfig::{analyze_dockerfile, CommandContext};
+    use crate::runconfig::build::BuildOptions;
 
     #[test]
     fn located_parse_errors() {

@@ -1,5 +1,5 @@
 //! The GL1xx rules: Dockerfiles, compose files, Kubernetes manifests and run lines, read as
-//! facts by `crate::spec`. Each check sees a [`SpecContext`] (the [`Subject`], targets, matrix
+//! facts by `crate::runconfig`. Each check sees a [`SpecContext`] (the [`Subject`], targets, matrix
 //! facts) and pushes findings located in the file. GL100 (the file does not parse), GL198 (a
 //! baseline entry matched nothing) and GL199 (a suppression matched nothing) have no check: the
 //! spec reader, `crate::baseline` and `crate::suppress` report them. The table that lists them is `super::RULES`.
@@ -28,9 +28,9 @@ pub mod gl198_stale_baseline_entry;
 pub mod gl199_unused_suppression;
 
 use crate::finding::Finding;
-use crate::spec::build::BuildFacts;
-use crate::spec::runspec::{RunKind, RunSpec};
-use crate::spec::{SpecContext, Subject};
+use crate::runconfig::build::BuildFacts;
+use crate::runconfig::runspec::{RunKind, RunSpec};
+use crate::runconfig::{SpecContext, Subject};
 
 /// Indices of the stages the final image is built on (the last built stage and its
 /// parents): what they set reaches the running container. Other stages are throw-away
@@ -46,7 +46,7 @@ pub(crate) fn final_chain(bf: &BuildFacts) -> Vec<usize> {
 /// a GPU operator's own pods left out), each with its container.
 pub(crate) fn workload_mounts<'a>(
     s: &'a Subject,
-) -> impl Iterator<Item = (&'a RunSpec, &'a crate::spec::runspec::Mount)> + 'a {
+) -> impl Iterator<Item = (&'a RunSpec, &'a crate::runconfig::runspec::Mount)> + 'a {
     let specs: &[RunSpec] = match s {
         Subject::Runs(specs) => specs,
         Subject::Dockerfile(_) | Subject::Script(_) => &[],
@@ -109,7 +109,7 @@ mod resolve_tests {
     /// none parses an image reference or looks up what it is again.
     #[test]
     fn no_rule_reads_an_image_reference_itself() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules/spec");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules/runconfig");
         let mut offenders = Vec::new();
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
@@ -128,7 +128,7 @@ mod resolve_tests {
 
 #[cfg(test)]
 mod group_tests {
-    use crate::spec::testutil::runs;
+    use crate::runconfig::testutil::runs;
 
     /// Suppressions apply before repeats merge: a pragma on one service silences that one,
     /// neither the whole group nor nothing (an "unused" pragma).
@@ -143,7 +143,7 @@ mod group_tests {
             svc("rank1"),
             svc("rank2")
         );
-        let found = crate::spec::testutil::run_findings("compose", &text, vec![]);
+        let found = crate::runconfig::testutil::run_findings("compose", &text, vec![]);
         assert_eq!(found.iter().filter(|f| f.rule == "GL114").count(), 3);
         let texts = [crate::suppress::FileText {
             display: "compose.yaml".into(),

@@ -1,5 +1,5 @@
 //! The Dockerfile, compose, Kubernetes and `docker run` commands: read each input, parse it
-//! into spec facts (`crate::spec`), run the GL1xx rules over it (and, with `--scan-images`, the
+//! into spec facts (`crate::runconfig`), run the GL1xx rules over it (and, with `--scan-images`, the
 //! image rules over the images it names), then the one post-pass (configuration, severity
 //! overrides, suppressions). Unreadable input is recorded as an input error (exit 2, the other
 //! inputs are still linted); input that is read but does not parse is a GL100 finding at its
@@ -10,15 +10,15 @@ use super::discover::markdown_code_only;
 use super::scan_images;
 use crate::cli::{ComposeArgs, DockerfileArgs, K8sArgs, RunArgs};
 use crate::finding::Finding;
-use crate::spec::build::{self, BuildOptions, SpecError};
-use crate::spec::runspec::{self, RunSpec};
-use crate::spec::{compose, dockerfile, k8s, loc, pkg, Script, SpecContext, Subject};
+use crate::runconfig::build::{self, BuildOptions, SpecError};
+use crate::runconfig::runspec::{self, RunSpec};
+use crate::runconfig::{compose, dockerfile, k8s, loc, pkg, Script, SpecContext, Subject};
 use crate::suppress::FileText;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub(crate) fn error_finding(file: &str, e: &SpecError) -> Finding {
-    crate::rules::spec::gl100_invalid_spec_file::META
+    crate::rules::runconfig::gl100_invalid_spec_file::META
         .finding(e.message.clone())
         .with_location(loc(file, e.pos))
 }
@@ -52,7 +52,7 @@ pub(crate) fn run_checks(subject: Subject<'_>, ctx: &CommandContext) -> Vec<Find
         check(&cx, &mut out);
     }
     match cx.subject {
-        Subject::Runs(specs) => crate::rules::spec::mark_repeats(out, specs),
+        Subject::Runs(specs) => crate::rules::runconfig::mark_repeats(out, specs),
         Subject::Dockerfile(_) | Subject::Script(_) => out,
     }
 }
@@ -255,7 +255,9 @@ fn dockerfile_is_gpu_with(
 }
 
 /// Build arguments by name (a name given twice: the last value, as `docker build` takes it).
-fn arg_map(args: &[(String, String, crate::spec::dockerfile::Pos)]) -> BTreeMap<String, String> {
+fn arg_map(
+    args: &[(String, String, crate::runconfig::dockerfile::Pos)],
+) -> BTreeMap<String, String> {
     args.iter()
         .map(|(k, v, _)| (k.clone(), v.clone()))
         .collect()
@@ -266,7 +268,7 @@ struct ArgSource<'a> {
     /// `service `app``, `` `docker build` ``.
     who: String,
     file: &'a str,
-    args: &'a [(String, String, crate::spec::dockerfile::Pos)],
+    args: &'a [(String, String, crate::runconfig::dockerfile::Pos)],
     target: Option<String>,
 }
 
@@ -541,7 +543,7 @@ pub(crate) fn bake_findings(
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut out: Vec<Finding> = Vec::new();
     let mut builds = BuildBudget::default();
-    let bake = crate::spec::bake::parse(text, json);
+    let bake = crate::runconfig::bake::parse(text, json);
     out.extend(bake.errors.iter().map(|e| error_finding(file, e)));
     for t in bake.targets {
         // `target:other` / `docker-image://…` / git URLs are not directories here.
@@ -677,7 +679,7 @@ pub(crate) fn shell_quote(a: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::testutil::{ctx, target};
+    use crate::runconfig::testutil::{ctx, target};
 
     /// A script's own lines (a package install, an `export`) are a subject of the rule table:
     /// GL106 and GL116 judge them through `run_checks`, each switched off by its own setting

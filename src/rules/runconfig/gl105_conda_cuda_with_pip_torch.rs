@@ -2,8 +2,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::pkg::Install;
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::pkg::Install;
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL105"),
@@ -89,7 +89,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::dockerfile;
+    use crate::runconfig::testutil::dockerfile;
 
     #[test]
     fn conda_then_pip() {
@@ -104,9 +104,9 @@ mod tests {
     /// FROM chains (stages visited) grows linearly with the chain, not with its square.
     #[test]
     fn long_from_chains_are_walked_in_linear_work() {
-        use crate::commands::spec::analyze_dockerfile;
-        use crate::spec::build::{BuildOptions, CHAIN_STEPS};
-        use crate::spec::testutil;
+        use crate::commands::runconfig::analyze_dockerfile;
+        use crate::runconfig::build::{BuildOptions, CHAIN_STEPS};
+        use crate::runconfig::testutil;
         let steps = |n: usize| {
             let mut t = String::from(
                 "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04 AS s0\nRUN conda install -y pytorch-cuda=12.1 -c nvidia\n",

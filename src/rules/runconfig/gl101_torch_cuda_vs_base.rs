@@ -2,8 +2,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::torch::{all_torch, TorchCuda};
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::torch::{all_torch, TorchCuda};
+use crate::runconfig::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
 pub static META: RuleMeta = RuleMeta {
@@ -200,7 +200,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::{dockerfile, target};
+    use crate::runconfig::testutil::{dockerfile, target};
 
     #[test]
     fn pypi_default_build_of_another_cuda_major() {

@@ -3,8 +3,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::spec::runspec::RunKind;
-use crate::spec::{loc, SpecContext, Subject};
+use crate::runconfig::runspec::RunKind;
+use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL115"),
@@ -33,8 +33,8 @@ pub static META: RuleMeta = RuleMeta {
 /// A Dockerfile that bakes NVIDIA_VISIBLE_DEVICES into an image whose base does not set it
 /// (a non-NVIDIA base: ubuntu, python). NVIDIA's CUDA/PyTorch/NGC bases set it themselves, so
 /// repeating it there changes nothing.
-fn baked(bf: &crate::spec::build::BuildFacts) -> Vec<Finding> {
-    use crate::spec::image::ImageKind;
+fn baked(bf: &crate::runconfig::build::BuildFacts) -> Vec<Finding> {
+    use crate::runconfig::image::ImageKind;
     let Some(last) = bf.built_stages().last() else {
         return Vec::new();
     };
@@ -109,7 +109,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use crate::spec::testutil::{dockerfile, runs};
+    use crate::runconfig::testutil::{dockerfile, runs};
 
     #[test]
     fn baked_into_a_non_cuda_base() {
