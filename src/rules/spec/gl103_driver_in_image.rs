@@ -83,7 +83,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
         let builder = !final_chain.contains(&st.index);
         for i in &st.installs {
             if let Install::Os(o) = i {
-                for (n, _, pos) in &o.pkgs {
+                for crate::spec::pkg::OsPkg { name: n, pos, .. } in &o.pkgs {
                     if is_cuda_metapackage_with_driver(n) {
                         out.push(
                             META.finding(format!("`{n}` is NVIDIA's meta-package for the CUDA toolkit *and driver*: it pulls cuda-drivers (the user-space driver) into the image, which must come from the host at run time"))

@@ -47,7 +47,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                 .iter()
                 .find(|p| {
                     matches!(
-                        p.0.as_str(),
+                        p.name.as_str(),
                         "cudatoolkit"
                             | "pytorch-cuda"
                             | "cuda-toolkit"
@@ -56,7 +56,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                             | "cuda-version"
                     )
                 })
-                .map(|p| (p.0.clone(), p.1.clone())),
+                .map(|p| (p.name.clone(), p.spec.clone())),
             _ => None,
         })
     });

@@ -52,12 +52,9 @@ fn problems(
             out.push((Severity::Error, format!("`{e}` holds the link-time stub libcuda.so, which fails at run time if it shadows the real driver")));
         } else if e_t.contains("/compat") {
             out.push((Severity::Warning, format!("`{e}` puts the forward-compatibility libcuda first: it works only on datacenter GPUs with a supported driver branch (CUDA error 804 elsewhere)")));
-        } else if let Some(rest) = e_t.strip_prefix("/usr/local/cuda-") {
-            let ver: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '.')
-                .collect();
-            if let (Ok(v), Some(b)) = (ver.parse::<CudaVersion>(), base) {
+        } else if e_t.starts_with("/usr/local/cuda-") {
+            let release = crate::spec::runspec::ld_entry_cuda_release(e_t);
+            if let (Some(v), Some(b)) = (release, base) {
                 if !v.same_release(&b) {
                     out.push((
                         Severity::Warning,
