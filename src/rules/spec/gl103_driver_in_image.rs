@@ -68,14 +68,10 @@ fn runs_driver_runfile(words: &[&str]) -> Option<String> {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Dockerfile(bf) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     let final_chain = super::final_chain(bf);
     for st in bf.built_stages() {
         // The stub libcuda.so serves linking in a throw-away builder stage; only the
@@ -159,7 +155,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -73,14 +73,10 @@ fn is_distro_cuda_pkg(n: &str) -> bool {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Dockerfile(bf) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     for st in bf.built_stages() {
         if !st.info.has_cuda() {
             continue;
@@ -204,7 +200,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

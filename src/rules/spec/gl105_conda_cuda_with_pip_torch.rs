@@ -30,14 +30,10 @@ pub static META: RuleMeta = RuleMeta {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Dockerfile(bf) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     // The conda CUDA package nearest along each stage's FROM chain, computed once for all
     // stages (walking the chain per stage is quadratic in a long chain).
     let conda_in_chain = bf.nearest_in_chain(|s| {
@@ -84,7 +80,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

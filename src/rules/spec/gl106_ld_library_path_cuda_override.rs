@@ -198,11 +198,7 @@ fn host_lib_targets(containers: &[String]) -> Vec<String> {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let s = &cx.subject;
     match s {
         Subject::Dockerfile(bf) => {
             // Stages the final image is built on: their ENV reaches the running container.
@@ -244,7 +240,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                         {
                             p.push((Severity::Info, "set, not appended to: a value the base image set is dropped, and these directories win over every library's own RUNPATH, so which copy of the CUDA libraries loads (the system's or the one a wheel ships) depends on this list".into()));
                         }
-                        push(&mut out, &bf.file, e.pos, p);
+                        push(out, &bf.file, e.pos, p);
                     }
                 }
                 for c in &st.cmds {
@@ -271,12 +267,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                         }
                     }
                     for (v, p) in vals {
-                        push(
-                            &mut out,
-                            &bf.file,
-                            p,
-                            problems(&v, st.info.cuda, false, &[]),
-                        );
+                        push(out, &bf.file, p, problems(&v, st.info.cuda, false, &[]));
                     }
                 }
             }
@@ -292,12 +283,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                             line: i.start_line,
                             col: 1,
                         };
-                        push(
-                            &mut out,
-                            &bf.file,
-                            pos,
-                            problems(&v, st.info.cuda, false, &[]),
-                        );
+                        push(out, &bf.file, pos, problems(&v, st.info.cuda, false, &[]));
                     }
                 }
             }
@@ -318,13 +304,12 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                 );
                 for (k, v, p) in &r.env {
                     if k == "LD_LIBRARY_PATH" {
-                        push(&mut out, &r.file, *p, problems(v, None, false, &targets));
+                        push(out, &r.file, *p, problems(v, None, false, &targets));
                     }
                 }
             }
         }
     }
-    out
 }
 
 #[cfg(test)]
