@@ -247,7 +247,7 @@ fn dockerfile_is_gpu_with(
             pkg::Install::Conda(c) => c
                 .pkgs
                 .iter()
-                .any(|p| p.0 == "pytorch-cuda" || p.0 == "cudatoolkit"),
+                .any(|p| p.name == "pytorch-cuda" || p.name == "cudatoolkit"),
             _ => false,
         })
     });

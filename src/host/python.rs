@@ -5,6 +5,7 @@
 
 use super::evidence::Evidence;
 use super::reader::{resolve_link, EntryKind, HostReader};
+use crate::version::CudaVersion;
 use crate::vocab::ImagePath;
 use std::path::Path;
 
@@ -28,6 +29,8 @@ pub struct TorchInstall {
     pub version: String,
     /// `cuda` from torch/version.py; None for CPU / ROCm builds.
     pub cuda: Option<String>,
+    /// `cuda`, typed; None also when it is no version.
+    pub cuda_version: Option<CudaVersion>,
     /// `hip` from torch/version.py.
     pub hip: Option<String>,
     /// torch/lib/libtorch_cuda.so when present (host path).
@@ -149,6 +152,7 @@ pub fn find_torch(reader: &dyn HostReader, pythons: &[String]) -> Vec<TorchInsta
                 python: py.clone(),
                 site_packages: site,
                 version: version.unwrap_or_else(|| "unknown".into()),
+                cuda_version: cuda.as_deref().and_then(|c| c.parse().ok()),
                 cuda,
                 hip,
                 cuda_lib: reader.exists(&lib).then_some(lib),

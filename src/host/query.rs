@@ -20,6 +20,23 @@ pub fn proc_version(r: &dyn HostReader) -> Option<parse::ProcVersion> {
     parse::parse_proc_version(&r.read_string("/proc/driver/nvidia/version")?)
 }
 
+/// The driver version nvidia-smi reports: the `--query-gpu` CSV, else the `-q -x` report.
+pub fn smi_driver_version(r: &dyn HostReader) -> Option<crate::version::DriverVersion> {
+    r.run(HostCommand::NvidiaSmiQueryGpu)
+        .ok_stdout()
+        .and_then(|o| {
+            smi::parse_query_csv(o)
+                .into_iter()
+                .find_map(|g| g.driver_version)
+        })
+        .or_else(|| {
+            r.run(HostCommand::NvidiaSmiQx)
+                .ok_stdout()
+                .and_then(|o| smi::parse_xml(o).driver_version)
+        })
+        .and_then(|v| parse::versions::driver_version(&v))
+}
+
 /// nvidia-smi's detailed report: `-q -x`, else `-q`. With the command shown.
 pub fn smi_report(r: &dyn HostReader) -> Option<(smi::SmiReport, String)> {
     if let Some(o) = r.run(HostCommand::NvidiaSmiQx).ok_stdout() {

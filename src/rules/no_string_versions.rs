@@ -20,17 +20,6 @@ const PARSERS: &[&str] = &[
 /// Version types a `.parse()` may be inferred to produce (`let v: CudaVersion = s.parse()…`).
 const VERSION_TYPES: &[&str] = &["CudaVersion", "DriverVersion"];
 
-/// Rule files of the other families that still parse versions, until their pipelines are
-/// typed too (issue 26). An entry that no longer parses fails the test: drop it then.
-const NOT_YET_TYPED: &[&str] = &[
-    "host/gl204_driver_version_mismatch.rs",
-    "host/gl212_driver_older_than_toolkit.rs",
-    "host/gl215_torch_mismatch.rs",
-    "host/gl219_cuda_libs_shadow_torch.rs",
-    "runconfig/gl104_cuda_toolkit_over_base.rs",
-    "runconfig/gl106_ld_library_path_cuda_override.rs",
-];
-
 fn rule_sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
@@ -93,7 +82,6 @@ fn no_rule_parses_a_version_string() {
     files.sort();
     assert!(files.len() > 40, "rules not found under {}", root.display());
     let mut offenders = Vec::new();
-    let mut still_listed = Vec::new();
     for f in &files {
         let rel = f
             .strip_prefix(&root)
@@ -105,19 +93,13 @@ fn no_rule_parses_a_version_string() {
             continue;
         }
         let hits = version_parses(&code_of(&std::fs::read_to_string(f).unwrap()));
-        match (NOT_YET_TYPED.contains(&rel.as_str()), hits.is_empty()) {
-            (false, false) => offenders.push(format!("{rel}: {}", hits.join(" | "))),
-            (true, true) => still_listed.push(rel),
-            _ => {}
+        if !hits.is_empty() {
+            offenders.push(format!("{rel}: {}", hits.join(" | ")));
         }
     }
     assert!(
         offenders.is_empty(),
         "rules parse version strings; read them typed from the inventory / readers instead:\n{}",
         offenders.join("\n")
-    );
-    assert!(
-        still_listed.is_empty(),
-        "no longer parse versions, drop from NOT_YET_TYPED: {still_listed:?}"
     );
 }

@@ -4,6 +4,7 @@
 
 use super::dockerfile::Pos;
 use super::shell::{self, Vars};
+use crate::version::CudaVersion;
 
 mod conda;
 mod os;
@@ -125,8 +126,7 @@ pub struct PipInstall {
 pub struct CondaInstall {
     pub tool: String,
     pub pos: Pos,
-    /// `(name, version spec, position)`: `("pytorch-cuda", "12.1", …)`.
-    pub pkgs: Vec<(String, String, Pos)>,
+    pub pkgs: Vec<CondaPkg>,
     pub channels: Vec<String>,
 }
 
@@ -134,8 +134,34 @@ pub struct CondaInstall {
 pub struct OsInstall {
     pub tool: String,
     pub pos: Pos,
-    /// `(name, version, position)`: `("libnccl2", Some("2.21.5-1+cuda12.4"), …)`.
-    pub pkgs: Vec<(String, Option<String>, Pos)>,
+    pub pkgs: Vec<OsPkg>,
+}
+
+/// One package of a conda install: `pytorch-cuda=12.1`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CondaPkg {
+    /// Lower case: `pytorch-cuda`.
+    pub name: String,
+    /// The version spec without its leading `=`/`>`/`<`: `12.1`, empty when none.
+    pub spec: String,
+    pub pos: Pos,
+    /// The spec read as a CUDA release (`12.1`, `~12.1`), None when it is none (a range, a
+    /// build string): what the CUDA packages (`cudatoolkit`, `cuda-version`, …) pin.
+    pub cuda: Option<CudaVersion>,
+}
+
+/// One package of an OS package manager's install: `libnccl2=2.21.5-1+cuda12.4`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OsPkg {
+    /// As written: `libnccl2`.
+    pub name: String,
+    /// The pinned version: `2.21.5-1+cuda12.4`.
+    pub version: Option<String>,
+    pub pos: Pos,
+    /// The CUDA release the name states: `cuda-toolkit-12-1` → 12.1.
+    pub cuda: Option<CudaVersion>,
+    /// The CUDA release the pinned version is built for: `2.21.5-1+cuda12.4` → 12.4.
+    pub built_for_cuda: Option<CudaVersion>,
 }
 
 #[derive(Debug, Clone)]
@@ -341,13 +367,17 @@ mod tests {
             "conda install -y -c pytorch -c nvidia pytorch=2.1 pytorch-cuda=12.1",
         ))
         .unwrap();
-        assert_eq!(
-            c.pkgs[1],
-            ("pytorch-cuda".into(), "12.1".into(), c.pkgs[1].2)
-        );
+        let p = &c.pkgs[1];
+        assert_eq!((p.name.as_str(), p.spec.as_str()), ("pytorch-cuda", "12.1"));
+        assert_eq!(p.cuda, Some(CudaVersion::new(12, 1)));
+        assert_eq!(c.pkgs[0].cuda, Some(CudaVersion::new(2, 1)));
         let a = os_install(&cmd("apt-get install -y --no-install-recommends libnccl2=2.21.5-1+cuda12.4 cuda-toolkit-12-1")).unwrap();
-        assert_eq!(a.pkgs[0].1.as_deref(), Some("2.21.5-1+cuda12.4"));
-        assert_eq!(a.pkgs[1].0, "cuda-toolkit-12-1");
+        assert_eq!(a.pkgs[0].version.as_deref(), Some("2.21.5-1+cuda12.4"));
+        assert_eq!(a.pkgs[0].built_for_cuda, Some(CudaVersion::new(12, 4)));
+        assert_eq!(a.pkgs[0].cuda, None);
+        assert_eq!(a.pkgs[1].name, "cuda-toolkit-12-1");
+        assert_eq!(a.pkgs[1].cuda, Some(CudaVersion::new(12, 1)));
+        assert_eq!(a.pkgs[1].built_for_cuda, None);
     }
 
     #[test]

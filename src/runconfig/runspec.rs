@@ -424,6 +424,20 @@ mod tests {
     }
 
     #[test]
+    fn ld_library_path_entries_name_their_toolkit_release() {
+        use crate::version::CudaVersion;
+        let r = ld_entry_cuda_release;
+        assert_eq!(
+            r("/usr/local/cuda-12.4/lib64"),
+            Some(CudaVersion::new(12, 4))
+        );
+        assert_eq!(r("/usr/local/cuda-11.8"), Some(CudaVersion::new(11, 8)));
+        assert_eq!(r("/usr/local/cuda/lib64"), None);
+        assert_eq!(r("/usr/local/cuda-x/lib64"), None);
+        assert_eq!(r("/opt/cuda-12.4/lib64"), None);
+    }
+
+    #[test]
     fn an_image_from_a_variable_is_placed_at_its_assignment() {
         let v = scan_script(
             "run.sh",

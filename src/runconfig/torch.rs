@@ -206,30 +206,33 @@ pub fn stage_torch(st: &Stage, facts: &Facts) -> Vec<TorchInstall> {
                 }
             }
             Install::Conda(c) => {
-                let Some(t) = c.pkgs.iter().find(|p| p.0 == "pytorch") else {
+                let Some(t) = c.pkgs.iter().find(|p| p.name == "pytorch") else {
                     continue;
                 };
                 let pin = c
                     .pkgs
                     .iter()
                     .find(|p| {
-                        p.0 == "pytorch-cuda" || p.0 == "cudatoolkit" || p.0 == "cuda-version"
+                        p.name == "pytorch-cuda"
+                            || p.name == "cudatoolkit"
+                            || p.name == "cuda-version"
                     })
                     .and_then(|p| {
-                        p.1.trim_start_matches('=')
+                        p.spec
+                            .trim_start_matches('=')
                             .parse::<CudaVersion>()
                             .ok()
-                            .map(|v| (p.0.clone(), v))
+                            .map(|v| (p.name.clone(), v))
                     });
-                let cpu = c.pkgs.iter().any(|p| p.0 == "cpuonly");
+                let cpu = c.pkgs.iter().any(|p| p.name == "cpuonly");
                 out.push(TorchInstall {
-                    pos: t.2,
+                    pos: t.pos,
                     text: format!(
                         "pytorch{}",
-                        if t.1.is_empty() {
+                        if t.spec.is_empty() {
                             String::new()
                         } else {
-                            format!("={}", t.1)
+                            format!("={}", t.spec)
                         }
                     ),
                     cuda: if cpu {
@@ -246,7 +249,8 @@ pub fn stage_torch(st: &Stage, facts: &Facts) -> Vec<TorchInstall> {
                         }
                     },
                     version: Some(
-                        t.1.trim_start_matches(['=', '<', '>', '~', '!'])
+                        t.spec
+                            .trim_start_matches(['=', '<', '>', '~', '!'])
                             .to_string(),
                     )
                     .filter(|v| v.starts_with(|c: char| c.is_ascii_digit())),

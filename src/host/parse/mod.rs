@@ -1,7 +1,9 @@
 //! Pure parsers for host files and command outputs. Nothing here touches the host: each
 //! function takes text and returns facts, so every one is tested on strings.
 
+pub mod dmesg;
 pub mod smi;
+pub mod versions;
 pub mod xml;
 
 use super::evidence::Source;
@@ -40,6 +42,8 @@ pub struct Identity {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcVersion {
     pub version: Option<String>,
+    /// `version`, typed.
+    pub driver: Option<crate::version::DriverVersion>,
     /// True for "Open Kernel Module", false for the proprietary one.
     pub open: bool,
     /// The NVRM line, for evidence.
@@ -57,6 +61,7 @@ pub fn parse_proc_version(text: &str) -> Option<ProcVersion> {
         })
         .map(String::from);
     Some(ProcVersion {
+        driver: version.as_deref().and_then(versions::driver_version),
         version,
         open: line.contains("Open Kernel Module"),
         line: line.trim().to_string(),

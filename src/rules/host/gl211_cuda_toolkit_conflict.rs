@@ -5,10 +5,12 @@ use super::{first_line, CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::evidence::Evidence;
 use crate::host::parse;
+use crate::host::parse::versions::toolkit_release;
 use crate::host::query::ld_so_conf_dirs;
 use crate::host::reader::{normalize, resolve_link, HostCommand, HostReader};
 use crate::loader::SearchFrom;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::version::CudaVersion;
 
 pub(crate) static META: RuleMeta = RuleMeta {
     code: Code::new("GL211"),
@@ -46,6 +48,8 @@ pub(crate) static META: RuleMeta = RuleMeta {
 pub(crate) struct Toolkit {
     pub dir: String,
     pub version: Option<String>,
+    /// `version`, typed.
+    pub cuda: Option<CudaVersion>,
     pub evidence: Evidence,
 }
 
@@ -89,10 +93,15 @@ pub(crate) fn toolkits(r: &dyn HostReader) -> Vec<Toolkit> {
         out.push(Toolkit {
             dir,
             version,
+            cuda: None,
             evidence: ev,
         });
     }
     distribution_toolkits(r, &mut out);
+    // Typed once, where the version is read, for the checks that compare releases.
+    for t in &mut out {
+        t.cuda = t.version.as_deref().and_then(toolkit_release);
+    }
     out
 }
 
@@ -125,6 +134,7 @@ fn distribution_toolkits(r: &dyn HostReader, out: &mut Vec<Toolkit>) {
         out.push(Toolkit {
             dir: DEBIAN_DIR.to_string(),
             version,
+            cuda: None,
             evidence,
         });
     }
@@ -146,6 +156,7 @@ fn distribution_toolkits(r: &dyn HostReader, out: &mut Vec<Toolkit>) {
             None => out.push(Toolkit {
                 dir: dir.clone(),
                 version: Some(p.version.clone()),
+                cuda: None,
                 evidence: Evidence::file(&dir, &p.from),
             }),
         }
@@ -154,6 +165,13 @@ fn distribution_toolkits(r: &dyn HostReader, out: &mut Vec<Toolkit>) {
 
 pub(crate) fn nvcc_version(r: &dyn HostReader) -> Option<String> {
     parse::parse_nvcc_version(r.run(HostCommand::NvccVersion).ok_stdout()?)
+}
+
+/// `nvcc --version`'s release as printed, and typed.
+pub(crate) fn nvcc_release(r: &dyn HostReader) -> Option<(String, Option<CudaVersion>)> {
+    let n = nvcc_version(r)?;
+    let cuda = toolkit_release(&n);
+    Some((n, cuda))
 }
 
 fn same(a: &str, b: &str) -> bool {

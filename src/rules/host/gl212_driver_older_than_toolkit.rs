@@ -1,6 +1,6 @@
 //! GL212: the driver supports an older CUDA than an installed toolkit.
 
-use super::gl211_cuda_toolkit_conflict::{nvcc_version, toolkits};
+use super::gl211_cuda_toolkit_conflict::{nvcc_release, toolkits};
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::evidence::Evidence;
@@ -38,13 +38,15 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     // `out` may hold other checks' results: only this check's own count.
     let before = out.len();
     let r = cx.reader;
-    let mut versions: Vec<(String, Evidence)> = toolkits(r)
+    // Every toolkit with a stated version counts as evidence, typed or not.
+    let mut versions: Vec<(Option<CudaVersion>, Evidence)> = toolkits(r)
         .into_iter()
-        .filter_map(|t| Some((t.version?, t.evidence)))
+        .filter(|t| t.version.is_some())
+        .map(|t| (t.cuda, t.evidence))
         .collect();
-    if let Some(n) = nvcc_version(r) {
+    if let Some((n, cuda)) = nvcc_release(r) {
         versions.push((
-            n.clone(),
+            cuda,
             Evidence::command(HostCommand::NvccVersion.display(), format!("release {n}")),
         ));
     }
@@ -77,7 +79,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     )));
     let mut seen = Vec::new();
     for (v, _) in &versions {
-        let Ok(cv) = v.parse::<CudaVersion>() else {
+        let Some(cv) = *v else {
             continue;
         };
         let mm = CudaVersion::new(cv.major, cv.minor);

@@ -78,8 +78,8 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                 .as_ref()
                 .and_then(|d| cx.facts.max_cuda_for_driver(d).map(|c| c.value))
         });
-        match (cuda.parse::<CudaVersion>(), sup) {
-            (Ok(tc), Some(s)) => {
+        match (t.cuda_version, sup) {
+            (Some(tc), Some(s)) => {
                 ev.push(Evidence::note(format!("driver supports CUDA {s}")));
                 if tc.major > s.major {
                     problems.push((format!("built for CUDA {tc}, a newer major than the driver's CUDA {s}: \"The NVIDIA driver on your system is too old\""), Severity::Error));

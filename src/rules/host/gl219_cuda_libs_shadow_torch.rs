@@ -4,10 +4,11 @@
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::evidence::Evidence;
+use crate::host::parse::versions::{cuda_dir_release, cuda_lib_file_release};
 use crate::host::python::find_torch;
 use crate::host::query::ld_so_conf_dirs;
 use crate::host::reader::{resolve_link, HostFs, HostReader};
-use crate::inventory::libs::{classify_stem, file_name_version, parse_so_name, LibKind};
+use crate::inventory::libs::{classify_stem, parse_so_name, LibKind};
 use crate::loader::{self, SearchDir, SearchFrom};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
@@ -66,16 +67,10 @@ fn cuda_sonames(r: &dyn HostReader, dir: &str) -> Vec<(String, String)> {
 fn lib_cuda_version(r: &dyn HostReader, path: &str) -> Option<(CudaVersion, String)> {
     let real = resolve_link(r, path);
     let file = real.rsplit('/').next().unwrap_or_default();
-    if let Some(v) = parse_so_name(file).and_then(|so| file_name_version(&so)) {
-        let mut it = v.split('.');
-        if let (Some(a), Some(b)) = (it.next(), it.next()) {
-            if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
-                return Some((CudaVersion::new(a, b), format!("file {real}")));
-            }
-        }
+    if let Some(v) = cuda_lib_file_release(file) {
+        return Some((v, format!("file {real}")));
     }
-    let v = crate::host::parse::cuda_dir_version(&real)?;
-    let v: CudaVersion = v.parse().ok()?;
+    let v = cuda_dir_release(&real)?;
     Some((v, format!("toolkit directory of {real}")))
 }
 
@@ -100,11 +95,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         return;
     }
     for t in &installs {
-        let Some(tc) = t
-            .cuda
-            .as_deref()
-            .and_then(|c| c.parse::<CudaVersion>().ok())
-        else {
+        let Some(tc) = t.cuda_version else {
             continue;
         };
         let tc = CudaVersion::new(tc.major, tc.minor);

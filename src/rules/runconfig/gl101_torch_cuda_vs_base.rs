@@ -45,14 +45,10 @@ fn require_cuda(v: &str) -> Option<CudaVersion> {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Dockerfile(bf) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     // NVIDIA_REQUIRE_CUDA at the end of each stage, once for all stages (a chain walk per
     // torch install is quadratic in a long FROM chain).
     let require_env = bf.nearest_in_chain(|s| {
@@ -195,7 +191,6 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

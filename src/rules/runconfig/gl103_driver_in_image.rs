@@ -68,14 +68,10 @@ fn runs_driver_runfile(words: &[&str]) -> Option<String> {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Dockerfile(bf) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     let final_chain = super::final_chain(bf);
     for st in bf.built_stages() {
         // The stub libcuda.so serves linking in a throw-away builder stage; only the
@@ -83,7 +79,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
         let builder = !final_chain.contains(&st.index);
         for i in &st.installs {
             if let Install::Os(o) = i {
-                for (n, _, pos) in &o.pkgs {
+                for crate::runconfig::pkg::OsPkg { name: n, pos, .. } in &o.pkgs {
                     if is_cuda_metapackage_with_driver(n) {
                         out.push(
                             META.finding(format!("`{n}` is NVIDIA's meta-package for the CUDA toolkit *and driver*: it pulls cuda-drivers (the user-space driver) into the image, which must come from the host at run time"))
@@ -159,7 +155,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

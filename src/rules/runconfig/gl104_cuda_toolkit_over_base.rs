@@ -5,7 +5,6 @@ use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::pkg::Install;
 use crate::runconfig::{loc, SpecContext, Subject};
-use crate::version::CudaVersion;
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL104"),
@@ -32,21 +31,6 @@ pub static META: RuleMeta = RuleMeta {
         ],
     },
 };
-
-/// `cuda-toolkit-12-1` → 12.1.
-pub(crate) fn pkg_cuda(n: &str) -> Option<CudaVersion> {
-    let mut parts = n.rsplitn(3, '-');
-    let minor = parts.next()?;
-    let major = parts.next()?;
-    if !minor.bytes().all(|b| b.is_ascii_digit())
-        || !major.bytes().all(|b| b.is_ascii_digit())
-        || minor.is_empty()
-        || major.is_empty()
-    {
-        return None;
-    }
-    format!("{major}.{minor}").parse().ok()
-}
 
 /// `cuda-12-4`: NVIDIA's metapackage for a whole release (toolkit and driver).
 fn is_cuda_meta(n: &str) -> bool {
@@ -89,14 +73,10 @@ fn is_distro_cuda_pkg(n: &str) -> bool {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Dockerfile(bf) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     for st in bf.built_stages() {
         if !st.info.has_cuda() {
             continue;
@@ -109,7 +89,8 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
         for i in &st.installs {
             match i {
                 Install::Os(o) => {
-                    for (n, ver, pos) in &o.pkgs {
+                    for p in &o.pkgs {
+                        let (n, ver, pos) = (&p.name, &p.version, &p.pos);
                         let n_l = n.to_ascii_lowercase();
                         let mut info_msg: Option<String> = None;
                         let toolkit =
@@ -123,7 +104,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                         } else if toolkit {
                             Some(format!("`{n}` installs a whole CUDA toolkit (its own version) on an image that already has CUDA {base_s}"))
                         } else if cuda_pkg {
-                            match (pkg_cuda(&n_l), base) {
+                            match (p.cuda, base) {
                                 (Some(v), Some(b))
                                     if !v.same_release(&b) && !n_l.starts_with("cuda-compat") =>
                                 {
@@ -154,7 +135,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                             let held = n_l.starts_with("libnccl")
                                 && st.info.flavor.as_deref() != Some("base")
                                 || n_l.starts_with("libcudnn") && st.info.cudnn.is_some();
-                            match ver.as_deref().and_then(|v| v.split("+cuda").nth(1)).and_then(|c| c.parse::<CudaVersion>().ok()) {
+                            match p.built_for_cuda {
                                 Some(v) => match base {
                                     Some(b) if v.major != b.major || (v.major, v.minor) > (b.major, b.minor) => Some(format!(
                                         "`{n}={}` is built for CUDA {}, the image has CUDA {}",
@@ -190,12 +171,11 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                     }
                 }
                 Install::Conda(c) => {
-                    for (n, v, pos) in &c.pkgs {
+                    for p in &c.pkgs {
+                        let (n, v, pos) = (&p.name, &p.spec, &p.pos);
                         // The same release as the base's CUDA is no second CUDA.
-                        let same = v
-                            .trim_start_matches(['=', '>', '<', '~'])
-                            .parse::<CudaVersion>()
-                            .ok()
+                        let same = p
+                            .cuda
                             .zip(base)
                             .is_some_and(|(v, b)| (v.major, v.minor) == (b.major, b.minor));
                         if !same
@@ -220,7 +200,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -30,14 +30,10 @@ pub static META: RuleMeta = RuleMeta {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Dockerfile(bf) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     // The conda CUDA package nearest along each stage's FROM chain, computed once for all
     // stages (walking the chain per stage is quadratic in a long chain).
     let conda_in_chain = bf.nearest_in_chain(|s| {
@@ -47,7 +43,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                 .iter()
                 .find(|p| {
                     matches!(
-                        p.0.as_str(),
+                        p.name.as_str(),
                         "cudatoolkit"
                             | "pytorch-cuda"
                             | "cuda-toolkit"
@@ -56,7 +52,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                             | "cuda-version"
                     )
                 })
-                .map(|p| (p.0.clone(), p.1.clone())),
+                .map(|p| (p.name.clone(), p.spec.clone())),
             _ => None,
         })
     });
@@ -84,7 +80,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -52,12 +52,9 @@ fn problems(
             out.push((Severity::Error, format!("`{e}` holds the link-time stub libcuda.so, which fails at run time if it shadows the real driver")));
         } else if e_t.contains("/compat") {
             out.push((Severity::Warning, format!("`{e}` puts the forward-compatibility libcuda first: it works only on datacenter GPUs with a supported driver branch (CUDA error 804 elsewhere)")));
-        } else if let Some(rest) = e_t.strip_prefix("/usr/local/cuda-") {
-            let ver: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_digit() || *c == '.')
-                .collect();
-            if let (Ok(v), Some(b)) = (ver.parse::<CudaVersion>(), base) {
+        } else if e_t.starts_with("/usr/local/cuda-") {
+            let release = crate::runconfig::runspec::ld_entry_cuda_release(e_t);
+            if let (Some(v), Some(b)) = (release, base) {
                 if !v.same_release(&b) {
                     out.push((
                         Severity::Warning,
@@ -208,11 +205,7 @@ fn host_lib_targets(containers: &[String]) -> Vec<String> {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let s = &cx.subject;
     match s {
         Subject::Dockerfile(bf) => {
             // Stages the final image is built on: their ENV reaches the running container.
@@ -254,7 +247,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                         {
                             p.push((Severity::Info, "set, not appended to: a value the base image set is dropped, and these directories win over every library's own RUNPATH, so which copy of the CUDA libraries loads (the system's or the one a wheel ships) depends on this list".into()));
                         }
-                        push(&mut out, &bf.file, e.pos, p);
+                        push(out, &bf.file, e.pos, p);
                     }
                 }
                 for c in &st.cmds {
@@ -283,12 +276,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                         }
                     }
                     for (v, p) in vals {
-                        push(
-                            &mut out,
-                            &bf.file,
-                            p,
-                            problems(&v, st.info.cuda, false, &[]),
-                        );
+                        push(out, &bf.file, p, problems(&v, st.info.cuda, false, &[]));
                     }
                 }
             }
@@ -304,12 +292,7 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                             line: i.start_line,
                             col: 1,
                         };
-                        push(
-                            &mut out,
-                            &bf.file,
-                            pos,
-                            problems(&v, st.info.cuda, false, &[]),
-                        );
+                        push(out, &bf.file, pos, problems(&v, st.info.cuda, false, &[]));
                     }
                 }
             }
@@ -330,13 +313,12 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                 );
                 for (k, v, p) in &r.env {
                     if k == "LD_LIBRARY_PATH" {
-                        push(&mut out, &r.file, *p, problems(v, None, false, &targets));
+                        push(out, &r.file, *p, problems(v, None, false, &targets));
                     }
                 }
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

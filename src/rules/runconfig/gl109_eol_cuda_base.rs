@@ -7,8 +7,6 @@ use crate::runconfig::image::ImageInfo;
 use crate::runconfig::{loc, SpecContext, Subject};
 use crate::version::CudaVersion;
 
-use super::gl104_cuda_toolkit_over_base::pkg_cuda;
-
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL109"),
     name: "eol-cuda-image",
@@ -111,17 +109,19 @@ fn installed_cuda(st: &crate::runconfig::build::Stage) -> Vec<(CudaVersion, Stri
     for i in &st.installs {
         match i {
             Install::Os(o) => {
-                for (n, _, pos) in &o.pkgs {
+                for p in &o.pkgs {
+                    let (n, pos) = (&p.name, &p.pos);
                     let n_l = n.to_ascii_lowercase();
                     if n_l.starts_with("cuda-") && !n_l.starts_with("cuda-compat") {
-                        if let Some(v) = pkg_cuda(&n_l) {
+                        if let Some(v) = p.cuda {
                             out.push((v, n.clone(), *pos));
                         }
                     }
                 }
             }
             Install::Conda(c) => {
-                for (n, spec, pos) in &c.pkgs {
+                for p in &c.pkgs {
+                    let (n, spec, pos) = (&p.name, &p.spec, &p.pos);
                     if !matches!(
                         n.as_str(),
                         "cudatoolkit" | "cuda-toolkit" | "cuda-runtime" | "cuda" | "pytorch-cuda"

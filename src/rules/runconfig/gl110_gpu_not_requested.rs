@@ -51,14 +51,10 @@ fn gets_gpus(r: &RunSpec) -> bool {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Runs(specs) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     for r in specs.iter() {
         if let Some(p) = r.gpu_request_without_limit {
             out.push(
@@ -144,7 +140,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                 .with_help(how),
         );
     }
-    out
 }
 
 #[cfg(test)]

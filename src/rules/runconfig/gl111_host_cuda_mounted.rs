@@ -2,7 +2,7 @@
 
 use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::runconfig::{loc, SpecContext, Subject};
+use crate::runconfig::{loc, SpecContext};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL111"),
@@ -48,11 +48,7 @@ fn is_bind(host: &str) -> bool {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let s = &cx.subject;
     for (r, m) in super::workload_mounts(s) {
         if is_host_cuda(&m.host) || is_bind(&m.host) && covers_image_cuda(&m.container) {
             out.push(
@@ -67,7 +63,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
             );
         }
     }
-    out
 }
 
 #[cfg(test)]

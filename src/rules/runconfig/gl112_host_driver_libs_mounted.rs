@@ -3,7 +3,7 @@
 use crate::finding::{Finding, Severity};
 use crate::inventory::names::{is_cuda_runtime_library_file, is_driver_library_file};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::runconfig::{loc, SpecContext, Subject};
+use crate::runconfig::{loc, SpecContext};
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL112"),
@@ -72,11 +72,7 @@ fn classify(host: &str) -> Option<&'static str> {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let s = &cx.subject;
     for (r, m) in super::workload_mounts(s) {
         if let Some(what) = classify(&m.host) {
             out.push(
@@ -91,7 +87,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
             );
         }
     }
-    out
 }
 
 #[cfg(test)]

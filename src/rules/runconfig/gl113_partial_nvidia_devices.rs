@@ -29,14 +29,10 @@ pub static META: RuleMeta = RuleMeta {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Runs(specs) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     for r in specs.iter().filter(|r| !r.infra) {
         let nv: Vec<&(String, crate::runconfig::dockerfile::Pos)> = r
             .devices
@@ -99,7 +95,6 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -81,14 +81,10 @@ fn workload(r: &RunSpec, why: &str) -> String {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let Subject::Runs(specs) = s else {
-        return Vec::new();
+        return;
     };
-    let mut out = Vec::new();
     for r in specs.iter().filter(|r| !r.infra) {
         if r.shm_size.is_some() || r.ipc_host || r.shm_volume {
             continue;
@@ -111,7 +107,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                 .with_help(fix),
         );
     }
-    out
 }
 
 #[cfg(test)]

@@ -72,16 +72,15 @@ fn baked(bf: &crate::runconfig::build::BuildFacts) -> Vec<Finding> {
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
+    let s = &cx.subject;
     let specs = match s {
         Subject::Runs(specs) => specs,
-        Subject::Dockerfile(bf) => return baked(bf),
-        Subject::Script(_) => return Vec::new(),
+        Subject::Dockerfile(bf) => {
+            out.extend(baked(bf));
+            return;
+        }
+        Subject::Script(_) => return,
     };
-    let mut out = Vec::new();
     for r in specs.iter().filter(|r| r.kind == RunKind::K8s && !r.infra) {
         if let Some((_, v, p)) = r.env_value("NVIDIA_VISIBLE_DEVICES") {
             if v == "void" || v == "none" || v.is_empty() {
@@ -104,7 +103,6 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
             );
         }
     }
-    out
 }
 
 #[cfg(test)]

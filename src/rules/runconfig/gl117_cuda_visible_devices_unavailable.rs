@@ -61,11 +61,7 @@ fn beyond_targets(cx: &SpecContext, v: &str, ix: &[u32], at: Location) -> Vec<Fi
 
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
-    out.extend(findings(&cx.subject, cx));
-}
-
-fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let s = &cx.subject;
     match s {
         Subject::Dockerfile(bf) => {
             for st in bf.built_stages() {
@@ -115,7 +111,6 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
         }
         Subject::Script(_) => {}
     }
-    out
 }
 
 #[cfg(test)]

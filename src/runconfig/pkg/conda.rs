@@ -39,11 +39,13 @@ pub fn conda_install(c: &LCmd) -> Option<CondaInstall> {
         let t = t.split("::").last().unwrap_or(t);
         let end = t.find(['=', '<', '>', '!', ' ']).unwrap_or(t.len());
         let (n, v) = t.split_at(end);
-        ci.pkgs.push((
-            n.to_ascii_lowercase(),
-            v.trim_start_matches(['=', '>', '<']).to_string(),
-            c.words[i].pos,
-        ));
+        let spec = v.trim_start_matches(['=', '>', '<']).to_string();
+        ci.pkgs.push(CondaPkg {
+            name: n.to_ascii_lowercase(),
+            cuda: spec.trim_start_matches(['=', '>', '<', '~']).parse().ok(),
+            spec,
+            pos: c.words[i].pos,
+        });
         i += 1;
     }
     Some(ci)

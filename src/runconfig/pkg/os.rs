@@ -54,8 +54,32 @@ pub fn os_install(c: &LCmd) -> Option<OsInstall> {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (t, None),
         };
-        oi.pkgs.push((n.to_string(), v, c.words[k].pos));
+        oi.pkgs.push(OsPkg {
+            name: n.to_string(),
+            cuda: name_cuda(&n.to_ascii_lowercase()),
+            built_for_cuda: v
+                .as_deref()
+                .and_then(|v| v.split("+cuda").nth(1))
+                .and_then(|c| c.parse().ok()),
+            version: v,
+            pos: c.words[k].pos,
+        });
         k += 1;
     }
     Some(oi)
+}
+
+/// The CUDA release a package name states: `cuda-toolkit-12-1` → 12.1.
+fn name_cuda(n: &str) -> Option<CudaVersion> {
+    let mut parts = n.rsplitn(3, '-');
+    let minor = parts.next()?;
+    let major = parts.next()?;
+    if !minor.bytes().all(|b| b.is_ascii_digit())
+        || !major.bytes().all(|b| b.is_ascii_digit())
+        || minor.is_empty()
+        || major.is_empty()
+    {
+        return None;
+    }
+    format!("{major}.{minor}").parse().ok()
 }

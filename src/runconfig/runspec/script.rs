@@ -239,6 +239,17 @@ pub fn script_ld_library_paths(text: &str) -> Vec<(String, Pos)> {
     out
 }
 
+/// The CUDA release of an `LD_LIBRARY_PATH` entry in a versioned toolkit directory:
+/// `/usr/local/cuda-12.4/lib64` → 12.4. None for other entries and unreadable versions.
+pub fn ld_entry_cuda_release(entry: &str) -> Option<crate::version::CudaVersion> {
+    let rest = entry.strip_prefix("/usr/local/cuda-")?;
+    let ver: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    ver.parse().ok()
+}
+
 /// The variable a word consists of (`$IMAGE`, `${IMAGE}`, `"$IMAGE"`), if that is all it is.
 pub(super) fn lone_variable(raw: &str) -> Option<&str> {
     let r = raw.trim_matches('"');
