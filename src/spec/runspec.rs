@@ -5,9 +5,9 @@
 
 use super::build::SpecError;
 use super::dockerfile::Pos;
-use crate::matrix::Facts;
 use super::image::{image_info, ImageInfo, ImageRef};
 use super::shell::{self, Var, Vars};
+use crate::matrix::Facts;
 
 mod build_cmd;
 mod docker_run;
@@ -347,8 +347,7 @@ mod tests {
         let cuda = v[0].image.as_ref().unwrap();
         assert_eq!(cuda.reference.as_ref().unwrap().full_repo(), "nvidia/cuda");
         assert!(cuda.info.is_none() && !cuda.is_resolved());
-        let facts =
-            crate::matrix::Facts::new(crate::matrix::Matrix::embedded().unwrap());
+        let facts = crate::matrix::Facts::new(crate::matrix::Matrix::embedded().unwrap());
         resolve_images(&mut v, &facts);
         let cuda = v[0].image.as_ref().unwrap();
         assert!(cuda.is_resolved());

@@ -218,6 +218,13 @@ sed 's/|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |     
 sed 's|<remapped_row_pending>No</remapped_row_pending>|<remapped_row_pending>Yes</remapped_row_pending>|' $H/nvidia-smi-q.xml | mk $E/.gpulint-host/commands/nvidia-smi-q.xml
 { cat $C/.gpulint-host/commands/dmesg.txt; printf '[81234.567] NVRM: Xid (PCI:0000:00:06.0): 79, pid=0, name=, GPU has fallen off the bus.\n'; } | mk $E/.gpulint-host/commands/dmesg.txt
 
+# --- xid-fatal: a double-bit ECC error (Xid 48) seen only in the kernel log: an error naming GPU 0 ---
+XF=$(variant xid-fatal)
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[91234.001] NVRM: Xid (PCI:0000:00:06): 48, pid=4121, name=python3, Ch 00000008, DBE (double bit error) ECC error\n'; } | mk $XF/.gpulint-host/commands/dmesg.txt
+# --- xid-app: the application's own faults (Xid 13, 31): info, the GPU stays usable ---
+XA=$(variant xid-app)
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[91234.002] NVRM: Xid (PCI:0000:00:06): 31, pid=4121, name=python3, Ch 00000008, intr 10000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f3a_00000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n[91234.003] NVRM: Xid (PCI:0000:00:06): 13, pid=4121, name=python3, Graphics Exception: ESR 0x405840=0x0 0x405844=0x0\n'; } | mk $XA/.gpulint-host/commands/dmesg.txt
+
 # --- persistence-off ---
 P=$(variant persistence-off)
 sed 's/143771 MiB, Enabled,/143771 MiB, Disabled,/' $H/nvidia-smi--query-gpu.csv | mk $P/.gpulint-host/commands/nvidia-smi--query-gpu.csv

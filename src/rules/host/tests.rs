@@ -322,6 +322,26 @@ fn gl210_gpu_errors() {
         .any(|e| e.to_string().contains("remapped_row_pending")));
 }
 
+/// Xids are graded by the catalogue: a double-bit ECC error in the kernel log alone is an
+/// error (it was a warning: exit 0), an application's own MMU fault is info; the corrected
+/// twin (`complete`, no Xid) is ok.
+#[test]
+fn gl210_xids_graded_by_code() {
+    let r = runv(&["variants/xid-fatal"]);
+    let x = expect(&r, "GL210", Problem);
+    assert_eq!(x.finding.severity, Severity::Error);
+    assert!(
+        x.finding.message.contains("Xid 48 on GPU 0 (GPU-1e22f56e"),
+        "{}",
+        x.finding.message
+    );
+    let r = runv(&["variants/xid-app"]);
+    let x = expect(&r, "GL210", Problem);
+    assert_eq!(x.finding.severity, Severity::Info);
+    assert_eq!(x.evidence.len(), 2, "{:?}", x.evidence);
+    expect(&runv(&[]), "GL210", CheckStatus::Ok);
+}
+
 #[test]
 fn gl211_loader_picks_other_cuda() {
     let r = runv(&["variants/ld-conflict"]);
@@ -509,6 +529,19 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("nvml-cgroup", "GL214", &["no-cgroups"]),
     ("no-ctk", "GL213", &["not installed"]),
     ("gpu-err", "GL210", &["error indication"]),
+    (
+        "xid-fatal",
+        "GL210",
+        &[
+            "Xid 48 on GPU 0 (GPU-1e22f56e-bc1a-5762-a390-38b2e823715b",
+            "fatal",
+        ],
+    ),
+    (
+        "xid-app",
+        "GL210",
+        &["Xid 31 on GPU 0", "Xid 13 on GPU 0", "application"],
+    ),
     ("persistence-off", "GL208", &["persistence"]),
     ("ld-conflict", "GL211", &["12.4"]),
     ("pci-extra", "GL201", &["0000:00:07.0"]),
