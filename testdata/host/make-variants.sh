@@ -169,6 +169,24 @@ E
 : > $O/usr/local/nvidia/lib64/libnvidia-ml.so.535.104.05
 : > $O/usr/local/nvidia/lib64/libcuda.so.535.104.05
 
+# --- lib-only-old-driver: old-driver's libraries (535.104.05), but no nvidia-smi and no
+# /proc/driver/nvidia/version (unreadable): only libnvidia-ml.so.<version> names the driver ---
+LO=$(variant lib-only-old-driver)
+mkdir -p $LO/usr/local/nvidia/lib64
+cat > $LO/.gpulint-remove <<'E'
+usr/local/nvidia/lib64/libnvidia-ml.so.580.159.04
+usr/local/nvidia/lib64/libcuda.so.580.159.04
+usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.580.159.04
+proc/driver/nvidia/version
+.gpulint-host/commands/nvidia-smi--query-gpu.csv
+.gpulint-host/commands/nvidia-smi-q.xml
+.gpulint-host/commands/nvidia-smi-q.txt
+.gpulint-host/commands/nvidia-smi-L.txt
+.gpulint-host/commands/nvidia-smi.txt
+E
+: > $LO/usr/local/nvidia/lib64/libnvidia-ml.so.535.104.05
+: > $LO/usr/local/nvidia/lib64/libcuda.so.535.104.05
+
 # --- other-kernel: booted 6.8.0-90, the module only built for 6.8.0-85 ---
 K=$(variant other-kernel)
 printf '6.8.0-90-generic\n' | mk $K/.gpulint-host/commands/uname-r.txt

@@ -386,13 +386,38 @@ fn gl212_and_gl215_driver_older_than_toolkit_and_torch() {
     let x = expect(&r, "GL212", Problem);
     assert!(x.finding.message.contains("12.2"), "{}", x.finding.message);
     assert_eq!(x.finding.severity, Severity::Error);
-    // torch cu130 fails for the same reason: explained by GL212.
-    let t = expect(&r, "GL215", CheckStatus::Explained);
+    // torch cu130 brings its own CUDA runtime: it fails because the driver is too old for
+    // torch's CUDA, not because of the toolkit, so GL212 does not explain it.
+    let t = expect(&r, "GL215", Problem);
+    assert_eq!(t.finding.severity, Severity::Error);
     assert!(
-        t.finding.message.contains("too old"),
+        t.finding
+            .message
+            .contains("driver 535.104.05 (CUDA 12.2) is too old for torch's CUDA 13.0"),
         "{}",
         t.finding.message
     );
+    assert!(t.explained_by.is_none());
+}
+
+/// Without nvidia-smi and /proc/driver/nvidia/version, the installed libnvidia-ml.so.<ver>
+/// still names the driver: GL212 and GL215 judge with it instead of "could not check".
+#[test]
+fn gl212_and_gl215_driver_from_the_nvml_library() {
+    let r = runv(&["variants/lib-only-old-driver"]);
+    for code in ["GL212", "GL215"] {
+        let x = expect(&r, code, Problem);
+        assert_eq!(x.finding.severity, Severity::Error);
+        assert!(x.finding.message.contains("12.2"), "{}", x.finding.message);
+        assert!(
+            x.evidence
+                .iter()
+                .any(|e| e.to_string().contains("libnvidia-ml.so.535.104.05")
+                    || e.to_string().contains("libcuda.so.535.104.05")),
+            "{code}: {:?}",
+            x.evidence
+        );
+    }
 }
 
 #[test]
@@ -523,6 +548,7 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("no-uvm", "GL203", &["nvidia_uvm"]),
     ("mig-on", "GL209", &["no MIG devices"]),
     ("old-driver", "GL212", &["12.2"]),
+    ("lib-only-old-driver", "GL212", &["12.2"]),
     ("other-kernel", "GL206", &["6.8.0-90-generic"]),
     ("newer-kernel", "GL206", &["next boot"]),
     ("dev-perm", "GL207", &["not read-write"]),
