@@ -28,7 +28,8 @@ pub(crate) static META: RuleMeta = RuleMeta {
             release that does not support the GPU (`NVRM: The NVIDIA GPU … is not supported by \
             the NVIDIA X driver release`: install a branch that lists its PCI ID), \
             `RmInitAdapter failed` (cold boot, driver/firmware update, power), a BAR the firmware \
-            could not assign (`BAR n: failed to assign` / `no space for`: enable Above 4G \
+            could not assign (`BAR n: failed to assign`, `can't assign`, `can't allocate`, `no \
+            compatible bridge window`, `no space for`: enable Above 4G \
             Decoding, or a larger 64-bit MMIO window for a VM), a GPU excluded by \
             NVreg_ExcludedGpus, or a device bound to vfio-pci/nouveau. Otherwise check `dmesg | \
             grep -i nvrm` for the missing bus id.",
@@ -383,7 +384,10 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
             false,
         ),
         (
-            &["failed to assign", "no space for", "not enough MMIO", "BAR1 is 0M", "PCI I/O region assigned to your NVIDIA device is invalid"],
+            // Every wording of the PCI core (old and new kernels) and of NVRM for a BAR left
+            // without an address: "BAR 1: failed to assign", "BAR 1 [mem size …]: can't assign;
+            // no space", "can't allocate", "no compatible bridge window", "no space for".
+            &["failed to assign", "can't assign", "can't allocate", "no compatible bridge window", "no space for", "not enough MMIO", "BAR1 is 0M", "PCI I/O region assigned to your NVIDIA device is invalid"],
             "its PCI BAR (MMIO window) could not be assigned",
             "Enable \"Above 4G Decoding\" (and Resizable BAR where offered) in the system firmware; for a VM, give it a 64-bit MMIO window larger than the GPUs' BARs (e.g. QEMU `-global q35-pcihost.pci-hole64-size=2048G`, VMware `pciPassthru.64bitMMIOSizeGB`); or boot with `pci=realloc`.",
             false,
@@ -485,6 +489,23 @@ NVRM: NVIDIA Linux driver release.  Please see 'Appendix\n";
 [ 0.9] pci 0000:01:00.0: BAR 1: failed to assign [mem size 0x4000000000 64bit pref]\n";
         let c = dmesg_causes(log, &[BUS.into()]);
         assert!(c[0].fix.contains("Above 4G Decoding"), "{c:#?}");
+        // The other wordings of the PCI core, each alone, name the same cause and fix.
+        for line in [
+            "[ 0.9] pci 0000:01:00.0: BAR 1 [mem size 0x4000000000 64bit pref]: can't assign; no space",
+            "[ 0.9] pci 0000:01:00.0: BAR 1: can't allocate mem resource [mem 0x00000000-0x3fffffffff 64bit pref]",
+            "[ 0.9] pci 0000:01:00.0: BAR 1: no compatible bridge window for [mem 0x00000000-0x3fffffffff 64bit pref]",
+        ] {
+            let c = dmesg_causes(line, &[BUS.into()]);
+            assert_eq!(c.len(), 1, "{line}: {c:#?}");
+            assert!(c[0].what.contains("BAR"), "{line}: {}", c[0].what);
+            assert!(c[0].fix.contains("Above 4G Decoding"), "{line}");
+        }
+        // Another device's BAR is not this GPU's cause.
+        assert!(dmesg_causes(
+            "[ 0.9] pci 0000:02:00.0: BAR 0: can't assign; no space",
+            &[BUS.into()]
+        )
+        .is_empty());
         assert!(dmesg_causes(
             "[ 1.0] NVRM: loading NVIDIA UNIX Open Kernel Module",
             &[BUS.into()]
