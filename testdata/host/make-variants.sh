@@ -305,6 +305,13 @@ VB=$(variant vfio-bound)
 pci_second $VB 0x2335
 ln -s ../../../bus/pci/drivers/vfio-pci $VB/sys/bus/pci/devices/0000:00:07.0/driver
 
+# --- bar-listed: the driver lists GPU 0, but the firmware left its BAR1 unassigned (kernel log,
+# sysfs resource, nvidia-smi -q BAR1 Total 0 MiB) ---
+BL=$(variant bar-listed)
+{ printf "[    0.912] pci 0000:00:06.0: BAR 1 [mem size 0x4000000000 64bit pref]: can't assign; no space\n"; cat $C/.gpulint-host/commands/dmesg.txt; } | mk $BL/.gpulint-host/commands/dmesg.txt
+printf '0x00000000fd000000 0x00000000fdffffff 0x0000000000040200\n0x0000000000000000 0x0000000000000000 0x0000000000000000\n' | mk $BL/sys/bus/pci/devices/0000:00:06.0/resource
+awk '/BAR1 Memory Usage/{b=1} b&&/Total/{sub(/262144 MiB/,"0 MiB");b=0} {print}' $H/nvidia-smi-q.txt | mk $BL/.gpulint-host/commands/nvidia-smi-q.txt
+
 # --- open-refused: the open module refuses a pre-Turing GPU (kernel log) ---
 R=$(variant open-refused)
 { cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.500] NVRM: The NVIDIA GPU 0000:00:07.0 (PCI ID: 10de:1db4)\n[    5.500] NVRM: installed in this system is not supported by open nvidia.ko because it does not include the required GPU System Processor (GSP).\n'; } | mk $R/.gpulint-host/commands/dmesg.txt

@@ -342,6 +342,31 @@ fn gl210_xids_graded_by_code() {
     expect(&runv(&[]), "GL210", CheckStatus::Ok);
 }
 
+/// A GPU the driver lists with an unassigned BAR1: each source alone (kernel log, sysfs
+/// resource, nvidia-smi -q) names it; the corrected twin (`complete`) is ok.
+#[test]
+fn gl220_bar1_unassigned_on_a_listed_gpu() {
+    let r = runv(&["variants/bar-listed"]);
+    let x = expect(&r, "GL220", Problem);
+    assert_eq!(x.finding.severity, Severity::Error);
+    assert!(x
+        .finding
+        .help
+        .as_deref()
+        .unwrap_or_default()
+        .contains("Above 4G Decoding"));
+    for needle in ["can't assign; no space", "/resource", "Total: 0 MiB"] {
+        assert!(
+            x.evidence.iter().any(|e| e.to_string().contains(needle)),
+            "{needle}: {:?}",
+            x.evidence
+        );
+    }
+    expect(&runv(&[]), "GL220", CheckStatus::Ok);
+    // GL201 stays ok: the driver does list the GPU.
+    expect(&r, "GL201", CheckStatus::Ok);
+}
+
 #[test]
 fn gl211_loader_picks_other_cuda() {
     let r = runv(&["variants/ld-conflict"]);
@@ -586,6 +611,7 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("bar-unassigned", "GL201", &["BAR"]),
     ("gpu-excluded", "GL201", &["excluded", "NVreg_ExcludedGpus"]),
     ("vfio-bound", "GL201", &["vfio-pci"]),
+    ("bar-listed", "GL220", &["BAR1", "00000000:00:06.0"]),
     (
         "cvd-missing",
         "GL218",
