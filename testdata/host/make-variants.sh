@@ -294,6 +294,15 @@ pci_second $RI 0x2335
 BA=$(variant bar-unassigned)
 pci_second $BA 0x2335
 { printf '[    0.912] pci 0000:00:07.0: BAR 1: no space for [mem size 0x4000000000 64bit pref]\n[    0.912] pci 0000:00:07.0: BAR 1: failed to assign [mem size 0x4000000000 64bit pref]\n'; cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.470] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n[    5.470] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:00:07.0)\n'; } | mk $BA/.gpulint-host/commands/dmesg.txt
+# link-degraded: the second GPU's link trained at x4 of x16 with fatal AER errors (sysfs).
+LD=$(variant link-degraded)
+pci_second $LD 0x2335
+printf 'Undefined 0\nDLP 2\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 1\nCmpltAbrt 0\nUnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nTOTAL_ERR_FATAL 3\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/aer_dev_fatal
+printf 'RxErr 0\nBadTLP 0\nTOTAL_ERR_COR 0\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/aer_dev_correctable
+printf '4\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/current_link_width
+printf '16\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/max_link_width
+printf '32.0 GT/s PCIe\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/current_link_speed
+printf '32.0 GT/s PCIe\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/max_link_speed
 # gpu-excluded: excluded on purpose by NVreg_ExcludedGpus (listed in /proc, not usable).
 GX=$(variant gpu-excluded)
 pci_second $GX 0x2335
@@ -311,6 +320,19 @@ BL=$(variant bar-listed)
 { printf "[    0.912] pci 0000:00:06.0: BAR 1 [mem size 0x4000000000 64bit pref]: can't assign; no space\n"; cat $C/.gpulint-host/commands/dmesg.txt; } | mk $BL/.gpulint-host/commands/dmesg.txt
 printf '0x00000000fd000000 0x00000000fdffffff 0x0000000000040200\n0x0000000000000000 0x0000000000000000 0x0000000000000000\n' | mk $BL/sys/bus/pci/devices/0000:00:06.0/resource
 awk '/BAR1 Memory Usage/{b=1} b&&/Total/{sub(/262144 MiB/,"0 MiB");b=0} {print}' $H/nvidia-smi-q.txt | mk $BL/.gpulint-host/commands/nvidia-smi-q.txt
+
+# --- gpu-gone: the driver is installed, but the only GPU left the bus: the kernel log says
+# the slot's link went down (nvidia-smi finds no device, sysfs no NVIDIA device) ---
+GG=$(variant gpu-gone)
+cat > $GG/.gpulint-remove <<'E'
+sys/bus/pci/devices/0000:00:06.0
+proc/driver/nvidia/gpus
+E
+for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-L.txt nvidia-smi.txt; do
+  printf 'No devices were found\n' | mk $GG/.gpulint-host/commands/$f
+  echo 6 > $GG/.gpulint-host/commands/$f.rc
+done
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[ 3605.112] pcieport 0000:00:03.0: pciehp: Slot(6): Link Down\n[ 3605.113] pcieport 0000:00:03.0: pciehp: Slot(6): Card not present\n'; } | mk $GG/.gpulint-host/commands/dmesg.txt
 
 # --- open-refused: the open module refuses a pre-Turing GPU (kernel log) ---
 R=$(variant open-refused)

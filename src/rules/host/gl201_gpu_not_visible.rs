@@ -31,7 +31,10 @@ pub(crate) static META: RuleMeta = RuleMeta {
             could not assign (`BAR n: failed to assign`, `can't assign`, `can't allocate`, `no \
             compatible bridge window`, `no space for`: enable Above 4G \
             Decoding, or a larger 64-bit MMIO window for a VM), a GPU excluded by \
-            NVreg_ExcludedGpus, or a device bound to vfio-pci/nouveau. Otherwise check `dmesg | \
+            NVreg_ExcludedGpus, a device bound to vfio-pci/nouveau, or a failing PCIe link \
+            (`Link Down` / `PCIe Bus Error` in the kernel log, fatal or non-fatal AER counts in \
+            sysfs `aer_dev_*`, a link trained below its `max_link_width/speed`: check the slot, \
+            riser and power cables), also when no GPU is left on the bus of a host with a driver. Otherwise check `dmesg | \
             grep -i nvrm` for the missing bus id.",
         sources: &[
             "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/index.html",
@@ -113,6 +116,37 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     )));
     if pci.is_empty() {
         if seen == 0 {
+            // A host with a driver had a GPU: the kernel log may say where it went.
+            let has_driver = cx.profile.driver.is_some()
+                || r.read_string("/proc/driver/nvidia/version").is_some();
+            let link = if has_driver {
+                r.run(HostCommand::Dmesg)
+                    .ok_stdout()
+                    .map(|log| dmesg_causes(log, &[]))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|c| c.what.contains("PCIe link") || c.what.contains("BAR"))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if !link.is_empty() {
+                for c in &link {
+                    evidence.extend(c.evidence.iter().cloned());
+                }
+                out.push(
+                    CheckResult::problem(
+                        &META,
+                        format!(
+                            "no NVIDIA GPU on the PCI bus although an NVIDIA driver is installed: {}",
+                            link.iter().map(|c| c.what.clone()).collect::<Vec<_>>().join("; ")
+                        ),
+                    )
+                    .evidence(evidence)
+                    .fix(link.iter().map(|c| c.fix.clone()).collect::<Vec<_>>().join(" ")),
+                );
+                return;
+            }
             out.push(
                 CheckResult::problem(&META, "no NVIDIA GPU on the PCI bus")
                     .severity(Severity::Warning)
@@ -242,6 +276,11 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
                     deliberate: false,
                 });
             }
+        }
+    }
+    for bus in missing {
+        if let Some(c) = link_cause(r, bus) {
+            out.push(c);
         }
     }
     // Excluded on purpose: /proc/driver/nvidia/gpus/<bus>/information and the option naming it.
@@ -393,6 +432,12 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
             false,
         ),
         (
+            &["Link Down", "PCIe Bus Error", "fallen off the bus", "Surprise Down"],
+            "the kernel log shows its PCIe link failing (link down / PCIe bus errors)",
+            "Check the slot, riser and the GPU's power cables (reseat it, try another slot); AER errors or a link below its maximum width point at the slot, riser or the GPU itself.",
+            false,
+        ),
+        (
             &["Excluded GPU", "Excluding all GPUs"],
             "the driver excluded it on request (NVreg_ExcludedGpus)",
             "",
@@ -431,6 +476,64 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
         });
     }
     out
+}
+
+/// The PCIe link of a GPU as sysfs states it: AER error counters (`aer_dev_fatal`,
+/// `aer_dev_nonfatal`, `aer_dev_correctable`: `TOTAL_ERR_* N`) and a link trained below its
+/// maximum width or speed.
+fn link_cause(r: &dyn HostReader, bus: &str) -> Option<Cause> {
+    let base = format!("/sys/bus/pci/devices/{bus}");
+    let mut what = Vec::new();
+    let mut evidence = Vec::new();
+    for kind in ["fatal", "nonfatal", "correctable"] {
+        let path = format!("{base}/aer_dev_{kind}");
+        let Some(text) = r.read_string(&path) else {
+            continue;
+        };
+        let total: u64 = text
+            .lines()
+            .find(|l| l.starts_with("TOTAL_ERR"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        // Correctable errors alone are retried by the link and do not lose a GPU.
+        if total > 0 && kind != "correctable" {
+            what.push(format!("{total} {kind} AER error(s)"));
+            evidence.push(Evidence::file(&path, format!("TOTAL_ERR {total}")));
+        }
+    }
+    for (cur, max, what_, x) in [
+        ("current_link_width", "max_link_width", "width", "x"),
+        ("current_link_speed", "max_link_speed", "speed", ""),
+    ] {
+        let c = r.read_string(&format!("{base}/{cur}"));
+        let m = r.read_string(&format!("{base}/{max}"));
+        let (Some(c), Some(m)) = (c, m) else {
+            continue;
+        };
+        let (c, m) = (c.trim().to_string(), m.trim().to_string());
+        let num = |s: &str| {
+            s.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<f64>().ok())
+        };
+        if let (Some(cn), Some(mn)) = (num(&c), num(&m)) {
+            if cn < mn {
+                what.push(format!("link {what_} {x}{c} of {x}{m}"));
+                evidence.push(Evidence::file(format!("{base}/{cur}"), &c));
+                evidence.push(Evidence::file(format!("{base}/{max}"), &m));
+            }
+        }
+    }
+    if what.is_empty() {
+        return None;
+    }
+    Some(Cause {
+        what: format!("{bus}: its PCIe link is degraded ({})", what.join(", ")),
+        fix: "Check the slot, riser and the GPU's power cables (reseat it, try another slot); AER errors or a link below its maximum width point at the slot, riser or the GPU itself.".into(),
+        evidence,
+        deliberate: false,
+    })
 }
 
 fn names_missing_one(line: &str, bus: &str) -> bool {

@@ -611,6 +611,23 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("bar-unassigned", "GL201", &["BAR"]),
     ("gpu-excluded", "GL201", &["excluded", "NVreg_ExcludedGpus"]),
     ("vfio-bound", "GL201", &["vfio-pci"]),
+    (
+        "link-degraded",
+        "GL201",
+        &[
+            "PCIe link is degraded",
+            "3 fatal AER error(s)",
+            "link width x4 of x16",
+        ],
+    ),
+    (
+        "gpu-gone",
+        "GL201",
+        &[
+            "although an NVIDIA driver is installed",
+            "PCIe link failing",
+        ],
+    ),
     ("bar-listed", "GL220", &["BAR1", "00000000:00:06.0"]),
     (
         "cvd-missing",
