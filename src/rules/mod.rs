@@ -171,8 +171,8 @@ pub static RULES: &[Rule] = &[
     host(&gl210_gpu_unhealthy::META, gl210_gpu_unhealthy::check, RunsOn::GPU)
         .explains(&[c("GL201")]),
     host(&gl211_cuda_toolkit_conflict::META, gl211_cuda_toolkit_conflict::check, RunsOn::ANYWHERE),
-    host(&gl212_driver_older_than_toolkit::META, gl212_driver_older_than_toolkit::check, RunsOn::ANYWHERE)
-        .explains(&[c("GL215")]),
+    // Not GL215: a pip torch brings its own CUDA runtime, so the toolkit does not explain it.
+    host(&gl212_driver_older_than_toolkit::META, gl212_driver_older_than_toolkit::check, RunsOn::ANYWHERE),
     host(&gl213_container_toolkit_missing::META, gl213_container_toolkit_missing::check, RunsOn::GPU_NOT_IN_CONTAINER),
     host(&gl214_nvml_unknown_error_risk::META, gl214_nvml_unknown_error_risk::check, RunsOn::GPU_NOT_IN_CONTAINER),
     host(&gl215_torch_mismatch::META, gl215_torch_mismatch::check, RunsOn::ANYWHERE),
@@ -182,6 +182,7 @@ pub static RULES: &[Rule] = &[
     host(&gl218_visible_devices_invalid::META, gl218_visible_devices_invalid::check, RunsOn::GPU),
     host(&gl219_cuda_libs_shadow_torch::META, gl219_cuda_libs_shadow_torch::check, RunsOn::ANYWHERE)
         .explains(&[c("GL211")]),
+    host(&gl220_gpu_bar_unassigned::META, gl220_gpu_bar_unassigned::check, RunsOn::GPU),
 ];
 
 /// The image rules, in code order.

@@ -169,6 +169,24 @@ E
 : > $O/usr/local/nvidia/lib64/libnvidia-ml.so.535.104.05
 : > $O/usr/local/nvidia/lib64/libcuda.so.535.104.05
 
+# --- lib-only-old-driver: old-driver's libraries (535.104.05), but no nvidia-smi and no
+# /proc/driver/nvidia/version (unreadable): only libnvidia-ml.so.<version> names the driver ---
+LO=$(variant lib-only-old-driver)
+mkdir -p $LO/usr/local/nvidia/lib64
+cat > $LO/.gpulint-remove <<'E'
+usr/local/nvidia/lib64/libnvidia-ml.so.580.159.04
+usr/local/nvidia/lib64/libcuda.so.580.159.04
+usr/local/nvidia/lib64/libnvidia-ptxjitcompiler.so.580.159.04
+proc/driver/nvidia/version
+.gpulint-host/commands/nvidia-smi--query-gpu.csv
+.gpulint-host/commands/nvidia-smi-q.xml
+.gpulint-host/commands/nvidia-smi-q.txt
+.gpulint-host/commands/nvidia-smi-L.txt
+.gpulint-host/commands/nvidia-smi.txt
+E
+: > $LO/usr/local/nvidia/lib64/libnvidia-ml.so.535.104.05
+: > $LO/usr/local/nvidia/lib64/libcuda.so.535.104.05
+
 # --- other-kernel: booted 6.8.0-90, the module only built for 6.8.0-85 ---
 K=$(variant other-kernel)
 printf '6.8.0-90-generic\n' | mk $K/.gpulint-host/commands/uname-r.txt
@@ -217,6 +235,13 @@ E=$(variant gpu-err)
 sed 's/|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                    0 |/|   0  NVIDIA H200                    On  |   00000000:00:06.0 Off |                 ERR! |/' $H/nvidia-smi.txt | mk $E/.gpulint-host/commands/nvidia-smi.txt
 sed 's|<remapped_row_pending>No</remapped_row_pending>|<remapped_row_pending>Yes</remapped_row_pending>|' $H/nvidia-smi-q.xml | mk $E/.gpulint-host/commands/nvidia-smi-q.xml
 { cat $C/.gpulint-host/commands/dmesg.txt; printf '[81234.567] NVRM: Xid (PCI:0000:00:06.0): 79, pid=0, name=, GPU has fallen off the bus.\n'; } | mk $E/.gpulint-host/commands/dmesg.txt
+
+# --- xid-fatal: a double-bit ECC error (Xid 48) seen only in the kernel log: an error naming GPU 0 ---
+XF=$(variant xid-fatal)
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[91234.001] NVRM: Xid (PCI:0000:00:06): 48, pid=4121, name=python3, Ch 00000008, DBE (double bit error) ECC error\n'; } | mk $XF/.gpulint-host/commands/dmesg.txt
+# --- xid-app: the application's own faults (Xid 13, 31): info, the GPU stays usable ---
+XA=$(variant xid-app)
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[91234.002] NVRM: Xid (PCI:0000:00:06): 31, pid=4121, name=python3, Ch 00000008, intr 10000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f3a_00000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ\n[91234.003] NVRM: Xid (PCI:0000:00:06): 13, pid=4121, name=python3, Graphics Exception: ESR 0x405840=0x0 0x405844=0x0\n'; } | mk $XA/.gpulint-host/commands/dmesg.txt
 
 # --- persistence-off ---
 P=$(variant persistence-off)
@@ -269,6 +294,15 @@ pci_second $RI 0x2335
 BA=$(variant bar-unassigned)
 pci_second $BA 0x2335
 { printf '[    0.912] pci 0000:00:07.0: BAR 1: no space for [mem size 0x4000000000 64bit pref]\n[    0.912] pci 0000:00:07.0: BAR 1: failed to assign [mem size 0x4000000000 64bit pref]\n'; cat $C/.gpulint-host/commands/dmesg.txt; printf '[    5.470] NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\n[    5.470] NVRM: BAR1 is 0M @ 0x0 (PCI:0000:00:07.0)\n'; } | mk $BA/.gpulint-host/commands/dmesg.txt
+# link-degraded: the second GPU's link trained at x4 of x16 with fatal AER errors (sysfs).
+LD=$(variant link-degraded)
+pci_second $LD 0x2335
+printf 'Undefined 0\nDLP 2\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 1\nCmpltAbrt 0\nUnxCmplt 0\nRxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nTOTAL_ERR_FATAL 3\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/aer_dev_fatal
+printf 'RxErr 0\nBadTLP 0\nTOTAL_ERR_COR 0\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/aer_dev_correctable
+printf '4\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/current_link_width
+printf '16\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/max_link_width
+printf '32.0 GT/s PCIe\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/current_link_speed
+printf '32.0 GT/s PCIe\n' | mk $LD/sys/bus/pci/devices/0000:00:07.0/max_link_speed
 # gpu-excluded: excluded on purpose by NVreg_ExcludedGpus (listed in /proc, not usable).
 GX=$(variant gpu-excluded)
 pci_second $GX 0x2335
@@ -279,6 +313,26 @@ printf 'options nvidia NVreg_ExcludedGpus=GPU-7a41e0c2-55d1-4c3e-9b1f-0a2b3c4d5e
 VB=$(variant vfio-bound)
 pci_second $VB 0x2335
 ln -s ../../../bus/pci/drivers/vfio-pci $VB/sys/bus/pci/devices/0000:00:07.0/driver
+
+# --- bar-listed: the driver lists GPU 0, but the firmware left its BAR1 unassigned (kernel log,
+# sysfs resource, nvidia-smi -q BAR1 Total 0 MiB) ---
+BL=$(variant bar-listed)
+{ printf "[    0.912] pci 0000:00:06.0: BAR 1 [mem size 0x4000000000 64bit pref]: can't assign; no space\n"; cat $C/.gpulint-host/commands/dmesg.txt; } | mk $BL/.gpulint-host/commands/dmesg.txt
+printf '0x00000000fd000000 0x00000000fdffffff 0x0000000000040200\n0x0000000000000000 0x0000000000000000 0x0000000000000000\n' | mk $BL/sys/bus/pci/devices/0000:00:06.0/resource
+awk '/BAR1 Memory Usage/{b=1} b&&/Total/{sub(/262144 MiB/,"0 MiB");b=0} {print}' $H/nvidia-smi-q.txt | mk $BL/.gpulint-host/commands/nvidia-smi-q.txt
+
+# --- gpu-gone: the driver is installed, but the only GPU left the bus: the kernel log says
+# the slot's link went down (nvidia-smi finds no device, sysfs no NVIDIA device) ---
+GG=$(variant gpu-gone)
+cat > $GG/.gpulint-remove <<'E'
+sys/bus/pci/devices/0000:00:06.0
+proc/driver/nvidia/gpus
+E
+for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-L.txt nvidia-smi.txt; do
+  printf 'No devices were found\n' | mk $GG/.gpulint-host/commands/$f
+  echo 6 > $GG/.gpulint-host/commands/$f.rc
+done
+{ cat $C/.gpulint-host/commands/dmesg.txt; printf '[ 3605.112] pcieport 0000:00:03.0: pciehp: Slot(6): Link Down\n[ 3605.113] pcieport 0000:00:03.0: pciehp: Slot(6): Card not present\n'; } | mk $GG/.gpulint-host/commands/dmesg.txt
 
 # --- open-refused: the open module refuses a pre-Turing GPU (kernel log) ---
 R=$(variant open-refused)

@@ -4,6 +4,7 @@
 pub mod dmesg;
 pub mod smi;
 pub mod versions;
+pub mod xid;
 pub mod xml;
 
 use super::evidence::Source;
@@ -401,19 +402,6 @@ pub fn toolkit_version(v: &str) -> String {
     }
 }
 
-/// Xid lines of a kernel log: `NVRM: Xid (PCI:0000:00:06.0): 79, pid=…, GPU has fallen off the bus.`
-pub fn xid_lines(log: &str) -> Vec<(String, u32)> {
-    log.lines()
-        .filter_map(|l| {
-            let i = l.find("NVRM: Xid")?;
-            let rest = &l[i..];
-            let after = rest.split("):").nth(1)?;
-            let code = after.trim().split([',', ' ']).next()?.parse().ok()?;
-            Some((rest.trim().to_string(), code))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,10 +481,6 @@ mod tests {
             cuda_dir_version("/usr/local/cuda/lib64").as_deref(),
             Some("default")
         );
-        let x = xid_lines(
-            "[ 12.3] NVRM: Xid (PCI:0000:00:06.0): 79, pid=0, GPU has fallen off the bus.\n",
-        );
-        assert_eq!(x[0].1, 79);
         assert_eq!(
             parse_cuda_version_json(r#"{"cuda":{"name":"CUDA SDK","version":"13.0.2"}}"#)
                 .as_deref(),

@@ -28,9 +28,13 @@ pub(crate) static META: RuleMeta = RuleMeta {
             release that does not support the GPU (`NVRM: The NVIDIA GPU … is not supported by \
             the NVIDIA X driver release`: install a branch that lists its PCI ID), \
             `RmInitAdapter failed` (cold boot, driver/firmware update, power), a BAR the firmware \
-            could not assign (`BAR n: failed to assign` / `no space for`: enable Above 4G \
+            could not assign (`BAR n: failed to assign`, `can't assign`, `can't allocate`, `no \
+            compatible bridge window`, `no space for`: enable Above 4G \
             Decoding, or a larger 64-bit MMIO window for a VM), a GPU excluded by \
-            NVreg_ExcludedGpus, or a device bound to vfio-pci/nouveau. Otherwise check `dmesg | \
+            NVreg_ExcludedGpus, a device bound to vfio-pci/nouveau, or a failing PCIe link \
+            (`Link Down` / `PCIe Bus Error` in the kernel log, fatal or non-fatal AER counts in \
+            sysfs `aer_dev_*`, a link trained below its `max_link_width/speed`: check the slot, \
+            riser and power cables), also when no GPU is left on the bus of a host with a driver. Otherwise check `dmesg | \
             grep -i nvrm` for the missing bus id.",
         sources: &[
             "https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/index.html",
@@ -112,6 +116,37 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     )));
     if pci.is_empty() {
         if seen == 0 {
+            // A host with a driver had a GPU: the kernel log may say where it went.
+            let has_driver = cx.profile.driver.is_some()
+                || r.read_string("/proc/driver/nvidia/version").is_some();
+            let link = if has_driver {
+                r.run(HostCommand::Dmesg)
+                    .ok_stdout()
+                    .map(|log| dmesg_causes(log, &[]))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|c| c.what.contains("PCIe link") || c.what.contains("BAR"))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if !link.is_empty() {
+                for c in &link {
+                    evidence.extend(c.evidence.iter().cloned());
+                }
+                out.push(
+                    CheckResult::problem(
+                        &META,
+                        format!(
+                            "no NVIDIA GPU on the PCI bus although an NVIDIA driver is installed: {}",
+                            link.iter().map(|c| c.what.clone()).collect::<Vec<_>>().join("; ")
+                        ),
+                    )
+                    .evidence(evidence)
+                    .fix(link.iter().map(|c| c.fix.clone()).collect::<Vec<_>>().join(" ")),
+                );
+                return;
+            }
             out.push(
                 CheckResult::problem(&META, "no NVIDIA GPU on the PCI bus")
                     .severity(Severity::Warning)
@@ -241,6 +276,11 @@ pub(crate) fn causes(r: &dyn HostReader, missing: &[String]) -> Vec<Cause> {
                     deliberate: false,
                 });
             }
+        }
+    }
+    for bus in missing {
+        if let Some(c) = link_cause(r, bus) {
+            out.push(c);
         }
     }
     // Excluded on purpose: /proc/driver/nvidia/gpus/<bus>/information and the option naming it.
@@ -383,9 +423,18 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
             false,
         ),
         (
-            &["failed to assign", "no space for", "not enough MMIO", "BAR1 is 0M", "PCI I/O region assigned to your NVIDIA device is invalid"],
+            // Every wording of the PCI core (old and new kernels) and of NVRM for a BAR left
+            // without an address: "BAR 1: failed to assign", "BAR 1 [mem size …]: can't assign;
+            // no space", "can't allocate", "no compatible bridge window", "no space for".
+            &["failed to assign", "can't assign", "can't allocate", "no compatible bridge window", "no space for", "not enough MMIO", "BAR1 is 0M", "PCI I/O region assigned to your NVIDIA device is invalid"],
             "its PCI BAR (MMIO window) could not be assigned",
             "Enable \"Above 4G Decoding\" (and Resizable BAR where offered) in the system firmware; for a VM, give it a 64-bit MMIO window larger than the GPUs' BARs (e.g. QEMU `-global q35-pcihost.pci-hole64-size=2048G`, VMware `pciPassthru.64bitMMIOSizeGB`); or boot with `pci=realloc`.",
+            false,
+        ),
+        (
+            &["Link Down", "PCIe Bus Error", "fallen off the bus", "Surprise Down"],
+            "the kernel log shows its PCIe link failing (link down / PCIe bus errors)",
+            "Check the slot, riser and the GPU's power cables (reseat it, try another slot); AER errors or a link below its maximum width point at the slot, riser or the GPU itself.",
             false,
         ),
         (
@@ -427,6 +476,64 @@ pub(crate) fn dmesg_causes(log: &str, missing: &[String]) -> Vec<Cause> {
         });
     }
     out
+}
+
+/// The PCIe link of a GPU as sysfs states it: AER error counters (`aer_dev_fatal`,
+/// `aer_dev_nonfatal`, `aer_dev_correctable`: `TOTAL_ERR_* N`) and a link trained below its
+/// maximum width or speed.
+fn link_cause(r: &dyn HostReader, bus: &str) -> Option<Cause> {
+    let base = format!("/sys/bus/pci/devices/{bus}");
+    let mut what = Vec::new();
+    let mut evidence = Vec::new();
+    for kind in ["fatal", "nonfatal", "correctable"] {
+        let path = format!("{base}/aer_dev_{kind}");
+        let Some(text) = r.read_string(&path) else {
+            continue;
+        };
+        let total: u64 = text
+            .lines()
+            .find(|l| l.starts_with("TOTAL_ERR"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        // Correctable errors alone are retried by the link and do not lose a GPU.
+        if total > 0 && kind != "correctable" {
+            what.push(format!("{total} {kind} AER error(s)"));
+            evidence.push(Evidence::file(&path, format!("TOTAL_ERR {total}")));
+        }
+    }
+    for (cur, max, what_, x) in [
+        ("current_link_width", "max_link_width", "width", "x"),
+        ("current_link_speed", "max_link_speed", "speed", ""),
+    ] {
+        let c = r.read_string(&format!("{base}/{cur}"));
+        let m = r.read_string(&format!("{base}/{max}"));
+        let (Some(c), Some(m)) = (c, m) else {
+            continue;
+        };
+        let (c, m) = (c.trim().to_string(), m.trim().to_string());
+        let num = |s: &str| {
+            s.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<f64>().ok())
+        };
+        if let (Some(cn), Some(mn)) = (num(&c), num(&m)) {
+            if cn < mn {
+                what.push(format!("link {what_} {x}{c} of {x}{m}"));
+                evidence.push(Evidence::file(format!("{base}/{cur}"), &c));
+                evidence.push(Evidence::file(format!("{base}/{max}"), &m));
+            }
+        }
+    }
+    if what.is_empty() {
+        return None;
+    }
+    Some(Cause {
+        what: format!("{bus}: its PCIe link is degraded ({})", what.join(", ")),
+        fix: "Check the slot, riser and the GPU's power cables (reseat it, try another slot); AER errors or a link below its maximum width point at the slot, riser or the GPU itself.".into(),
+        evidence,
+        deliberate: false,
+    })
 }
 
 fn names_missing_one(line: &str, bus: &str) -> bool {
@@ -485,6 +592,23 @@ NVRM: NVIDIA Linux driver release.  Please see 'Appendix\n";
 [ 0.9] pci 0000:01:00.0: BAR 1: failed to assign [mem size 0x4000000000 64bit pref]\n";
         let c = dmesg_causes(log, &[BUS.into()]);
         assert!(c[0].fix.contains("Above 4G Decoding"), "{c:#?}");
+        // The other wordings of the PCI core, each alone, name the same cause and fix.
+        for line in [
+            "[ 0.9] pci 0000:01:00.0: BAR 1 [mem size 0x4000000000 64bit pref]: can't assign; no space",
+            "[ 0.9] pci 0000:01:00.0: BAR 1: can't allocate mem resource [mem 0x00000000-0x3fffffffff 64bit pref]",
+            "[ 0.9] pci 0000:01:00.0: BAR 1: no compatible bridge window for [mem 0x00000000-0x3fffffffff 64bit pref]",
+        ] {
+            let c = dmesg_causes(line, &[BUS.into()]);
+            assert_eq!(c.len(), 1, "{line}: {c:#?}");
+            assert!(c[0].what.contains("BAR"), "{line}: {}", c[0].what);
+            assert!(c[0].fix.contains("Above 4G Decoding"), "{line}");
+        }
+        // Another device's BAR is not this GPU's cause.
+        assert!(dmesg_causes(
+            "[ 0.9] pci 0000:02:00.0: BAR 0: can't assign; no space",
+            &[BUS.into()]
+        )
+        .is_empty());
         assert!(dmesg_causes(
             "[ 1.0] NVRM: loading NVIDIA UNIX Open Kernel Module",
             &[BUS.into()]

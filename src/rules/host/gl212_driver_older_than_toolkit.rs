@@ -54,14 +54,8 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         out.push(CheckResult::ok(&META, "no CUDA toolkit installed"));
         return;
     }
-    let supported = cx.profile.driver_cuda.or_else(|| {
-        cx.profile
-            .driver
-            .as_ref()
-            .and_then(|d| cx.facts.max_cuda_for_driver(d).map(|c| c.value))
-    });
     let mut evidence: Vec<Evidence> = versions.iter().map(|(_, e)| e.clone()).collect();
-    let Some(sup) = supported else {
+    let Some(dc) = cx.driver_cuda() else {
         out.push(CheckResult::could_not(
             &META,
             "the CUDA version the driver supports is unknown (no nvidia-smi, and no driver matrix entry)",
@@ -69,10 +63,11 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         .evidence(evidence));
         return;
     };
+    let sup = dc.cuda;
+    evidence.extend(dc.evidence);
     evidence.push(Evidence::note(format!(
         "driver {}: supports CUDA {sup}",
-        cx.profile
-            .driver
+        dc.driver
             .as_ref()
             .map(|d| d.to_string())
             .unwrap_or_else(|| "?".into())

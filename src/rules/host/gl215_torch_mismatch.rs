@@ -72,17 +72,31 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             continue;
         };
         // Driver vs torch's CUDA.
-        let sup = cx.profile.driver_cuda.or_else(|| {
-            cx.profile
-                .driver
-                .as_ref()
-                .and_then(|d| cx.facts.max_cuda_for_driver(d).map(|c| c.value))
-        });
+        let dc = cx.driver_cuda();
+        let sup = dc.as_ref().map(|d| d.cuda);
         match (t.cuda_version, sup) {
             (Some(tc), Some(s)) => {
+                ev.extend(dc.as_ref().and_then(|d| d.evidence.clone()));
                 ev.push(Evidence::note(format!("driver supports CUDA {s}")));
                 if tc.major > s.major {
-                    problems.push((format!("built for CUDA {tc}, a newer major than the driver's CUDA {s}: \"The NVIDIA driver on your system is too old\""), Severity::Error));
+                    // The wheel brings its own CUDA runtime: the driver alone is the cause,
+                    // whatever toolkit is installed.
+                    let driver = dc
+                        .as_ref()
+                        .and_then(|d| d.driver.as_ref())
+                        .map(|d| format!("driver {d}"))
+                        .unwrap_or_else(|| "the driver".into());
+                    let need = cx
+                        .facts
+                        .cuda_min_driver(CudaVersion::new(tc.major, tc.minor))
+                        .map(|d| {
+                            format!(
+                                "; CUDA {}.{} needs driver >= {}",
+                                tc.major, tc.minor, d.value
+                            )
+                        })
+                        .unwrap_or_default();
+                    problems.push((format!("{driver} (CUDA {s}) is too old for torch's CUDA {tc}{need}: \"The NVIDIA driver on your system is too old\""), Severity::Error));
                 } else if CudaVersion::new(tc.major, tc.minor) > CudaVersion::new(s.major, s.minor)
                 {
                     problems.push((format!("built for CUDA {tc}, newer than the driver's CUDA {s}: runs only under minor-version compatibility (no PTX JIT)"), Severity::Warning));

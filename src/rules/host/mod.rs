@@ -24,6 +24,7 @@ pub mod gl216_container_without_gpus;
 pub mod gl217_gpu_throttled;
 pub mod gl218_visible_devices_invalid;
 pub mod gl219_cuda_libs_shadow_torch;
+pub mod gl220_gpu_bar_unassigned;
 
 use crate::finding::{Finding, Location, Severity};
 use crate::host::env::{detect_env, HostEnv};
@@ -208,6 +209,54 @@ pub struct HostContext<'a> {
     /// Where this host's loader looks for libraries (its platform, LD_LIBRARY_PATH): built
     /// once from the profile for every check that asks where a library loads from.
     pub loader: LoaderSetting,
+}
+
+/// The CUDA version the driver supports, and what says so.
+pub(crate) struct DriverCuda {
+    pub cuda: crate::version::CudaVersion,
+    pub driver: Option<crate::version::DriverVersion>,
+    /// Where the driver version came from when the profile lacked it (the user-space library).
+    pub evidence: Option<Evidence>,
+}
+
+impl HostContext<'_> {
+    /// nvidia-smi's "CUDA Version", else the driver matrix for the driver version of the
+    /// profile, else for the version in the name of the installed `libnvidia-ml.so.<ver>` /
+    /// `libcuda.so.<ver>` (nvidia-smi missing and /proc/driver/nvidia unreadable, as in a
+    /// container or with the module unloaded: the library still pins the driver).
+    pub(crate) fn driver_cuda(&self) -> Option<DriverCuda> {
+        let driver = self.profile.driver.clone();
+        if let Some(cuda) = self.profile.driver_cuda.or_else(|| {
+            driver
+                .as_ref()
+                .and_then(|d| self.facts.max_cuda_for_driver(d).map(|c| c.value))
+        }) {
+            return Some(DriverCuda {
+                cuda,
+                driver,
+                evidence: None,
+            });
+        }
+        if driver.is_some() {
+            return None;
+        }
+        let libs = gl204_driver_version_mismatch::user_space_versions(self.reader);
+        // Only when every installed user-space library names the same driver: two versions
+        // leave it unknown which one a program loads.
+        let (path, v) = libs.first()?;
+        if libs.iter().any(|(_, o)| o != v) {
+            return None;
+        }
+        let cuda = self.facts.max_cuda_for_driver(v)?.value;
+        Some(DriverCuda {
+            cuda,
+            driver: Some(v.clone()),
+            evidence: Some(Evidence::file(
+                path,
+                format!("user-space driver {v} (no nvidia-smi, no /proc/driver/nvidia/version)"),
+            )),
+        })
+    }
 }
 
 /// Where a host check applies; elsewhere it reports "not applicable" (ok) instead of judging

@@ -322,6 +322,51 @@ fn gl210_gpu_errors() {
         .any(|e| e.to_string().contains("remapped_row_pending")));
 }
 
+/// Xids are graded by the catalogue: a double-bit ECC error in the kernel log alone is an
+/// error (it was a warning: exit 0), an application's own MMU fault is info; the corrected
+/// twin (`complete`, no Xid) is ok.
+#[test]
+fn gl210_xids_graded_by_code() {
+    let r = runv(&["variants/xid-fatal"]);
+    let x = expect(&r, "GL210", Problem);
+    assert_eq!(x.finding.severity, Severity::Error);
+    assert!(
+        x.finding.message.contains("Xid 48 on GPU 0 (GPU-1e22f56e"),
+        "{}",
+        x.finding.message
+    );
+    let r = runv(&["variants/xid-app"]);
+    let x = expect(&r, "GL210", Problem);
+    assert_eq!(x.finding.severity, Severity::Info);
+    assert_eq!(x.evidence.len(), 2, "{:?}", x.evidence);
+    expect(&runv(&[]), "GL210", CheckStatus::Ok);
+}
+
+/// A GPU the driver lists with an unassigned BAR1: each source alone (kernel log, sysfs
+/// resource, nvidia-smi -q) names it; the corrected twin (`complete`) is ok.
+#[test]
+fn gl220_bar1_unassigned_on_a_listed_gpu() {
+    let r = runv(&["variants/bar-listed"]);
+    let x = expect(&r, "GL220", Problem);
+    assert_eq!(x.finding.severity, Severity::Error);
+    assert!(x
+        .finding
+        .help
+        .as_deref()
+        .unwrap_or_default()
+        .contains("Above 4G Decoding"));
+    for needle in ["can't assign; no space", "/resource", "Total: 0 MiB"] {
+        assert!(
+            x.evidence.iter().any(|e| e.to_string().contains(needle)),
+            "{needle}: {:?}",
+            x.evidence
+        );
+    }
+    expect(&runv(&[]), "GL220", CheckStatus::Ok);
+    // GL201 stays ok: the driver does list the GPU.
+    expect(&r, "GL201", CheckStatus::Ok);
+}
+
 #[test]
 fn gl211_loader_picks_other_cuda() {
     let r = runv(&["variants/ld-conflict"]);
@@ -366,13 +411,38 @@ fn gl212_and_gl215_driver_older_than_toolkit_and_torch() {
     let x = expect(&r, "GL212", Problem);
     assert!(x.finding.message.contains("12.2"), "{}", x.finding.message);
     assert_eq!(x.finding.severity, Severity::Error);
-    // torch cu130 fails for the same reason: explained by GL212.
-    let t = expect(&r, "GL215", CheckStatus::Explained);
+    // torch cu130 brings its own CUDA runtime: it fails because the driver is too old for
+    // torch's CUDA, not because of the toolkit, so GL212 does not explain it.
+    let t = expect(&r, "GL215", Problem);
+    assert_eq!(t.finding.severity, Severity::Error);
     assert!(
-        t.finding.message.contains("too old"),
+        t.finding
+            .message
+            .contains("driver 535.104.05 (CUDA 12.2) is too old for torch's CUDA 13.0"),
         "{}",
         t.finding.message
     );
+    assert!(t.explained_by.is_none());
+}
+
+/// Without nvidia-smi and /proc/driver/nvidia/version, the installed libnvidia-ml.so.<ver>
+/// still names the driver: GL212 and GL215 judge with it instead of "could not check".
+#[test]
+fn gl212_and_gl215_driver_from_the_nvml_library() {
+    let r = runv(&["variants/lib-only-old-driver"]);
+    for code in ["GL212", "GL215"] {
+        let x = expect(&r, code, Problem);
+        assert_eq!(x.finding.severity, Severity::Error);
+        assert!(x.finding.message.contains("12.2"), "{}", x.finding.message);
+        assert!(
+            x.evidence
+                .iter()
+                .any(|e| e.to_string().contains("libnvidia-ml.so.535.104.05")
+                    || e.to_string().contains("libcuda.so.535.104.05")),
+            "{code}: {:?}",
+            x.evidence
+        );
+    }
 }
 
 #[test]
@@ -503,12 +573,26 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("no-uvm", "GL203", &["nvidia_uvm"]),
     ("mig-on", "GL209", &["no MIG devices"]),
     ("old-driver", "GL212", &["12.2"]),
+    ("lib-only-old-driver", "GL212", &["12.2"]),
     ("other-kernel", "GL206", &["6.8.0-90-generic"]),
     ("newer-kernel", "GL206", &["next boot"]),
     ("dev-perm", "GL207", &["not read-write"]),
     ("nvml-cgroup", "GL214", &["no-cgroups"]),
     ("no-ctk", "GL213", &["not installed"]),
     ("gpu-err", "GL210", &["error indication"]),
+    (
+        "xid-fatal",
+        "GL210",
+        &[
+            "Xid 48 on GPU 0 (GPU-1e22f56e-bc1a-5762-a390-38b2e823715b",
+            "fatal",
+        ],
+    ),
+    (
+        "xid-app",
+        "GL210",
+        &["Xid 31 on GPU 0", "Xid 13 on GPU 0", "application"],
+    ),
     ("persistence-off", "GL208", &["persistence"]),
     ("ld-conflict", "GL211", &["12.4"]),
     ("pci-extra", "GL201", &["0000:00:07.0"]),
@@ -527,6 +611,24 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("bar-unassigned", "GL201", &["BAR"]),
     ("gpu-excluded", "GL201", &["excluded", "NVreg_ExcludedGpus"]),
     ("vfio-bound", "GL201", &["vfio-pci"]),
+    (
+        "link-degraded",
+        "GL201",
+        &[
+            "PCIe link is degraded",
+            "3 fatal AER error(s)",
+            "link width x4 of x16",
+        ],
+    ),
+    (
+        "gpu-gone",
+        "GL201",
+        &[
+            "although an NVIDIA driver is installed",
+            "PCIe link failing",
+        ],
+    ),
+    ("bar-listed", "GL220", &["BAR1", "00000000:00:06.0"]),
     (
         "cvd-missing",
         "GL218",
