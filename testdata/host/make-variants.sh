@@ -136,6 +136,25 @@ for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-
 done
 : > $N/.gpulint-host/dev-nvidia.txt
 
+# --- nouveau-blacklist-stale: blacklisted after the initramfs was built, so the boot still
+# loaded nouveau (mtimes.txt: git keeps no mtimes); its twin -fixed: initramfs rebuilt, rebooted ---
+NB=$(variant nouveau-blacklist-stale)
+cp -a $N/. $NB/
+grep -v '^etc/modprobe.d/blacklist-nouveau.conf$' $N/.gpulint-remove > $NB/.gpulint-remove
+mkdir -p $NB/boot; : > $NB/boot/initrd.img-6.8.0-85-generic
+printf 'cpu  1 0 1 100 0 0 0 0 0 0\nbtime 1796000000\n' | mk $NB/proc/stat
+mk $NB/.gpulint-host/mtimes.txt <<'E'
+1796100000 /etc/modprobe.d/blacklist-nouveau.conf
+1795900000 /boot/initrd.img-6.8.0-85-generic
+E
+NF=$(variant nouveau-blacklist-stale-fixed)
+mkdir -p $NF/boot; : > $NF/boot/initrd.img-6.8.0-85-generic
+printf 'cpu  1 0 1 100 0 0 0 0 0 0\nbtime 1796250000\n' | mk $NF/proc/stat
+mk $NF/.gpulint-host/mtimes.txt <<'E'
+1796100000 /etc/modprobe.d/blacklist-nouveau.conf
+1796200000 /boot/initrd.img-6.8.0-85-generic
+E
+
 # --- no-uvm: nvidia loaded, nvidia_uvm not; no /dev/nvidia-uvm* ---
 U=$(variant no-uvm)
 mk $U/proc/modules <<'E'

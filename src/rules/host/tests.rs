@@ -145,6 +145,85 @@ fn gl202_nouveau() {
     );
 }
 
+/// nouveau loaded although blacklisted: the blacklist is younger than the running kernel's
+/// initramfs, so the fix is rebuilding the initramfs and rebooting, not "blacklist it"; the
+/// corrected twin (initramfs rebuilt after the blacklist, then booted) is clean.
+#[test]
+fn gl202_blacklist_newer_than_initramfs() {
+    let r = runv(&["variants/nouveau-blacklist-stale"]);
+    let x = expect(&r, "GL202", Problem);
+    assert_eq!(x.finding.severity, Severity::Error);
+    assert!(
+        x.finding.message.contains(
+            "newer than the initramfs of the running kernel (/boot/initrd.img-6.8.0-85-generic)"
+        ),
+        "{}",
+        x.finding.message
+    );
+    let fix = x.finding.help.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("update-initramfs -u -k 6.8.0-85-generic"),
+        "{fix}"
+    );
+    assert!(!fix.contains("Add /etc/modprobe.d"), "{fix}");
+    assert!(x
+        .evidence
+        .iter()
+        .any(|e| e.to_string().contains("built 2026-11-28 21:06 UTC")));
+    expect(&r, "GL203", CheckStatus::Explained);
+
+    let fixed = runv(&["variants/nouveau-blacklist-stale-fixed"]);
+    let bad: Vec<_> = fixed
+        .iter()
+        .filter(|x| x.status != CheckStatus::Ok && x.status != CheckStatus::Skipped)
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+
+    // Initramfs rebuilt after the blacklist but after the boot too: only the reboot is missing.
+    let dir = super::testutil::tree(&[
+        "h200",
+        "variants/complete",
+        "variants/nouveau-blacklist-stale",
+    ]);
+    std::fs::write(
+        dir.path().join(".gpulint-host/mtimes.txt"),
+        "1796100000 /etc/modprobe.d/blacklist-nouveau.conf\n1796200000 /boot/initrd.img-6.8.0-85-generic\n",
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL202", Problem);
+    assert!(
+        x.finding.message.contains("rebuilt after the last boot"),
+        "{}",
+        x.finding.message
+    );
+    assert!(x
+        .finding
+        .help
+        .as_deref()
+        .unwrap_or_default()
+        .starts_with("Reboot"));
+
+    // No recorded ages: still "not in effect", with the rebuild-and-reboot fix.
+    std::fs::remove_file(dir.path().join(".gpulint-host/mtimes.txt")).unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL202", Problem);
+    assert!(
+        x.finding.message.contains("loaded although blacklisted"),
+        "{}",
+        x.finding.message
+    );
+    assert!(x
+        .finding
+        .help
+        .as_deref()
+        .unwrap_or_default()
+        .contains("update-initramfs"));
+}
+
 #[test]
 fn gl203_and_gl207_missing_uvm() {
     let r = runv(&["variants/no-uvm"]);
@@ -500,6 +579,11 @@ fn variants_are_generated_by_the_script() {
 pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("api-mismatch", "GL204", &["mismatch"]),
     ("nouveau-loaded", "GL202", &["nouveau"]),
+    (
+        "nouveau-blacklist-stale",
+        "GL202",
+        &["although /etc/modprobe.d/blacklist-nouveau.conf blacklists it"],
+    ),
     ("no-uvm", "GL203", &["nvidia_uvm"]),
     ("mig-on", "GL209", &["no MIG devices"]),
     ("old-driver", "GL212", &["12.2"]),
