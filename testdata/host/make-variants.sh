@@ -141,6 +141,9 @@ done
 NB=$(variant nouveau-blacklist-stale)
 cp -a $N/. $NB/
 grep -v '^etc/modprobe.d/blacklist-nouveau.conf$' $N/.gpulint-remove > $NB/.gpulint-remove
+# The blacklist and the kernel again, so the overlay read alone shows the cause too.
+mk $NB/etc/modprobe.d/blacklist-nouveau.conf < $C/etc/modprobe.d/blacklist-nouveau.conf
+mk $NB/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
 mkdir -p $NB/boot; : > $NB/boot/initrd.img-6.8.0-85-generic
 printf 'cpu  1 0 1 100 0 0 0 0 0 0\nbtime 1796000000\n' | mk $NB/proc/stat
 mk $NB/.gpulint-host/mtimes.txt <<'E'
@@ -148,6 +151,8 @@ mk $NB/.gpulint-host/mtimes.txt <<'E'
 1795900000 /boot/initrd.img-6.8.0-85-generic
 E
 NF=$(variant nouveau-blacklist-stale-fixed)
+mk $NF/etc/modprobe.d/blacklist-nouveau.conf < $C/etc/modprobe.d/blacklist-nouveau.conf
+mk $NF/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
 mkdir -p $NF/boot; : > $NF/boot/initrd.img-6.8.0-85-generic
 printf 'cpu  1 0 1 100 0 0 0 0 0 0\nbtime 1796250000\n' | mk $NF/proc/stat
 mk $NF/.gpulint-host/mtimes.txt <<'E'
