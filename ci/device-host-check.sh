@@ -50,7 +50,13 @@ env | grep -E '^(PATH|LD_LIBRARY_PATH|CUDA_[A-Z_]*|NVIDIA_[A-Z_]*)=' > "$C/.gpul
 ls -l /dev/nvidia* /dev/nvidia-caps > "$C/.gpulint-host/dev-nvidia.txt" 2>/dev/null
 # Ages git cannot keep: a nouveau blacklist newer than the running kernel's initramfs (GL202).
 stat -c '%Y %n' /etc/modprobe.d/* /usr/lib/modprobe.d/* /lib/modprobe.d/* /boot/initrd.img-* /boot/initramfs-*.img /boot/initrd-* > "$C/.gpulint-host/mtimes.txt" 2>/dev/null || true
-for f in /boot/initrd.img-* /boot/initramfs-*.img /boot/initrd-*; do [ -e "$f" ] && mkdir -p "$C/boot" && : > "$C$f"; done
+for f in /boot/initrd.img-* /boot/initramfs-*.img /boot/initrd-* /boot/vmlinuz-*; do [ -e "$f" ] && mkdir -p "$C/boot" && : > "$C$f"; done
+# Which kernels have headers (GL206 predicts a DKMS failure without them): the build link and
+# an empty stand-in of its target; DKMS's build logs.
+for b in /lib/modules/*/build; do
+  [ -d "$b" ] || continue; t=$(readlink -f "$b"); mkdir -p "$C$t" "$C$(dirname "$b")"; : > "$C$t/Makefile"; ln -sfn "$t" "$C$b"
+done
+for f in /var/lib/dkms/nvidia/*/build/make.log; do [ -r "$f" ] && mkdir -p "$C$(dirname "$f")" && cp "$f" "$C$f"; done
 for f in /proc/driver/nvidia/version /proc/driver/nvidia/gpus/*/information /proc/modules /proc/cmdline /proc/stat \
          /etc/modprobe.d/*.conf /etc/docker/daemon.json /etc/containerd/config.toml \
          /etc/nvidia-container-runtime/config.toml /etc/ld.so.conf /etc/ld.so.conf.d/*.conf \

@@ -193,10 +193,14 @@ E
 : > $O/usr/local/nvidia/lib64/libnvidia-ml.so.535.104.05
 : > $O/usr/local/nvidia/lib64/libcuda.so.535.104.05
 
+# headers DIR KERNEL: the kernel's headers installed, linked from its module tree as packages do.
+headers() { : | mk $1/usr/src/linux-headers-$2/Makefile; ln -s /usr/src/linux-headers-$2 $1/lib/modules/$2/build; }
+
 # --- other-kernel: booted 6.8.0-90, the module only built for 6.8.0-85 ---
 K=$(variant other-kernel)
 printf '6.8.0-90-generic\n' | mk $K/.gpulint-host/commands/uname-r.txt
 printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $K/lib/modules/6.8.0-90-generic/modules.dep
+headers $K 6.8.0-90-generic
 printf 'ext4 1081344 1 - Live 0x0000000000000000\n' | mk $K/proc/modules
 # Rebooted without the module: nothing created /dev/nvidia* (dev is a fresh tmpfs).
 : > $K/.gpulint-host/dev-nvidia.txt
@@ -211,6 +215,50 @@ done
 # --- newer-kernel: running 6.8.0-85 fine, 6.8.0-90 installed without the module ---
 NK=$(variant newer-kernel)
 printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $NK/lib/modules/6.8.0-90-generic/modules.dep
+# Headers of 6.8.0-90 installed (DKMS could build, it just has not).
+headers $NK 6.8.0-90-generic
+
+# --- dkms-no-headers: 6.8.0-90 installed without its headers: DKMS cannot build, the next boot
+# has no driver; twin -fixed: headers installed, module built ---
+NH=$(variant dkms-no-headers)
+printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $NH/lib/modules/6.8.0-90-generic/modules.dep
+: | mk $NH/boot/vmlinuz-6.8.0-90-generic
+# The running kernel and its module again, so the overlay read alone shows the cause too.
+mk $NH/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
+mk $NH/lib/modules/6.8.0-85-generic/modules.dep < $C/lib/modules/6.8.0-85-generic/modules.dep
+mk $NH/proc/modules < $C/proc/modules
+NHF=$(variant dkms-no-headers-fixed)
+cp -a $NH/. $NHF/
+headers $NHF 6.8.0-90-generic
+printf 'updates/dkms/nvidia.ko.zst:\n' >> $NHF/lib/modules/6.8.0-90-generic/modules.dep
+mkdir -p $NHF/var/lib/dkms/nvidia/580.159.04/6.8.0-90-generic/x86_64/module
+: > $NHF/var/lib/dkms/nvidia/580.159.04/6.8.0-90-generic/x86_64/module/nvidia.ko.zst
+
+# --- dkms-build-failed: headers there, but DKMS's build for 6.8.0-90 failed (make.log); twin
+# -fixed: the build succeeded ---
+NE=$(variant dkms-build-failed)
+cp -a $NH/. $NE/
+headers $NE 6.8.0-90-generic
+mk $NE/var/lib/dkms/nvidia/580.159.04/build/make.log <<'E'
+DKMS make.log for nvidia-580.159.04 for kernel 6.8.0-90-generic (x86_64)
+Wed Dec  2 09:14:03 UTC 2026
+make[1]: Entering directory '/usr/src/linux-headers-6.8.0-90-generic'
+warning: the compiler differs from the one used to build the kernel
+  The kernel was built by: x86_64-linux-gnu-gcc-13 (Ubuntu 13.2.0-23ubuntu4) 13.2.0
+  You are using:           cc (Ubuntu 12.3.0-1ubuntu1~22.04) 12.3.0
+cc: error: unrecognized command-line option '-fmin-function-alignment=16'
+make[3]: *** [scripts/Makefile.build:243: /var/lib/dkms/nvidia/580.159.04/build/nvidia/nv.o] Error 1
+make[1]: Leaving directory '/usr/src/linux-headers-6.8.0-90-generic'
+E
+NEF=$(variant dkms-build-failed-fixed)
+cp -a $NHF/. $NEF/
+mk $NEF/var/lib/dkms/nvidia/580.159.04/build/make.log <<'E'
+DKMS make.log for nvidia-580.159.04 for kernel 6.8.0-90-generic (x86_64)
+Wed Dec  2 09:40:11 UTC 2026
+make[1]: Entering directory '/usr/src/linux-headers-6.8.0-90-generic'
+  LD [M]  /var/lib/dkms/nvidia/580.159.04/build/nvidia.ko
+make[1]: Leaving directory '/usr/src/linux-headers-6.8.0-90-generic'
+E
 
 # --- dev-perm: nodes 0660 root:video, user not in video ---
 D=$(variant dev-perm)

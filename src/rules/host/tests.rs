@@ -224,6 +224,69 @@ fn gl202_blacklist_newer_than_initramfs() {
         .contains("update-initramfs"));
 }
 
+/// A newer installed kernel without the module: GL206 names what will keep DKMS from building
+/// it before the reboot (no headers, a failed build in make.log); the corrected twins (headers
+/// installed / the build succeeded, module built) are clean.
+#[test]
+fn gl206_predicts_the_dkms_failure() {
+    let r = runv(&["variants/dkms-no-headers"]);
+    let x = expect(&r, "GL206", Problem);
+    assert_eq!(x.finding.severity, Severity::Warning);
+    assert!(
+        x.finding.message.contains(
+            "DKMS cannot build it: the headers of 6.8.0-90-generic are not installed \
+             (no /lib/modules/6.8.0-90-generic/build)"
+        ),
+        "{}",
+        x.finding.message
+    );
+    let fix = x.finding.help.as_deref().unwrap_or_default();
+    assert!(fix.contains("linux-headers-6.8.0-90-generic"), "{fix}");
+
+    let r = runv(&["variants/dkms-build-failed"]);
+    let x = expect(&r, "GL206", Problem);
+    assert!(
+        x.finding.message.contains(
+            "DKMS's last build of nvidia 580.159.04 for it failed \
+             (`cc: error: unrecognized command-line option '-fmin-function-alignment=16'`)"
+        ),
+        "{}",
+        x.finding.message
+    );
+    assert!(x.evidence.iter().any(|e| e
+        .to_string()
+        .contains("/var/lib/dkms/nvidia/580.159.04/build/make.log")));
+
+    for twin in ["dkms-no-headers-fixed", "dkms-build-failed-fixed"] {
+        let r = runv(&[&format!("variants/{twin}")]);
+        let bad: Vec<_> = r
+            .iter()
+            .filter(|x| x.status != CheckStatus::Ok && x.status != CheckStatus::Skipped)
+            .collect();
+        assert!(bad.is_empty(), "{twin}: {bad:#?}");
+    }
+
+    // A kernel installed in /boot only (no /lib/modules tree) has no module either; nothing
+    // is claimed about its headers.
+    let dir = super::testutil::tree(&["h200", "variants/complete"]);
+    std::fs::create_dir_all(dir.path().join("boot")).unwrap();
+    std::fs::write(dir.path().join("boot/vmlinuz-6.8.0-100-generic"), "").unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL206", Problem);
+    assert!(
+        x.finding.message.contains("6.8.0-100-generic"),
+        "{}",
+        x.finding.message
+    );
+    assert!(
+        !x.finding.message.contains("headers"),
+        "{}",
+        x.finding.message
+    );
+}
+
 #[test]
 fn gl203_and_gl207_missing_uvm() {
     let r = runv(&["variants/no-uvm"]);
@@ -589,6 +652,16 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("old-driver", "GL212", &["12.2"]),
     ("other-kernel", "GL206", &["6.8.0-90-generic"]),
     ("newer-kernel", "GL206", &["next boot"]),
+    (
+        "dkms-no-headers",
+        "GL206",
+        &["next boot", "headers of 6.8.0-90-generic are not installed"],
+    ),
+    (
+        "dkms-build-failed",
+        "GL206",
+        &["next boot", "unrecognized command-line option"],
+    ),
     ("dev-perm", "GL207", &["not read-write"]),
     ("nvml-cgroup", "GL214", &["no-cgroups"]),
     ("no-ctk", "GL213", &["not installed"]),
