@@ -57,6 +57,11 @@ for b in /lib/modules/*/build; do
   [ -d "$b" ] || continue; t=$(readlink -f "$b"); mkdir -p "$C$t" "$C$(dirname "$b")"; : > "$C$t/Makefile"; ln -sfn "$t" "$C$b"
 done
 for f in /var/lib/dkms/nvidia/*/build/make.log; do [ -r "$f" ] && mkdir -p "$C$(dirname "$f")" && cp "$f" "$C$f"; done
+# A .run install next to packages (GL230): its traces, dpkg's status, every nvidia.ko (empty stand-ins).
+for f in /var/log/nvidia-installer.log /usr/bin/nvidia-uninstall /lib/modules/*/kernel/drivers/video/nvidia.ko* /lib/modules/*/updates/dkms/nvidia.ko*; do
+  [ -e "$f" ] && mkdir -p "$C$(dirname "$f")" && : > "$C$f"
+done
+[ -r /var/lib/dpkg/status ] && mkdir -p "$C/var/lib/dpkg" && cp /var/lib/dpkg/status "$C/var/lib/dpkg/status"
 for f in /proc/driver/nvidia/version /proc/driver/nvidia/gpus/*/information /proc/modules /proc/cmdline /proc/stat \
          /etc/modprobe.d/*.conf /etc/docker/daemon.json /etc/containerd/config.toml \
          /etc/nvidia-container-runtime/config.toml /etc/ld.so.conf /etc/ld.so.conf.d/*.conf \

@@ -182,6 +182,7 @@ pub static RULES: &[Rule] = &[
     host(&gl218_visible_devices_invalid::META, gl218_visible_devices_invalid::check, RunsOn::GPU),
     host(&gl219_cuda_libs_shadow_torch::META, gl219_cuda_libs_shadow_torch::check, RunsOn::ANYWHERE)
         .explains(&[c("GL211")]),
+    host(&gl230_driver_install_mixed::META, gl230_driver_install_mixed::check, RunsOn::GPU_HOST_KERNEL),
 ];
 
 /// The image rules, in code order.

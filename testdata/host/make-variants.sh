@@ -260,6 +260,38 @@ make[1]: Entering directory '/usr/src/linux-headers-6.8.0-90-generic'
 make[1]: Leaving directory '/usr/src/linux-headers-6.8.0-90-generic'
 E
 
+# --- driver-mixed: the .run installer's driver under packages (nvidia-driver-580 + DKMS):
+# two nvidia.ko for the running kernel; twin -fixed: the .run install removed ---
+dpkg_driver() { mk $1/var/lib/dpkg/status <<'E'
+Package: nvidia-driver-580
+Status: install ok installed
+Architecture: amd64
+Version: 580.159.04-0ubuntu1
+
+Package: nvidia-dkms-580
+Status: install ok installed
+Architecture: amd64
+Version: 580.159.04-0ubuntu1
+E
+}
+DM=$(variant driver-mixed)
+dpkg_driver $DM
+: | mk $DM/usr/bin/nvidia-uninstall
+mk $DM/var/log/nvidia-installer.log <<'E'
+nvidia-installer log file '/var/log/nvidia-installer.log'
+creation time: Mon Nov  2 10:12:40 2026
+installer version: 580.95.05
+-> Installing the kernel module into /lib/modules/6.8.0-85-generic/kernel/drivers/video
+E
+: | mk $DM/lib/modules/6.8.0-85-generic/kernel/drivers/video/nvidia.ko
+# The running kernel and the DKMS module again, so the overlay read alone shows the cause too.
+mk $DM/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
+mk $DM/lib/modules/6.8.0-85-generic/modules.dep < $C/lib/modules/6.8.0-85-generic/modules.dep
+mk $DM/proc/modules < $C/proc/modules
+DMF=$(variant driver-mixed-fixed)
+dpkg_driver $DMF
+mk $DMF/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
+
 # --- dev-perm: nodes 0660 root:video, user not in video ---
 D=$(variant dev-perm)
 sed 's/^crw-rw-rw- 1 root root/crw-rw---- 1 root video/' h200/.gpulint-host/dev-nvidia.txt | mk $D/.gpulint-host/dev-nvidia.txt

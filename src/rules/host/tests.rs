@@ -287,6 +287,53 @@ fn gl206_predicts_the_dkms_failure() {
     );
 }
 
+/// The .run installer's driver under distribution packages: one must go; the twin without the
+/// .run install is clean, and two nvidia.ko alone (no installer log) still say so.
+#[test]
+fn gl230_runfile_and_packages() {
+    let r = runv(&["variants/driver-mixed"]);
+    let x = expect(&r, "GL230", Problem);
+    assert_eq!(x.finding.severity, Severity::Warning);
+    assert!(
+        x.finding.message.contains(
+            "installed both by the .run installer (/var/log/nvidia-installer.log, \
+             /usr/bin/nvidia-uninstall) and by distribution packages (nvidia-dkms-580, \
+             nvidia-driver-580)"
+        ),
+        "{}",
+        x.finding.message
+    );
+    let fixed = runv(&["variants/driver-mixed-fixed"]);
+    assert!(expect(&fixed, "GL230", CheckStatus::Ok)
+        .finding
+        .message
+        .contains("distribution packages only"));
+    let bad: Vec<_> = fixed
+        .iter()
+        .filter(|x| x.status != CheckStatus::Ok && x.status != CheckStatus::Skipped)
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+
+    let dir = super::testutil::tree(&["h200", "variants/complete"]);
+    let video = dir
+        .path()
+        .join("lib/modules/6.8.0-85-generic/kernel/drivers/video");
+    std::fs::create_dir_all(&video).unwrap();
+    std::fs::write(video.join("nvidia.ko"), "").unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL230", Problem);
+    assert!(
+        x.finding.message.contains(
+            "(/lib/modules/6.8.0-85-generic/updates/dkms/nvidia.ko.zst, \
+             /lib/modules/6.8.0-85-generic/kernel/drivers/video/nvidia.ko)"
+        ),
+        "{}",
+        x.finding.message
+    );
+}
+
 #[test]
 fn gl203_and_gl207_missing_uvm() {
     let r = runv(&["variants/no-uvm"]);
@@ -652,6 +699,7 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("old-driver", "GL212", &["12.2"]),
     ("other-kernel", "GL206", &["6.8.0-90-generic"]),
     ("newer-kernel", "GL206", &["next boot"]),
+    ("driver-mixed", "GL230", &["one must go"]),
     (
         "dkms-no-headers",
         "GL206",
