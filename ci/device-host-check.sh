@@ -48,7 +48,21 @@ command -v nvidia-ctk >/dev/null && cap nvidia-ctk-version.txt nvidia-ctk --vers
 command -v nvidia-container-cli >/dev/null && cap nvidia-container-cli-version.txt nvidia-container-cli --version
 env | grep -E '^(PATH|LD_LIBRARY_PATH|CUDA_[A-Z_]*|NVIDIA_[A-Z_]*)=' > "$C/.gpulint-host/env.txt"
 ls -l /dev/nvidia* /dev/nvidia-caps > "$C/.gpulint-host/dev-nvidia.txt" 2>/dev/null
-for f in /proc/driver/nvidia/version /proc/driver/nvidia/gpus/*/information /proc/modules /proc/cmdline \
+# Ages git cannot keep: a nouveau blacklist newer than the running kernel's initramfs (GL202).
+stat -c '%Y %n' /etc/modprobe.d/* /usr/lib/modprobe.d/* /lib/modprobe.d/* /boot/initrd.img-* /boot/initramfs-*.img /boot/initrd-* > "$C/.gpulint-host/mtimes.txt" 2>/dev/null || true
+for f in /boot/initrd.img-* /boot/initramfs-*.img /boot/initrd-* /boot/vmlinuz-*; do [ -e "$f" ] && mkdir -p "$C/boot" && : > "$C$f"; done
+# Which kernels have headers (GL206 predicts a DKMS failure without them): the build link and
+# an empty stand-in of its target; DKMS's build logs.
+for b in /lib/modules/*/build; do
+  [ -d "$b" ] || continue; t=$(readlink -f "$b"); mkdir -p "$C$t" "$C$(dirname "$b")"; : > "$C$t/Makefile"; ln -sfn "$t" "$C$b"
+done
+for f in /var/lib/dkms/nvidia/*/build/make.log; do [ -r "$f" ] && mkdir -p "$C$(dirname "$f")" && cp "$f" "$C$f"; done
+# A .run install next to packages (GL230): its traces, dpkg's status, every nvidia.ko (empty stand-ins).
+for f in /var/log/nvidia-installer.log /usr/bin/nvidia-uninstall /lib/modules/*/kernel/drivers/video/nvidia.ko* /lib/modules/*/updates/dkms/nvidia.ko*; do
+  [ -e "$f" ] && mkdir -p "$C$(dirname "$f")" && : > "$C$f"
+done
+[ -r /var/lib/dpkg/status ] && mkdir -p "$C/var/lib/dpkg" && cp /var/lib/dpkg/status "$C/var/lib/dpkg/status"
+for f in /proc/driver/nvidia/version /proc/driver/nvidia/gpus/*/information /proc/modules /proc/cmdline /proc/stat \
          /etc/modprobe.d/*.conf /etc/docker/daemon.json /etc/containerd/config.toml \
          /etc/nvidia-container-runtime/config.toml /etc/ld.so.conf /etc/ld.so.conf.d/*.conf \
          /usr/local/cuda*/version.json /lib/modules/*/modules.dep; do

@@ -183,6 +183,7 @@ pub static RULES: &[Rule] = &[
     host(&gl219_cuda_libs_shadow_torch::META, gl219_cuda_libs_shadow_torch::check, RunsOn::ANYWHERE)
         .explains(&[c("GL211")]),
     host(&gl220_gpu_bar_unassigned::META, gl220_gpu_bar_unassigned::check, RunsOn::GPU),
+    host(&gl230_driver_install_mixed::META, gl230_driver_install_mixed::check, RunsOn::GPU_HOST_KERNEL),
 ];
 
 /// The image rules, in code order.

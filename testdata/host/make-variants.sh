@@ -136,6 +136,30 @@ for f in nvidia-smi--query-gpu.csv nvidia-smi-q.xml nvidia-smi-q.txt nvidia-smi-
 done
 : > $N/.gpulint-host/dev-nvidia.txt
 
+# --- nouveau-blacklist-stale: blacklisted after the initramfs was built, so the boot still
+# loaded nouveau (mtimes.txt: git keeps no mtimes); its twin -fixed: initramfs rebuilt, rebooted ---
+NB=$(variant nouveau-blacklist-stale)
+cp -a $N/. $NB/
+grep -v '^etc/modprobe.d/blacklist-nouveau.conf$' $N/.gpulint-remove > $NB/.gpulint-remove
+# The blacklist and the kernel again, so the overlay read alone shows the cause too.
+mk $NB/etc/modprobe.d/blacklist-nouveau.conf < $C/etc/modprobe.d/blacklist-nouveau.conf
+mk $NB/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
+mkdir -p $NB/boot; : > $NB/boot/initrd.img-6.8.0-85-generic
+printf 'cpu  1 0 1 100 0 0 0 0 0 0\nbtime 1796000000\n' | mk $NB/proc/stat
+mk $NB/.gpulint-host/mtimes.txt <<'E'
+1796100000 /etc/modprobe.d/blacklist-nouveau.conf
+1795900000 /boot/initrd.img-6.8.0-85-generic
+E
+NF=$(variant nouveau-blacklist-stale-fixed)
+mk $NF/etc/modprobe.d/blacklist-nouveau.conf < $C/etc/modprobe.d/blacklist-nouveau.conf
+mk $NF/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
+mkdir -p $NF/boot; : > $NF/boot/initrd.img-6.8.0-85-generic
+printf 'cpu  1 0 1 100 0 0 0 0 0 0\nbtime 1796250000\n' | mk $NF/proc/stat
+mk $NF/.gpulint-host/mtimes.txt <<'E'
+1796100000 /etc/modprobe.d/blacklist-nouveau.conf
+1796200000 /boot/initrd.img-6.8.0-85-generic
+E
+
 # --- no-uvm: nvidia loaded, nvidia_uvm not; no /dev/nvidia-uvm* ---
 U=$(variant no-uvm)
 mk $U/proc/modules <<'E'
@@ -186,11 +210,14 @@ proc/driver/nvidia/version
 E
 : > $LO/usr/local/nvidia/lib64/libnvidia-ml.so.535.104.05
 : > $LO/usr/local/nvidia/lib64/libcuda.so.535.104.05
+# headers DIR KERNEL: the kernel's headers installed, linked from its module tree as packages do.
+headers() { : | mk $1/usr/src/linux-headers-$2/Makefile; ln -s /usr/src/linux-headers-$2 $1/lib/modules/$2/build; }
 
 # --- other-kernel: booted 6.8.0-90, the module only built for 6.8.0-85 ---
 K=$(variant other-kernel)
 printf '6.8.0-90-generic\n' | mk $K/.gpulint-host/commands/uname-r.txt
 printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $K/lib/modules/6.8.0-90-generic/modules.dep
+headers $K 6.8.0-90-generic
 printf 'ext4 1081344 1 - Live 0x0000000000000000\n' | mk $K/proc/modules
 # Rebooted without the module: nothing created /dev/nvidia* (dev is a fresh tmpfs).
 : > $K/.gpulint-host/dev-nvidia.txt
@@ -205,6 +232,82 @@ done
 # --- newer-kernel: running 6.8.0-85 fine, 6.8.0-90 installed without the module ---
 NK=$(variant newer-kernel)
 printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $NK/lib/modules/6.8.0-90-generic/modules.dep
+# Headers of 6.8.0-90 installed (DKMS could build, it just has not).
+headers $NK 6.8.0-90-generic
+
+# --- dkms-no-headers: 6.8.0-90 installed without its headers: DKMS cannot build, the next boot
+# has no driver; twin -fixed: headers installed, module built ---
+NH=$(variant dkms-no-headers)
+printf 'kernel/fs/ext4/ext4.ko.zst: kernel/fs/jbd2/jbd2.ko.zst\n' | mk $NH/lib/modules/6.8.0-90-generic/modules.dep
+: | mk $NH/boot/vmlinuz-6.8.0-90-generic
+# The running kernel and its module again, so the overlay read alone shows the cause too.
+mk $NH/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
+mk $NH/lib/modules/6.8.0-85-generic/modules.dep < $C/lib/modules/6.8.0-85-generic/modules.dep
+mk $NH/proc/modules < $C/proc/modules
+NHF=$(variant dkms-no-headers-fixed)
+cp -a $NH/. $NHF/
+headers $NHF 6.8.0-90-generic
+printf 'updates/dkms/nvidia.ko.zst:\n' >> $NHF/lib/modules/6.8.0-90-generic/modules.dep
+mkdir -p $NHF/var/lib/dkms/nvidia/580.159.04/6.8.0-90-generic/x86_64/module
+: > $NHF/var/lib/dkms/nvidia/580.159.04/6.8.0-90-generic/x86_64/module/nvidia.ko.zst
+
+# --- dkms-build-failed: headers there, but DKMS's build for 6.8.0-90 failed (make.log); twin
+# -fixed: the build succeeded ---
+NE=$(variant dkms-build-failed)
+cp -a $NH/. $NE/
+headers $NE 6.8.0-90-generic
+mk $NE/var/lib/dkms/nvidia/580.159.04/build/make.log <<'E'
+DKMS make.log for nvidia-580.159.04 for kernel 6.8.0-90-generic (x86_64)
+Wed Dec  2 09:14:03 UTC 2026
+make[1]: Entering directory '/usr/src/linux-headers-6.8.0-90-generic'
+warning: the compiler differs from the one used to build the kernel
+  The kernel was built by: x86_64-linux-gnu-gcc-13 (Ubuntu 13.2.0-23ubuntu4) 13.2.0
+  You are using:           cc (Ubuntu 12.3.0-1ubuntu1~22.04) 12.3.0
+cc: error: unrecognized command-line option '-fmin-function-alignment=16'
+make[3]: *** [scripts/Makefile.build:243: /var/lib/dkms/nvidia/580.159.04/build/nvidia/nv.o] Error 1
+make[1]: Leaving directory '/usr/src/linux-headers-6.8.0-90-generic'
+E
+NEF=$(variant dkms-build-failed-fixed)
+cp -a $NHF/. $NEF/
+mk $NEF/var/lib/dkms/nvidia/580.159.04/build/make.log <<'E'
+DKMS make.log for nvidia-580.159.04 for kernel 6.8.0-90-generic (x86_64)
+Wed Dec  2 09:40:11 UTC 2026
+make[1]: Entering directory '/usr/src/linux-headers-6.8.0-90-generic'
+  LD [M]  /var/lib/dkms/nvidia/580.159.04/build/nvidia.ko
+make[1]: Leaving directory '/usr/src/linux-headers-6.8.0-90-generic'
+E
+
+# --- driver-mixed: the .run installer's driver under packages (nvidia-driver-580 + DKMS):
+# two nvidia.ko for the running kernel; twin -fixed: the .run install removed ---
+dpkg_driver() { mk $1/var/lib/dpkg/status <<'E'
+Package: nvidia-driver-580
+Status: install ok installed
+Architecture: amd64
+Version: 580.159.04-0ubuntu1
+
+Package: nvidia-dkms-580
+Status: install ok installed
+Architecture: amd64
+Version: 580.159.04-0ubuntu1
+E
+}
+DM=$(variant driver-mixed)
+dpkg_driver $DM
+: | mk $DM/usr/bin/nvidia-uninstall
+mk $DM/var/log/nvidia-installer.log <<'E'
+nvidia-installer log file '/var/log/nvidia-installer.log'
+creation time: Mon Nov  2 10:12:40 2026
+installer version: 580.95.05
+-> Installing the kernel module into /lib/modules/6.8.0-85-generic/kernel/drivers/video
+E
+: | mk $DM/lib/modules/6.8.0-85-generic/kernel/drivers/video/nvidia.ko
+# The running kernel and the DKMS module again, so the overlay read alone shows the cause too.
+mk $DM/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
+mk $DM/lib/modules/6.8.0-85-generic/modules.dep < $C/lib/modules/6.8.0-85-generic/modules.dep
+mk $DM/proc/modules < $C/proc/modules
+DMF=$(variant driver-mixed-fixed)
+dpkg_driver $DMF
+mk $DMF/.gpulint-host/commands/uname-r.txt < $C/.gpulint-host/commands/uname-r.txt
 
 # --- dev-perm: nodes 0660 root:video, user not in video ---
 D=$(variant dev-perm)

@@ -161,6 +161,16 @@ impl HostReader for CapturedReader {
         let b = self.read_capture("dev-nvidia.txt").ok()??;
         Some(crate::host::parse::parse_ls_l(&String::from_utf8_lossy(&b)))
     }
+    fn modified(&self, path: &str) -> Option<i64> {
+        // Read at each call, through the one read path, so an unreadable list is charged to
+        // the check that asked.
+        let b = self.read_capture("mtimes.txt").ok()??;
+        let want = normalize(path);
+        String::from_utf8_lossy(&b).lines().find_map(|l| {
+            let (secs, p) = l.trim_end().split_once(' ')?;
+            (normalize(p) == want).then(|| secs.parse::<i64>().ok())?
+        })
+    }
     fn local_path(&self, path: &str) -> PathBuf {
         self.inside(path).unwrap_or_else(|| self.host(path))
     }

@@ -203,6 +203,11 @@ impl HostReader for LiveReader {
         }
         Some(out)
     }
+    fn modified(&self, path: &str) -> Option<i64> {
+        let t = std::fs::metadata(path).ok()?.modified().ok()?;
+        let secs = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+        i64::try_from(secs).ok()
+    }
     fn local_path(&self, path: &str) -> PathBuf {
         // Resolved, so a reader that refuses a final symlink (the arch scanner) can open it.
         std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path))

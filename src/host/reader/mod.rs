@@ -12,6 +12,8 @@
 //! - `env.txt`: the invoking environment, `KEY=VALUE` per line (PATH, LD_LIBRARY_PATH, …).
 //! - `dev-nvidia.txt`: `ls -l /dev/nvidia* /dev/nvidia-caps` (device nodes cannot be
 //!   stored in git).
+//! - `mtimes.txt`: `stat -c '%Y %n'` of the files whose age matters (git keeps no mtimes):
+//!   seconds since the epoch, a space, the host path, one file per line.
 
 mod captured;
 mod live;
@@ -67,6 +69,9 @@ pub trait HostReader {
     /// Where the file of this host path lies on this machine (for readers that need to
     /// stream big files themselves, e.g. the fatbin scanner).
     fn local_path(&self, path: &str) -> PathBuf;
+    /// When the file at `path` was last modified, in seconds since the Unix epoch; None when
+    /// unknown (absent, or a captured tree that did not record it).
+    fn modified(&self, path: &str) -> Option<i64>;
 
     /// The file's text; None when absent *or unreadable*: an unreadable file is recorded in
     /// [`Self::unreadable`], so a check that reads through this cannot turn it into a verdict.

@@ -17,7 +17,10 @@ pub(crate) static META: RuleMeta = RuleMeta {
         what: "Finds which kernels have an nvidia module (/lib/modules/<kernel>/…/nvidia.ko*, via \
             modules.dep or the usual directories, and the DKMS tree \
             /var/lib/dkms/nvidia/<version>/<kernel>/) and compares them with the running kernel \
-            (`uname -r`).",
+            (`uname -r`) and the newest installed one (/lib/modules/*, /boot/vmlinuz-*). For a \
+            kernel without the module it names what stops DKMS: no headers \
+            (/lib/modules/<kernel>/build) or an error in DKMS's last build log \
+            (/var/lib/dkms/nvidia/<version>/build/make.log) for that kernel.",
         why:
             "After a kernel update, DKMS must rebuild the nvidia module. When it did not (missing \
             headers, compiler mismatch, DKMS failure), the new kernel boots without the driver: \
@@ -83,6 +86,20 @@ fn kernels_with_module(r: &dyn HostReader) -> Vec<(String, bool, Evidence)> {
             Some(h) => out.push((k, true, h)),
             None => out.push((k.clone(), false, Evidence::file(&base, "no nvidia.ko"))),
         }
+    }
+    // Kernels installed in /boot without a /lib/modules tree have no module either.
+    for (name, kind) in r.list_dir("/boot").unwrap_or_default() {
+        let Some(k) = name.strip_prefix("vmlinuz-") else {
+            continue;
+        };
+        if kind == EntryKind::Dir || out.iter().any(|(kk, _, _)| kk == k) {
+            continue;
+        }
+        out.push((
+            k.to_string(),
+            false,
+            Evidence::file(format!("/boot/{name}"), format!("no /lib/modules/{k}")),
+        ));
     }
     // DKMS builds.
     for (ver, _) in r.list_dir("/var/lib/dkms/nvidia").unwrap_or_default() {
@@ -170,12 +187,18 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
             );
             return;
         }
-        out.push(CheckResult::problem(
-            &META,
-            format!("the nvidia module is built for {} but not for the running kernel {running} (kernel updated, driver not rebuilt)", with.join(", ")),
-        )
-        .evidence(evidence)
-        .fix(format!("Install linux-headers-{running} and run `sudo dkms autoinstall -k {running}` (or reinstall the driver), or boot one of: {}.", with.join(", "))));
+        let mut message = format!("the nvidia module is built for {} but not for the running kernel {running} (kernel updated, driver not rebuilt)", with.join(", "));
+        let mut fix = format!("Install linux-headers-{running} and run `sudo dkms autoinstall -k {running}` (or reinstall the driver), or boot one of: {}.", with.join(", "));
+        if let Some(b) = build_blocker(r, &running) {
+            message = format!("{message}: {}", b.cause);
+            fix = format!("{} Or boot one of: {}.", b.fix, with.join(", "));
+            evidence.push(b.evidence);
+        }
+        out.push(
+            CheckResult::problem(&META, message)
+                .evidence(evidence)
+                .fix(fix),
+        );
         return;
     }
     // Running kernel is fine; a newer installed kernel without the module breaks the next boot.
@@ -185,13 +208,23 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         .map(|(k, _, _)| k.as_str())
         .collect();
     if !newer_without.is_empty() {
-        out.push(CheckResult::problem(
-            &META,
-            format!("newer installed kernel(s) {} have no nvidia module: the next boot will have no GPU driver", newer_without.join(", ")),
-        )
-        .severity(Severity::Warning)
-        .evidence(evidence)
-        .fix(format!("Run `sudo dkms autoinstall -k {}` with its headers installed before rebooting.", newer_without[0])));
+        let mut message = format!("newer installed kernel(s) {} have no nvidia module: the next boot will have no GPU driver", newer_without.join(", "));
+        let mut fix = format!(
+            "Run `sudo dkms autoinstall -k {}` with its headers installed before rebooting.",
+            newer_without[0]
+        );
+        // What keeps DKMS from building it, so the failure is known before the reboot.
+        if let Some(b) = newer_without.iter().find_map(|k| build_blocker(r, k)) {
+            message = format!("{message}, and DKMS cannot build it: {}", b.cause);
+            fix = format!("Before rebooting: {}", b.fix);
+            evidence.push(b.evidence);
+        }
+        out.push(
+            CheckResult::problem(&META, message)
+                .severity(Severity::Warning)
+                .evidence(evidence)
+                .fix(fix),
+        );
         return;
     }
     if !loaded {
@@ -213,4 +246,95 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         )
         .evidence(evidence),
     );
+}
+
+/// What keeps DKMS from building the nvidia module for a kernel, and how to clear it.
+struct BuildBlocker {
+    cause: String,
+    evidence: Evidence,
+    fix: String,
+}
+
+/// Longest build-log line quoted in a finding.
+const MAX_LOG_LINE: usize = 200;
+
+/// Why DKMS cannot build nvidia for `kernel`: the kernel's headers are not installed
+/// (`/lib/modules/K/build`, a link to them, leads nowhere), or DKMS's last build log of
+/// nvidia, written for this kernel, shows an error. None when neither is seen.
+fn build_blocker(r: &dyn HostReader, kernel: &str) -> Option<BuildBlocker> {
+    let tree = format!("/lib/modules/{kernel}");
+    let build = format!("{tree}/build");
+    // Only where the kernel's module tree is there to look in: otherwise nothing says
+    // whether the headers are missing or merely not captured.
+    if r.list_dir(&tree).is_some() && r.list_dir(&build).is_none() {
+        return Some(BuildBlocker {
+            cause: format!("the headers of {kernel} are not installed (no {build})"),
+            evidence: Evidence::file(tree, "no build (kernel headers)"),
+            fix: format!(
+                "Install the headers of {kernel} (`linux-headers-{kernel}` on Debian/Ubuntu, \
+                 `kernel-devel-{kernel}` on Fedora/RHEL), then run `sudo dkms autoinstall -k \
+                 {kernel}`."
+            ),
+        });
+    }
+    for (ver, _) in r.list_dir("/var/lib/dkms/nvidia").unwrap_or_default() {
+        let log_path = format!("/var/lib/dkms/nvidia/{ver}/build/make.log");
+        let Some(log) = r.read_string(&log_path) else {
+            continue;
+        };
+        if make_log_kernel(&log) != Some(kernel) {
+            continue;
+        }
+        let Some(line) = make_log_error(&log) else {
+            continue;
+        };
+        let shown: String = line.chars().take(MAX_LOG_LINE).collect();
+        return Some(BuildBlocker {
+            cause: format!("DKMS's last build of nvidia {ver} for it failed (`{shown}`)"),
+            evidence: Evidence::file(log_path.clone(), shown),
+            fix: format!(
+                "Read {log_path}: a compiler other than the one the kernel was built with, or a \
+                 kernel newer than driver {ver} supports, are the usual causes; install that \
+                 compiler or a driver branch that supports {kernel}, then run `sudo dkms \
+                 autoinstall -k {kernel}`."
+            ),
+        });
+    }
+    None
+}
+
+/// The kernel a DKMS make.log was written for (its first line: `DKMS make.log for
+/// nvidia-550.54.15 for kernel 6.8.0-90-generic (x86_64)`).
+fn make_log_kernel(log: &str) -> Option<&str> {
+    let first = log.lines().next()?;
+    let rest = first.split_once(" for kernel ")?.1;
+    rest.split_whitespace().next()
+}
+
+/// The first line of a make.log that reports a failure: a compiler `error:` or make's
+/// `*** … Error N`.
+fn make_log_error(log: &str) -> Option<&str> {
+    log.lines()
+        .map(str::trim)
+        .find(|l| l.contains("error:") || (l.contains("***") && l.contains("Error")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{make_log_error, make_log_kernel};
+
+    #[test]
+    fn make_log_header_and_first_error() {
+        let log = "DKMS make.log for nvidia-550.54.15 for kernel 6.8.0-90-generic (x86_64)\n\
+                   make[1]: Entering directory '/usr/src/linux-headers-6.8.0-90-generic'\n\
+                   warning: the compiler differs from the one used to build the kernel\n\
+                   /var/lib/dkms/nvidia/550.54.15/build/nvidia/nv.c:42:10: error: implicit declaration of function 'foo'\n\
+                   make[2]: *** [scripts/Makefile.build:243: nvidia/nv.o] Error 1\n";
+        assert_eq!(make_log_kernel(log), Some("6.8.0-90-generic"));
+        assert!(make_log_error(log)
+            .unwrap()
+            .ends_with("error: implicit declaration of function 'foo'"));
+        assert_eq!(make_log_error("DKMS make.log for nvidia-550 for kernel 6.8.0-90-generic (x86_64)\nmake[1]: Leaving directory\n"), None);
+        assert_eq!(make_log_kernel("no header\n"), None);
+    }
 }

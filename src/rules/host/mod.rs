@@ -25,6 +25,7 @@ pub mod gl217_gpu_throttled;
 pub mod gl218_visible_devices_invalid;
 pub mod gl219_cuda_libs_shadow_torch;
 pub mod gl220_gpu_bar_unassigned;
+pub mod gl230_driver_install_mixed;
 
 use crate::finding::{Finding, Location, Severity};
 use crate::host::env::{detect_env, HostEnv};

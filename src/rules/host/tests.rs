@@ -145,6 +145,195 @@ fn gl202_nouveau() {
     );
 }
 
+/// nouveau loaded although blacklisted: the blacklist is younger than the running kernel's
+/// initramfs, so the fix is rebuilding the initramfs and rebooting, not "blacklist it"; the
+/// corrected twin (initramfs rebuilt after the blacklist, then booted) is clean.
+#[test]
+fn gl202_blacklist_newer_than_initramfs() {
+    let r = runv(&["variants/nouveau-blacklist-stale"]);
+    let x = expect(&r, "GL202", Problem);
+    assert_eq!(x.finding.severity, Severity::Error);
+    assert!(
+        x.finding.message.contains(
+            "newer than the initramfs of the running kernel (/boot/initrd.img-6.8.0-85-generic)"
+        ),
+        "{}",
+        x.finding.message
+    );
+    let fix = x.finding.help.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("update-initramfs -u -k 6.8.0-85-generic"),
+        "{fix}"
+    );
+    assert!(!fix.contains("Add /etc/modprobe.d"), "{fix}");
+    assert!(x
+        .evidence
+        .iter()
+        .any(|e| e.to_string().contains("built 2026-11-28 21:06 UTC")));
+    expect(&r, "GL203", CheckStatus::Explained);
+
+    let fixed = runv(&["variants/nouveau-blacklist-stale-fixed"]);
+    let bad: Vec<_> = fixed
+        .iter()
+        .filter(|x| x.status != CheckStatus::Ok && x.status != CheckStatus::Skipped)
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+
+    // Initramfs rebuilt after the blacklist but after the boot too: only the reboot is missing.
+    let dir = super::testutil::tree(&[
+        "h200",
+        "variants/complete",
+        "variants/nouveau-blacklist-stale",
+    ]);
+    std::fs::write(
+        dir.path().join(".gpulint-host/mtimes.txt"),
+        "1796100000 /etc/modprobe.d/blacklist-nouveau.conf\n1796200000 /boot/initrd.img-6.8.0-85-generic\n",
+    )
+    .unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL202", Problem);
+    assert!(
+        x.finding.message.contains("rebuilt after the last boot"),
+        "{}",
+        x.finding.message
+    );
+    assert!(x
+        .finding
+        .help
+        .as_deref()
+        .unwrap_or_default()
+        .starts_with("Reboot"));
+
+    // No recorded ages: still "not in effect", with the rebuild-and-reboot fix.
+    std::fs::remove_file(dir.path().join(".gpulint-host/mtimes.txt")).unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL202", Problem);
+    assert!(
+        x.finding.message.contains("loaded although blacklisted"),
+        "{}",
+        x.finding.message
+    );
+    assert!(x
+        .finding
+        .help
+        .as_deref()
+        .unwrap_or_default()
+        .contains("update-initramfs"));
+}
+
+/// A newer installed kernel without the module: GL206 names what will keep DKMS from building
+/// it before the reboot (no headers, a failed build in make.log); the corrected twins (headers
+/// installed / the build succeeded, module built) are clean.
+#[test]
+fn gl206_predicts_the_dkms_failure() {
+    let r = runv(&["variants/dkms-no-headers"]);
+    let x = expect(&r, "GL206", Problem);
+    assert_eq!(x.finding.severity, Severity::Warning);
+    assert!(
+        x.finding.message.contains(
+            "DKMS cannot build it: the headers of 6.8.0-90-generic are not installed \
+             (no /lib/modules/6.8.0-90-generic/build)"
+        ),
+        "{}",
+        x.finding.message
+    );
+    let fix = x.finding.help.as_deref().unwrap_or_default();
+    assert!(fix.contains("linux-headers-6.8.0-90-generic"), "{fix}");
+
+    let r = runv(&["variants/dkms-build-failed"]);
+    let x = expect(&r, "GL206", Problem);
+    assert!(
+        x.finding.message.contains(
+            "DKMS's last build of nvidia 580.159.04 for it failed \
+             (`cc: error: unrecognized command-line option '-fmin-function-alignment=16'`)"
+        ),
+        "{}",
+        x.finding.message
+    );
+    assert!(x.evidence.iter().any(|e| e
+        .to_string()
+        .contains("/var/lib/dkms/nvidia/580.159.04/build/make.log")));
+
+    for twin in ["dkms-no-headers-fixed", "dkms-build-failed-fixed"] {
+        let r = runv(&[&format!("variants/{twin}")]);
+        let bad: Vec<_> = r
+            .iter()
+            .filter(|x| x.status != CheckStatus::Ok && x.status != CheckStatus::Skipped)
+            .collect();
+        assert!(bad.is_empty(), "{twin}: {bad:#?}");
+    }
+
+    // A kernel installed in /boot only (no /lib/modules tree) has no module either; nothing
+    // is claimed about its headers.
+    let dir = super::testutil::tree(&["h200", "variants/complete"]);
+    std::fs::create_dir_all(dir.path().join("boot")).unwrap();
+    std::fs::write(dir.path().join("boot/vmlinuz-6.8.0-100-generic"), "").unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL206", Problem);
+    assert!(
+        x.finding.message.contains("6.8.0-100-generic"),
+        "{}",
+        x.finding.message
+    );
+    assert!(
+        !x.finding.message.contains("headers"),
+        "{}",
+        x.finding.message
+    );
+}
+
+/// The .run installer's driver under distribution packages: one must go; the twin without the
+/// .run install is clean, and two nvidia.ko alone (no installer log) still say so.
+#[test]
+fn gl230_runfile_and_packages() {
+    let r = runv(&["variants/driver-mixed"]);
+    let x = expect(&r, "GL230", Problem);
+    assert_eq!(x.finding.severity, Severity::Warning);
+    assert!(
+        x.finding.message.contains(
+            "installed both by the .run installer (/var/log/nvidia-installer.log, \
+             /usr/bin/nvidia-uninstall) and by distribution packages (nvidia-dkms-580, \
+             nvidia-driver-580)"
+        ),
+        "{}",
+        x.finding.message
+    );
+    let fixed = runv(&["variants/driver-mixed-fixed"]);
+    assert!(expect(&fixed, "GL230", CheckStatus::Ok)
+        .finding
+        .message
+        .contains("distribution packages only"));
+    let bad: Vec<_> = fixed
+        .iter()
+        .filter(|x| x.status != CheckStatus::Ok && x.status != CheckStatus::Skipped)
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+
+    let dir = super::testutil::tree(&["h200", "variants/complete"]);
+    let video = dir
+        .path()
+        .join("lib/modules/6.8.0-85-generic/kernel/drivers/video");
+    std::fs::create_dir_all(&video).unwrap();
+    std::fs::write(video.join("nvidia.ko"), "").unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host(&reader).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL230", Problem);
+    assert!(
+        x.finding.message.contains(
+            "(/lib/modules/6.8.0-85-generic/updates/dkms/nvidia.ko.zst, \
+             /lib/modules/6.8.0-85-generic/kernel/drivers/video/nvidia.ko)"
+        ),
+        "{}",
+        x.finding.message
+    );
+}
+
 #[test]
 fn gl203_and_gl207_missing_uvm() {
     let r = runv(&["variants/no-uvm"]);
@@ -570,12 +759,28 @@ fn variants_are_generated_by_the_script() {
 pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ("api-mismatch", "GL204", &["mismatch"]),
     ("nouveau-loaded", "GL202", &["nouveau"]),
+    (
+        "nouveau-blacklist-stale",
+        "GL202",
+        &["although /etc/modprobe.d/blacklist-nouveau.conf blacklists it"],
+    ),
     ("no-uvm", "GL203", &["nvidia_uvm"]),
     ("mig-on", "GL209", &["no MIG devices"]),
     ("old-driver", "GL212", &["12.2"]),
     ("lib-only-old-driver", "GL212", &["12.2"]),
     ("other-kernel", "GL206", &["6.8.0-90-generic"]),
     ("newer-kernel", "GL206", &["next boot"]),
+    ("driver-mixed", "GL230", &["one must go"]),
+    (
+        "dkms-no-headers",
+        "GL206",
+        &["next boot", "headers of 6.8.0-90-generic are not installed"],
+    ),
+    (
+        "dkms-build-failed",
+        "GL206",
+        &["next boot", "unrecognized command-line option"],
+    ),
     ("dev-perm", "GL207", &["not read-write"]),
     ("nvml-cgroup", "GL214", &["no-cgroups"]),
     ("no-ctk", "GL213", &["not installed"]),

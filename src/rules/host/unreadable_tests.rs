@@ -197,6 +197,10 @@ impl HostReader for Recording<'_> {
         }
         self.inner.run(cmd)
     }
+    fn modified(&self, path: &str) -> Option<i64> {
+        self.note_capture("mtimes.txt");
+        self.inner.modified(path)
+    }
     fn env(&self, key: &str) -> Option<String> {
         self.inner.env(key)
     }
