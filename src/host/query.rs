@@ -2,10 +2,12 @@
 //! the driver's version file, nvidia-smi's report, the invoking user, the loader and modprobe
 //! configuration, and the loader setting every library lookup starts from.
 
+use super::parse::versions::driver_lib_version;
 use super::parse::{self, smi, Identity};
 use super::profile::HostProfile;
 use super::reader::{EntryKind, HostCommand, HostFs, HostReader};
 use crate::loader::LoadRequest;
+use crate::version::DriverVersion;
 
 /// Loaded module names: /proc/modules, else /sys/module entries. With the source path.
 pub fn loaded_modules(r: &dyn HostReader) -> Option<(Vec<String>, &'static str)> {
@@ -147,4 +149,38 @@ fn host_machine(reader: &dyn HostReader, profile: &HostProfile) -> String {
         None if reader.is_live() => std::env::consts::ARCH.into(),
         None => String::new(),
     }
+}
+
+/// Where driver user-space libraries are installed (besides ld.so.conf's directories).
+const LIB_DIRS: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/local/nvidia/lib64",
+];
+
+/// `libnvidia-ml.so.<ver>` / `libcuda.so.<ver>` regular files in the library directories
+/// (not stubs, not the cuda-compat package).
+pub fn user_space_versions(r: &dyn HostReader) -> Vec<(String, DriverVersion)> {
+    let mut dirs: Vec<String> = LIB_DIRS.iter().map(|s| s.to_string()).collect();
+    for (d, _) in ld_so_conf_dirs(r) {
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        if d.contains("/compat") || d.contains("/stubs") {
+            continue;
+        }
+        for (name, _) in r.list_dir(&d).unwrap_or_default() {
+            if let Some(dv) = driver_lib_version(&name) {
+                out.push((format!("{d}/{name}"), dv));
+            }
+        }
+    }
+    out
 }

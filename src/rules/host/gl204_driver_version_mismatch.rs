@@ -4,8 +4,7 @@ use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::evidence::Evidence;
 use crate::host::parse::dmesg::{parse_api_mismatch, ApiMismatch};
-use crate::host::parse::versions::driver_lib_version;
-use crate::host::query::{ld_so_conf_dirs, proc_version, smi_driver_version};
+use crate::host::query::{proc_version, smi_driver_version, user_space_versions};
 use crate::host::reader::{HostCommand, HostReader};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::DriverVersion;
@@ -44,39 +43,6 @@ pub(crate) static META: RuleMeta = RuleMeta {
         ],
     },
 };
-
-const LIB_DIRS: &[&str] = &[
-    "/usr/lib/x86_64-linux-gnu",
-    "/usr/lib/aarch64-linux-gnu",
-    "/usr/lib64",
-    "/usr/lib",
-    "/lib/x86_64-linux-gnu",
-    "/lib64",
-    "/usr/local/nvidia/lib64",
-];
-
-/// `libnvidia-ml.so.<ver>` / `libcuda.so.<ver>` regular files in the library directories
-/// (not stubs, not the cuda-compat package).
-pub(crate) fn user_space_versions(r: &dyn HostReader) -> Vec<(String, DriverVersion)> {
-    let mut dirs: Vec<String> = LIB_DIRS.iter().map(|s| s.to_string()).collect();
-    for (d, _) in ld_so_conf_dirs(r) {
-        if !dirs.contains(&d) {
-            dirs.push(d);
-        }
-    }
-    let mut out = Vec::new();
-    for d in dirs {
-        if d.contains("/compat") || d.contains("/stubs") {
-            continue;
-        }
-        for (name, _) in r.list_dir(&d).unwrap_or_default() {
-            if let Some(dv) = driver_lib_version(&name) {
-                out.push((format!("{d}/{name}"), dv));
-            }
-        }
-    }
-    out
-}
 
 /// WSL2: the driver is the Windows host's, served from /usr/lib/wsl/lib. A Linux driver
 /// installed inside the distribution puts its own libcuda / libnvidia-ml in front of it.

@@ -1,10 +1,10 @@
 //! GL212: the driver supports an older CUDA than an installed toolkit.
 
-use super::gl211_cuda_toolkit_conflict::{nvcc_release, toolkits};
 use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::evidence::Evidence;
 use crate::host::reader::HostCommand;
+use crate::host::toolkits::{nvcc_release, toolkits};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
 

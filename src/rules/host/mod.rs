@@ -241,7 +241,7 @@ impl HostContext<'_> {
         if driver.is_some() {
             return None;
         }
-        let libs = gl204_driver_version_mismatch::user_space_versions(self.reader);
+        let libs = crate::host::query::user_space_versions(self.reader);
         // Only when every installed user-space library names the same driver: two versions
         // leave it unknown which one a program loads.
         let (path, v) = libs.first()?;

@@ -580,7 +580,7 @@ fn gl211_gl212_debian_toolkit_without_version_file() {
         "{:?}",
         x.evidence
     );
-    let tks = super::gl211_cuda_toolkit_conflict::toolkits(
+    let tks = crate::host::toolkits::toolkits(
         &crate::host::reader::CapturedReader::new(super::testutil::testdata(
             "variants/debian-toolkit",
         ))
