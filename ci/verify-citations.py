@@ -227,16 +227,21 @@ def rederive_nvcc(mdir, n, rotate):
             version = wheel.split("-")[1]
             got = tomllib.loads(mod.measure(version, tmp))["release"][0]
             label = f"CUDA {r['cuda']} ({wheel})"
-            b = compare("cuda_arch.toml", label, r, got,
-                        ["cuda", "sm", "arch_specific", "family_specific", "source"])
-            if not b and note_digest(got["note"]) != note_digest(r["note"]):
-                log(f"DRIFT cuda_arch.toml {label}: cited {note_digest(r['note'])}, "
-                    f"downloaded {note_digest(got['note'])}")
-                b = 1
-            bad += b
+            bad += compare_arch_row(label, r, got)
     log(f"rows re-derived: cuda_arch.toml (nvcc) {len(picked) - bad}/{len(picked)} match "
         f"({' '.join(r['cuda'] for r in picked)}; {len(rows)} rows)")
     return bad
+
+
+def compare_arch_row(label, r, got):
+    """A re-derived cuda_arch row against the matrix's: its fields, then the wheel it cites."""
+    b = compare("cuda_arch.toml", label, r, got,
+                ["cuda", "sm", "arch_specific", "family_specific", "source"])
+    if not b and note_digest(got["note"]) != note_digest(r["note"]):
+        log(f"DRIFT cuda_arch.toml {label}: cited {note_digest(r['note'])}, "
+            f"downloaded {note_digest(got['note'])}")
+        b = 1
+    return b
 
 
 def rederive_nvrtc(mdir, n, rotate):
@@ -257,13 +262,7 @@ def rederive_nvrtc(mdir, n, rotate):
             bad += 1
             continue
         got = rows_out[0]
-        b = compare("cuda_arch.toml", label, r, got,
-                    ["cuda", "sm", "arch_specific", "family_specific", "source"])
-        if not b and note_digest(got["note"]) != note_digest(r["note"]):
-            log(f"DRIFT cuda_arch.toml {label}: cited {note_digest(r['note'])}, "
-                f"downloaded {note_digest(got['note'])}")
-            b = 1
-        bad += b
+        bad += compare_arch_row(label, r, got)
     log(f"rows re-derived: cuda_arch.toml (nvrtc) {len(picked) - bad}/{len(picked)} match "
         f"({' '.join(r['cuda'] for r in picked)}; {len(rows)} rows)")
     return bad

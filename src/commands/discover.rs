@@ -215,6 +215,21 @@ pub(crate) fn helm_chart_of(p: &Path) -> Option<PathBuf> {
     None
 }
 
+/// A linted file's text as the suppression pass reads its pragmas: in Markdown only the
+/// code blocks count, so the rest is blanked first.
+pub fn pragma_text(display: String, text: String, markdown: bool) -> crate::suppress::FileText {
+    let text = if markdown {
+        markdown_code_only(&text)
+    } else {
+        text
+    };
+    crate::suppress::FileText {
+        display,
+        text,
+        statements: None,
+    }
+}
+
 /// Only the fenced code blocks of a Markdown file, prose blanked (lines kept): what the
 /// suppression pass reads, so a pragma quoted in prose as an example is not a suppression.
 pub fn markdown_code_only(text: &str) -> String {

@@ -178,16 +178,11 @@ pub(crate) fn lint_discovered(
     }
     all.extend(text_findings(p, &file, kind, &text, ctx));
     // Pragmas in Markdown count only inside its code blocks.
-    let text = if kind == FileKind::Markdown {
-        markdown_code_only(&text)
-    } else {
-        text
-    };
-    texts.push(FileText {
-        display: file,
+    texts.push(super::discover::pragma_text(
+        file,
         text,
-        statements: None,
-    });
+        kind == FileKind::Markdown,
+    ));
 }
 
 /// The largest file `lint` reads (Dockerfiles, manifests, scripts are far smaller).

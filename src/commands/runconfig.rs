@@ -6,7 +6,6 @@
 //! file:line:col.
 
 pub use super::context::{CommandContext, InputError};
-use super::discover::markdown_code_only;
 use super::scan_images;
 use crate::cli::{ComposeArgs, DockerfileArgs, K8sArgs, RunArgs};
 use crate::finding::Finding;
@@ -627,16 +626,8 @@ pub fn cmd_run(args: &RunArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         };
         let file = ctx.display(&p);
         all.extend(shell_findings(&p, &file, &text, ctx));
-        let text = if is_markdown_name(&file) {
-            markdown_code_only(&text)
-        } else {
-            text
-        };
-        texts.push(FileText {
-            display: file,
-            text,
-            statements: None,
-        });
+        let markdown = is_markdown_name(&file);
+        texts.push(super::discover::pragma_text(file, text, markdown));
     }
     if args.argv.is_empty() && args.files.is_empty() {
         anyhow::bail!("nothing to check: give `--file SCRIPT` or `-- docker run …`");
