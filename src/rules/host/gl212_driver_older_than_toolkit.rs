@@ -64,7 +64,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         return;
     };
     let sup = dc.cuda;
-    evidence.extend(dc.evidence);
+    evidence.extend(dc.evidence.clone());
     evidence.push(Evidence::note(format!(
         "driver {}: supports CUDA {sup}",
         dc.driver

@@ -210,6 +210,9 @@ pub struct HostContext<'a> {
     /// Where this host's loader looks for libraries (its platform, LD_LIBRARY_PATH): built
     /// once from the profile for every check that asks where a library loads from.
     pub loader: LoaderSetting,
+    /// [`HostContext::driver_cuda`], worked out once: GL212 and GL215 (per torch install) ask,
+    /// and without nvidia-smi the answer lists the library directories.
+    pub(crate) driver_cuda_once: std::cell::OnceCell<Option<DriverCuda>>,
 }
 
 /// The CUDA version the driver supports, and what says so.
@@ -225,7 +228,13 @@ impl HostContext<'_> {
     /// profile, else for the version in the name of the installed `libnvidia-ml.so.<ver>` /
     /// `libcuda.so.<ver>` (nvidia-smi missing and /proc/driver/nvidia unreadable, as in a
     /// container or with the module unloaded: the library still pins the driver).
-    pub(crate) fn driver_cuda(&self) -> Option<DriverCuda> {
+    pub(crate) fn driver_cuda(&self) -> Option<&DriverCuda> {
+        self.driver_cuda_once
+            .get_or_init(|| self.read_driver_cuda())
+            .as_ref()
+    }
+
+    fn read_driver_cuda(&self) -> Option<DriverCuda> {
         let driver = self.profile.driver.clone();
         if let Some(cuda) = self.profile.driver_cuda.or_else(|| {
             driver
@@ -387,6 +396,7 @@ pub fn run_checks_with(
         options: opts,
         facts: opts.facts,
         loader: LoaderSetting::new(reader, profile),
+        driver_cuda_once: Default::default(),
     };
     let no_gpu = no_gpu_host(&cx);
     // What the profile, the environment and the GPU-less test could not read: every check

@@ -1371,6 +1371,7 @@ fn gl219_searches_the_captured_hosts_platform_not_this_machines() {
         options: &options,
         facts: options.facts,
         loader: crate::host::query::LoaderSetting::new(&reader, &profile),
+        driver_cuda_once: Default::default(),
     };
     let torch_lib = "/usr/lib/python3/dist-packages/torch/lib".to_string();
     let order = super::gl219_cuda_libs_shadow_torch::torch_search_order(
