@@ -112,6 +112,10 @@ pub struct Finding {
     /// Set when the same problem may repeat across the services of one compose file or the
     /// containers of one manifest: findings of one key become one finding naming every
     /// member ([`merge_repeats`]), after suppressions, so a pragma silences only its own.
+    /// Concrete changes that would remove the finding, computed from the tables; `--fix`
+    /// applies the safe edits among them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<crate::fix::Fix>,
     #[serde(skip)]
     pub repeat: Option<Repeat>,
 }
@@ -189,6 +193,7 @@ impl RuleMeta {
             target: None,
             location: None,
             help: None,
+            fixes: Vec::new(),
             repeat: None,
         }
     }
@@ -205,6 +210,10 @@ impl Finding {
     }
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
+        self
+    }
+    pub fn with_fix(mut self, fix: crate::fix::Fix) -> Self {
+        self.fixes.push(fix);
         self
     }
     pub fn with_severity(mut self, s: Severity) -> Self {

@@ -14,6 +14,7 @@ pub mod config;
 pub mod detect;
 pub mod exit;
 pub mod finding;
+pub mod fix;
 pub mod format;
 pub mod gpu_target;
 pub mod host;

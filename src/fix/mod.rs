@@ -1,0 +1,136 @@
+//! What would make a finding go away: a concrete change computed from the tables (a torch
+//! build, a base image, a driver, an architecture list) and, where the change is an edit of the
+//! linted file, the edit itself. Rules attach fixes to findings; reporters show them (`help:`,
+//! JSON `fixes`, SARIF `fixes`), and `--fix` applies the safe edits.
+
+use serde::{Deserialize, Serialize};
+
+/// One suggested change for one finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fix {
+    pub kind: FixKind,
+    /// The change as the user would type or read it: an install line, an image tag, a driver
+    /// version, an architecture list.
+    pub replacement: String,
+    /// Why the change works, in one sentence, from the rows in `basis`.
+    pub rationale: String,
+    /// The table rows the suggestion rests on, each with its source.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub basis: Vec<FixBasis>,
+    /// Edits of the linted file that carry the change out; empty when the change is not a file
+    /// edit (a driver upgrade, a different node pool).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<TextEdit>,
+    pub applicability: Applicability,
+}
+
+/// What a fix changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixKind {
+    /// Install another build of a package (torch release and CUDA variant, companions).
+    Package,
+    /// Use another base image / image tag.
+    BaseImage,
+    /// Install a newer host driver (or cuda-compat where it helps).
+    Driver,
+    /// Build for other GPU architectures (`TORCH_CUDA_ARCH_LIST`, `-gencode`, CMake).
+    ArchList,
+    /// Use another package index (`--index-url`).
+    IndexUrl,
+    /// Change how the container is run (GPU request, shm, runtime flag, mounts).
+    RunConfig,
+    /// Schedule the workload on other GPUs / pools.
+    Placement,
+}
+
+/// Whether `--fix` may apply the edits, in ruff's sense: a safe fix changes only what the
+/// finding is about; an unsafe one may change meaning beyond it and needs `--unsafe-fixes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Applicability {
+    Safe,
+    Unsafe,
+    /// Advice only: nothing to apply automatically.
+    Manual,
+}
+
+/// One table row a suggestion rests on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixBasis {
+    /// The table, e.g. `torch_arch`, `cuda_driver`.
+    pub table: String,
+    /// The row, as the table names it, e.g. `2.8.0 cu128`.
+    pub row: String,
+    /// The row's public source (URL or measured artifact digest).
+    pub source: String,
+}
+
+/// Replace the bytes `start..end` of `file` with `new_text`. Lines and columns (1-based,
+/// columns in characters) are kept beside the byte range for SARIF's `artifactChanges`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextEdit {
+    pub file: String,
+    pub start: usize,
+    pub end: usize,
+    pub start_line: u32,
+    pub start_column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub new_text: String,
+}
+
+impl TextEdit {
+    /// An edit of `text` (the content of `file`); `None` when the range is not on character
+    /// boundaries of `text`.
+    pub fn new(file: &str, text: &str, start: usize, end: usize, new_text: &str) -> Option<Self> {
+        if start > end
+            || end > text.len()
+            || !text.is_char_boundary(start)
+            || !text.is_char_boundary(end)
+        {
+            return None;
+        }
+        let (start_line, start_column) = line_column(text, start);
+        let (end_line, end_column) = line_column(text, end);
+        Some(TextEdit {
+            file: file.to_string(),
+            start,
+            end,
+            start_line,
+            start_column,
+            end_line,
+            end_column,
+            new_text: new_text.to_string(),
+        })
+    }
+}
+
+fn line_column(text: &str, at: usize) -> (u32, u32) {
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = text[line_start..at].chars().count() + 1;
+    (line as u32, column as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_positions_count_lines_and_characters() {
+        let text = "FROM a\nRUN pip install töрch\n";
+        let start = text.find("töрch").unwrap();
+        let e = TextEdit::new("Dockerfile", text, start, text.len() - 1, "torch==2.8.0").unwrap();
+        assert_eq!((e.start_line, e.start_column), (2, 17));
+        assert_eq!((e.end_line, e.end_column), (2, 22));
+    }
+
+    #[test]
+    fn edit_off_a_character_boundary_is_refused() {
+        let text = "ö";
+        assert!(TextEdit::new("f", text, 1, 2, "x").is_none());
+        assert!(TextEdit::new("f", text, 0, 3, "x").is_none());
+    }
+}
