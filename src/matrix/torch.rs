@@ -44,8 +44,12 @@ pub struct TorchVariant {
     /// `cu121`.
     pub tag: String,
     pub cuda: CudaVersion,
-    /// The GPU code this build ships, when a source for it exists.
+    /// The GPU code this build ships, when a source for it exists: the `[[arch]]` row, else
+    /// what the release's build script sets (`[[build_script]]`).
     pub archs: Option<VariantArchs>,
+    /// What the release's build script sets for this build, when read (`[[build_script]]`),
+    /// kept beside a measured `[[arch]]` row so the two can be compared.
+    pub build_script: Option<VariantArchs>,
     /// Where the existence of this build is documented.
     pub source: String,
     /// How the row is known, when the data file says; `None`: from its source.
@@ -59,6 +63,9 @@ pub struct VariantArchs {
     pub sass: Vec<ArchTarget>,
     pub ptx: Vec<ArchTarget>,
     pub source: String,
+    /// How the list is known: measured from the wheel, cited from the release's own build
+    /// script, or inferred (a build-script snapshot near the release, not its tag).
+    pub basis: super::Basis,
 }
 
 impl TorchVariant {
@@ -124,6 +131,8 @@ struct RawTorchFile {
     variant: Vec<RawVariant>,
     #[serde(default)]
     arch: Vec<RawArch>,
+    #[serde(default)]
+    build_script: Vec<RawBuildScript>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -162,6 +171,24 @@ struct RawArch {
     sass: Vec<String>,
     ptx: Vec<String>,
     source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    basis: Option<super::Basis>,
+    #[allow(dead_code)]
+    note: Option<String>,
+}
+
+/// The `TORCH_CUDA_ARCH_LIST` a release's build script sets for one CUDA build, as
+/// ci/torch-build-arch-lists.py reads it (`3.7;5.0;9.0+PTX`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBuildScript {
+    torch: String,
+    tag: String,
+    arch_list: String,
+    source: String,
+    #[serde(default)]
+    basis: Option<super::Basis>,
     #[allow(dead_code)]
     note: Option<String>,
 }
@@ -272,6 +299,54 @@ fn cu_tag(what: &str, tag: &str) -> Result<CudaVersion> {
     Ok(cuda)
 }
 
+/// The basis of a row whose data file states none: a URL is a cited source.
+fn basis_of(basis: Option<super::Basis>, source: &str) -> super::Basis {
+    basis.unwrap_or(
+        if source.starts_with("https://") || source.starts_with("http://") {
+            super::Basis::Cited
+        } else {
+            super::Basis::Inferred
+        },
+    )
+}
+
+/// A build script's `TORCH_CUDA_ARCH_LIST` (`5.0;6.0;3.7;9.0+PTX`) → (SASS, PTX), each sorted:
+/// `X.Y` is `sm_XY`, `X.Y+PTX` adds `compute_XY`. Named lists (`Ampere`) and arch-specific
+/// entries (`9.0a`) are refused: no default build uses them.
+fn parse_arch_list(what: &str, list: &str) -> Result<(Vec<ArchTarget>, Vec<ArchTarget>)> {
+    let mut sass: Vec<ArchTarget> = Vec::new();
+    let mut ptx: Vec<ArchTarget> = Vec::new();
+    for entry in list.split(';').map(str::trim) {
+        let (cc, with_ptx) = match entry.strip_suffix("+PTX") {
+            Some(cc) => (cc, true),
+            None => (entry, false),
+        };
+        let (major, minor) = cc
+            .split_once('.')
+            .filter(|(a, b)| {
+                !a.is_empty()
+                    && b.len() == 1
+                    && a.bytes().all(|c| c.is_ascii_digit())
+                    && b.bytes().all(|c| c.is_ascii_digit())
+            })
+            .with_context(|| format!("{what}: {entry:?} is not X.Y or X.Y+PTX"))?;
+        let sm: ArchTarget = format!("sm_{major}{minor}")
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("{what}: {e}"))?;
+        ensure!(!sass.contains(&sm), "{what}: {entry:?} listed twice");
+        sass.push(sm);
+        if with_ptx {
+            let p: ArchTarget = format!("compute_{major}{minor}")
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!("{what}: {e}"))?;
+            ptx.push(p);
+        }
+    }
+    sass.sort_by_key(|t| t.sm);
+    ptx.sort_by_key(|t| t.sm);
+    Ok((sass, ptx))
+}
+
 fn parse_targets(what: &str, list: &[String], kind: CodeKind) -> Result<Vec<ArchTarget>> {
     let mut out: Vec<ArchTarget> = Vec::with_capacity(list.len());
     for s in list {
@@ -290,6 +365,14 @@ fn parse_targets(what: &str, list: &[String], kind: CodeKind) -> Result<Vec<Arch
         out.push(t);
     }
     Ok(out)
+}
+
+fn join(targets: &[ArchTarget]) -> String {
+    targets
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 // ---- loading ---------------------------------------------------------------------------
@@ -359,6 +442,7 @@ impl TorchMatrix {
                 tag: v.tag.clone(),
                 cuda,
                 archs: None,
+                build_script: None,
                 source: v.source.clone(),
                 basis: v.basis,
             });
@@ -388,7 +472,49 @@ impl TorchMatrix {
                 sass,
                 ptx,
                 source: a.source.clone(),
+                basis: basis_of(a.basis, &a.source),
             });
+        }
+
+        // Build-script readings, sorted by (torch, cuda), each for a known variant. They give
+        // the variant's arch list unless a measured [[arch]] row does; beside a measured row
+        // they are kept for `build_script_disagreements`.
+        let mut last: Option<(Vec<u32>, CudaVersion)> = None;
+        for b in &raw.build_script {
+            let what = format!("torch.toml build_script {} {}", b.torch, b.tag);
+            check_major_minor(&what, &b.torch)?;
+            check_source(&what, &b.source)?;
+            let cuda = cu_tag(&what, &b.tag)?;
+            let key = (numeric_parts(&b.torch), cuda);
+            if let Some(prev) = &last {
+                ensure!(
+                    *prev < key,
+                    "{what}: build_script rows must be sorted and unique"
+                );
+            }
+            last = Some(key);
+            let (sass, ptx) = parse_arch_list(&what, &b.arch_list)?;
+            ensure!(!sass.is_empty(), "{what}: empty arch list");
+            let var = releases
+                .iter_mut()
+                .find(|r| r.version == b.torch)
+                .and_then(|r| r.variants.iter_mut().find(|v| v.tag == b.tag))
+                .with_context(|| format!("{what}: no variant row for it"))?;
+            let script = VariantArchs {
+                sass,
+                ptx,
+                source: b.source.clone(),
+                basis: basis_of(b.basis, &b.source),
+            };
+            match &var.archs {
+                Some(a) if a.basis != super::Basis::Measured => bail!(
+                    "{what}: the variant also has a transcribed [[arch]] row ({}); keep one",
+                    a.source
+                ),
+                Some(_) => {}
+                None => var.archs = Some(script.clone()),
+            }
+            var.build_script = Some(script);
         }
 
         for r in &releases {
@@ -489,6 +615,34 @@ impl TorchMatrix {
             companions,
             pins,
         })
+    }
+
+    /// Every build whose measured `[[arch]]` row and build-script reading disagree on the
+    /// generic SASS or PTX it ships, one line each. A build script read at the wrong commit
+    /// (or a snapshot standing for the wrong release) shows up here against the wheel.
+    pub fn build_script_disagreements(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.releases {
+            for v in &r.variants {
+                let (Some(a), Some(b)) = (&v.archs, &v.build_script) else {
+                    continue;
+                };
+                if a.basis == super::Basis::Measured && (a.sass != b.sass || a.ptx != b.ptx) {
+                    out.push(format!(
+                        "torch {} {}: measured SASS [{}] PTX [{}] ({}), build script SASS [{}] PTX [{}] ({})",
+                        r.version,
+                        v.tag,
+                        join(&a.sass),
+                        join(&a.ptx),
+                        a.source,
+                        join(&b.sass),
+                        join(&b.ptx),
+                        b.source
+                    ));
+                }
+            }
+        }
+        out
     }
 
     /// The facts shipped with gpulint.
@@ -617,7 +771,7 @@ mod tests {
         for k in ["2.3", "2.3.0", "2.3.1", "2.3.0+cu121", " 2.3.0+cu118 "] {
             assert_eq!(m.release(k).map(|r| r.version.as_str()), Some("2.3"), "{k}");
         }
-        assert!(m.release("1.11").is_none());
+        assert!(m.release("1.9").is_none());
         assert!(m.release("9.9").is_none());
         assert!(m.release("garbage").is_none());
         assert!(m.release("2").is_none());
@@ -715,6 +869,105 @@ mod tests {
         }
     }
 
+    /// The build-script readings (ci/torch-build-arch-lists.py) of every PyPI default build
+    /// that was also measured from its wheel agree with the measurement.
+    #[test]
+    fn build_script_rows_agree_with_measured_wheels() {
+        let m = m();
+        assert_eq!(
+            m.build_script_disagreements(),
+            Vec::<String>::new(),
+            "a [[build_script]] row disagrees with the measured wheel"
+        );
+        let compared = m
+            .releases()
+            .iter()
+            .flat_map(|r| &r.variants)
+            .filter(|v| {
+                v.build_script.is_some()
+                    && v.archs.as_ref().map(|a| a.basis) == Some(crate::matrix::Basis::Measured)
+            })
+            .count();
+        assert!(compared >= 10, "only {compared} builds compared");
+    }
+
+    #[test]
+    fn a_build_script_reading_that_disagrees_with_the_wheel_is_reported() {
+        // The KDr2 snapshot's 12.6 case (9.0+PTX), taken for torch 2.7: the measured 2.7.0
+        // cu126 wheel ships no PTX.
+        let toml = "[[release]]\ntorch = \"2.7\"\npython = []\nsource = \"https://x\"\n\
+            [[variant]]\ntorch = \"2.7\"\ntag = \"cu126\"\nsource = \"https://x\"\n\
+            [[arch]]\ntorch = \"2.7\"\ntag = \"cu126\"\nsass = [\"sm_50\", \"sm_90\"]\nptx = []\n\
+            basis = \"measured\"\nsource = \"https://pypi.org/x\"\n\
+            [[build_script]]\ntorch = \"2.7\"\ntag = \"cu126\"\narch_list = \"5.0;9.0+PTX\"\n\
+            basis = \"inferred\"\nsource = \"https://github.com/x\"\n";
+        let m = TorchMatrix::from_toml(toml, "").unwrap();
+        let d = m.build_script_disagreements();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].starts_with("torch 2.7 cu126"), "{}", d[0]);
+        // The measured row still answers.
+        let v = m.release("2.7").unwrap().variant("cu126").unwrap();
+        assert_eq!(v.ptx().unwrap(), &[] as &[ArchTarget]);
+        // A transcribed [[arch]] row beside a build-script row is one row too many.
+        let two = toml.replace("basis = \"measured\"", "basis = \"cited\"");
+        assert!(TorchMatrix::from_toml(&two, "").is_err());
+    }
+
+    #[test]
+    fn arch_lists_from_build_scripts() {
+        let (sass, ptx) = parse_arch_list("t", "5.0;6.0;3.7;9.0+PTX").unwrap();
+        assert_eq!(sass, targets(&["sm_37", "sm_50", "sm_60", "sm_90"]));
+        assert_eq!(ptx, targets(&["compute_90"]));
+        let (sass, _) = parse_arch_list("t", "7.5;10.0;12.0").unwrap();
+        assert_eq!(sass, targets(&["sm_75", "sm_100", "sm_120"]));
+        for bad in ["", "Ampere", "9.0a", "9", "8.0;8.0", "8.0;;9.0", "10.00"] {
+            assert!(parse_arch_list("t", bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn non_default_variants_from_the_release_build_scripts() {
+        let m = m();
+        let get = |t: &str, tag: &str| {
+            m.release(t)
+                .and_then(|r| r.variant(tag))
+                .and_then(|v| v.archs.clone())
+                .unwrap_or_else(|| panic!("torch {t} {tag}: no arch list"))
+        };
+        // 1.10 (pytorch/builder release/1.10, manywheel/build.sh): K80 (sm_37) still in.
+        let a = get("1.10.0", "cu113");
+        assert_eq!(
+            a.sass,
+            targets(&["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86"])
+        );
+        assert_eq!(a.basis, crate::matrix::Basis::Cited);
+        assert!(a.source.contains("pytorch/builder/blob/"), "{}", a.source);
+        assert_eq!(
+            get("1.10", "cu102").sass,
+            targets(&["sm_37", "sm_50", "sm_60", "sm_70"])
+        );
+        // 2.6 cu126: the snapshots at the 2.6 branch cut set 9.0+PTX.
+        let a = get("2.6", "cu126");
+        assert_eq!(a.ptx, targets(&["compute_90"]));
+        assert_eq!(a.basis, crate::matrix::Basis::Inferred);
+        // 2.7 cu118 and the new 2.9 cu126 row.
+        assert!(get("2.7.1", "cu118")
+            .sass
+            .contains(&"sm_37".parse().unwrap()));
+        assert_eq!(
+            get("2.9", "cu126").sass,
+            targets(&["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"])
+        );
+        // Every variant of 1.10-2.9 now has a list.
+        for r in m.releases() {
+            if cmp_versions(&r.version, "2.9") != Ordering::Greater {
+                for v in &r.variants {
+                    assert!(v.archs.is_some(), "torch {} {}", r.version, v.tag);
+                }
+            }
+        }
+    }
+
     #[test]
     fn companions() {
         let m = m();
@@ -734,6 +987,20 @@ mod tests {
         assert_eq!(
             m.companion_for("torchaudio", "2.3.1").as_deref(),
             Some("2.3")
+        );
+        // torch 1.10 / 1.11 (ci/torch-companion-pins.py); 0.11.0's metadata pins the local
+        // build `torch (==1.10.0+cu102)`.
+        assert_eq!(
+            m.companion_for("torchvision", "0.11.0").as_deref(),
+            Some("1.10")
+        );
+        assert_eq!(
+            m.companion_for("torchaudio", "0.11").as_deref(),
+            Some("1.11")
+        );
+        assert_eq!(
+            m.companions_of("1.10.2").unwrap().torchvision.as_deref(),
+            Some("0.11.3")
         );
         assert_eq!(m.companion_for("torchvision", "0.99"), None);
         assert_eq!(m.companion_for("numpy", "1.26"), None);

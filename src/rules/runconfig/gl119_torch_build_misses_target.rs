@@ -8,8 +8,8 @@
 use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::{Finding, Severity};
 use crate::gpu_target::Target;
-use crate::matrix::torch::{TorchRelease, TorchVariant};
-use crate::matrix::Facts;
+use crate::matrix::torch::{TorchRelease, TorchVariant, VariantArchs};
+use crate::matrix::{Basis, Facts};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::rules::image::context::list;
 use crate::runconfig::torch::{all_torch, TorchCuda, TorchInstall};
@@ -164,6 +164,16 @@ fn resolve<'a>(facts: &'a Facts, t: &TorchInstall, cuda: Option<CudaVersion>) ->
     }
 }
 
+/// Said after a source the verdict rests on when that row is inferred, not measured or cited.
+fn basis_note(a: &VariantArchs) -> &'static str {
+    match a.basis {
+        Basis::Inferred => {
+            "; inferred: the build script of a main-branch snapshot near that release, not its tag"
+        }
+        Basis::Measured | Basis::Cited => "",
+    }
+}
+
 /// The GPUs of `tg` with capability `cc`, for messages ("7.0 (V100)").
 fn gpu_names(tg: &Target, cc: ComputeCapability) -> String {
     let mut names: Vec<&str> = tg
@@ -202,11 +212,12 @@ fn judge(build: &Build, cc: ComputeCapability) -> Verdict {
             )),
             Some(a) if covers(&a.sass, &a.ptx, cc) => Verdict::Runs,
             Some(a) => Verdict::Misses(format!(
-                "{how}, {} build, ships SASS [{}] and PTX [{}] (source: {})",
+                "{how}, {} build, ships SASS [{}] and PTX [{}] (source: {}{})",
                 variant.tag,
                 list(&a.sass),
                 list(&a.ptx),
-                a.source
+                a.source,
+                basis_note(a)
             )),
         },
         Build::AtLeast {
@@ -445,6 +456,41 @@ mod tests {
             f[0].message
         );
         assert!(!f[0].message.contains("9.0 ("), "{}", f[0].message);
+    }
+
+    #[test]
+    fn torch_2_7_1_cu118_is_judged_not_unknown() {
+        // Its arch list (3.7 ... 9.0) comes from a build-script snapshot: judged, and an
+        // error that rests on it says the row is inferred.
+        let df = "FROM python:3.10\nRUN pip install torch==2.7.1+cu118\n";
+        assert!(on(df, "9.0").is_empty(), "{:?}", on(df, "9.0"));
+        assert!(on(df, "3.7").is_empty(), "{:?}", on(df, "3.7"));
+        let f = on(df, "12.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(!f[0].message.contains("unknown"), "{}", f[0].message);
+        assert!(f[0].message.contains("inferred"), "{}", f[0].message);
+        let df = "FROM python:3.10\nRUN pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu118\n";
+        assert_eq!(on(df, "12.0").len(), 1);
+    }
+
+    #[test]
+    fn torch_1_10_builds_are_judged_not_unknown() {
+        // PyPI's 1.10.0 is the CUDA 10.2 build: sm_37 ... sm_70, nothing for an A100.
+        let f = on("FROM python:3.9\nRUN pip install torch==1.10.0\n", "8.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].message.contains("cu102"), "{}", f[0].message);
+        assert!(!f[0].message.contains("inferred"), "{}", f[0].message);
+        assert!(on("FROM python:3.9\nRUN pip install torch==1.10.0\n", "7.0").is_empty());
+        // The cu113 build covers the A100 and the K80 ...
+        let df = "FROM python:3.9\nRUN pip install torch==1.10.2+cu113\n";
+        assert!(on(df, "8.0").is_empty(), "{:?}", on(df, "8.0"));
+        assert!(on(df, "3.7").is_empty(), "{:?}", on(df, "3.7"));
+        // ... but not an H100.
+        let f = on(df, "9.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
     }
 
     #[test]
