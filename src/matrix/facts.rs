@@ -300,7 +300,7 @@ impl Facts {
     pub fn ngc_pytorch_cuda(&self, tag: &str) -> Option<Sourced<CudaVersion>> {
         let yymm = tag.split('-').next()?;
         let c = self.matrix.ngc_pytorch(yymm)?;
-        Some(Sourced::row(c.cuda, &c.source, c.basis))
+        Some(Sourced::row(c.cuda?, &c.source, c.basis))
     }
 
     /// The end-of-life CUDA image series containing `cuda` ("10.1", or a whole major).

@@ -174,9 +174,16 @@ fn torch_questions_are_sourced() {
 #[test]
 fn image_and_run_config_questions_are_sourced() {
     let f = facts();
+    let n = f.ngc_pytorch_cuda("23.10-py3").unwrap();
+    assert_eq!(n.value, cuda("12.2.2"));
+    assert_cited(&n);
+    // 24.05's CUDA was read from other frameworks' notes of that month: inferred.
     let n = f.ngc_pytorch_cuda("24.05-py3").unwrap();
     assert_eq!(n.value, cuda("12.4.1"));
-    assert_cited(&n);
+    assert_eq!(n.basis, Basis::Inferred);
+    // A month known by its PyTorch only, and one without a release, have no CUDA answer.
+    assert_eq!(f.ngc_pytorch_cuda("24.07-py3"), None);
+    assert_eq!(f.ngc_pytorch_cuda("25.07-py3"), None);
     let e = f.cuda_eol(cuda("10.1")).unwrap();
     assert_cited(&e);
     assert_eq!(f.cuda_eol(cuda("11.8")), None);

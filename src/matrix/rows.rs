@@ -214,7 +214,14 @@ pub(crate) struct NgcFile {
 pub struct NgcPytorch {
     /// "24.05".
     pub tag: String,
-    pub cuda: CudaVersion,
+    /// `None` where no source read gives it (the PyTorch version may still be known).
+    pub cuda: Option<CudaVersion>,
+    /// The image's own `CUDA_DRIVER_VERSION` ENV: the driver its CUDA release ships with (what
+    /// its cuda-compat carries), not a minimum the host needs.
+    pub cuda_driver_version: Option<DriverVersion>,
+    /// `true` for a month NVIDIA published no release (25.07): the row says so, nothing else.
+    #[serde(default)]
+    pub no_release: bool,
     /// The release notes' wording, e.g. "CUDA 10.1 Update 1".
     pub cuda_label: Option<String>,
     pub pytorch: Option<String>,
@@ -228,6 +235,7 @@ pub struct NgcPytorch {
     /// How the row is known, when the data file says; `None`: from its source.
     #[serde(default)]
     pub basis: Option<super::Basis>,
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -134,7 +134,7 @@ fn every_cudnn_and_ngc_row_parses_and_arch_cc_is_known() {
             assert!(known, "{CUDA_ARCH} {}: sm_{sm} has no architecture", r.cuda);
         }
     }
-    assert_eq!(m.ngc_pytorch("24.05").unwrap().cuda, c("12.4.1"));
+    assert_eq!(m.ngc_pytorch("24.05").unwrap().cuda, Some(c("12.4.1")));
 }
 
 // ---- spot checks against the documents ----
@@ -364,6 +364,49 @@ fn cudnn_and_ngc() {
     assert_eq!(n.cudnn.as_deref(), Some("9.1.0.70"));
     assert_eq!(m.ngc_pytorch("24.05-py3").unwrap().tag, "24.05");
     assert!(m.ngc_pytorch("23.99").is_none());
+}
+
+/// NGC PyTorch 23.01-25.12 (ci/ngc-pytorch-rows.py): the PyTorch of every month Triton's
+/// compatibility.md names, the image ENV where a dump was read, 25.07 as no release.
+#[test]
+fn ngc_pytorch_2023_to_2025() {
+    let m = m();
+    let torch = |t: &str| m.ngc_pytorch(t).and_then(|r| r.pytorch.clone());
+    for (tag, want) in [
+        ("23.10", "2.1.0a0+32f93b1"),
+        ("24.03", "2.3.0a0+40ec155e58"),
+        ("24.07", "2.4.0a0+3bcc3cddb5"),
+        ("24.10", "2.5.0a0+e000cf0ad9"),
+        ("24.11", "2.6.0a0+df5bbc09d1"),
+        ("25.01", "2.6.0a0+ecf3bae40a"),
+        ("25.03", "2.7.0a0+7c8ec84dab"),
+        ("25.04", "2.7.0a0+79aa17489c"),
+        ("25.05", "2.8.0a0+5228986c39"),
+        ("25.06", "2.8.0a0+5228986c39"),
+        ("25.10", "2.9.0a0+145a3a7bda"),
+        ("25.11", "2.10.0a0+b558c986e8"),
+    ] {
+        assert_eq!(torch(tag).as_deref(), Some(want), "{tag}");
+    }
+    let r = m.ngc_pytorch("23.10").unwrap();
+    assert_eq!(r.cuda, Some(c("12.2.2")));
+    assert_eq!(r.cuda_driver_version, Some(d("535.104.05")));
+    assert_eq!(m.ngc_pytorch("25.10").unwrap().cuda, Some(c("13.0.2")));
+    // Only the PyTorch is known for 24.07.
+    assert_eq!(m.ngc_pytorch("24.07").unwrap().cuda, None);
+    // 25.07 was never released: a row that says so and nothing else.
+    for r in &m.ngc {
+        if r.no_release {
+            assert!(
+                r.cuda.is_none() && r.pytorch.is_none() && r.cudnn.is_none(),
+                "{NGC_PYTORCH} {}: a no-release row with facts",
+                r.tag
+            );
+        }
+    }
+    assert!(m.ngc_pytorch("25.07").unwrap().no_release);
+    // Months with no source stay unknown.
+    assert!(m.ngc_pytorch("23.01").is_none());
 }
 
 #[test]
