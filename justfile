@@ -110,6 +110,20 @@ measure-cuda-components:
 measure-torch-dependents *args:
     python3 ci/torch-dependents.py {{args}}
 
+# torch.toml [[build_script]] rows: TORCH_CUDA_ARCH_LIST of each release's build script
+# (a clone of pytorch/builder for 1.10-2.5; stored main-branch snapshots for 2.6-2.9).
+torch-build-arch builder_git:
+    python3 ci/torch-build-arch-lists.py --builder-git {{builder_git}} --snapshots ci/torch-build-snapshots.txt
+
+# torch_companions.toml pins of torchvision / torchaudio releases, from their wheels' metadata.
+torch-companion-pins *specs:
+    python3 ci/torch-companion-pins.py {{specs}}
+
+# ngc_pytorch.toml 23.01-25.12 rows: PyTorch from Triton's compatibility.md (a clone of
+# triton-inference-server/server), CUDA from the image ENV dumps the script names.
+ngc-pytorch-rows triton_git:
+    python3 ci/ngc-pytorch-rows.py --triton-git {{triton_git}}
+
 # Small skeletons of real CUDA runtimes (the cudart version fixtures in testdata/cudart/).
 cudart-skeletons *args:
     python3 testdata/cudart/make-skeleton.py {{args}}

@@ -22,6 +22,7 @@ tests compare each with the measured row (src/matrix/torch.rs), so a script read
 disagrees with a shipped wheel fails the build.
 
     python3 ci/torch-build-arch-lists.py --builder-git /work/.mirror/pytorch+builder/repo
+    just torch-build-arch /path/to/pytorch-builder-clone
 """
 import argparse
 import fnmatch
@@ -226,9 +227,9 @@ def builder_rows(gitdir):
             yield torch, tag, row(torch, tag, value, "cited", url, note)
 
 
-def snapshots():
+def snapshots(path):
     out, key, buf = {}, None, []
-    for line in SNAPSHOT_FILE.read_text().splitlines():
+    for line in path.read_text().splitlines():
         if line.startswith("--- "):
             if key:
                 out[key] = "\n".join(buf) + "\n"
@@ -241,8 +242,8 @@ def snapshots():
     return out
 
 
-def snapshot_rows():
-    texts = snapshots()
+def snapshot_rows(path):
+    texts = snapshots(path)
     for torch, repo, commit, tags, why in SNAPSHOTS:
         text = texts[(repo, commit)]
         url = f"https://github.com/{repo}/blob/{commit}/.ci/manywheel/build_cuda.sh"
@@ -288,9 +289,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--builder-git", required=True,
                     help="a clone (or bare mirror) of pytorch/builder with its release branches")
+    ap.add_argument("--snapshots", type=Path, default=SNAPSHOT_FILE,
+                    help="the verbatim snapshot excerpts (default: %(default)s)")
     args = ap.parse_args()
     self_test()
-    rows = list(builder_rows(args.builder_git)) + list(snapshot_rows())
+    rows = list(builder_rows(args.builder_git)) + list(snapshot_rows(args.snapshots))
     key = lambda r: (tuple(int(x) for x in r[0].split(".")), int(r[1][2:]))
     for _, _, text in sorted(rows, key=key):
         print(text)
