@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Print torch.toml [[arch]] rows measured from the torch wheels published on PyPI.
 
-For each torch version given (default: every X.Y.0 release on PyPI from 1.13.0 on, as
+For each torch version given (default: every X.Y.0 release on PyPI from 1.10.0 on, as
 `pip index versions torch` lists them), the script downloads the plain PyPI Linux x86_64
 wheel (the PyPI default CUDA build; ~0.7-1 GB, no dependencies), and:
   * computes its sha256 and reads torch/version.py (`__version__`, `cuda = '12.8'` -> cu128);
@@ -19,7 +19,7 @@ wheel (the PyPI default CUDA build; ~0.7-1 GB, no dependencies), and:
 Each row cites the wheel file name and its sha256. Paste the rows into matrices/torch.toml.
 
     cargo build --release --example fatbin_list
-    python3 ci/torch-arch-lists.py                 # every X.Y.0 from 1.13.0
+    python3 ci/torch-arch-lists.py                 # every X.Y.0 from 1.10.0
     python3 ci/torch-arch-lists.py 2.11.0 2.15.0
     TORCH_WHEELS=/tmp/wheels python3 ci/torch-arch-lists.py 2.11.0   # /tmp/wheels/2.11.0/*.whl
 
@@ -41,7 +41,8 @@ LISTER = Path(os.environ.get("FATBIN_LIST",
                              REPO / "target" / "release" / "examples" / "fatbin_list"))
 PLATFORMS = ["manylinux1_x86_64", "manylinux2014_x86_64", "manylinux_2_17_x86_64",
              "manylinux_2_28_x86_64"]
-PYTHONS = ["3.10", "3.12", "3.13"]
+# 3.9: torch 1.10 and 1.11 have no cp310 wheel on PyPI.
+PYTHONS = ["3.10", "3.12", "3.13", "3.9"]
 MEMBER = re.compile(r"^torch/lib/(libtorch_cuda[^/]*\.so|libc10_cuda\.so)$")
 
 
@@ -58,7 +59,7 @@ def default_versions():
                          capture_output=True, text=True, check=True).stdout
     line = next(l for l in out.splitlines() if l.startswith("Available versions:"))
     vs = [v.strip() for v in line.split(":", 1)[1].split(",")]
-    vs = [v for v in vs if re.fullmatch(r"\d+\.\d+\.0", v) and vkey(v) >= (1, 13, 0)]
+    vs = [v for v in vs if re.fullmatch(r"\d+\.\d+\.0", v) and vkey(v) >= (1, 10, 0)]
     return sorted(vs, key=vkey)
 
 
@@ -161,9 +162,15 @@ def measure(version, tmp):
                 for t in names(counts) if not t.startswith("lto_")))
         for p in problems:
             log(f"torch {version} {p}")
-        # The build's TORCH_CUDA_ARCH_LIST is what (nearly) every kernel fatbin carries; a
-        # few kernels add targets of their own (sm_89 FP8, sm_90a/sm_100a CUTLASS), which are
-        # no arch list a GPU could rely on: they go to the note.
+        # The build's TORCH_CUDA_ARCH_LIST is the generic target set torch's own kernel
+        # fatbins (one per translation unit) carry. Two estimates of it must agree: the
+        # targets at least half the fatbins carry, and the most common exact set. A few
+        # kernels add targets of their own (sm_89 FP8, sm_90a/sm_100a CUTLASS), which are no
+        # arch list a GPU could rely on: they go to the note. In the CUDA 10.2 wheels
+        # (1.10-1.12) the statically linked cuBLAS/cuSPARSE/... register about as many
+        # fatbins as torch, with sm_35 ... sm_75 lists: the estimates disagree (1.10: sm_37 is
+        # in the most common set but under half; 1.11: an NVIDIA set is the most common), so
+        # no row is made: the census cannot tell torch's kernels from NVIDIA's.
         counts, isa = {}, {}
         for c in containers:
             for e in c["entries"]:
@@ -172,7 +179,19 @@ def measure(version, tmp):
                     isa[e["target"]] = min(isa.get(e["target"], v), v)
             for t in {e["target"] for e in c["entries"]}:
                 counts[t] = counts.get(t, 0) + 1
-        listed = {t for t, k in counts.items() if 2 * k >= len(containers) and generic(t)}
+        sets = {}
+        for c in containers:
+            key = frozenset(t for t in {e["target"] for e in c["entries"]} if generic(t))
+            sets[key] = sets.get(key, 0) + 1
+        ranked = sorted(sets.items(), key=lambda kv: -kv[1])
+        tie = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
+        listed = set(ranked[0][0])
+        majority = {t for t, k in counts.items() if 2 * k >= len(containers) and generic(t)}
+        if tie or majority != listed:
+            return (f"# {whl.name} (sha256 {digest}): not measured: the targets at least half "
+                    f"of {len(containers)} fatbins carry ({' '.join(names(majority))}) are not "
+                    f"the most common set ({' '.join(names(listed))}, {ranked[0][1]} fatbins): "
+                    f"statically linked NVIDIA libraries' fatbins are mixed with torch's\n")
         sass = {t for t in listed if t.startswith("sm_")}
         ptx = {t for t in listed if t.startswith("compute_")}
         extra = []
@@ -197,6 +216,7 @@ def measure(version, tmp):
             f'tag = "{tag}"',
             f"sass = {q(sass)}",
             f"ptx = {q(ptx)}",
+            'basis = "measured"',
             f'source = "https://pypi.org/project/torch/{version}/#files"',
             f'note = "{note}"',
             "",
