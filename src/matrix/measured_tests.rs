@@ -264,3 +264,30 @@ fn arch_and_ptx_rows_state_their_basis() {
         }
     }
 }
+
+/// An arch row measured with ptxas names the PTX ISA it assembled at; it must be the newest
+/// ISA that release's ptxas accepts (its ptx_isa.toml release row). A formula ((X-4).Y) gave
+/// 12.6 ISA 8.6, which its ptxas refuses, and so an empty target list.
+#[test]
+fn ptxas_measured_arch_rows_used_their_release_s_own_isa() {
+    let ptx = table(PTX_ISA, "release");
+    let mut checked = 0;
+    for r in table(CUDA_ARCH, "release") {
+        let note = s(&r, "note");
+        let Some((_, tail)) = note.split_once("(PTX ISA ") else {
+            continue;
+        };
+        let isa = tail.split(')').next().unwrap_or_default();
+        let release = ptx.iter().find(|p| s(p, "cuda") == s(&r, "cuda"));
+        assert_eq!(
+            release.map(|p| s(p, "newest_isa")).as_deref(),
+            Some(isa),
+            "{CUDA_ARCH} {}",
+            s(&r, "cuda")
+        );
+        assert!(!nums(&r, "sm").is_empty(), "{CUDA_ARCH} {}", s(&r, "cuda"));
+        checked += 1;
+    }
+    // 11.7-12.9: the wheels carry ptxas only.
+    assert!(checked >= 11, "{checked} rows");
+}
