@@ -18,6 +18,7 @@ release is listed. (NVRTC-only releases: ci/nvrtc-arch-lists.py prints their row
 """
 import argparse
 import hashlib
+import importlib.util
 import json
 import re
 import shutil
@@ -26,27 +27,23 @@ import subprocess
 import sys
 import tempfile
 import tomllib
-import urllib.request
 import zipfile
 from pathlib import Path
 
-PLATS = ["manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_27_x86_64",
-         "manylinux1_x86_64", "manylinux2010_x86_64", "manylinux_2_12_x86_64"]
 CANDIDATES = [(a, b) for a in range(6, 10) for b in range(10)]
 
 
-def dist_for(version):
-    major = int(version.split(".")[0])
-    return "nvidia-cuda-nvcc" if major >= 13 else f"nvidia-cuda-nvcc-cu{major}"
+def _arch_script():
+    spec = importlib.util.spec_from_file_location(
+        "nvcc_arch_lists", Path(__file__).resolve().parent / "nvcc-arch-lists.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def download(dist, version, into):
-    plats = [a for p in PLATS for a in ("--platform", p)]
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                    "--only-binary=:all:", "--python-version", "3.12", *plats,
-                    "-d", str(into), f"{dist}=={version}"], check=True)
-    stem = f"{dist.replace('-', '_')}-{version}-"
-    return next(w for w in sorted(Path(into).glob("*.whl")) if w.name.startswith(stem))
+# The same wheels as the arch rows, found and downloaded the same way.
+_ARCH = _arch_script()
+dist_for, download, fetch, key = _ARCH.dist_for, _ARCH.download, _ARCH.fetch, _ARCH.key
 
 
 def accepts(ptxas, d, isa):
@@ -56,22 +53,6 @@ def accepts(ptxas, d, isa):
     r = subprocess.run([str(ptxas), "-arch=sm_75", str(ptx), "-o", str(d / "k.cubin")],
                        capture_output=True, text=True)
     return r.returncode == 0, r.stderr
-
-
-def fetch(w, into):
-    """The listed wheel `w` (file, url, sha256) in `into`: downloaded unless already there,
-    and refused unless its sha256 is the list's."""
-    path = Path(into) / w["file"]
-    if not path.is_file():
-        if not w["url"].startswith("https://files.pythonhosted.org/"):
-            raise SystemExit(f"{w['file']}: not a PyPI file URL: {w['url']}")
-        tmp = path.with_suffix(".part")
-        with urllib.request.urlopen(w["url"], timeout=300) as r, open(tmp, "wb") as f:
-            shutil.copyfileobj(r, f)
-        tmp.rename(path)
-    if hashlib.sha256(path.read_bytes()).hexdigest() != w["sha256"]:
-        raise SystemExit(f"{w['file']}: sha256 differs from the list's")
-    return path
 
 
 def measure(version, tmp, cache=None, wheel=None):
@@ -120,10 +101,6 @@ def measure(version, tmp, cache=None, wheel=None):
 def render(table, row):
     return "\n".join([f"[[{table}]]"] + [
         f'{k} = {json.dumps(v)}' for k, v in row.items()] + [""])
-
-
-def key(v):
-    return tuple(int(x) for x in v.split("."))
 
 
 def measure_list(path, tmp, cache):

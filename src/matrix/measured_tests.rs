@@ -6,6 +6,7 @@
 //! and missed sm_88: nothing refused a transcribed row where a measurement was possible.
 //! Rows that stay transcribed (no wheel) must agree with the measured ones around them.
 
+use super::tests::is_sha256;
 use super::{CUDA_ARCH, FILES, PTX_ISA};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -52,10 +53,6 @@ fn nums(t: &toml::Value, k: &str) -> BTreeSet<i64> {
 fn mm(v: &str) -> (u32, u32) {
     let mut p = v.split('.').map(|x| x.parse::<u32>().unwrap());
     (p.next().unwrap(), p.next().unwrap())
-}
-
-fn is_sha256(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 fn wheels() -> Vec<Wheel> {

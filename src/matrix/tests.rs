@@ -618,7 +618,7 @@ fn every_pypi_default_build_is_measured_from_its_wheel() {
     assert!(checked >= 17, "{checked} lines checked");
 }
 
-fn is_sha256(s: &str) -> bool {
+pub(super) fn is_sha256(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
