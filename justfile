@@ -90,6 +90,17 @@ debian-cuda-root:
 freshness:
     python3 ci/freshness.py
 
+# Every compiler wheel on PyPI (matrices/compiler_wheels.toml), then the cuda_arch and
+# ptx_isa rows measured from all of them (wheels cached outside the repository).
+measure-compilers cache="../cache-wheels":
+    python3 ci/compiler-wheels.py
+    python3 ci/nvcc-arch-lists.py --from matrices/compiler_wheels.toml --cache {{cache}}
+    python3 ci/nvcc-ptx-isa.py --from matrices/compiler_wheels.toml --cache {{cache}}
+
+# README's measured/cited/inferred/unknown table from matrices/.
+knowledge-counts:
+    python3 ci/knowledge-counts.py
+
 # Matrix rows measured from real artifacts (wheels downloaded from PyPI).
 measure-torch-arch *versions:
     cargo build --release --example fatbin_list

@@ -9,6 +9,8 @@ some PyPI wheels redistribute that release's `libnvrtc.so` (auditwheel copies it
   * `nvrtcCompileProgram -arch=sm_XY` + `nvrtcGetCUBINSize` for every sm_XY from 30 to 130
                                           -> the SASS targets it really builds.
 A row is printed only when both answers agree. Each row cites the wheel and its sha256.
+It also prints the release's ptx_isa.toml `[[release]]` row: the `.version` of the PTX that
+NVRTC writes for compute_75 (`nvrtcGetPTX`), which is the newest ISA that release knows.
 
     python3 ci/nvrtc-arch-lists.py 11.3=cumm-cu113==0.5.3 11.4=cumm-cu114==0.8.2 \\
         11.6=cumm-cu116==0.5.3
@@ -20,6 +22,7 @@ Check the method on releases whose rows came from nvcc (the answers must equal t
 """
 import ctypes
 import hashlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -60,6 +63,24 @@ def builds_cubin(nvrtc, sm):
     return ok
 
 
+def ptx_version(nvrtc):
+    """The `.version` NVRTC writes into the PTX of a trivial kernel, or None."""
+    prog = ctypes.c_void_p()
+    if nvrtc.nvrtcCreateProgram(ctypes.byref(prog), KERNEL, b"k.cu", 0, None, None) != 0:
+        return None
+    opt = (ctypes.c_char_p * 1)(b"--gpu-architecture=compute_75")
+    text = None
+    if nvrtc.nvrtcCompileProgram(prog, 1, opt) == 0:
+        size = ctypes.c_size_t(0)
+        if nvrtc.nvrtcGetPTXSize(prog, ctypes.byref(size)) == 0 and size.value > 0:
+            buf = ctypes.create_string_buffer(size.value)
+            if nvrtc.nvrtcGetPTX(prog, buf) == 0:
+                text = buf.value.decode("ascii", "replace")
+    nvrtc.nvrtcDestroyProgram(ctypes.byref(prog))
+    m = re.search(r"^\.version\s+(\d+\.\d+)", text or "", re.M)
+    return m.group(1) if m else None
+
+
 def measure(cuda, spec, tmp):
     d = Path(tmp) / spec.replace("=", "_")
     d.mkdir()
@@ -84,15 +105,28 @@ def measure(cuda, spec, tmp):
     if built != listed:
         return f"# {whl.name}: supported archs {listed} but cubins for {built}, not measured\n"
     dist, version = spec.split("==")
+    isa = ptx_version(nvrtc)
+    if isa is None:
+        return f"# {whl.name}: NVRTC wrote no PTX .version, not measured\n"
     return "\n".join([
         "[[release]]",
         f'cuda = "{cuda}"',
+        'basis = "measured"',
         f"sm = {built}",
         "arch_specific = []",
         "family_specific = []",
         f'note = "measured by ci/nvrtc-arch-lists.py: the sm_XY targets NVRTC {cuda} '
         f'({lib.name} inside {whl.name}, sha256 {sha}) lists and builds a cubin for"',
         f'source = "https://pypi.org/project/{dist}/{version}/#files"',
+        "",
+        "# ptx_isa.toml:",
+        "# [[release]]",
+        f'# cuda = "{cuda}"',
+        f'# newest_isa = "{isa}"',
+        '# basis = "measured"',
+        f'# note = "measured by ci/nvrtc-arch-lists.py: the .version NVRTC {cuda} '
+        f'({lib.name} inside {whl.name}, sha256 {sha}) writes"',
+        f'# source = "https://pypi.org/project/{dist}/{version}/#files"',
         "",
     ])
 

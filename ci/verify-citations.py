@@ -14,6 +14,7 @@
      dependents       ci/torch-dependents.py   wheel metadata only (PEP 658, a few KB)
      nvcc             ci/nvcc-arch-lists.py    nvidia-cuda-nvcc wheels (~50-100 MB)
      nvrtc            ci/nvrtc-arch-lists.py   wheels redistributing NVRTC (~25 MB)
+     ptx              ci/nvcc-ptx-isa.py       nvidia-cuda-nvcc wheels (ptx_isa [[release]])
      cudart           testdata/cudart/make-skeleton.py  the CUDA runtime fixtures (per run
                                                only those from wheels under 50 MB)
      torch            ci/torch-arch-lists.py   torch wheels (~1 GB; needs the release
@@ -44,8 +45,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SIMPLE = "https://pypi.org/simple/{}/"
 # Per run, how many rows of each kind are downloaded and re-derived (--all: every row).
-DEFAULT_SAMPLE = {"cuda-components": 3, "dependents": 2, "nvcc": 1, "nvrtc": 1, "cudart": 2,
-                  "torch": 0}
+DEFAULT_SAMPLE = {"cuda-components": 3, "dependents": 2, "nvcc": 1, "nvrtc": 1, "ptx": 1,
+                  "cudart": 2, "torch": 0}
 CITE = re.compile(r"([A-Za-z0-9_.+!-]+\.whl)(?: \(|, )sha256 ([0-9a-f]{64})")
 
 
@@ -342,9 +343,30 @@ def rederive_torch(mdir, n, rotate):
     return bad
 
 
+def rederive_ptx(mdir, n, rotate):
+    """ptx_isa.toml [[release]] rows measured by ci/nvcc-ptx-isa.py, from their newest wheel."""
+    mod = load_script("nvcc-ptx-isa.py")
+    rows = measured_rows(mdir / "ptx_isa.toml", "release", "nvcc-ptx-isa.py")
+    picked = sample(rows, n, rotate)
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in picked:
+            wheel, sha = note_digest(r["note"])
+            label = f"CUDA {r['cuda']} ({wheel})"
+            got, name, got_sha = mod.measure(wheel.split("-")[1], tmp)
+            if got is None or (name, got_sha) != (wheel, sha):
+                log(f"DRIFT ptx_isa.toml {label}: re-measured {name} (sha256 {got_sha}): {got}")
+                bad += 1
+                continue
+            bad += compare("ptx_isa.toml", label, r, got, ["cuda", "newest_isa", "source"])
+    log(f"rows re-derived: ptx_isa.toml (ptxas) {len(picked) - bad}/{len(picked)} match "
+        f"({' '.join(r['cuda'] for r in picked)}; {len(rows)} rows)")
+    return bad
+
+
 KINDS = {"cuda-components": rederive_components, "dependents": rederive_dependents,
-         "nvcc": rederive_nvcc, "nvrtc": rederive_nvrtc, "cudart": rederive_cudart,
-         "torch": rederive_torch}
+         "nvcc": rederive_nvcc, "nvrtc": rederive_nvrtc, "ptx": rederive_ptx,
+         "cudart": rederive_cudart, "torch": rederive_torch}
 
 
 def main():

@@ -81,12 +81,14 @@ fn ptx_isa_need_cites_the_isa_row() {
     let s = f.ptx_isa_need((8, 4)).unwrap();
     assert_eq!(s.value, PtxNeed::Known(cuda("12.4")));
     assert_eq!(s.value.known(), Some(cuda("12.4")));
-    assert_cited(&s);
+    // Measured from the 12.4 wheels' ptxas (ci/nvcc-ptx-isa.py); 8.6 ("12.7") is cited.
+    assert_measured_on_pypi(&s);
+    assert_cited(&f.ptx_isa_need((8, 6)).unwrap());
     // Above every row: the newest row answers, and no release is known.
     let s = f.ptx_isa_need((99, 0)).unwrap();
     assert!(matches!(s.value, PtxNeed::NewerThanKnown { .. }));
     assert_eq!(s.value.known(), None);
-    assert_cited(&s);
+    assert_measured_on_pypi(&s);
 }
 
 #[test]
@@ -102,7 +104,18 @@ fn gpu_questions_are_sourced() {
     let floor = f.gpu_driver_floor(100).unwrap();
     assert_eq!(floor.value.first_release, cuda("12.8"));
     assert_eq!(floor.value.driver, driver("570.26"));
-    assert_cited(&floor);
+    // 12.8's arch row is measured from its nvcc wheels (ci/nvcc-arch-lists.py).
+    assert_measured_on_pypi(&floor);
+}
+
+/// A measured answer: its source is the PyPI page of the wheel it was read from.
+fn assert_measured_on_pypi<T>(s: &Sourced<T>) {
+    assert!(
+        s.source.starts_with("https://pypi.org/project/"),
+        "{}",
+        s.source
+    );
+    assert_eq!(s.basis, Basis::Measured, "{}", s.source);
 }
 
 #[test]
@@ -110,12 +123,16 @@ fn nvcc_questions_cite_the_arch_row() {
     let f = facts();
     let t = f.nvcc_targets(&cuda("12.8")).unwrap();
     assert!(t.value.contains(&100));
-    assert_cited(&t);
+    assert_measured_on_pypi(&t);
     let s = f
         .nvcc_supports(&cuda("12.9"), &"sm_100f".parse().unwrap())
         .unwrap();
     assert!(s.value);
-    assert_cited(&s);
+    assert_measured_on_pypi(&s);
+    // 11.1 has no wheel: its row is cited from the release notes.
+    let t = f.nvcc_targets(&cuda("11.1")).unwrap();
+    assert!(t.value.contains(&86));
+    assert_cited(&t);
     // 13.1's row was measured from NVIDIA's nvcc wheel (its note says so).
     assert_eq!(
         f.nvcc_targets(&cuda("13.1")).unwrap().basis,

@@ -11,6 +11,8 @@
 mod facts;
 mod gpu;
 mod images;
+#[cfg(test)]
+mod measured_tests;
 mod rows;
 #[cfg(test)]
 mod tests;

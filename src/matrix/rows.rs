@@ -132,6 +132,25 @@ impl GpuModel {
 #[serde(deny_unknown_fields)]
 pub(crate) struct PtxFile {
     pub(crate) isa: Vec<PtxRow>,
+    /// The newest PTX ISA each CUDA release's ptxas accepts, where a wheel lets us measure it:
+    /// evidence for the `isa` rows (src/matrix/measured_tests.rs), not read by lookups.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub(crate) release: Vec<PtxReleaseRow>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+// Evidence for the `isa` rows, checked by src/matrix/measured_tests.rs; no lookup reads it.
+#[allow(dead_code)]
+pub(crate) struct PtxReleaseRow {
+    pub(crate) cuda: CudaVersion,
+    /// "9.0": the newest `.version` the release's ptxas accepts (what its nvcc writes).
+    pub(crate) newest_isa: String,
+    pub(crate) note: Option<String>,
+    pub(crate) source: String,
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -140,6 +159,9 @@ pub(crate) struct PtxRow {
     /// "8.7" (major.minor of the PTX ISA).
     pub(crate) ptx: String,
     pub(crate) cuda: CudaVersion,
+    /// How the row was measured (wheel and sha256), when it was.
+    #[allow(dead_code)]
+    pub(crate) note: Option<String>,
     pub(crate) source: String,
     /// How the row is known, when the data file says; `None`: from its source.
     #[serde(default)]
