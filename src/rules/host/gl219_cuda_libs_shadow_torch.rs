@@ -172,7 +172,7 @@ pub(crate) fn shadowing(
     // $ORIGIN); the loader model gives which copy each soname really resolves to.
     let torch_lib = format!("{}/torch/lib", t.site_packages);
     let runpath: Vec<String> = wheel_dirs.clone();
-    let order = loader::search_order(&loader.request(&torch_lib, &runpath, conf_dirs));
+    let order = torch_search_order(loader, &torch_lib, &runpath, conf_dirs);
     let mut evidence = Vec::new();
     let mut problems = Vec::new();
     for (soname, wheel_path) in &wheel {
@@ -221,14 +221,14 @@ pub(crate) fn shadowing(
 }
 
 /// Where torch's libraries (in `torch_lib`, with the wheels' directories as DT_RUNPATH) find a
-/// soname on this host: its loader setting, whatever machine gpulint runs on.
+/// soname under a loader setting of this host (its platform, whatever machine gpulint runs on).
 pub(crate) fn torch_search_order(
-    cx: &HostContext<'_>,
+    setting: &LoaderSetting,
     torch_lib: &str,
     runpath: &[String],
     ld_so_conf: &[String],
 ) -> Vec<SearchDir> {
-    loader::search_order(&cx.loader.request(torch_lib, runpath, ld_so_conf))
+    loader::search_order(&setting.request(torch_lib, runpath, ld_so_conf))
 }
 
 fn parent(p: &str) -> String {

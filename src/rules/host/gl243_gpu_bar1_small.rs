@@ -40,7 +40,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
 };
 
 /// Size in MiB of BAR 1 from a sysfs `resource` file (`start end flags` per line, line 2 is
-/// BAR 1); None when unassigned (all zeros) or unreadable as numbers.
+/// BAR 1); 0 when unassigned (all zeros), None when not two numbers.
 pub(crate) fn resource_bar1_mib(text: &str) -> Option<u64> {
     let line = text.lines().nth(1)?;
     let nums: Vec<u64> = line
@@ -49,6 +49,7 @@ pub(crate) fn resource_bar1_mib(text: &str) -> Option<u64> {
         .filter_map(|x| u64::from_str_radix(x.trim_start_matches("0x"), 16).ok())
         .collect();
     match nums[..] {
+        [0, 0] => Some(0),
         [start, end] if start != 0 && end > start => Some((end - start + 1) >> 20),
         _ => None,
     }
@@ -61,6 +62,7 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
     let mut evidence = Vec::new();
     let mut worst = Severity::Info;
     let mut judged = 0;
+    let mut unassigned = 0;
     for g in &cx.profile.gpus {
         let Some(bus) = g.pci_bus_id.as_deref() else {
             continue;
@@ -96,7 +98,11 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                 }),
         };
         // 0 MiB (unassigned) is GL220's.
-        let (Some((bar1, said)), Some(memory)) = (said.filter(|(m, _)| *m > 0), memory) else {
+        if said.as_ref().is_some_and(|(m, _)| *m == 0) {
+            unassigned += 1;
+            continue;
+        }
+        let (Some((bar1, said)), Some(memory)) = (said, memory) else {
             continue;
         };
         judged += 1;
@@ -132,6 +138,13 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         );
         return;
     }
+    if judged == 0 && unassigned > 0 {
+        out.push(CheckResult::ok(
+            &META,
+            "no small BAR1: an unassigned BAR1 (0 MiB) is GL220's",
+        ));
+        return;
+    }
     if judged == 0 {
         if cx.profile.gpus.iter().any(|g| g.pci_bus_id.is_some()) {
             out.push(CheckResult::could_not(
@@ -164,7 +177,7 @@ mod tests {
         let t = "0x00000000fd000000 0x00000000fdffffff 0x0000000000040200\n0x0000380000000000 0x000038000fffffff 0x000000000014220c\n";
         assert_eq!(resource_bar1_mib(t), Some(256));
         let unassigned = "0x00000000fd000000 0x00000000fdffffff 0x0000000000040200\n0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
-        assert_eq!(resource_bar1_mib(unassigned), None);
+        assert_eq!(resource_bar1_mib(unassigned), Some(0));
         assert_eq!(resource_bar1_mib("0x1 0x2 0x0\n"), None);
     }
 }

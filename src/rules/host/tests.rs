@@ -1544,7 +1544,7 @@ fn gl219_searches_the_captured_hosts_platform_not_this_machines() {
     };
     let torch_lib = "/usr/lib/python3/dist-packages/torch/lib".to_string();
     let order = super::gl219_cuda_libs_shadow_torch::torch_search_order(
-        &cx,
+        &cx.loader,
         &torch_lib,
         std::slice::from_ref(&torch_lib),
         &[],
