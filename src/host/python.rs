@@ -163,9 +163,7 @@ pub fn find_torch(reader: &dyn HostReader, pythons: &[String]) -> Vec<TorchInsta
     out
 }
 
-/// Most home directories, conda environments and dist-info entries looked at: bounds the work
-/// a hostile tree can ask for.
-const MAX_HOMES: usize = 256;
+/// Most conda environments looked at: bounds the work a hostile tree can ask for.
 const MAX_CONDA_ENVS: usize = 256;
 
 /// Directory names the conda installers use by default (`~/miniconda3`, `/opt/conda`).
@@ -179,18 +177,16 @@ const CONDA_ROOT_NAMES: &[&str] = &[
     "mambaforge",
 ];
 
-/// `/root` and each directory under `/home`.
+/// The invoking user's home (`HOME`): the one whose startup files and conda installs set up
+/// that user's shells. Other users' homes are not read: they are usually closed to the invoking
+/// user, and a file there that cannot be read would make the whole run incomplete.
 pub fn home_dirs(reader: &dyn HostReader) -> Vec<String> {
-    let mut out = vec!["/root".to_string()];
-    for (name, kind) in reader.list_dir("/home").unwrap_or_default() {
-        if out.len() > MAX_HOMES {
-            break;
-        }
-        if kind == EntryKind::Dir {
-            out.push(format!("/home/{name}"));
-        }
-    }
-    out
+    reader
+        .env("HOME")
+        .map(|h| h.trim_end_matches('/').to_string())
+        .filter(|h| h.starts_with('/') && h.len() > 1)
+        .into_iter()
+        .collect()
 }
 
 /// Conda environments on the host (prefixes holding `conda-meta/`): the base environment of

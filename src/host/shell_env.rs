@@ -29,7 +29,7 @@ pub struct LdExport {
 const MAX_DIR_FILES: usize = 256;
 const MAX_LINES: usize = 20_000;
 
-/// Per-user startup files.
+/// The invoking user's startup files.
 const RC_FILES: &[&str] = &[
     ".bashrc",
     ".bash_profile",

@@ -20,8 +20,8 @@ pub(crate) static META: RuleMeta = RuleMeta {
     summary: "A shell startup file or conda activate.d script sets an LD_LIBRARY_PATH that shadows torch's CUDA libraries",
     doc: RuleDoc {
         what: "Reads every line that assigns LD_LIBRARY_PATH in /etc/environment, \
-            /etc/profile, /etc/profile.d/*.sh, /etc/bash.bashrc, the shell rc files of /root \
-            and each /home/* (.bashrc, .profile, .bash_profile, .zshrc, …) and the \
+            /etc/profile, /etc/profile.d/*.sh, /etc/bash.bashrc, the invoking user's shell rc \
+            files ($HOME/.bashrc, .profile, .bash_profile, .zshrc, …) and the \
             etc/conda/activate.d/*.sh of each conda environment, with the value a fresh shell \
             gets ($LD_LIBRARY_PATH empty, $CONDA_PREFIX the environment, $HOME / ~ the home). \
             Under that value it makes GL219's judgement: for each CUDA build of torch (the \
@@ -52,9 +52,7 @@ pub(crate) static META: RuleMeta = RuleMeta {
 fn scope(e: &LdExport) -> String {
     match &e.conda_env {
         Some(env) => format!("`conda activate {env}`"),
-        None if e.file.starts_with("/home/") || e.file.starts_with("/root/") => {
-            "that user's new shells".into()
-        }
+        None if !e.file.starts_with("/etc/") => "this user's new shells".into(),
         None => "every new login shell".into(),
     }
 }

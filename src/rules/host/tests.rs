@@ -985,6 +985,43 @@ fn gl240_names_the_file_and_line() {
     assert_eq!(errors(&r).len(), 1, "{}", super::render_checks_text(&r));
 }
 
+/// GL240 reads the invoking user's startup files ($HOME) and no other user's: another home is
+/// usually closed to the invoking user, and its unreadable files would fail the whole run.
+#[test]
+fn gl240_reads_the_invoking_users_rc_files_only() {
+    let dir =
+        super::testutil::tree(&["h200", "variants/complete", "variants/ldpath-profile-fixed"]);
+    let rc = "# CUDA\nexport LD_LIBRARY_PATH=~/cuda-12.1/lib64:/usr/local/cuda-12.1/lib64:$LD_LIBRARY_PATH\n";
+    for user in ["alice", "bob"] {
+        let home = dir.path().join(format!("home/{user}"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join(".bashrc"), rc).unwrap();
+    }
+    let env = dir.path().join(".gpulint-host/env.txt");
+    let with_home = |user: &str| {
+        let text = std::fs::read_to_string(&env).unwrap();
+        let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with("HOME=")).collect();
+        std::fs::write(&env, format!("{}\nHOME=/home/{user}\n", kept.join("\n"))).unwrap();
+        let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+        let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+        super::run_checks_with(&reader, &p, &opts())
+    };
+    let r = with_home("alice");
+    let x = expect(&r, "GL240", Problem);
+    assert!(
+        x.finding.message.starts_with(
+            "/home/alice/.bashrc:2 sets LD_LIBRARY_PATH=/home/alice/cuda-12.1/lib64:/usr/local/cuda-12.1/lib64 for this user's new shells"
+        ),
+        "{}",
+        x.finding.message
+    );
+    assert!(!r.iter().any(|x| x.finding.message.contains("/home/bob")));
+    // carol's own startup files are clean; alice's and bob's are not read.
+    std::fs::create_dir_all(dir.path().join("home/carol")).unwrap();
+    let r = with_home("carol");
+    expect(&r, "GL240", CheckStatus::Ok);
+}
+
 /// Without `nvidia-smi topo -m`, the GPUs' NUMA nodes come from sysfs, NVLink stays unknown.
 #[test]
 fn gl242_numa_nodes_from_sysfs() {
