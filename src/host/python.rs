@@ -213,7 +213,8 @@ pub fn conda_envs(reader: &dyn HostReader) -> Vec<String> {
         }
         candidates.push(root.clone());
         let envs = format!("{root}/envs");
-        for (name, kind) in reader.list_dir(&envs).unwrap_or_default() {
+        let listed = reader.list_dir(&envs).unwrap_or_default();
+        for (name, kind) in listed.into_iter().take(MAX_CONDA_ENVS) {
             if kind != EntryKind::File {
                 candidates.push(format!("{envs}/{name}"));
             }
@@ -225,6 +226,7 @@ pub fn conda_envs(reader: &dyn HostReader) -> Vec<String> {
                 t.lines()
                     .map(str::trim)
                     .filter(|l| l.starts_with('/'))
+                    .take(MAX_CONDA_ENVS)
                     .map(|l| l.trim_end_matches('/').to_string()),
             );
         }

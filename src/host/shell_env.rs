@@ -25,9 +25,11 @@ pub struct LdExport {
     pub conda_env: Option<String>,
 }
 
-/// Most files of one directory and lines of one file looked at.
+/// Most files of one directory, lines of one file and assignments in all looked at: each
+/// assignment is judged against every torch install, so a hostile tree must not multiply them.
 const MAX_DIR_FILES: usize = 256;
 const MAX_LINES: usize = 20_000;
+const MAX_EXPORTS: usize = 256;
 
 /// The invoking user's startup files.
 const RC_FILES: &[&str] = &[
@@ -137,6 +139,9 @@ fn scan(
         return;
     };
     for (i, line) in text.lines().enumerate().take(MAX_LINES) {
+        if out.len() >= MAX_EXPORTS {
+            return;
+        }
         let Some(value) = ld_assignment(line) else {
             continue;
         };
@@ -214,5 +219,19 @@ mod tests {
             value_dirs("~/cuda/lib64:$HOME/x:$UNKNOWN/lib", Some("/home/a"), None),
             vec!["/home/a/cuda/lib64", "/home/a/x"]
         );
+    }
+
+    /// A file of many assignments yields a bounded number of them.
+    #[test]
+    fn assignments_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("etc/environment");
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(&f, "LD_LIBRARY_PATH=/x\n".repeat(10_000)).unwrap();
+        let r = crate::host::CapturedReader::new(dir.path()).unwrap();
+        let e = ld_exports(&r);
+        assert_eq!(e.len(), MAX_EXPORTS);
+        assert_eq!((e[0].file.as_str(), e[0].line_no), ("/etc/environment", 1));
+        assert_eq!(e[0].dirs, vec!["/x"]);
     }
 }
