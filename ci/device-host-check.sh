@@ -37,6 +37,7 @@ if command -v nvidia-smi >/dev/null; then
   cap nvidia-smi-q.txt nvidia-smi -q
   cap nvidia-smi-L.txt nvidia-smi -L
   cap nvidia-smi.txt nvidia-smi
+  cap nvidia-smi-topo-m.txt nvidia-smi topo -m
 fi
 cap uname-r.txt uname -r
 cap uname-m.txt uname -m
@@ -65,12 +66,14 @@ done
 for f in /proc/driver/nvidia/version /proc/driver/nvidia/gpus/*/information /proc/modules /proc/cmdline /proc/stat \
          /etc/modprobe.d/*.conf /etc/docker/daemon.json /etc/containerd/config.toml \
          /etc/nvidia-container-runtime/config.toml /etc/ld.so.conf /etc/ld.so.conf.d/*.conf \
-         /usr/local/cuda*/version.json /lib/modules/*/modules.dep; do
+         /usr/local/cuda*/version.json /lib/modules/*/modules.dep \
+         /etc/environment /etc/profile /etc/profile.d/*.sh /etc/bash.bashrc; do
   [ -r "$f" ] && mkdir -p "$C$(dirname "$f")" && cp "$f" "$C$f"
 done
 for d in /sys/bus/pci/devices/*; do
   [ "$(cat "$d/vendor" 2>/dev/null)" = "0x10de" ] || continue
   mkdir -p "$C$d"; for x in vendor class device; do cat "$d/$x" > "$C$d/$x"; done
+  for x in resource numa_node; do [ -r "$d/$x" ] && cat "$d/$x" > "$C$d/$x"; done
 done
 [ -L /usr/local/cuda ] && mkdir -p "$C/usr/local" && ln -sfn "$(readlink -f /usr/local/cuda)" "$C/usr/local/cuda"
 for d in /usr/local/cuda-*; do [ -d "$d" ] && [ ! -L "$d" ] && mkdir -p "$C$d"; done

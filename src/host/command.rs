@@ -33,13 +33,15 @@ pub enum HostCommand {
     NvidiaContainerCliVersion,
     /// `docker info --format '{{json .}}'`
     DockerInfo,
+    /// `nvidia-smi topo -m` (GPU links and NUMA affinity)
+    NvidiaSmiTopoM,
 }
 
 /// The fields asked of `nvidia-smi --query-gpu`, in this order.
 pub const QUERY_GPU_FIELDS: &str = "index,name,uuid,pci.bus_id,driver_version,compute_cap,memory.total,persistence_mode,mig.mode.current,ecc.mode.current";
 
 impl HostCommand {
-    pub const ALL: [HostCommand; 14] = [
+    pub const ALL: [HostCommand; 15] = [
         HostCommand::NvidiaSmiQueryGpu,
         HostCommand::NvidiaSmiQx,
         HostCommand::NvidiaSmiQ,
@@ -54,6 +56,7 @@ impl HostCommand {
         HostCommand::NvidiaCtkVersion,
         HostCommand::NvidiaContainerCliVersion,
         HostCommand::DockerInfo,
+        HostCommand::NvidiaSmiTopoM,
     ];
 
     /// Program and arguments.
@@ -79,6 +82,7 @@ impl HostCommand {
             HostCommand::NvidiaCtkVersion => vec!["nvidia-ctk", "--version"],
             HostCommand::NvidiaContainerCliVersion => vec!["nvidia-container-cli", "--version"],
             HostCommand::DockerInfo => vec!["docker", "info", "--format", "{{json .}}"],
+            HostCommand::NvidiaSmiTopoM => vec!["nvidia-smi", "topo", "-m"],
         };
         v.into_iter().map(String::from).collect()
     }
@@ -105,6 +109,7 @@ impl HostCommand {
             HostCommand::NvidiaCtkVersion => "nvidia-ctk-version.txt",
             HostCommand::NvidiaContainerCliVersion => "nvidia-container-cli-version.txt",
             HostCommand::DockerInfo => "docker-info.json",
+            HostCommand::NvidiaSmiTopoM => "nvidia-smi-topo-m.txt",
         }
     }
 }

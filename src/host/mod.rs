@@ -18,6 +18,7 @@ pub mod profile;
 pub mod python;
 pub mod query;
 pub mod reader;
+pub mod shell_env;
 pub mod toolkits;
 
 pub use profile::{detect_host_with, load_target_json, HostGpu, HostProfile, KernelModule};

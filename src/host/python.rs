@@ -163,6 +163,173 @@ pub fn find_torch(reader: &dyn HostReader, pythons: &[String]) -> Vec<TorchInsta
     out
 }
 
+/// Most conda environments looked at: bounds the work a hostile tree can ask for.
+const MAX_CONDA_ENVS: usize = 256;
+
+/// Directory names the conda installers use by default (`~/miniconda3`, `/opt/conda`).
+const CONDA_ROOT_NAMES: &[&str] = &[
+    "conda",
+    "miniconda3",
+    "miniconda",
+    "anaconda3",
+    "anaconda",
+    "miniforge3",
+    "mambaforge",
+];
+
+/// The invoking user's home (`HOME`): the one whose startup files and conda installs set up
+/// that user's shells. Other users' homes are not read: they are usually closed to the invoking
+/// user, and a file there that cannot be read would make the whole run incomplete.
+pub fn home_dirs(reader: &dyn HostReader) -> Vec<String> {
+    reader
+        .env("HOME")
+        .map(|h| h.trim_end_matches('/').to_string())
+        .filter(|h| h.starts_with('/') && h.len() > 1)
+        .into_iter()
+        .collect()
+}
+
+/// Conda environments on the host (prefixes holding `conda-meta/`): the base environment of
+/// each conda installation at its installers' default places (`/opt/conda`,
+/// `~/miniconda3`, …) and its `envs/*`, `~/.conda/envs/*`, the prefixes listed in
+/// `~/.conda/environments.txt`, and `CONDA_PREFIX`.
+pub fn conda_envs(reader: &dyn HostReader) -> Vec<String> {
+    let homes = home_dirs(reader);
+    let mut roots: Vec<String> = Vec::new();
+    for name in CONDA_ROOT_NAMES {
+        roots.push(format!("/opt/{name}"));
+        roots.push(format!("/usr/local/{name}"));
+        for h in &homes {
+            roots.push(format!("{h}/{name}"));
+        }
+    }
+    for h in &homes {
+        roots.push(format!("{h}/.conda"));
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    for root in &roots {
+        if reader.list_dir(root).is_none() {
+            continue;
+        }
+        candidates.push(root.clone());
+        let envs = format!("{root}/envs");
+        let listed = reader.list_dir(&envs).unwrap_or_default();
+        for (name, kind) in listed.into_iter().take(MAX_CONDA_ENVS) {
+            if kind != EntryKind::File {
+                candidates.push(format!("{envs}/{name}"));
+            }
+        }
+    }
+    for h in &homes {
+        if let Some(t) = reader.read_string(&format!("{h}/.conda/environments.txt")) {
+            candidates.extend(
+                t.lines()
+                    .map(str::trim)
+                    .filter(|l| l.starts_with('/'))
+                    .take(MAX_CONDA_ENVS)
+                    .map(|l| l.trim_end_matches('/').to_string()),
+            );
+        }
+    }
+    candidates.extend(reader.env("CONDA_PREFIX").filter(|p| p.starts_with('/')));
+    let mut out: Vec<String> = Vec::new();
+    for c in candidates {
+        if out.len() >= MAX_CONDA_ENVS {
+            break;
+        }
+        if !out.contains(&c) && reader.list_dir(&format!("{c}/conda-meta")).is_some() {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The interpreter of an environment prefix (`<env>/bin/python3`, else `bin/python`; the
+/// first when neither is there, so its site directories are still looked at).
+pub fn env_python(reader: &dyn HostReader, prefix: &str) -> String {
+    let p3 = format!("{prefix}/bin/python3");
+    let p = format!("{prefix}/bin/python");
+    if !reader.exists(&p3) && reader.exists(&p) {
+        p
+    } else {
+        p3
+    }
+}
+
+/// Every torch install: those of the interpreters ([`find_torch`]) and those of every conda
+/// environment, each site directory once.
+pub fn find_torch_everywhere(reader: &dyn HostReader, pythons: &[String]) -> Vec<TorchInstall> {
+    let mut out = find_torch(reader, pythons);
+    let conda: Vec<String> = conda_envs(reader)
+        .iter()
+        .map(|e| env_python(reader, e))
+        .collect();
+    for t in find_torch(reader, &conda) {
+        if !out.iter().any(|o| o.site_packages == t.site_packages) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// A torch companion package (torchvision, torchaudio) installed next to torch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Companion {
+    pub name: String,
+    /// `0.21.0+cu124`: the package's `version.py`, else its dist-info directory's name.
+    pub version: String,
+    /// The CUDA of the `+cuXYZ` local version; None for a version without one.
+    pub cuda: Option<CudaVersion>,
+    pub evidence: Evidence,
+}
+
+/// The companions whose builds pair with one torch release and CUDA variant.
+pub const COMPANION_PACKAGES: [&str; 2] = ["torchvision", "torchaudio"];
+
+/// The torch companions installed in a site directory.
+pub fn find_companions(reader: &dyn HostReader, site: &str) -> Vec<Companion> {
+    let mut out = Vec::new();
+    let mut listing: Option<Vec<(String, EntryKind)>> = None;
+    for name in COMPANION_PACKAGES {
+        let vp = format!("{site}/{name}/version.py");
+        let from_py = reader
+            .read_string(&vp)
+            .and_then(|t| parse_version_py(&t).0)
+            .map(|v| {
+                (
+                    v.clone(),
+                    Evidence::file(&vp, format!("__version__ = {v:?}")),
+                )
+            });
+        let found = from_py.or_else(|| {
+            let entries = listing.get_or_insert_with(|| reader.list_dir(site).unwrap_or_default());
+            entries.iter().find_map(|(e, _)| {
+                let v = e
+                    .strip_prefix(name)?
+                    .strip_prefix('-')?
+                    .strip_suffix(".dist-info")?;
+                Some((
+                    v.to_string(),
+                    Evidence::file(format!("{site}/{e}"), format!("{name} {v}")),
+                ))
+            })
+        });
+        let Some((version, evidence)) = found else {
+            continue;
+        };
+        let cuda = version
+            .split_once('+')
+            .and_then(|(_, local)| CudaVersion::from_cu_tag(local));
+        out.push(Companion {
+            name: name.to_string(),
+            version,
+            cuda,
+            evidence,
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

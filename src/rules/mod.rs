@@ -184,6 +184,12 @@ pub static RULES: &[Rule] = &[
         .explains(&[c("GL211")]),
     host(&gl220_gpu_bar_unassigned::META, gl220_gpu_bar_unassigned::check, RunsOn::GPU),
     host(&gl230_driver_install_mixed::META, gl230_driver_install_mixed::check, RunsOn::GPU_HOST_KERNEL),
+    // The file that sets LD_LIBRARY_PATH is where GL219's environment came from.
+    host(&gl240_ld_library_path_export_shadows_torch::META, gl240_ld_library_path_export_shadows_torch::check, RunsOn::ANYWHERE)
+        .explains(&[c("GL219")]),
+    host(&gl241_torch_companion_mismatch::META, gl241_torch_companion_mismatch::check, RunsOn::ANYWHERE),
+    host(&gl242_gpus_across_numa_nodes::META, gl242_gpus_across_numa_nodes::check, RunsOn::GPU),
+    host(&gl243_gpu_bar1_small::META, gl243_gpu_bar1_small::check, RunsOn::GPU),
 ];
 
 /// The image rules, in code order.

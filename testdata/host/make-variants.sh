@@ -588,6 +588,131 @@ mkdir -p $WL/usr/lib/x86_64-linux-gnu
 : > $WL/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15
 : > $WL/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.550.54.15
 
+# --- ldpath-profile: the same cu124 torch and CUDA 12.1 toolkit as torch-cu124-ldpath, but the
+# invoking environment is clean: /etc/profile.d/cuda.sh (the guides' advice) sets LD_LIBRARY_PATH
+# for every later login shell; twin -fixed: the file sets PATH only ---
+cuda121_toolkit() {  # cuda121_toolkit ROOT
+  cuda121_libs $1/usr/local/cuda-12.1/targets/x86_64-linux/lib
+  ln -s targets/x86_64-linux/lib $1/usr/local/cuda-12.1/lib64
+  printf '{\n   "cuda" : {\n      "name" : "CUDA SDK",\n      "version" : "12.1.1"\n   }\n}\n' | mk $1/usr/local/cuda-12.1/version.json
+}
+LP=$(variant ldpath-profile)
+cu124 $LP/opt/torch/.venv/lib/python3.12/site-packages
+cuda121_toolkit $LP
+mk $LP/etc/profile.d/cuda.sh <<'E2'
+# CUDA 12.1 toolkit
+export PATH=/usr/local/cuda-12.1/bin${PATH:+:${PATH}}
+export LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}
+E2
+LPF=$(variant ldpath-profile-fixed)
+cu124 $LPF/opt/torch/.venv/lib/python3.12/site-packages
+cuda121_toolkit $LPF
+mk $LPF/etc/profile.d/cuda.sh <<'E2'
+# CUDA 12.1 toolkit
+export PATH=/usr/local/cuda-12.1/bin${PATH:+:${PATH}}
+E2
+
+# --- conda-activate-ldpath: a conda environment (not active in the capture) with a pip cu124
+# torch and conda's CUDA 12.1 libnvJitLink; its activate.d script puts the environment's lib on
+# LD_LIBRARY_PATH at `conda activate`; twin -fixed: the script sets CUDA_HOME only ---
+conda_ml() {  # conda_ml ROOT
+  mkdir -p $1/opt/conda/conda-meta $1/opt/conda/bin
+  : > $1/opt/conda/conda-meta/history
+  : > $1/opt/conda/bin/conda
+  local ce=$1/opt/conda/envs/ml
+  cu124 $ce/lib/python3.12/site-packages
+  cuda121_libs $ce/lib
+  mkdir -p $ce/bin $ce/conda-meta
+  : > $ce/bin/python3
+  printf '{"name": "cuda-nvjitlink", "version": "12.1.105"}\n' | mk $ce/conda-meta/cuda-nvjitlink-12.1.105-0.json
+}
+CA=$(variant conda-activate-ldpath)
+conda_ml $CA
+mk $CA/opt/conda/envs/ml/etc/conda/activate.d/env_vars.sh <<'E2'
+#!/bin/sh
+export CUDA_HOME="${CONDA_PREFIX}"
+export LD_LIBRARY_PATH="${CONDA_PREFIX}/lib:${LD_LIBRARY_PATH}"
+E2
+CAF=$(variant conda-activate-ldpath-fixed)
+conda_ml $CAF
+mk $CAF/opt/conda/envs/ml/etc/conda/activate.d/env_vars.sh <<'E2'
+#!/bin/sh
+export CUDA_HOME="${CONDA_PREFIX}"
+E2
+
+# --- companion-mismatch: torch 2.11.0+cu130 (the capture's) with torchvision 0.25.0+cu128 (the
+# torch 2.10 / CUDA 12.8 build) next to it; twin -fixed: torchvision 0.26.0+cu130 ---
+tv_version() {  # tv_version SITE-DIR VERSION
+  mk $1/torchvision/version.py <<E2
+__version__ = '$2'
+git_version = '0000000000000000000000000000000000000000'
+from torchvision.extension import _check_cuda_version
+if _check_cuda_version() > 0:
+    cuda = _check_cuda_version()
+E2
+  mkdir -p $1/torchvision-${2%%+*}.dist-info
+  printf 'Metadata-Version: 2.1\nName: torchvision\nVersion: %s\n' "$2" | mk $1/torchvision-${2%%+*}.dist-info/METADATA
+}
+TVM=$(variant companion-mismatch)
+tv_version $TVM/opt/torch/.venv/lib/python3.12/site-packages 0.25.0+cu128
+TVF=$(variant companion-mismatch-fixed)
+tv_version $TVF/opt/torch/.venv/lib/python3.12/site-packages 0.26.0+cu130
+
+# --- companion-conda: a conda environment (not on PATH) with torch 2.6.0+cu124 and torchaudio
+# 2.6.0+cu118 (another CUDA variant, found by its dist-info name only); twin -fixed: cu124 ---
+ta_conda() {  # ta_conda ROOT TORCHAUDIO-VERSION
+  mkdir -p $1/opt/conda/conda-meta $1/opt/conda/envs/ml/conda-meta $1/opt/conda/envs/ml/bin
+  # git keeps no empty directory: conda's own history file marks each prefix.
+  : > $1/opt/conda/conda-meta/history
+  : > $1/opt/conda/envs/ml/conda-meta/history
+  : > $1/opt/conda/envs/ml/bin/python3
+  local site=$1/opt/conda/envs/ml/lib/python3.12/site-packages
+  sed "s/__version__ = '2.11.0+cu130'/__version__ = '2.6.0+cu124'/; s/cuda: Optional\[str\] = '13.0'/cuda: Optional[str] = '12.4'/" h200/$SITE/version.py | mk $site/torch/version.py
+  printf 'Metadata-Version: 2.1\nName: torchaudio\nVersion: %s\n' "$2" | mk $site/torchaudio-$2.dist-info/METADATA
+}
+ta_conda "$(variant companion-conda)" 2.6.0+cu118
+ta_conda "$(variant companion-conda-fixed)" 2.6.0+cu124
+
+# --- topo-cross-socket: four GPUs, two per socket, no NVLink: `nvidia-smi topo -m` (the real
+# tab-separated layout) shows SYS between the sockets; twin topo-nvlink: the same GPUs joined
+# by NVLink (NV12) ---
+TS=$(variant topo-cross-socket)
+mk $TS/.gpulint-host/commands/nvidia-smi-topo-m.txt <<'E2'
+	GPU0	GPU1	GPU2	GPU3	NIC0	CPU Affinity	NUMA Affinity	GPU NUMA ID
+GPU0	 X 	PHB	SYS	SYS	PHB	0-31,64-95	0		N/A
+GPU1	PHB	 X 	SYS	SYS	PHB	0-31,64-95	0		N/A
+GPU2	SYS	SYS	 X 	PHB	SYS	32-63,96-127	1		N/A
+GPU3	SYS	SYS	PHB	 X 	SYS	32-63,96-127	1		N/A
+NIC0	PHB	PHB	SYS	SYS	 X 
+
+Legend:
+
+  X    = Self
+  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)
+  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node
+  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)
+  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)
+  PIX  = Connection traversing at most a single PCIe bridge
+  NV#  = Connection traversing a bonded set of # NVLinks
+
+NIC Legend:
+
+  NIC0: mlx5_0
+
+E2
+TN=$(variant topo-nvlink)
+sed 's/\tPHB\tSYS\tSYS\tPHB\t/\tNV12\tNV12\tNV12\tPHB\t/; s/^GPU1\tPHB\t X \tSYS\tSYS/GPU1\tNV12\t X \tNV12\tNV12/; s/^GPU2\tSYS\tSYS\t X \tPHB/GPU2\tNV12\tNV12\t X \tNV12/; s/^GPU3\tSYS\tSYS\tPHB\t X /GPU3\tNV12\tNV12\tNV12\t X /' $TS/.gpulint-host/commands/nvidia-smi-topo-m.txt | mk $TN/.gpulint-host/commands/nvidia-smi-topo-m.txt
+
+# --- bar1-small: the H200's BAR1 assigned at 256 MiB (firmware without Above 4G decoding /
+# Resizable BAR): nvidia-smi -q / -q -x BAR1 Total 256 MiB, sysfs BAR 1 of 256 MiB; twin -fixed:
+# the 256 GiB BAR1 of the capture, and sysfs agreeing ---
+B1=$(variant bar1-small)
+awk '/BAR1 Memory Usage/{b=1} b&&/Total/{sub(/262144 MiB/,"256 MiB");b=0} b&&/Free/{sub(/262143 MiB/,"255 MiB")} {print}' $H/nvidia-smi-q.txt | mk $B1/.gpulint-host/commands/nvidia-smi-q.txt
+awk '/<bar1_memory_usage>/{b=1} b&&/<total>/{sub(/262144 MiB/,"256 MiB")} b&&/<free>/{sub(/262143 MiB/,"255 MiB")} /<\/bar1_memory_usage>/{b=0} {print}' $H/nvidia-smi-q.xml | mk $B1/.gpulint-host/commands/nvidia-smi-q.xml
+printf '0x00000000fd000000 0x00000000fdffffff 0x0000000000040200\n0x00000000e0000000 0x00000000efffffff 0x000000000014220c\n' | mk $B1/sys/bus/pci/devices/0000:00:06.0/resource
+B1F=$(variant bar1-small-fixed)
+printf '0x00000000fd000000 0x00000000fdffffff 0x0000000000040200\n0x0000380000000000 0x0000383fffffffff 0x000000000014220c\n' | mk $B1F/sys/bus/pci/devices/0000:00:06.0/resource
+
 # --- proc-only / xml-only / text-only: what detection does with fewer nvidia-smi outputs ---
 printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.xml\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n.gpulint-host/commands/nvidia-smi.txt\n' | mk "$(variant proc-only)/.gpulint-remove"
 printf '.gpulint-host/commands/nvidia-smi--query-gpu.csv\n.gpulint-host/commands/nvidia-smi-q.txt\n.gpulint-host/commands/nvidia-smi-L.txt\n' | mk "$(variant xml-only)/.gpulint-remove"

@@ -3,6 +3,7 @@
 
 pub mod dmesg;
 pub mod smi;
+pub mod topo;
 pub mod versions;
 pub mod xid;
 pub mod xml;

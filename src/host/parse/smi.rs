@@ -15,6 +15,9 @@ pub struct SmiGpu {
     /// `compute_cap` ("9.0"): only the `--query-gpu` CSV has it.
     pub compute_cap: Option<String>,
     pub memory_total_mib: Option<u64>,
+    /// `BAR1 Memory Usage` Total: the window the CPU and PCIe peers map GPU memory through
+    /// (`-q` and `-q -x` only).
+    pub bar1_total_mib: Option<u64>,
     pub persistence_mode: Option<String>,
     pub mig_current: Option<String>,
     pub mig_pending: Option<String>,
@@ -261,6 +264,9 @@ pub fn parse_xml(text: &str) -> SmiReport {
             mig_pending: g.text_at(&["mig_mode", "pending_mig"]),
             ecc_current: g.text_at(&["ecc_mode", "current_ecc"]),
             minor_number: g.text_at(&["minor_number"]).and_then(|x| x.parse().ok()),
+            bar1_total_mib: g
+                .text_at(&["bar1_memory_usage", "total"])
+                .and_then(|x| mib(&x)),
             memory_total_mib: g
                 .text_at(&["fb_memory_usage", "total"])
                 .and_then(|x| mib(&x)),
@@ -354,6 +360,9 @@ pub fn parse_q_text(text: &str) -> SmiReport {
             mig_pending: g.text_at(&["MIG Mode", "Pending"]),
             ecc_current: g.text_at(&["ECC Mode", "Current"]),
             minor_number: g.text_at(&["Minor Number"]).and_then(|x| x.parse().ok()),
+            bar1_total_mib: g
+                .text_at(&["BAR1 Memory Usage", "Total"])
+                .and_then(|x| mib(&x)),
             memory_total_mib: g
                 .text_at(&["FB Memory Usage", "Total"])
                 .and_then(|x| mib(&x)),
@@ -436,6 +445,7 @@ mod tests {
         assert_eq!(g.name.as_deref(), Some("NVIDIA H200"));
         assert_eq!(g.compute_cap.as_deref(), Some("9.0"));
         assert_eq!(g.memory_total_mib, Some(143771));
+        assert_eq!(g.bar1_total_mib, None);
         assert_eq!(g.mig_current.as_deref(), Some("Disabled"));
         let without = "0, Tesla T4, GPU-2, 00000000:00:1E.0, 535.104.05, 7.5, 15360, Disabled, [N/A], Enabled\n";
         let g = &parse_query_csv(without)[0];
@@ -462,5 +472,20 @@ mod tests {
         assert_eq!(g.mig_current.as_deref(), Some("Enabled"));
         assert_eq!(g.mig_pending.as_deref(), Some("Disabled"));
         assert_eq!(g.persistence_mode.as_deref(), Some("Enabled"));
+    }
+
+    /// The real H200 capture's BAR1 and framebuffer sizes, from both detailed reports.
+    #[test]
+    fn bar1_and_fb_totals_of_the_h200_capture() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/host/h200/.gpulint-host/commands"
+        );
+        let text = std::fs::read_to_string(format!("{dir}/nvidia-smi-q.txt")).unwrap();
+        let xml = std::fs::read_to_string(format!("{dir}/nvidia-smi-q.xml")).unwrap();
+        for g in [&parse_q_text(&text).gpus[0], &parse_xml(&xml).gpus[0]] {
+            assert_eq!(g.bar1_total_mib, Some(262144));
+            assert_eq!(g.memory_total_mib, Some(143771));
+        }
     }
 }

@@ -5,8 +5,8 @@ use super::{CheckResult, HostContext};
 use crate::finding::Severity;
 use crate::host::evidence::Evidence;
 use crate::host::parse::versions::{cuda_dir_release, cuda_lib_file_release};
-use crate::host::python::find_torch;
-use crate::host::query::ld_so_conf_dirs;
+use crate::host::python::{find_torch, TorchInstall};
+use crate::host::query::{ld_so_conf_dirs, LoaderSetting};
 use crate::host::reader::{resolve_link, HostFs, HostReader};
 use crate::inventory::libs::{classify_stem, parse_so_name, LibKind};
 use crate::loader::{self, SearchDir, SearchFrom};
@@ -95,66 +95,17 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         return;
     }
     for t in &installs {
-        let Some(tc) = t.cuda_version else {
+        let Some(Shadowing {
+            cuda: tc,
+            evidence: found,
+            problems,
+        }) = shadowing(r, &cx.loader, t, &conf_dirs)
+        else {
             continue;
         };
-        let tc = CudaVersion::new(tc.major, tc.minor);
-        // The wheels' libraries: site-packages/nvidia/*/lib (and nvidia/cuXY/lib), torch/lib.
-        let mut wheel_dirs = vec![format!("{}/torch/lib", t.site_packages)];
-        let nv = format!("{}/nvidia", t.site_packages);
-        for (pkg, _) in r.list_dir(&nv).unwrap_or_default() {
-            wheel_dirs.push(format!("{nv}/{pkg}/lib"));
-        }
-        let mut wheel: Vec<(String, String)> =
-            wheel_dirs.iter().flat_map(|d| cuda_sonames(r, d)).collect();
-        let mut seen = std::collections::BTreeSet::new();
-        wheel.retain(|(so, _)| seen.insert(so.clone()));
-        // torch's libraries find the wheels' through DT_RUNPATH ($ORIGIN/../../nvidia/*/lib,
-        // $ORIGIN); the loader model gives which copy each soname really resolves to.
-        let torch_lib = format!("{}/torch/lib", t.site_packages);
-        let runpath: Vec<String> = wheel_dirs.clone();
-        let order = torch_search_order(cx, &torch_lib, &runpath, &conf_dirs);
         let label = format!("torch {} ({})", t.version, t.site_packages);
         let mut evidence = vec![Evidence::env(format!("LD_LIBRARY_PATH={ld}"))];
-        let mut problems = Vec::new();
-        for (soname, wheel_path) in &wheel {
-            let Some(found) = loader::find(&HostFs(r), &order, soname) else {
-                continue;
-            };
-            if found.dir.from != SearchFrom::LdLibraryPath {
-                continue;
-            }
-            let dir = found.dir.dir.as_str();
-            let Some((v, how)) = lib_cuda_version(r, &found.named) else {
-                evidence.push(Evidence::file(
-                    dir,
-                    format!("{soname}: CUDA version unknown"),
-                ));
-                continue;
-            };
-            evidence.push(Evidence::file(dir, format!("{soname} is CUDA {v} ({how})")));
-            if v < tc {
-                // The environment is the library directory's parent (`<env>/lib`).
-                let env = parent(&parent(&found.real));
-                let conda = r.exists(&format!("{env}/conda-meta"));
-                let whose = if conda {
-                    "a conda environment's"
-                } else {
-                    "a CUDA toolkit's"
-                };
-                let symbol = if soname.starts_with("libnvJitLink") {
-                    format!(
-                        ": `undefined symbol: __nvJitLinkAddData_{}_{}, version {soname}`",
-                        tc.major, tc.minor
-                    )
-                } else {
-                    format!(": symbols that torch's CUDA {tc} libraries need may be missing (`undefined symbol` at import)")
-                };
-                problems.push(format!(
-                    "LD_LIBRARY_PATH puts {dir} ({whose}) first: its {soname} is CUDA {v}, older than torch's CUDA {tc} ({wheel_path}), and is loaded instead{symbol}"
-                ));
-            }
-        }
+        evidence.extend(found);
         if problems.is_empty() {
             out.push(
                 CheckResult::ok(
@@ -171,26 +122,113 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                     .evidence(evidence)
                     .fix(format!(
                         "Remove {} from LD_LIBRARY_PATH when running torch (its pip wheels bring CUDA {tc} libraries), or install CUDA libraries at least as new as {tc} there.",
-                        dirs.iter()
-                            .filter(|d| problems.iter().any(|p| p.contains(&format!("puts {d} "))))
-                            .copied()
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        shadowing_dirs(&dirs, &problems).join(", ")
                     )),
             );
         }
     }
 }
 
+/// The LD_LIBRARY_PATH directories `problems` name (`puts DIR `), in LD_LIBRARY_PATH order.
+pub(crate) fn shadowing_dirs<'a>(dirs: &[&'a str], problems: &[String]) -> Vec<&'a str> {
+    dirs.iter()
+        .filter(|d| problems.iter().any(|p| p.contains(&format!("puts {d} "))))
+        .copied()
+        .collect()
+}
+
+/// What a loader setting's LD_LIBRARY_PATH does to one CUDA build of torch: for each CUDA
+/// soname its wheels bring, where the loader really finds it.
+pub(crate) struct Shadowing {
+    /// torch's CUDA `major.minor`.
+    pub cuda: CudaVersion,
+    /// Each copy found first on LD_LIBRARY_PATH, with its CUDA version.
+    pub evidence: Vec<Evidence>,
+    /// Each older copy that is loaded instead of the wheel's, as a message part.
+    pub problems: Vec<String>,
+}
+
+/// [`Shadowing`] of torch install `t` under `loader` (its LD_LIBRARY_PATH and platform); None
+/// when torch's CUDA version is unknown.
+pub(crate) fn shadowing(
+    r: &dyn HostReader,
+    loader: &LoaderSetting,
+    t: &TorchInstall,
+    conf_dirs: &[String],
+) -> Option<Shadowing> {
+    let tc = t.cuda_version?;
+    let tc = CudaVersion::new(tc.major, tc.minor);
+    // The wheels' libraries: site-packages/nvidia/*/lib (and nvidia/cuXY/lib), torch/lib.
+    let mut wheel_dirs = vec![format!("{}/torch/lib", t.site_packages)];
+    let nv = format!("{}/nvidia", t.site_packages);
+    for (pkg, _) in r.list_dir(&nv).unwrap_or_default() {
+        wheel_dirs.push(format!("{nv}/{pkg}/lib"));
+    }
+    let mut wheel: Vec<(String, String)> =
+        wheel_dirs.iter().flat_map(|d| cuda_sonames(r, d)).collect();
+    let mut seen = std::collections::BTreeSet::new();
+    wheel.retain(|(so, _)| seen.insert(so.clone()));
+    // torch's libraries find the wheels' through DT_RUNPATH ($ORIGIN/../../nvidia/*/lib,
+    // $ORIGIN); the loader model gives which copy each soname really resolves to.
+    let torch_lib = format!("{}/torch/lib", t.site_packages);
+    let runpath: Vec<String> = wheel_dirs.clone();
+    let order = torch_search_order(loader, &torch_lib, &runpath, conf_dirs);
+    let mut evidence = Vec::new();
+    let mut problems = Vec::new();
+    for (soname, wheel_path) in &wheel {
+        let Some(found) = loader::find(&HostFs(r), &order, soname) else {
+            continue;
+        };
+        if found.dir.from != SearchFrom::LdLibraryPath {
+            continue;
+        }
+        let dir = found.dir.dir.as_str();
+        let Some((v, how)) = lib_cuda_version(r, &found.named) else {
+            evidence.push(Evidence::file(
+                dir,
+                format!("{soname}: CUDA version unknown"),
+            ));
+            continue;
+        };
+        evidence.push(Evidence::file(dir, format!("{soname} is CUDA {v} ({how})")));
+        if v < tc {
+            // The environment is the library directory's parent (`<env>/lib`).
+            let env = parent(&parent(&found.real));
+            let conda = r.exists(&format!("{env}/conda-meta"));
+            let whose = if conda {
+                "a conda environment's"
+            } else {
+                "a CUDA toolkit's"
+            };
+            let symbol = if soname.starts_with("libnvJitLink") {
+                format!(
+                    ": `undefined symbol: __nvJitLinkAddData_{}_{}, version {soname}`",
+                    tc.major, tc.minor
+                )
+            } else {
+                format!(": symbols that torch's CUDA {tc} libraries need may be missing (`undefined symbol` at import)")
+            };
+            problems.push(format!(
+                "LD_LIBRARY_PATH puts {dir} ({whose}) first: its {soname} is CUDA {v}, older than torch's CUDA {tc} ({wheel_path}), and is loaded instead{symbol}"
+            ));
+        }
+    }
+    Some(Shadowing {
+        cuda: tc,
+        evidence,
+        problems,
+    })
+}
+
 /// Where torch's libraries (in `torch_lib`, with the wheels' directories as DT_RUNPATH) find a
-/// soname on this host: its loader setting, whatever machine gpulint runs on.
+/// soname under a loader setting of this host (its platform, whatever machine gpulint runs on).
 pub(crate) fn torch_search_order(
-    cx: &HostContext<'_>,
+    setting: &LoaderSetting,
     torch_lib: &str,
     runpath: &[String],
     ld_so_conf: &[String],
 ) -> Vec<SearchDir> {
-    loader::search_order(&cx.loader.request(torch_lib, runpath, ld_so_conf))
+    loader::search_order(&setting.request(torch_lib, runpath, ld_so_conf))
 }
 
 fn parent(p: &str) -> String {

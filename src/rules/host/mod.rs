@@ -26,6 +26,10 @@ pub mod gl218_visible_devices_invalid;
 pub mod gl219_cuda_libs_shadow_torch;
 pub mod gl220_gpu_bar_unassigned;
 pub mod gl230_driver_install_mixed;
+pub mod gl240_ld_library_path_export_shadows_torch;
+pub mod gl241_torch_companion_mismatch;
+pub mod gl242_gpus_across_numa_nodes;
+pub mod gl243_gpu_bar1_small;
 
 use crate::finding::{Finding, Location, Severity};
 use crate::host::env::{detect_env, HostEnv};

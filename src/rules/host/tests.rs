@@ -858,7 +858,213 @@ pub(super) const SCENARIOS: &[(&str, &str, &[&str])] = &[
     ),
     ("gpu-hot", "GL217", &["thermal slowdown"]),
     ("power-brake", "GL217", &["power-brake slowdown"]),
+    (
+        "ldpath-profile",
+        "GL240",
+        &[
+            "/etc/profile.d/cuda.sh:3",
+            "every new login shell",
+            "/usr/local/cuda-12.1/lib64",
+            "__nvJitLinkAddData_12_4",
+        ],
+    ),
+    (
+        "conda-activate-ldpath",
+        "GL240",
+        &[
+            "activate.d/env_vars.sh:3",
+            "`conda activate /opt/conda/envs/ml`",
+            "a conda environment's",
+            "libnvJitLink.so.12 is CUDA 12.1",
+        ],
+    ),
+    (
+        "companion-mismatch",
+        "GL241",
+        &["torchvision 0.25.0+cu128 pairs with torch 2.10, but torch 2.11.0+cu130"],
+    ),
+    (
+        "companion-conda",
+        "GL241",
+        &[
+            "/opt/conda/envs/ml",
+            "torchaudio 2.6.0+cu118 is built for CUDA 11.8 but torch 2.6.0+cu124 is built for CUDA 12.4",
+        ],
+    ),
+    (
+        "topo-cross-socket",
+        "GL242",
+        &[
+            "GPU0 and GPU2 connect through SYS (across NUMA nodes 0 and 1, no NVLink)",
+            "GPU1 and GPU3",
+            "node 0: GPU0, GPU1; node 1: GPU2, GPU3",
+        ],
+    ),
+    (
+        "bar1-small",
+        "GL243",
+        &["BAR1 of GPU 0 (00000000:00:06.0) is 256 MiB, smaller than its 143771 MiB"],
+    ),
 ];
+
+/// The remaining causes of issue 33, each next to its corrected twin: the twin is all ok, and
+/// the check that reported the cause says so.
+#[test]
+fn issue33_twins_are_clean() {
+    for (twin, code) in [
+        ("ldpath-profile-fixed", "GL240"),
+        ("conda-activate-ldpath-fixed", "GL240"),
+        ("companion-mismatch-fixed", "GL241"),
+        ("companion-conda-fixed", "GL241"),
+        ("topo-nvlink", "GL242"),
+        ("bar1-small-fixed", "GL243"),
+    ] {
+        let r = runv(&[&format!("variants/{twin}")]);
+        let bad: Vec<_> = r
+            .iter()
+            .filter(|x| x.status != CheckStatus::Ok && x.status != CheckStatus::Skipped)
+            .collect();
+        assert!(bad.is_empty(), "{twin}: {bad:#?}");
+        expect(&r, code, CheckStatus::Ok);
+    }
+    // The twins were judged, not skipped for want of input.
+    let r = runv(&["variants/companion-mismatch-fixed"]);
+    assert!(expect(&r, "GL241", CheckStatus::Ok)
+        .finding
+        .message
+        .contains("torchvision 0.26.0+cu130 match it"));
+    let r = runv(&["variants/topo-nvlink"]);
+    assert!(expect(&r, "GL242", CheckStatus::Ok)
+        .finding
+        .message
+        .contains("4 GPUs"));
+    let r = runv(&["variants/bar1-small-fixed"]);
+    assert!(expect(&r, "GL243", CheckStatus::Ok)
+        .finding
+        .message
+        .contains("covers its memory (1 GPU)"));
+    let r = runv(&["variants/ldpath-profile-fixed"]);
+    assert!(expect(&r, "GL240", CheckStatus::Ok)
+        .finding
+        .message
+        .contains("no shell startup file"));
+}
+
+/// GL240 points at the file and line that sets LD_LIBRARY_PATH; the invoking environment is
+/// clean, so GL219 (which judges only it) is ok: the export would go unseen without GL240.
+#[test]
+fn gl240_names_the_file_and_line() {
+    let r = runv(&["variants/ldpath-profile"]);
+    expect(&r, "GL219", CheckStatus::Ok);
+    let x = expect(&r, "GL240", Problem);
+    let loc = x.finding.location.as_ref().unwrap();
+    assert_eq!(loc.file.as_deref(), Some("/etc/profile.d/cuda.sh"));
+    assert_eq!(loc.line, Some(3));
+    assert!(x.evidence[0]
+        .to_string()
+        .contains("line 3: export LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"));
+    let fix = x.finding.help.as_deref().unwrap();
+    assert!(
+        fix.starts_with("Remove /usr/local/cuda-12.1/lib64 from"),
+        "{fix}"
+    );
+    // With the same export also in the invoking environment, GL219's error is folded under
+    // the file that set it: one root cause, one error.
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/ldpath-profile"]);
+    let env = dir.path().join(".gpulint-host/env.txt");
+    let text = std::fs::read_to_string(&env).unwrap().replace(
+        "LD_LIBRARY_PATH=",
+        "LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64:",
+    );
+    std::fs::write(&env, text).unwrap();
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    let r = super::run_checks_with(&reader, &p, &opts());
+    expect(&r, "GL240", Problem);
+    expect(&r, "GL219", CheckStatus::Explained);
+    assert_eq!(errors(&r).len(), 1, "{}", super::render_checks_text(&r));
+}
+
+/// GL240 reads the invoking user's startup files ($HOME) and no other user's: another home is
+/// usually closed to the invoking user, and its unreadable files would fail the whole run.
+#[test]
+fn gl240_reads_the_invoking_users_rc_files_only() {
+    let dir =
+        super::testutil::tree(&["h200", "variants/complete", "variants/ldpath-profile-fixed"]);
+    let rc = "# CUDA\nexport LD_LIBRARY_PATH=~/cuda-12.1/lib64:/usr/local/cuda-12.1/lib64:$LD_LIBRARY_PATH\n";
+    for user in ["alice", "bob"] {
+        let home = dir.path().join(format!("home/{user}"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join(".bashrc"), rc).unwrap();
+    }
+    let env = dir.path().join(".gpulint-host/env.txt");
+    let with_home = |user: &str| {
+        let text = std::fs::read_to_string(&env).unwrap();
+        let kept: Vec<&str> = text.lines().filter(|l| !l.starts_with("HOME=")).collect();
+        std::fs::write(&env, format!("{}\nHOME=/home/{user}\n", kept.join("\n"))).unwrap();
+        let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+        let p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+        super::run_checks_with(&reader, &p, &opts())
+    };
+    let r = with_home("alice");
+    let x = expect(&r, "GL240", Problem);
+    assert!(
+        x.finding.message.starts_with(
+            "/home/alice/.bashrc:2 sets LD_LIBRARY_PATH=/home/alice/cuda-12.1/lib64:/usr/local/cuda-12.1/lib64 for this user's new shells"
+        ),
+        "{}",
+        x.finding.message
+    );
+    assert!(!r.iter().any(|x| x.finding.message.contains("/home/bob")));
+    // carol's own startup files are clean; alice's and bob's are not read.
+    std::fs::create_dir_all(dir.path().join("home/carol")).unwrap();
+    let r = with_home("carol");
+    expect(&r, "GL240", CheckStatus::Ok);
+}
+
+/// Without `nvidia-smi topo -m`, the GPUs' NUMA nodes come from sysfs, NVLink stays unknown.
+#[test]
+fn gl242_numa_nodes_from_sysfs() {
+    let dir = super::testutil::tree(&["h200", "variants/complete"]);
+    let reader = crate::host::CapturedReader::new(dir.path()).unwrap();
+    let mut p = crate::host::detect_host_with(&reader, matrix()).unwrap();
+    let mut second = p.gpus[0].clone();
+    second.index = Some(1);
+    second.pci_bus_id = Some("00000000:00:07.0".into());
+    p.gpus.push(second);
+    let node = |bus: &str, n: &str| {
+        let d = dir.path().join(format!("sys/bus/pci/devices/{bus}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("numa_node"), n).unwrap();
+    };
+    node("0000:00:06.0", "0\n");
+    node("0000:00:07.0", "0\n");
+    let r = super::run_checks_with(&reader, &p, &opts());
+    assert!(expect(&r, "GL242", CheckStatus::Ok)
+        .finding
+        .message
+        .contains("every GPU is on NUMA node 0"));
+    node("0000:00:07.0", "1\n");
+    let r = super::run_checks_with(&reader, &p, &opts());
+    let x = expect(&r, "GL242", Problem);
+    assert_eq!(x.finding.severity, Severity::Info);
+    assert!(
+        x.finding
+            .message
+            .contains("2 NUMA nodes (node 0: GPU0; node 1: GPU1)")
+            && x.finding
+                .message
+                .contains("unknown without `nvidia-smi topo -m`"),
+        "{}",
+        x.finding.message
+    );
+    assert!(x
+        .finding
+        .help
+        .as_deref()
+        .unwrap()
+        .contains("numactl --cpunodebind=0 --membind=0"));
+}
 
 fn errors(r: &[super::CheckResult]) -> Vec<String> {
     r.iter()
@@ -1375,7 +1581,7 @@ fn gl219_searches_the_captured_hosts_platform_not_this_machines() {
     };
     let torch_lib = "/usr/lib/python3/dist-packages/torch/lib".to_string();
     let order = super::gl219_cuda_libs_shadow_torch::torch_search_order(
-        &cx,
+        &cx.loader,
         &torch_lib,
         std::slice::from_ref(&torch_lib),
         &[],

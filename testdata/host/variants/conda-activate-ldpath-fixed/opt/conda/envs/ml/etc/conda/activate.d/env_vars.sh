@@ -1,0 +1,2 @@
+#!/bin/sh
+export CUDA_HOME="${CONDA_PREFIX}"
