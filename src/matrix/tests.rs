@@ -563,7 +563,7 @@ fn every_cuda_release_is_in_every_table_a_verdict_needs() {
     let others = set(m
         .ngc
         .iter()
-        .map(|r| r.cuda)
+        .filter_map(|r| r.cuda)
         .chain(m.fc_packages.iter().map(|r| r.cuda))
         .collect());
     let all: std::collections::BTreeSet<CudaVersion> = driver
