@@ -17,6 +17,7 @@ pub mod k8s;
 pub mod pkg;
 pub mod runspec;
 pub mod shell;
+pub mod template;
 pub mod torch;
 pub mod yamlloc;
 

@@ -145,6 +145,9 @@ fn corpus3_is_frozen() {
         })
         .filter(|rel| rel != "MANIFEST.sha256" && rel != "CORPUS.md")
         .collect();
-    assert_eq!(present, listed, "files added to or removed from the frozen corpus");
+    assert_eq!(
+        present, listed,
+        "files added to or removed from the frozen corpus"
+    );
     assert!(listed.len() >= 62, "only {} files", listed.len());
 }
