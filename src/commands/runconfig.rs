@@ -97,21 +97,6 @@ pub fn analyze_dockerfile(
     build_findings(file, &build::analyze(file, text, opts, &ctx.facts), ctx)
 }
 
-/// A template (Helm, Jinja) is reported once, at info, with how to render it, and nothing else
-/// in it is judged: its syntax errors and unrendered values are the renderer's input, not what
-/// is built or deployed.
-pub(crate) fn template_finding(file: &str, at: dockerfile::Pos, render: &str) -> Finding {
-    crate::rules::runconfig::gl100_invalid_spec_file::META
-        .finding(format!(
-            "this file is a template (a template action starts at line {}): gpulint checks \
-             the rendered file, not the template",
-            at.line
-        ))
-        .with_severity(crate::finding::Severity::Info)
-        .with_location(loc(file, at))
-        .with_help(format!("render it and lint the output: {render}"))
-}
-
 /// GL100 for what does not parse, then the GL1xx checks, on one analyzed Dockerfile.
 pub(crate) fn build_findings(
     file: &str,
@@ -119,11 +104,13 @@ pub(crate) fn build_findings(
     ctx: &CommandContext,
 ) -> Vec<Finding> {
     if let Some(at) = crate::runconfig::template::dockerfile_action(&bf.df) {
-        return vec![template_finding(
-            file,
-            at,
-            "fill in the template, then `gpulint dockerfile <rendered Dockerfile>`",
-        )];
+        return vec![
+            crate::rules::runconfig::gl100_invalid_spec_file::template_finding(
+                file,
+                at,
+                "fill in the template, then `gpulint dockerfile <rendered Dockerfile>`",
+            ),
+        ];
     }
     let mut out: Vec<Finding> = bf.errors.iter().map(|e| error_finding(file, e)).collect();
     out.extend(run_checks(Subject::Dockerfile(bf), ctx));
@@ -354,24 +341,10 @@ pub(crate) fn compose_findings(
     let (specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
     let mut specs = resolved(specs, ctx);
     let mut out: Vec<Finding> = errors.iter().map(|(f, e)| error_finding(f, e)).collect();
-    // A templated compose file (Jinja, Helm-style) is said once; its own errors and services
-    // are the renderer's input.
-    let templates: Vec<String> = files
-        .iter()
-        .filter_map(|(d, p)| {
-            let text =
-                crate::io_util::read_regular_string(p, crate::io_util::MAX_CONFIG_FILE).ok()?;
-            let parses = !errors.iter().any(|(f, _)| f == d);
-            let at = crate::runconfig::template::yaml_action(&text, parses)?;
-            out.retain(|f| f.location.as_ref().and_then(|l| l.file.as_deref()) != Some(d));
-            out.push(template_finding(
-                d,
-                at,
-                "fill in the template, then `gpulint compose <rendered file>`",
-            ));
-            Some(d.clone())
-        })
-        .collect();
+    // A templated compose file is said once; its own errors and services are not judged.
+    let templates = crate::rules::runconfig::gl100_invalid_spec_file::compose_templates(
+        files, &mut out, &errors,
+    );
     specs.retain(|r| !templates.contains(&r.file));
     for r in specs.iter_mut().filter(|r| !r.build_args.is_empty()) {
         let Some((cdir, dfp)) = r.build_files.clone() else {
@@ -435,11 +408,13 @@ pub fn cmd_compose(args: &ComposeArgs, ctx: &CommandContext) -> anyhow::Result<V
 pub(crate) fn k8s_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let (specs, errors) = k8s::parse(file, text);
     if let Some(at) = crate::runconfig::template::yaml_action(text, errors.is_empty()) {
-        return vec![template_finding(
-            file,
-            at,
-            "`helm template <chart> | gpulint k8s -` (or your renderer's output)",
-        )];
+        return vec![
+            crate::rules::runconfig::gl100_invalid_spec_file::template_finding(
+                file,
+                at,
+                "`helm template <chart> | gpulint k8s -` (or your renderer's output)",
+            ),
+        ];
     }
     let specs = resolved(specs, ctx);
     let mut out: Vec<Finding> = errors.iter().map(|e| error_finding(file, e)).collect();

@@ -9,6 +9,7 @@
 
 pub mod bake;
 pub mod build;
+pub mod compile;
 pub mod compose;
 pub mod dockerfile;
 pub mod expand;

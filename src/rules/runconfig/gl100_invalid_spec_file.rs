@@ -1,7 +1,9 @@
 //! GL100: a Dockerfile, compose file or manifest that does not parse.
 
-use crate::finding::Severity;
+use crate::finding::{Finding, Severity};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::runconfig::dockerfile::Pos;
+use crate::runconfig::loc;
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL100"),
@@ -27,6 +29,46 @@ pub static META: RuleMeta = RuleMeta {
         ],
     },
 };
+
+/// A template (Helm, Jinja) is reported once, at info, with how to render it, and nothing else
+/// in it is judged: its syntax errors and unrendered values are the renderer's input, not what
+/// is built or deployed.
+pub(crate) fn template_finding(file: &str, at: Pos, render: &str) -> Finding {
+    META.finding(format!(
+        "this file is a template (a template action starts at line {}): gpulint checks \
+             the rendered file, not the template",
+        at.line
+    ))
+    .with_severity(Severity::Info)
+    .with_location(loc(file, at))
+    .with_help(format!("render it and lint the output: {render}"))
+}
+
+/// Compose files among `files` that are templates: each gets one [`template_finding`] in
+/// place of its own findings (`out`, its parse errors among them); their names are returned
+/// so their services are not judged either.
+pub(crate) fn compose_templates(
+    files: &[(String, std::path::PathBuf)],
+    out: &mut Vec<Finding>,
+    errors: &[(String, crate::runconfig::build::SpecError)],
+) -> Vec<String> {
+    files
+        .iter()
+        .filter_map(|(d, p)| {
+            let text =
+                crate::io_util::read_regular_string(p, crate::io_util::MAX_CONFIG_FILE).ok()?;
+            let parses = !errors.iter().any(|(f, _)| f == d);
+            let at = crate::runconfig::template::yaml_action(&text, parses)?;
+            out.retain(|f| f.location.as_ref().and_then(|l| l.file.as_deref()) != Some(d));
+            out.push(template_finding(
+                d,
+                at,
+                "fill in the template, then `gpulint compose <rendered file>`",
+            ));
+            Some(d.clone())
+        })
+        .collect()
+}
 
 #[cfg(test)]
 mod tests {
