@@ -126,7 +126,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
                 )
             }
         } else if tc.major > bc.major
-            && !(req.is_some_and(|r| (r.major, r.minor) >= (tc.major, tc.minor)) && !devel)
+            && (devel || req.is_none_or(|r| (r.major, r.minor) < (tc.major, tc.minor)))
         {
             // (Unless the Dockerfile itself advertises torch's CUDA in NVIDIA_REQUIRE_CUDA.)
             (

@@ -114,34 +114,27 @@ pub(crate) fn conda_after_pip(
             Install::Pip(p) => p.reqs.iter().any(|r| pip_cuda(&r.name)),
             _ => false,
         });
-        let pip_seen: Option<String> = st
+        let Some(pip) = st
             .parent
             .and_then(|p| pip_in_chain.get(p).cloned().flatten())
-            .filter(|_| !pip_here);
-        {
-            for i in &st.installs {
-                match i {
-                    Install::Conda(c) => {
-                        let Some(pkg) = c.pkgs.iter().find(|p| conda_cuda(&p.name)) else {
-                            continue;
-                        };
-                        let Some(pip) = &pip_seen else {
-                            // conda first: the pip side reports it.
-                            break;
-                        };
-                        out.push(
-                            META.finding(format!(
-                                "conda installs `{}{}` into an environment where pip installed `{pip}`: two CUDA stacks overwrite each other",
-                                pkg.name,
-                                if pkg.spec.is_empty() { String::new() } else { format!("={}", pkg.spec.trim_start_matches('=')) }
-                            ))
-                            .with_location(loc(file, pkg.pos))
-                            .with_help("install torch and its CUDA libraries with one package manager"),
-                        );
-                    }
-                    _ => {}
-                }
-            }
+            .filter(|_| !pip_here)
+        else {
+            continue;
+        };
+        for i in &st.installs {
+            let Install::Conda(c) = i else { continue };
+            let Some(pkg) = c.pkgs.iter().find(|p| conda_cuda(&p.name)) else {
+                continue;
+            };
+            out.push(
+                META.finding(format!(
+                    "conda installs `{}{}` into an environment where pip installed `{pip}`: two CUDA stacks overwrite each other",
+                    pkg.name,
+                    if pkg.spec.is_empty() { String::new() } else { format!("={}", pkg.spec.trim_start_matches('=')) }
+                ))
+                .with_location(loc(file, pkg.pos))
+                .with_help("install torch and its CUDA libraries with one package manager"),
+            );
         }
     }
     out
