@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = {
     "realworld": ("../shared/realworld/", ROOT / "testdata/spec/CORPUS.md"),
     "corpus2": ("testdata/spec/corpus2/", ROOT / "testdata/spec/corpus2/CORPUS.md"),
+    "corpus3": ("testdata/spec/corpus3/", ROOT / "testdata/spec/corpus3/CORPUS.md"),
 }
 
 
@@ -65,8 +66,8 @@ def stated(kind):
 
 def main():
     corpus, labels_json, buildkit_txt = sys.argv[1:4]
-    kind = "corpus2" if Path(corpus).resolve() == (ROOT / "testdata/spec/corpus2").resolve() \
-        else "realworld"
+    kind = next((k for k in ("corpus2", "corpus3")
+                 if Path(corpus).resolve() == (ROOT / "testdata/spec" / k).resolve()), "realworld")
     got = json.loads(Path(labels_json).read_text())
     bk = re.search(r"files=(\d+) same_instructions_and_lines=(\d+)", Path(buildkit_txt).read_text())
     if not bk:

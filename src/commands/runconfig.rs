@@ -103,6 +103,15 @@ pub(crate) fn build_findings(
     bf: &build::BuildFacts,
     ctx: &CommandContext,
 ) -> Vec<Finding> {
+    if let Some(at) = crate::runconfig::template::dockerfile_action(&bf.df) {
+        return vec![
+            crate::rules::runconfig::gl100_invalid_spec_file::template_finding(
+                file,
+                at,
+                "fill in the template, then `gpulint dockerfile <rendered Dockerfile>`",
+            ),
+        ];
+    }
     let mut out: Vec<Finding> = bf.errors.iter().map(|e| error_finding(file, e)).collect();
     out.extend(run_checks(Subject::Dockerfile(bf), ctx));
     out
@@ -332,6 +341,11 @@ pub(crate) fn compose_findings(
     let (specs, errors) = compose::load(files, &|c, d| dockerfile_is_gpu(ctx, c, d));
     let mut specs = resolved(specs, ctx);
     let mut out: Vec<Finding> = errors.iter().map(|(f, e)| error_finding(f, e)).collect();
+    // A templated compose file is said once; its own errors and services are not judged.
+    let templates = crate::rules::runconfig::gl100_invalid_spec_file::compose_templates(
+        files, &mut out, &errors,
+    );
+    specs.retain(|r| !templates.contains(&r.file));
     for r in specs.iter_mut().filter(|r| !r.build_args.is_empty()) {
         let Some((cdir, dfp)) = r.build_files.clone() else {
             continue;
@@ -393,6 +407,15 @@ pub fn cmd_compose(args: &ComposeArgs, ctx: &CommandContext) -> anyhow::Result<V
 
 pub(crate) fn k8s_findings(file: &str, text: &str, ctx: &CommandContext) -> Vec<Finding> {
     let (specs, errors) = k8s::parse(file, text);
+    if let Some(at) = crate::runconfig::template::yaml_action(text, errors.is_empty()) {
+        return vec![
+            crate::rules::runconfig::gl100_invalid_spec_file::template_finding(
+                file,
+                at,
+                "`helm template <chart> | gpulint k8s -` (or your renderer's output)",
+            ),
+        ];
+    }
     let specs = resolved(specs, ctx);
     let mut out: Vec<Finding> = errors.iter().map(|e| error_finding(file, e)).collect();
     out.extend(runs_checks(&specs, ctx));

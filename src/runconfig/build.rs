@@ -10,6 +10,7 @@ use super::image::{image_info, ImageInfo, ImageKind, ImageRef};
 use super::pkg::{self, Install, LCmd};
 use super::shell::{self, expand_word, Var, Vars};
 use crate::matrix::Facts;
+use crate::version::CudaVersion;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -71,6 +72,89 @@ pub struct Stage {
     /// written, where), which is where a version taken from the image is changed. ARGs given
     /// by `--build-arg` are not listed.
     pub image_args: Vec<(String, String, Pos)>,
+}
+
+impl Stage {
+    /// CUDA releases a stage installs itself: versioned apt/yum packages (`cuda-toolkit-10-2`,
+    /// `cuda-10-1`), CUDA libraries pinned to a build for one release (TensorFlow's
+    /// `libcudnn7=7.6.5.32-1+cuda10.0`: they need that CUDA's runtime), conda
+    /// (`cudatoolkit=10.1`, `pytorch-cuda=11.7`), the CUDA runfile
+    /// (`cuda_10.2.89_440.33.01_linux.run`). (release, what, where)
+    pub fn installed_cuda(&self) -> Vec<(CudaVersion, String, Pos)> {
+        let st = self;
+        use crate::runconfig::pkg::Install;
+        let mut out = Vec::new();
+        for i in &st.installs {
+            match i {
+                Install::Os(o) => {
+                    for p in &o.pkgs {
+                        let (n, pos) = (&p.name, &p.pos);
+                        let n_l = n.to_ascii_lowercase();
+                        if n_l.starts_with("cuda-") && !n_l.starts_with("cuda-compat") {
+                            if let Some(v) = p.cuda {
+                                out.push((v, n.clone(), *pos));
+                            }
+                        } else if let (Some(v), Some(ver)) = (p.built_for_cuda, &p.version) {
+                            out.push((v, format!("{n}={ver}"), *pos));
+                        }
+                    }
+                }
+                Install::Conda(c) => {
+                    for p in &c.pkgs {
+                        let (n, spec, pos) = (&p.name, &p.spec, &p.pos);
+                        if !matches!(
+                            n.as_str(),
+                            "cudatoolkit"
+                                | "cuda-toolkit"
+                                | "cuda-runtime"
+                                | "cuda"
+                                | "pytorch-cuda"
+                        ) {
+                            continue;
+                        }
+                        let v: String = spec
+                            .trim_start_matches(['=', '<', '>', '~', ' '])
+                            .chars()
+                            .take_while(|c| c.is_ascii_digit() || *c == '.')
+                            .collect();
+                        let mut parts = v.split('.').filter(|p| !p.is_empty());
+                        if let (Some(a), Some(b)) = (parts.next(), parts.next()) {
+                            if let Ok(v) = format!("{a}.{b}").parse() {
+                                out.push((v, format!("{n}={spec}"), *pos));
+                            }
+                        }
+                    }
+                }
+                Install::Pip(_) => {}
+            }
+        }
+        for c in &st.cmds {
+            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
+            let Some(first) = words.first().map(|w| base(w)) else {
+                continue;
+            };
+            let file = if matches!(first.as_str(), "sh" | "bash") {
+                match words.iter().skip(1).find(|w| !w.starts_with('-')) {
+                    Some(w) => base(w),
+                    None => continue,
+                }
+            } else {
+                first
+            };
+            if let Some(v) = file
+                .strip_prefix("cuda_")
+                .filter(|_| file.ends_with("_linux.run"))
+                .and_then(|r| r.split('_').next())
+            {
+                let mm: Vec<&str> = v.split('.').take(2).collect();
+                if let Ok(v) = mm.join(".").parse() {
+                    out.push((v, file.clone(), c.pos));
+                }
+            }
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -266,6 +266,9 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             rs.gpu_elsewhere = Some("a DRA resource claim".into());
         } else if matches!(kind.as_str(), "ServingRuntime" | "ClusterServingRuntime") {
             rs.gpu_elsewhere = Some("the InferenceService using this runtime".into());
+        } else if matches!(kind.as_str(), "TrainingRuntime" | "ClusterTrainingRuntime") {
+            // Kubeflow Trainer: the TrainJob sets `resourcesPerNode` on these templates.
+            rs.gpu_elsewhere = Some("the TrainJob using this runtime".into());
         }
         if let Some(rc) = &runtime_class {
             rs.runtime_class = Some((rc.clone(), y.key(all, "runtimeClassName").unwrap_or(cpos)));

@@ -9,6 +9,7 @@
 
 pub mod bake;
 pub mod build;
+pub mod compile;
 pub mod compose;
 pub mod dockerfile;
 pub mod expand;
@@ -17,6 +18,7 @@ pub mod k8s;
 pub mod pkg;
 pub mod runspec;
 pub mod shell;
+pub mod template;
 pub mod torch;
 pub mod yamlloc;
 

@@ -110,6 +110,9 @@ fn pip_torch(p: &PipInstall, r: &Req, facts: &Facts) -> TorchCuda {
             "uv --torch-backend={b} (chosen on the build machine)"
         ));
     }
+    if let Some(pypi) = outdated_extra_index(p, r, facts) {
+        return pypi;
+    }
     let urls: Vec<&String> = p
         .index_url
         .iter()
@@ -154,6 +157,60 @@ fn pip_torch(p: &PipInstall, r: &Req, facts: &Facts) -> TorchCuda {
     }
 }
 
+/// pip treats `--extra-index-url` / `--find-links` as more places to look, not as a choice:
+/// it takes the highest version found anywhere (a `+cu113` local version sorts above the
+/// same plain release, so a pinned release still comes from the CUDA index). An unpinned
+/// torch next to a CUDA index that stopped at an older release therefore resolves to PyPI's
+/// newest. uv is not judged so: it prefers the first index that has the package. Only when
+/// a newer release than the index's last is known to lack that build (a release whose builds
+/// we hold), so a current index is never called outdated.
+pub fn outdated_extra_index(p: &PipInstall, r: &Req, facts: &Facts) -> Option<TorchCuda> {
+    let by_pip = matches!(p.tool.as_str(), "pip" | "pip3") || p.tool.starts_with("python");
+    if !by_pip || p.index_url.is_some() || pip_torch_version(r).is_some() || r.local.is_some() {
+        return None;
+    }
+    let releases = facts.matrix().torch().releases();
+    let tag = p
+        .extra_index_urls
+        .iter()
+        .chain(&p.find_links)
+        .find_map(|u| cu_in_url(u))?
+        .cu_tag();
+    let last = releases
+        .iter()
+        .rposition(|rel| rel.variant(&tag).is_some())?;
+    releases[last + 1..]
+        .iter()
+        .any(|rel| !rel.variants.is_empty())
+        .then(|| {
+            // At least the newest release we hold; its PyPI build's CUDA is a floor.
+            let newest = facts.torch_newest_release()?;
+            let cuda = facts.torch_pypi_default(&newest.value.version)?;
+            Some(TorchCuda::PypiDefault {
+                version: None,
+                cuda: Some(cuda.value),
+                source: Some(cuda.source),
+            })
+        })
+        .flatten()
+}
+
+/// The release an unpinned torch resolves to instead of the extra CUDA index's, for messages:
+/// `torch (… stops at torch 1.12 …)`.
+pub fn outdated_extra_index_note(p: &PipInstall, facts: &Facts) -> Option<String> {
+    let tag = p
+        .extra_index_urls
+        .iter()
+        .chain(&p.find_links)
+        .find_map(|u| cu_in_url(u))?
+        .cu_tag();
+    let (rel, _) = facts.torch_newest_with_variant(&tag)?.value;
+    Some(format!(
+        "its extra index has {tag} builds only up to torch {}, so pip takes PyPI's newer torch",
+        rel.version
+    ))
+}
+
 /// Every torch install in a stage (not its parents).
 pub fn stage_torch(st: &Stage, facts: &Facts) -> Vec<TorchInstall> {
     let mut out = Vec::new();
@@ -161,9 +218,13 @@ pub fn stage_torch(st: &Stage, facts: &Facts) -> Vec<TorchInstall> {
         match i {
             Install::Pip(p) => {
                 for r in p.reqs.iter().filter(|r| r.name == "torch") {
+                    let note = outdated_extra_index(p, r, facts)
+                        .and_then(|_| outdated_extra_index_note(p, facts))
+                        .map(|n| format!(" ({n})"))
+                        .unwrap_or_default();
                     out.push(TorchInstall {
                         pos: r.pos,
-                        text: format!("{}{}", r.name, r.spec),
+                        text: format!("{}{}{note}", r.name, r.spec),
                         cuda: pip_torch(p, r, facts),
                         version: pip_torch_version(r),
                         via_conda: false,
@@ -269,4 +330,54 @@ pub fn all_torch(bf: &BuildFacts, facts: &Facts) -> Vec<TorchInstall> {
     bf.built_stages()
         .flat_map(|s| stage_torch(s, facts))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runconfig::build::{analyze, BuildOptions};
+
+    fn torch_of(df: &str) -> Vec<TorchInstall> {
+        let facts = Facts::embedded().unwrap();
+        let bf = analyze("Dockerfile", df, &BuildOptions::default(), &facts);
+        all_torch(&bf, &facts)
+    }
+
+    /// pip takes the highest version across PyPI and an extra index: an unpinned torch next
+    /// to an extra CUDA index that stopped releasing is PyPI's newest, not that CUDA build.
+    #[test]
+    fn an_outdated_extra_index_does_not_pin_an_unpinned_torch() {
+        let base = "FROM nvidia/cuda:11.4.2-cudnn8-runtime-ubuntu20.04\n";
+        let t = torch_of(&format!("{base}RUN pip install torch torchvision --extra-index-url https://download.pytorch.org/whl/cu113\n"));
+        assert_eq!(t.len(), 1);
+        assert!(
+            matches!(t[0].cuda, TorchCuda::PypiDefault { version: None, .. }),
+            "{:?}",
+            t[0].cuda
+        );
+        assert!(
+            t[0].text.contains("cu113 builds only up to torch 1.12"),
+            "{}",
+            t[0].text
+        );
+        // A pinned release the index holds sorts above PyPI's (+cu113 > plain): pinned.
+        let t = torch_of(&format!("{base}RUN pip install torch==1.12.1 --extra-index-url https://download.pytorch.org/whl/cu113\n"));
+        assert!(
+            matches!(t[0].cuda, TorchCuda::Pinned { .. }),
+            "{:?}",
+            t[0].cuda
+        );
+        // The chosen index, or uv (first index wins): pinned.
+        for cmd in [
+            "pip install torch --index-url https://download.pytorch.org/whl/cu113",
+            "uv pip install torch --extra-index-url https://download.pytorch.org/whl/cu113",
+        ] {
+            let t = torch_of(&format!("{base}RUN {cmd}\n"));
+            assert!(
+                matches!(t[0].cuda, TorchCuda::Pinned { .. }),
+                "{cmd}: {:?}",
+                t[0].cuda
+            );
+        }
+    }
 }

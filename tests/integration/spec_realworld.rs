@@ -15,6 +15,17 @@ fn realworld_corpus_never_panics() {
         "{} not present: this test reads the corpus in place",
         root.display()
     );
+    every_file_through_every_parser(&root);
+}
+
+#[test]
+fn corpus3_never_panics() {
+    every_file_through_every_parser(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/spec/corpus3"),
+    );
+}
+
+fn every_file_through_every_parser(root: &Path) {
     let ctx = CommandContext::new(
         Vec::new(),
         Default::default(),
@@ -22,13 +33,13 @@ fn realworld_corpus_never_panics() {
     )
     .unwrap();
     let mut n = 0;
-    for e in walkdir::WalkDir::new(&root).into_iter().flatten() {
+    for e in walkdir::WalkDir::new(root).into_iter().flatten() {
         if !e.file_type().is_file() {
             continue;
         }
         let p = e.path();
         let name = p.to_string_lossy().to_string();
-        if name.ends_with(".tsv") {
+        if name.ends_with(".tsv") || name.ends_with(".sha256") {
             continue;
         }
         // Every kind, whatever the file is: parsers must survive wrong input too.
@@ -106,4 +117,37 @@ fn seed_fixtures_through_the_commands() {
     .unwrap();
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].rule, "GL111");
+}
+
+/// The third corpus (issue 30) was labelled before gpulint ran on it and is frozen: every file,
+/// `labels.tsv` and `index.tsv` must hash to what `MANIFEST.sha256` recorded, and no file may be
+/// added or dropped, so a later edit that tunes the corpus to the rules shows up here.
+#[test]
+fn corpus3_is_frozen() {
+    use sha2::{Digest, Sha256};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/spec/corpus3");
+    let manifest = std::fs::read_to_string(root.join("MANIFEST.sha256")).unwrap();
+    let mut listed = std::collections::BTreeSet::new();
+    for line in manifest.lines() {
+        let (want, rel) = line.split_once("  ").expect("sha256sum line: HASH  PATH");
+        let got = hex::encode(Sha256::digest(std::fs::read(root.join(rel)).unwrap()));
+        assert_eq!(got, want, "{rel} changed after the corpus was frozen");
+        listed.insert(rel.to_string());
+    }
+    // Results (CORPUS.md) are written after the freeze; everything else is the corpus.
+    let present: std::collections::BTreeSet<String> = walkdir::WalkDir::new(&root)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(&root).unwrap();
+            rel.to_string_lossy().replace('\\', "/")
+        })
+        .filter(|rel| rel != "MANIFEST.sha256" && rel != "CORPUS.md")
+        .collect();
+    assert_eq!(
+        present, listed,
+        "files added to or removed from the frozen corpus"
+    );
+    assert!(listed.len() >= 62, "only {} files", listed.len());
 }

@@ -67,6 +67,17 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
                 cuda: Some(cuda),
                 ..
             } => (cuda, format!("PyPI's default build of torch {v}"), true),
+            // Unpinned, where we know PyPI's newest release is what resolves (an extra index
+            // that stopped releasing): its build's CUDA is a floor.
+            TorchCuda::PypiDefault {
+                version: None,
+                cuda: Some(cuda),
+                ..
+            } => (
+                cuda,
+                format!("PyPI's newest torch, CUDA {} or newer", cuda.major_minor()),
+                true,
+            ),
             _ => continue,
         };
         let st = &bf.stages[t.stage];
@@ -114,7 +125,10 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
                     ),
                 )
             }
-        } else if tc.major > bc.major {
+        } else if tc.major > bc.major
+            && (devel || req.is_none_or(|r| (r.major, r.minor) < (tc.major, tc.minor)))
+        {
+            // (Unless the Dockerfile itself advertises torch's CUDA in NVIDIA_REQUIRE_CUDA.)
             (
                 Severity::Error,
                 format!(
@@ -191,6 +205,125 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+    out.extend(require_vs_image(bf, cx));
+    out.extend(cpu_torch_on_a_cuda_base(bf, cx));
+}
+
+/// The CPU build of torch (`+cpu`, the whl/cpu index, uv's cpu backend, conda `cpuonly`) in an
+/// image built on a CUDA base: torch runs, but never on the GPU the image was made for.
+fn cpu_torch_on_a_cuda_base(
+    bf: &crate::runconfig::build::BuildFacts,
+    cx: &SpecContext,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for t in all_torch(bf, cx.facts) {
+        let st = &bf.stages[t.stage];
+        if t.cuda != TorchCuda::Cpu || !st.info.has_cuda() || st.image_unresolved {
+            continue;
+        }
+        let cuda = st
+            .info
+            .cuda
+            .map(|c| format!(" (CUDA {c})"))
+            .unwrap_or_default();
+        out.push(
+            META.finding(format!(
+                "`{}` is torch's CPU-only build, installed on the CUDA base image {}{cuda}: \
+                 torch.cuda.is_available() is False in this image, whatever GPU it runs on",
+                t.text, st.image
+            ))
+            .with_severity(Severity::Warning)
+            .with_location(loc(&bf.file, t.pos))
+            .with_help(
+                "install a CUDA build of torch (--index-url https://download.pytorch.org/whl/cuXYZ), \
+                 or base a CPU image on an image without CUDA",
+            ),
+        );
+    }
+    out
+}
+
+/// An `ENV NVIDIA_REQUIRE_CUDA=cuda>=X.Y` the Dockerfile writes itself, against the CUDA the
+/// image holds (the base image's, what a RUN installs, torch's pinned build): the container
+/// toolkit admits exactly the drivers that satisfy it. Understated across a major (cuda>=8.0
+/// on a CUDA 9.0 stack; before CUDA 11, also across a minor) it admits drivers that cannot run
+/// the image; overstated (cuda>=12.8 on a CUDA 12.4 stack) it refuses drivers that would.
+fn require_vs_image(bf: &crate::runconfig::build::BuildFacts, cx: &SpecContext) -> Vec<Finding> {
+    let torch = all_torch(bf, cx.facts);
+    // The newest CUDA each stage holds with what says so, its own or its FROM ancestors':
+    // one pass in stage order (a parent is always an earlier stage), not a chain walk per
+    // stage.
+    let mut held: Vec<Option<(CudaVersion, String)>> = Vec::with_capacity(bf.stages.len());
+    for (i, st) in bf.stages.iter().enumerate() {
+        let mut mine: Vec<(CudaVersion, String)> = st
+            .installed_cuda()
+            .into_iter()
+            .map(|(v, what, _)| (v, format!("`{what}`")))
+            .collect();
+        for t in torch.iter().filter(|t| t.stage == i) {
+            if let TorchCuda::Pinned { cuda, .. } = &t.cuda {
+                mine.push((*cuda, format!("`{}`", t.text)));
+            }
+        }
+        if let Some(c) = st.info.cuda {
+            mine.push((c, format!("the base image {}", st.image)));
+        }
+        if let Some(p) = st.parent.filter(|p| *p < i) {
+            mine.extend(held.get(p).cloned().flatten());
+        }
+        held.push(mine.into_iter().max_by_key(|(v, _)| (v.major, v.minor)));
+    }
+    let mut out = Vec::new();
+    for st in bf.built_stages() {
+        let Some(e) = st
+            .envs
+            .iter()
+            .rev()
+            .find(|e| e.name == "NVIDIA_REQUIRE_CUDA" && !e.is_arg && !e.unresolved)
+        else {
+            continue;
+        };
+        let Some(req) = e.value.as_deref().and_then(require_cuda) else {
+            continue;
+        };
+        let Some((top, what)) = held.get(st.index).cloned().flatten() else {
+            continue;
+        };
+        let under = req.major < top.major
+            || (top.major < 11 && req.major == top.major && req.minor < top.minor);
+        let over = (req.major, req.minor) > (top.major, top.minor);
+        let why = if under {
+            format!(
+                "{what} is CUDA {}: the container toolkit starts it on drivers that support CUDA {} but not {}",
+                top.major_minor(),
+                req.major_minor(),
+                top.major_minor()
+            )
+        } else if over {
+            format!(
+                "the newest CUDA in the image is {} ({what}): the container toolkit refuses drivers that support CUDA {} but not {}, which would run it",
+                top.major_minor(),
+                top.major_minor(),
+                req.major_minor()
+            )
+        } else {
+            continue;
+        };
+        out.push(
+            META.finding(format!(
+                "NVIDIA_REQUIRE_CUDA=cuda>={} {} the image: {why}",
+                req.major_minor(),
+                if under { "understates" } else { "overstates" }
+            ))
+            .with_severity(Severity::Warning)
+            .with_location(loc(&bf.file, e.pos))
+            .with_help(format!(
+                "require what the image needs: cuda>={} (or leave the base image's value)",
+                top.major_minor()
+            )),
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -270,5 +403,64 @@ mod tests {
         let f = dockerfile(t, "GL101", vec![target("old", &["7.5"], Some("470.82.01"))]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].target.as_deref(), Some("old"));
+    }
+
+    /// An NVIDIA_REQUIRE_CUDA written in the Dockerfile is held against the CUDA the image
+    /// holds: understated across a major, or overstated, it is reported at the ENV.
+    #[test]
+    fn require_cuda_against_the_image() {
+        let f = dockerfile(
+            "FROM nvidia/cuda:9.0-cudnn7-runtime-ubuntu16.04\nENV NVIDIA_VISIBLE_DEVICES=all \\\n    NVIDIA_REQUIRE_CUDA=\"cuda>=8.0\"\n",
+            "GL101",
+            vec![],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("understates"), "{}", f[0].message);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        let f = dockerfile(
+            "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nENV NVIDIA_REQUIRE_CUDA=\"cuda>=12.8\"\n",
+            "GL101",
+            vec![],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("overstates"), "{}", f[0].message);
+        // CUDA installed in a RUN counts; minor-version compatibility covers 11.0 on 11.2.
+        for fine in [
+            "FROM ubuntu:20.04\nRUN apt-get install -y cuda-cudart-11-2=11.2.152-1\nENV NVIDIA_REQUIRE_CUDA \"cuda>=11.2\"\n",
+            "FROM nvidia/cuda:11.2.2-runtime-ubuntu20.04\nENV NVIDIA_REQUIRE_CUDA=cuda>=11.0\n",
+            "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nRUN pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/cu121\nENV NVIDIA_REQUIRE_CUDA=cuda>=12.1\n",
+            "FROM ubuntu:22.04\nENV NVIDIA_REQUIRE_CUDA=cuda>=12.1\n",
+        ] {
+            let f = dockerfile(fine, "GL101", vec![]);
+            assert!(
+                f.iter().all(|f| !f.message.contains("states the image")),
+                "{fine}: {f:?}"
+            );
+        }
+    }
+
+    /// torch's CPU build on a CUDA base is reported; on a base without CUDA it is what a CPU
+    /// image should do.
+    #[test]
+    fn cpu_torch_on_a_cuda_base() {
+        let f = dockerfile(
+            "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cpu -f https://download.pytorch.org/whl/torch_stable.html\n",
+            "GL101",
+            vec![],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("CPU-only"), "{}", f[0].message);
+        let f = dockerfile(
+            "FROM pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime\nRUN pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/cpu\n",
+            "GL101",
+            vec![],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(dockerfile(
+            "FROM python:3.11-slim\nRUN pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/cpu\n",
+            "GL101",
+            vec![]
+        )
+        .is_empty());
     }
 }

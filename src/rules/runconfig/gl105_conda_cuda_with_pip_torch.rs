@@ -41,17 +41,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             Install::Conda(c) => c
                 .pkgs
                 .iter()
-                .find(|p| {
-                    matches!(
-                        p.name.as_str(),
-                        "cudatoolkit"
-                            | "pytorch-cuda"
-                            | "cuda-toolkit"
-                            | "cuda-runtime"
-                            | "pytorch"
-                            | "cuda-version"
-                    )
-                })
+                .find(|p| conda_cuda(&p.name))
                 .map(|p| (p.name.clone(), p.spec.clone())),
             _ => None,
         })
@@ -61,11 +51,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         let Some((cname, cver)) = conda else { continue };
         for i in &st.installs {
             if let Install::Pip(p) = i {
-                for r in p.reqs.iter().filter(|r| {
-                    r.name == "torch"
-                        || r.name.starts_with("nvidia-cudnn")
-                        || r.name.starts_with("nvidia-cublas")
-                }) {
+                for r in p.reqs.iter().filter(|r| pip_cuda(&r.name)) {
                     out.push(
                         META.finding(format!(
                             "pip installs `{}{}` into an environment where conda installed `{cname}{}`: two CUDA stacks overwrite each other",
@@ -80,6 +66,78 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+    out.extend(conda_after_pip(bf, &bf.file));
+}
+
+/// A conda package that is (or brings) a CUDA toolkit or runtime: `cudatoolkit`,
+/// `pytorch-cuda`, `pytorch`, and the NVIDIA channel's split components (`cuda-nvcc`,
+/// `cuda-cudart`, `cuda-toolkit`, …).
+fn conda_cuda(name: &str) -> bool {
+    matches!(
+        name,
+        "cudatoolkit" | "pytorch-cuda" | "pytorch" | "cudnn" | "nccl"
+    ) || name.starts_with("cuda-") && name != "cuda-python"
+}
+
+/// A pip package that brings CUDA libraries: torch, NVIDIA's `nvidia-*-cu12` wheels.
+fn pip_cuda(name: &str) -> bool {
+    name == "torch"
+        || name.starts_with("nvidia-")
+            && (name.contains("-cu1")
+                || name.starts_with("nvidia-cud")
+                || name.starts_with("nvidia-cub"))
+}
+
+/// The other order: conda adds CUDA to an environment where pip already installed CUDA
+/// wheels (in this stage or one it builds on). Reported at the conda package; a stage whose
+/// chain had conda CUDA before its pip install is reported by the pip side already.
+pub(crate) fn conda_after_pip(
+    bf: &crate::runconfig::build::BuildFacts,
+    file: &str,
+) -> Vec<Finding> {
+    // The first pip CUDA package of each stage or, failing that, of its nearest ancestor
+    // with one: once for all stages (a chain walk per stage is quadratic in a long chain).
+    let pip_in_chain = bf.nearest_in_chain(|s| {
+        s.installs.iter().find_map(|i| match i {
+            Install::Pip(p) => p
+                .reqs
+                .iter()
+                .find(|r| pip_cuda(&r.name))
+                .map(|r| format!("{}{}", r.name, r.spec)),
+            _ => None,
+        })
+    });
+    let mut out = Vec::new();
+    for st in bf.built_stages() {
+        // pip CUDA in an ancestor stage, none in this one (that the pip side reports).
+        let pip_here = st.installs.iter().any(|i| match i {
+            Install::Pip(p) => p.reqs.iter().any(|r| pip_cuda(&r.name)),
+            _ => false,
+        });
+        let Some(pip) = st
+            .parent
+            .and_then(|p| pip_in_chain.get(p).cloned().flatten())
+            .filter(|_| !pip_here)
+        else {
+            continue;
+        };
+        for i in &st.installs {
+            let Install::Conda(c) = i else { continue };
+            let Some(pkg) = c.pkgs.iter().find(|p| conda_cuda(&p.name)) else {
+                continue;
+            };
+            out.push(
+                META.finding(format!(
+                    "conda installs `{}{}` into an environment where pip installed `{pip}`: two CUDA stacks overwrite each other",
+                    pkg.name,
+                    if pkg.spec.is_empty() { String::new() } else { format!("={}", pkg.spec.trim_start_matches('=')) }
+                ))
+                .with_location(loc(file, pkg.pos))
+                .with_help("install torch and its CUDA libraries with one package manager"),
+            );
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -123,5 +181,26 @@ mod tests {
         // Quadratic work would be ~16x; a handful of whole-chain walks is ~4x.
         assert!(big <= 5 * small, "{small} -> {big} chain steps");
         assert!(big <= 20 * 400, "{big} chain steps for 400 stages");
+    }
+
+    /// conda CUDA (the NVIDIA channel's split `cuda-nvcc` too) after pip's CUDA wheels is the
+    /// same mix, reported at the conda package; conda first is reported once, at pip.
+    #[test]
+    fn pip_then_conda() {
+        let t = "FROM jupyter/base-notebook\nRUN pip install torch==2.9.1 --index-url https://download.pytorch.org/whl/cu128\nRUN mamba install -c nvidia cuda-nvcc=12.9.86 -y\n";
+        let f = dockerfile(t, "GL105", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        assert!(f[0].message.contains("cuda-nvcc"), "{}", f[0].message);
+        // Across stages: conda in the stage built on the one pip filled.
+        let t = "FROM jupyter/base-notebook AS py\nRUN pip install torch==2.9.1 --index-url https://download.pytorch.org/whl/cu128\nFROM py\nRUN mamba install -c nvidia cuda-nvcc=12.9.86 -y\n";
+        let f = dockerfile(t, "GL105", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
+        let t = "FROM continuumio/miniconda3\nRUN conda install -y cuda-nvcc=12.4 -c nvidia\nRUN pip install nvidia-cudnn-cu12==9.1.0.70\n";
+        let f = dockerfile(t, "GL105", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        assert!(dockerfile("FROM continuumio/miniconda3\nRUN pip install nvidia-ml-py\nRUN conda install -y cuda-python\n", "GL105", vec![]).is_empty());
     }
 }

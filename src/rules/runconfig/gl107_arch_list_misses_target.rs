@@ -5,7 +5,11 @@ use crate::arch::{ArchTarget, ArchVariant, CodeKind};
 use crate::finding::{Finding, Location, Severity};
 use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::runconfig::compile::{
+    builds_python_extension, gencode_targets, ggml_cuda_option, may_compile, nvcc_flag_words,
+};
 use crate::runconfig::dockerfile::Pos;
+use crate::runconfig::image::ImageKind;
 use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
@@ -141,36 +145,6 @@ fn unknown_entries_finding(
         .with_location(at)
         .with_help("name the compute capabilities numerically (e.g. 8.7 for Orin, 11.0 for Thor)"),
     )
-}
-
-/// `-gencode arch=compute_80,code=sm_80`, `-gencode=arch=…,code=[sm_80,compute_80]`, `-arch=sm_80`.
-fn gencode_targets(words: &[&str]) -> Vec<ArchTarget> {
-    let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        let spec = if let Some(r) = w
-            .strip_prefix("-gencode=")
-            .or_else(|| w.strip_prefix("--generate-code="))
-        {
-            r.to_string()
-        } else if *w == "-gencode" || *w == "--generate-code" {
-            words.get(i + 1).map(|s| s.to_string()).unwrap_or_default()
-        } else if let Some(r) = w
-            .strip_prefix("-arch=")
-            .or_else(|| w.strip_prefix("--gpu-architecture="))
-        {
-            format!("code={r}")
-        } else {
-            continue;
-        };
-        if let Some(code) = spec.split("code=").nth(1) {
-            for c in code.trim_matches(['[', ']', '"', '\'']).split(',') {
-                if let Ok(t) = c.trim_matches(['[', ']']).parse::<ArchTarget>() {
-                    out.push(t);
-                }
-            }
-        }
-    }
-    out
 }
 
 /// One arch list of a group, and where it is.
@@ -311,7 +285,6 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
                     }
                 }
             }
-            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
             for w in &c.words {
                 if let Some(v) = w.text.strip_prefix("-DCMAKE_CUDA_ARCHITECTURES=") {
                     if let Some(l) = parse_arch_list(v, cx.facts) {
@@ -319,7 +292,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
                     }
                 }
             }
-            let g = gencode_targets(&words);
+            let g = gencode_targets(&nvcc_flag_words(c));
             if !g.is_empty() {
                 lists.push(("-gencode flags".into(), g, c.pos, c.run));
                 // Targets spelled from a build ARG (`code=sm_${CUDA_COMPUTE_CAP}`): the ARG's
@@ -354,6 +327,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
             }
         }
     }
+    out.extend(builds_without_a_list(bf, cx));
     // Several built stages may share one instruction (inherited ENV): judge it once.
     let mut seen = std::collections::BTreeSet::new();
     lists.retain(|(what, _, pos, _)| seen.insert((what.clone(), pos.line, pos.col)));
@@ -483,110 +457,112 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     out
 }
 
-/// Whether a command may compile CUDA code (and so read the architecture list from its
-/// environment). File, package-manager and user commands do not; pip installing only wheel
-/// files or packaging tools does not; anything else (a script, make, pip from source) may.
-fn may_compile(c: &crate::runconfig::pkg::LCmd) -> bool {
-    const NO_BUILD: &[&str] = &[
-        "apt",
-        "apt-get",
-        "yum",
-        "dnf",
-        "microdnf",
-        "zypper",
-        "apk",
-        "rm",
-        "mkdir",
-        "chmod",
-        "chown",
-        "chgrp",
-        "ln",
-        "cp",
-        "mv",
-        "echo",
-        "printf",
-        "addgroup",
-        "adduser",
-        "useradd",
-        "groupadd",
-        "usermod",
-        "umask",
-        "cd",
-        "true",
-        "touch",
-        "curl",
-        "wget",
-        "tar",
-        "unzip",
-        "git",
-        "ls",
-        "ldconfig",
-        "locale-gen",
-        "update-alternatives",
-        "ssh-keygen",
-    ];
-    // Installing these builds nothing (pure Python or prebuilt binaries).
-    const TOOLS: &[&str] = &["pip", "wheel", "setuptools", "packaging", "uv", "ninja"];
-    // Options of pip/uv install that take a value.
-    const VALUED: &[&str] = &[
-        "-i",
-        "--index-url",
-        "--extra-index-url",
-        "-f",
-        "--find-links",
-        "-t",
-        "--target",
-        "--prefix",
-        "--root",
-        "--cache-dir",
-        "--python",
-        "--upgrade-strategy",
-    ];
-    let name = c.name();
-    if name.is_empty() || NO_BUILD.contains(&name) {
-        return false;
-    }
-    let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
-    let pip_at = match name {
-        "pip" | "pip3" => Some(1),
-        "uv" if words.get(1) == Some(&"pip") => Some(2),
-        _ if name.starts_with("python") && words.get(1) == Some(&"-m") => {
-            (words.get(2).is_some_and(|m| m.starts_with("pip"))).then_some(3)
-        }
-        _ => None,
+/// CUDA code compiled during `docker build` with no architecture list at all: a GPU-less
+/// builder then compiles for the project's or the toolkit's defaults, not for the GPUs it is
+/// deployed on. Two spellings are judged: ggml's CUDA backend switched on with no
+/// CMAKE_CUDA_ARCHITECTURES (nor CUDAARCHS), and a Python CUDA extension forced to build
+/// (`FORCE_CUDA=1`, apex's `--cuda_ext`) with TORCH_CUDA_ARCH_LIST unset.
+fn builds_without_a_list(
+    bf: &crate::runconfig::build::BuildFacts,
+    cx: &SpecContext,
+) -> Vec<Finding> {
+    let wanted: Vec<String> = {
+        let mut v: Vec<_> = cx.targets.iter().flat_map(|t| t.capabilities()).collect();
+        v.sort();
+        v.dedup();
+        v.iter()
+            .map(|c| format!("{}{}", c.major, c.minor))
+            .collect()
     };
-    let Some(at) = pip_at else {
-        return true;
-    };
-    if words.get(at) != Some(&"install") {
-        return !matches!(
-            words.get(at),
-            Some(&"uninstall") | Some(&"list") | Some(&"freeze")
-        );
-    }
-    let mut args = words[at + 1..].iter();
-    while let Some(a) = args.next() {
-        if VALUED.contains(a) {
-            args.next();
-            continue;
-        }
-        if a.starts_with('-') {
-            // -r / -e / -c name what is installed or built: unknown here.
-            if matches!(*a, "-r" | "--requirement" | "-e" | "--editable") {
-                return true;
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    // Only on bases known not to set an architecture list themselves (NGC's PyTorch sets
+    // TORCH_CUDA_ARCH_LIST, other images may): NVIDIA's CUDA images and pytorch/pytorch.
+    for st in bf.built_stages().filter(|s| {
+        !s.image_unresolved && matches!(s.info.kind, ImageKind::NvidiaCuda | ImageKind::PyTorch)
+    }) {
+        for c in &st.cmds {
+            let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
+            let declared =
+                |name: &str| c.assigns.iter().any(|(k, _)| k == name) || c.vars.contains_key(name);
+            let mentioned = |name: &str| {
+                declared(name)
+                    || words.iter().any(|w| w.contains(name))
+                    || c.assigns.iter().any(|(_, v)| v.contains(name))
+                    || c.var("CMAKE_ARGS").is_some_and(|v| v.contains(name))
+            };
+            // ggml: the option in the command line, a CMAKE_ARGS prefix or the environment.
+            let ggml = c
+                .words
+                .iter()
+                .find_map(|w| ggml_cuda_option(&w.text).map(|o| (o, w.pos)))
+                .or_else(|| {
+                    let v = c.var("CMAKE_ARGS")?;
+                    ggml_cuda_option(&v).map(|o| (format!("CMAKE_ARGS={o}"), c.pos))
+                });
+            if let Some((what, pos)) = ggml.filter(|_| {
+                may_compile(c) && !mentioned("CMAKE_CUDA_ARCHITECTURES") && !declared("CUDAARCHS")
+            }) {
+                if seen.insert((pos.line, pos.col)) {
+                    out.push(
+                        META.finding(format!(
+                            "`{what}` builds ggml's CUDA kernels with no CMAKE_CUDA_ARCHITECTURES: \
+                             no GPU is visible during docker build, so the architectures are \
+                             ggml's built-in defaults (or `native`, which fails without a GPU), \
+                             not a list chosen for the GPUs it runs on"
+                        ))
+                        .with_severity(Severity::Warning)
+                        .with_location(loc(&bf.file, pos))
+                        .with_help(format!(
+                            "add -DCMAKE_CUDA_ARCHITECTURES=\"{}\"",
+                            if wanted.is_empty() {
+                                "75;80;86;89;90".to_string()
+                            } else {
+                                wanted.join(";")
+                            }
+                        )),
+                    );
+                }
+                continue;
             }
-            continue;
-        }
-        let pkg = a
-            .split(|ch: char| "=<>!~;[ ".contains(ch))
-            .next()
-            .unwrap_or(a)
-            .to_ascii_lowercase();
-        if !(a.ends_with(".whl") || TOOLS.contains(&pkg.as_str())) {
-            return true;
+            // A Python CUDA extension forced to build without a GPU.
+            let forced = c.var("FORCE_CUDA").is_some_and(|v| v.trim() == "1")
+                || words.iter().any(|w| w.contains("--cuda_ext"));
+            if forced
+                && builds_python_extension(&words)
+                && !declared("TORCH_CUDA_ARCH_LIST")
+                && seen.insert((c.pos.line, c.pos.col))
+            {
+                let cmd: Vec<&str> = words.iter().take(4).copied().collect();
+                out.push(
+                    META.finding(format!(
+                        "`{}` builds a CUDA extension with TORCH_CUDA_ARCH_LIST unset: no GPU is \
+                         visible during docker build, so it gets the fallback architectures of \
+                         torch (or of its setup.py), not a list chosen for the GPUs it runs on",
+                        cmd.join(" ")
+                    ))
+                    .with_severity(Severity::Warning)
+                    .with_location(loc(&bf.file, c.pos))
+                    .with_help(format!(
+                        "set ENV TORCH_CUDA_ARCH_LIST=\"{}\" before it",
+                        if wanted.is_empty() {
+                            "7.5;8.0;8.6;8.9;9.0+PTX".to_string()
+                        } else {
+                            let mut l: Vec<String> = wanted
+                                .iter()
+                                .map(|w| format!("{}.{}", &w[..w.len() - 1], &w[w.len() - 1..]))
+                                .collect();
+                            if let Some(last) = l.last_mut() {
+                                last.push_str("+PTX");
+                            }
+                            l.join(";")
+                        }
+                    )),
+                );
+            }
         }
     }
-    false
+    out
 }
 
 /// Entries of an arch list that the stage's nvcc (its base image's CUDA release) cannot
@@ -884,5 +860,92 @@ RUN if [ $CAP -eq 80 ]; then nvcc -gencode arch=compute_80,code=sm_80 k.cu; \\\n
         );
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    /// ggml's CUDA backend built on a GPU-less builder with no CMAKE_CUDA_ARCHITECTURES, in a
+    /// CMAKE_ARGS prefix, on a cmake line or from the environment; any architecture setting
+    /// (on the line, in CMAKE_ARGS, CUDAARCHS) answers it.
+    #[test]
+    fn ggml_cuda_without_architectures() {
+        let base = "FROM nvidia/cuda:12.5.0-devel-ubuntu22.04\n";
+        let f = dockerfile(
+            &format!("{base}RUN CMAKE_ARGS=\"-DGGML_CUDA=on\" pip install llama-cpp-python\n"),
+            "GL107",
+            vec![target("l4", &["8.9"], None)],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        assert!(
+            f[0].help.as_deref().unwrap().contains("\"89\""),
+            "{:?}",
+            f[0].help
+        );
+        let f = dockerfile(
+            &format!("{base}ENV CMAKE_ARGS=-DLLAMA_CUBLAS=ON\nRUN apt-get update\nRUN pip install llama-cpp-python==0.2.90\n"),
+            "GL107",
+            vec![],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(4));
+        let f = dockerfile(
+            &format!("{base}RUN cmake -B build -DGGML_CUDA=ON && cmake --build build -j\n"),
+            "GL107",
+            vec![],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        for fine in [
+            "RUN cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=\"75;80;89;90\"\n",
+            "RUN CMAKE_ARGS=\"-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90\" pip install llama-cpp-python\n",
+            "ENV CUDAARCHS=\"80;90\"\nRUN cmake -B build -DGGML_CUDA=ON\n",
+            "RUN cmake -B build -DGGML_CUDA=OFF\n",
+        ] {
+            let f = dockerfile(&format!("{base}{fine}"), "GL107", vec![target("h100", &["9.0"], None)]);
+            assert!(f.is_empty(), "{fine}: {f:?}");
+        }
+    }
+
+    /// A Python CUDA extension forced to build (FORCE_CUDA=1, apex's --cuda_ext) with
+    /// TORCH_CUDA_ARCH_LIST unset is reported at the command; a list (judged as a list) or a
+    /// build that is not forced is not.
+    #[test]
+    fn forced_cuda_extension_without_a_list() {
+        let base = "FROM pytorch/pytorch:2.1.0-cuda12.1-cudnn8-devel\n";
+        let t = format!("{base}ENV FORCE_CUDA=\"1\"\nRUN git clone https://example.com/ops.git \\\n && cd ops \\\n && python setup.py build develop\n");
+        let f = dockerfile(&t, "GL107", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(5));
+        assert!(
+            f[0].message.contains("TORCH_CUDA_ARCH_LIST unset"),
+            "{}",
+            f[0].message
+        );
+        let apex = format!(
+            "{base}RUN pip install -v --no-cache-dir --global-option=\"--cuda_ext\" ./apex\n"
+        );
+        assert_eq!(dockerfile(&apex, "GL107", vec![]).len(), 1);
+        let listed = t.replace(
+            "ENV FORCE_CUDA",
+            "ENV TORCH_CUDA_ARCH_LIST=\"8.0;9.0+PTX\"\nENV FORCE_CUDA",
+        );
+        assert!(dockerfile(&listed, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
+        let unforced = format!("{base}RUN python setup.py install\n");
+        assert!(dockerfile(&unforced, "GL107", vec![]).is_empty());
+    }
+
+    /// `-gencode` lists handed to make or CMake inside a variable are judged like nvcc's own.
+    #[test]
+    fn gencode_inside_a_make_variable() {
+        let t = "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\nRUN make -j CUDA_ARCH=\"-gencode arch=compute_60,code=sm_60 -gencode arch=compute_70,code=sm_70\"\n";
+        let f = dockerfile(t, "GL107", vec![target("h100", &["9.0"], None)]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        let t = "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\nRUN NVCC_FLAGS=\"-gencode arch=compute_90,code=sm_90\" make\n";
+        assert!(dockerfile(t, "GL107", vec![target("h100", &["9.0"], None)]).is_empty());
+        let t = "FROM nvidia/cuda:11.8.0-devel-ubuntu22.04\nRUN NVCC_FLAGS=\"-gencode arch=compute_70,code=sm_70\" make\n";
+        assert_eq!(
+            dockerfile(t, "GL107", vec![target("h100", &["9.0"], None)]).len(),
+            1
+        );
     }
 }

@@ -100,78 +100,6 @@ fn judge(
     }
 }
 
-/// CUDA releases a stage installs itself: versioned apt/yum packages (`cuda-toolkit-10-2`,
-/// `cuda-10-1`), conda (`cudatoolkit=10.1`, `pytorch-cuda=11.7`), the CUDA runfile
-/// (`cuda_10.2.89_440.33.01_linux.run`). (release, what, where)
-fn installed_cuda(st: &crate::runconfig::build::Stage) -> Vec<(CudaVersion, String, Pos)> {
-    use crate::runconfig::pkg::Install;
-    let mut out = Vec::new();
-    for i in &st.installs {
-        match i {
-            Install::Os(o) => {
-                for p in &o.pkgs {
-                    let (n, pos) = (&p.name, &p.pos);
-                    let n_l = n.to_ascii_lowercase();
-                    if n_l.starts_with("cuda-") && !n_l.starts_with("cuda-compat") {
-                        if let Some(v) = p.cuda {
-                            out.push((v, n.clone(), *pos));
-                        }
-                    }
-                }
-            }
-            Install::Conda(c) => {
-                for p in &c.pkgs {
-                    let (n, spec, pos) = (&p.name, &p.spec, &p.pos);
-                    if !matches!(
-                        n.as_str(),
-                        "cudatoolkit" | "cuda-toolkit" | "cuda-runtime" | "cuda" | "pytorch-cuda"
-                    ) {
-                        continue;
-                    }
-                    let v: String = spec
-                        .trim_start_matches(['=', '<', '>', '~', ' '])
-                        .chars()
-                        .take_while(|c| c.is_ascii_digit() || *c == '.')
-                        .collect();
-                    let mut parts = v.split('.').filter(|p| !p.is_empty());
-                    if let (Some(a), Some(b)) = (parts.next(), parts.next()) {
-                        if let Ok(v) = format!("{a}.{b}").parse() {
-                            out.push((v, format!("{n}={spec}"), *pos));
-                        }
-                    }
-                }
-            }
-            Install::Pip(_) => {}
-        }
-    }
-    for c in &st.cmds {
-        let words: Vec<&str> = c.words.iter().map(|w| w.text.as_str()).collect();
-        let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
-        let Some(first) = words.first().map(|w| base(w)) else {
-            continue;
-        };
-        let file = if matches!(first.as_str(), "sh" | "bash") {
-            match words.iter().skip(1).find(|w| !w.starts_with('-')) {
-                Some(w) => base(w),
-                None => continue,
-            }
-        } else {
-            first
-        };
-        if let Some(v) = file
-            .strip_prefix("cuda_")
-            .filter(|_| file.ends_with("_linux.run"))
-            .and_then(|r| r.split('_').next())
-        {
-            let mm: Vec<&str> = v.split('.').take(2).collect();
-            if let Ok(v) = mm.join(".").parse() {
-                out.push((v, file.clone(), c.pos));
-            }
-        }
-    }
-    out
-}
-
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     out.extend(findings(&cx.subject, cx));
@@ -190,13 +118,28 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
                 if st.info.has_cuda() {
                     continue;
                 }
-                for (v, what, pos) in installed_cuda(st) {
-                    let Some(e) = cx.facts.cuda_eol(v) else {
+                // One release installed by several packages (cuda-cudart-11-2,
+                // cuda-libraries-11-2, libcudnn8=…+cuda11.2) is one problem: reported at its
+                // first package, counting the others.
+                let installed = st.installed_cuda();
+                for (i, (v, what, pos)) in installed.iter().enumerate() {
+                    let same = |o: &(CudaVersion, String, Pos)| o.0.same_release(v);
+                    if installed[..i].iter().any(same) {
+                        continue;
+                    }
+                    let Some(e) = cx.facts.cuda_eol(*v) else {
                         continue;
                     };
+                    let more = installed[i + 1..].iter().filter(|o| same(o)).count();
+                    let (v, pos) = (*v, *pos);
                     let f = META
                         .finding(format!(
-                            "`{what}` installs CUDA {}: CUDA {} is end of life",
+                            "`{what}`{} installs CUDA {}: CUDA {} is end of life",
+                            match more {
+                                0 => String::new(),
+                                1 => " (and 1 more package of that release)".to_string(),
+                                n => format!(" (and {n} more packages of that release)"),
+                            },
                             v.major_minor(),
                             e.value
                         ))
@@ -334,6 +277,27 @@ mod tests {
             )
             .len(),
             1
+        );
+    }
+
+    /// CUDA installed by a RUN on a base without it, by several packages of one release or by
+    /// a library pinned to a CUDA build (TensorFlow's libcudnn7=…+cuda10.0): one finding per
+    /// release, at its first package.
+    #[test]
+    fn cuda_installed_by_packages_is_one_finding_per_release() {
+        let d = "FROM ubuntu:18.04\nRUN apt-get update && apt-get install -y --no-install-recommends \\\n    cuda-cudart-11-2=11.2.152-1 \\\n    cuda-libraries-11-2=11.2.2-1 \\\n    libcublas-11-2=11.4.1.1043-1\n";
+        let f: Vec<_> = dockerfile(d, "GL109", vec![])
+            .into_iter()
+            .filter(|f| f.message.contains("installs CUDA"))
+            .collect();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(3));
+        assert!(f[0].message.contains("1 more package"), "{}", f[0].message);
+        let tf = "FROM ubuntu:18.04\nRUN apt-get install -y libcudnn7=7.6.5.32-1+cuda10.0\n";
+        let f = dockerfile(tf, "GL109", vec![]);
+        assert!(
+            f.iter().any(|f| f.message.contains("installs CUDA 10.0")),
+            "{f:?}"
         );
     }
 }

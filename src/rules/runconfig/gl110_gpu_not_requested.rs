@@ -202,6 +202,9 @@ mod tests {
         // A KServe runtime: the InferenceService sets the resources.
         let rt = pod.replace("kind: Pod", "kind: ClusterServingRuntime").replace("  name: c\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    command: [\"nvidia-smi\"]", "  name: c\n    image: vllm/vllm-openai:v0.6.3");
         assert!(runs("k8s", &rt, "GL110", vec![]).is_empty(), "{rt}");
+        // A Kubeflow Trainer runtime: the TrainJob sets resourcesPerNode.
+        let tr = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata:\n  name: torch\nspec:\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          spec:\n            template:\n              spec:\n                containers:\n                - name: trainer\n                  image: pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime\n";
+        assert!(runs("k8s", tr, "GL110", vec![]).is_empty(), "{tr}");
         // An MPI launcher starting ranks on other hosts; a local mpirun is still judged.
         let launcher = pod.replace(
             "[\"nvidia-smi\"]",

@@ -89,7 +89,9 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         if r.shm_size.is_some() || r.ipc_host || r.shm_volume {
             continue;
         }
-        let gpu = r.gets_gpus() || r.gpus.is_some();
+        // A GPU from a DRA claim or from what instantiates a runtime template (KServe's
+        // InferenceService, Kubeflow Trainer's TrainJob) is a GPU workload too.
+        let gpu = r.gets_gpus() || r.gpus.is_some() || r.gpu_elsewhere.is_some();
         if !gpu {
             continue;
         }
@@ -170,5 +172,15 @@ mod tests {
             crate::runconfig::testutil::runs("sh", sh, "GL114", vec![]).len(),
             1
         );
+    }
+
+    /// A training runtime template gets its GPUs from the TrainJob: its torchrun container
+    /// still needs shared memory, which only the template can give it.
+    #[test]
+    fn runtime_templates_are_gpu_workloads() {
+        let tr = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata:\n  name: torch\nspec:\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n          spec:\n            template:\n              spec:\n                containers:\n                - name: trainer\n                  image: pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime\n                  command: [\"torchrun\", \"train.py\"]\n";
+        let f = crate::runconfig::testutil::runs("k8s", tr, "GL114", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(15));
     }
 }

@@ -40,6 +40,8 @@ pub(super) fn read(df: &Dockerfile) -> Syntax {
     let mut in_stage = false;
     // Lines of a merge conflict's `<<<<<<<` … `>>>>>>>` span being reported.
     let mut conflict_until = 0u32;
+    let no_from = !df.instructions.iter().any(|x| x.cmd == "FROM");
+    let mut fragment_said = false;
     for (i, ins) in df.instructions.iter().enumerate() {
         let error = |message: String| {
             (
@@ -108,6 +110,24 @@ pub(super) fn read(df: &Dockerfile) -> Syntax {
                 }
             }
             "ARG" => Step::Arg,
+            _ if !in_stage && no_from => {
+                // A file without any FROM is a fragment (of a Dockerfile assembled by
+                // concatenation): one problem, said once at its first instruction.
+                if !fragment_said {
+                    fragment_said = true;
+                    let n = df
+                        .instructions
+                        .iter()
+                        .filter(|x| x.cmd != "ARG" && dockerfile::KNOWN.contains(&x.cmd.as_str()))
+                        .count();
+                    errors.push(error(format!(
+                        "{} before any FROM, and the file has no FROM: a fragment of a Dockerfile \
+                         ({n} instructions outside any stage), which BuildKit rejects as it is",
+                        ins.cmd
+                    )));
+                }
+                continue;
+            }
             _ if !in_stage => {
                 errors.push(error(format!(
                     "{} before the first FROM (only ARG may come first)",
@@ -182,6 +202,21 @@ mod tests {
                 (5, 6, "FROM requires either one or three arguments"),
                 (6, 7, "unknown instruction: FOO"),
             ]
+        );
+    }
+
+    /// A file with no FROM at all (a fragment of a concatenated Dockerfile) is one error at
+    /// its first instruction, not one per instruction.
+    #[test]
+    fn a_fragment_without_from_is_one_error() {
+        let df = dockerfile::parse("LABEL a=b\nRUN pip install x\nUSER 1000\nRUN true\n");
+        let read = read(&df);
+        assert_eq!(read.errors.len(), 1, "{:?}", read.errors);
+        assert_eq!(read.errors[0].1.pos.line, 1);
+        assert!(
+            read.errors[0].1.message.contains("4 instructions"),
+            "{}",
+            read.errors[0].1.message
         );
     }
 }
