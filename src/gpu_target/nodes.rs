@@ -492,3 +492,205 @@ fn comment_safe(s: &str) -> String {
         .map(|c| if c.is_control() { '?' } else { c })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kubectl get nodes -o json` with GFD's labels as its labelers write them (see the
+    /// module comment): full GPUs, an older GFD with only the deprecated driver labels, MIG
+    /// single and mixed strategies, a node with GPUs but no labels, a CPU node.
+    const NODES: &str = include_str!("../../testdata/fleet/nodes.json");
+
+    fn fleet() -> Fleet {
+        fleet_from_nodes_json(&Matrix::embedded().unwrap(), NODES).unwrap()
+    }
+
+    fn pool<'a>(f: &'a Fleet, product: &str) -> &'a Pool {
+        f.pools
+            .iter()
+            .find(|p| p.target.gpus.first().is_some_and(|g| g.name == product))
+            .unwrap_or_else(|| panic!("no pool of {product}"))
+    }
+
+    #[test]
+    fn pools_by_product_capability_and_driver() {
+        let f = fleet();
+        let names: Vec<&str> = f.pools.iter().map(|p| p.target.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb / 535.104.05",
+                "NVIDIA-A100-SXM4-80GB / 535.104.05",
+                "NVIDIA-H100-80GB-HBM3 / 550.54.15",
+                "Tesla-T4 / 580.95.05",
+                "Tesla-V100-SXM2-16GB / 470.82.01",
+                UNLABELLED_POOL,
+            ]
+        );
+        let h100 = pool(&f, "NVIDIA-H100-80GB-HBM3");
+        assert_eq!(h100.node_names(), ["h100-a", "h100-b"]);
+        assert_eq!(
+            h100.target.capabilities(),
+            vec![ComputeCapability::new(9, 0)]
+        );
+        assert_eq!(
+            h100.target.driver_cuda.as_ref().unwrap().to_string(),
+            "12.4"
+        );
+        assert_eq!(h100.target.gpus[0].count, Some(8));
+        assert_eq!(h100.target.gpus[0].datacenter, Some(true));
+        assert_eq!(
+            h100.nodes[0].taints[0].to_string(),
+            "nvidia.com/gpu=present:NoSchedule"
+        );
+        assert_eq!(
+            h100.target.platform.as_ref().unwrap().to_string(),
+            "linux/amd64"
+        );
+        assert!(h100.unknown.is_none());
+        // The CPU node is no pool.
+        assert!(f.pool_of_node("cpu-1").is_none());
+    }
+
+    /// An older GFD sets only `nvidia.com/cuda.driver.{major,minor,rev}`: the driver is read
+    /// from them, leading zeros kept (`470.82.01`).
+    #[test]
+    fn deprecated_driver_labels() {
+        let f = fleet();
+        let v100 = pool(&f, "Tesla-V100-SXM2-16GB");
+        assert_eq!(
+            v100.target.driver.as_ref().unwrap().to_string(),
+            "470.82.01"
+        );
+        assert_eq!(
+            v100.target.capabilities(),
+            vec![ComputeCapability::new(7, 0)]
+        );
+    }
+
+    /// MIG single: the product carries the profile and the count is of MIG devices; the
+    /// capability is the parent's. Mixed: the product is the full GPU and the node offers
+    /// `nvidia.com/mig-1g.10gb`, not `nvidia.com/gpu`.
+    #[test]
+    fn mig_strategies() {
+        let f = fleet();
+        let single = pool(&f, "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb");
+        assert_eq!(single.target.gpus[0].mig_mode.as_deref(), Some("single"));
+        assert_eq!(single.target.gpus[0].count, Some(56));
+        assert_eq!(
+            single.target.capabilities(),
+            vec![ComputeCapability::new(8, 0)]
+        );
+        let mixed = pool(&f, "NVIDIA-A100-SXM4-80GB");
+        assert_eq!(mixed.target.gpus[0].mig_mode.as_deref(), Some("mixed"));
+        assert_eq!(
+            mixed.nodes[0].resources.get("nvidia.com/mig-1g.10gb"),
+            Some(&7)
+        );
+        assert_eq!(mixed.nodes[0].resources.get(GPU_RESOURCE), Some(&0));
+    }
+
+    #[test]
+    fn products_cut_into_model_profile_and_sharing() {
+        let p = parse_product("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED");
+        assert_eq!(p.model, "NVIDIA-A100-SXM4-40GB");
+        assert_eq!(p.mig_profile, Some("1g.5gb"));
+        assert!(p.shared);
+        let p = parse_product("Tesla-V100-SXM2-16GB");
+        assert_eq!(
+            (p.model, p.mig_profile, p.shared),
+            ("Tesla-V100-SXM2-16GB", None, false)
+        );
+        let m = Matrix::embedded().unwrap();
+        for (label, cc) in [
+            ("NVIDIA-H100-80GB-HBM3", (9, 0)),
+            ("Tesla-V100-SXM2-16GB", (7, 0)),
+            ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", (8, 0)),
+            ("Tesla-T4-SHARED", (7, 5)),
+        ] {
+            let g = m.gpu(parse_product(label).model).unwrap();
+            assert_eq!(g.cc, ComputeCapability::new(cc.0, cc.1), "{label}");
+        }
+    }
+
+    /// The labels' compute capability wins over the GPU matrix's; a product neither knows
+    /// is an unknown target, as are GPU nodes without labels.
+    #[test]
+    fn capability_labels_win_and_unknowns_stay_unknown() {
+        let m = Matrix::embedded().unwrap();
+        let node = |name: &str, labels: &str, gpus: u32| {
+            format!(
+                r#"{{"kind":"Node","metadata":{{"name":"{name}","labels":{{{labels}}}}},"status":{{"capacity":{{"nvidia.com/gpu":"{gpus}"}}}}}}"#
+            )
+        };
+        let list = |items: &[String]| format!(r#"{{"kind":"List","items":[{}]}}"#, items.join(","));
+        let f = fleet_from_nodes_json(
+            &m,
+            &list(&[
+                node(
+                    "a",
+                    r#""nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3","nvidia.com/gpu.compute.major":"9","nvidia.com/gpu.compute.minor":"5""#,
+                    1,
+                ),
+                node("b", r#""nvidia.com/gpu.product":"Mystery-Board-X""#, 2),
+                node("c", "", 4),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(f.pools.len(), 3);
+        let h100 = pool(&f, "NVIDIA-H100-80GB-HBM3");
+        assert_eq!(
+            h100.target.capabilities(),
+            vec![ComputeCapability::new(9, 5)]
+        );
+        assert!(h100.target.driver.is_none());
+        assert!(h100.target.name.ends_with("/ driver unknown"));
+        let mystery = pool(&f, "Mystery-Board-X");
+        assert!(mystery
+            .unknown
+            .as_deref()
+            .unwrap()
+            .contains("Mystery-Board-X"));
+        assert!(mystery.target.capabilities().is_empty());
+        assert_eq!(f.pools[2].target.name, UNLABELLED_POOL);
+        assert!(f.pools[2].unknown.is_some());
+        assert!(f.pools[2].target.gpus.is_empty());
+    }
+
+    /// What `--write-fleet` writes reads back through the fleet loader as the same pools
+    /// (names, drivers, capabilities, counts, platforms); unknown pools are not pinned.
+    #[test]
+    fn written_fleet_round_trips() {
+        let m = Matrix::embedded().unwrap();
+        let f = fleet();
+        let text = to_fleet_toml(&f, &m);
+        let back = super::super::cli::fleet_from_str(&m, &text).unwrap();
+        let known: Vec<&Pool> = f.pools.iter().filter(|p| p.unknown.is_none()).collect();
+        assert_eq!(back.len(), known.len());
+        for (p, t) in known.iter().zip(&back) {
+            assert_eq!(t.name, p.target.name);
+            assert_eq!(t.driver, p.target.driver);
+            assert_eq!(t.capabilities(), p.target.capabilities());
+            assert_eq!(t.gpus[0].count, p.target.gpus[0].count);
+            assert_eq!(t.platform, p.target.platform);
+        }
+        assert!(text.contains("# not pinned: GPU nodes without GPU Feature Discovery labels"));
+        assert!(text.contains(r#"nodes = ["h100-a", "h100-b"]"#), "{text}");
+    }
+
+    /// Whatever the file holds, errors say where, never what.
+    #[test]
+    fn errors_never_echo_the_input() {
+        let m = Matrix::embedded().unwrap();
+        for bad in [
+            "SECRETSECRET",
+            r#"{"token":"SECRETSECRET"}"#,
+            r#"{"items":[{"kind":"Secret","data":"SECRETSECRET"}]}"#,
+            r#"{"items":[{"kind":"Node","metadata":{"labels":{"SECRETSECRET":"x"}}}]}"#,
+        ] {
+            let e = format!("{:#}", fleet_from_nodes_json(&m, bad).unwrap_err());
+            assert!(!e.contains("SECRET"), "{bad}: {e}");
+        }
+    }
+}

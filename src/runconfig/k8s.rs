@@ -561,4 +561,96 @@ spec:
         assert_eq!(e.len(), 1);
         assert!(e[0].pos.line >= 7);
     }
+
+    /// What the scheduler reads of a pod spec lands in `scheduling`, the same for each of its
+    /// containers: nodeSelector, required affinity (matchExpressions and matchFields),
+    /// tolerations, NVIDIA resources (containers summed, init containers at most), nodeName.
+    #[test]
+    fn scheduling_fields() {
+        let (v, e) = parse(
+            "p.yaml",
+            r#"apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  nodeName: h100-a
+  nodeSelector:
+    nvidia.com/gpu.family: hopper
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+          - matchExpressions:
+              - key: nvidia.com/cuda.driver-version.major
+                operator: Gt
+                values: ["535"]
+            matchFields:
+              - key: metadata.name
+                operator: NotIn
+                values: [bad-node]
+  tolerations:
+    - key: nvidia.com/gpu
+      operator: Exists
+      effect: NoSchedule
+  initContainers:
+    - name: warm
+      image: x
+      resources:
+        limits:
+          nvidia.com/gpu: 3
+  containers:
+    - name: a
+      image: x
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+          cpu: 2
+    - name: b
+      image: x
+      resources:
+        limits:
+          nvidia.com/gpu: "1"
+          nvidia.com/mig-1g.10gb: 2
+"#,
+        );
+        assert!(e.is_empty(), "{e:?}");
+        assert_eq!(v.len(), 3);
+        let s = v[1].scheduling.as_ref().unwrap();
+        assert!(v.iter().all(|r| r.scheduling.as_ref() == Some(s)));
+        assert_eq!(s.node_name.as_deref(), Some("h100-a"));
+        assert_eq!(
+            s.node_selector,
+            [("nvidia.com/gpu.family".to_string(), "hopper".to_string())]
+        );
+        assert_eq!(s.required_terms.len(), 1);
+        let term = &s.required_terms[0];
+        assert_eq!(term[0].operator, Operator::Gt);
+        assert_eq!(term[0].values, ["535"]);
+        assert!(!term[0].field && term[1].field);
+        assert_eq!(term[1].operator, Operator::NotIn);
+        assert!(s.tolerations[0].exists);
+        assert_eq!(s.tolerations[0].effect, "NoSchedule");
+        // Containers 1 + 1 = 2, the init container's 3 is more.
+        assert_eq!(s.resources.get("nvidia.com/gpu"), Some(&3));
+        assert_eq!(s.resources.get("nvidia.com/mig-1g.10gb"), Some(&2));
+    }
+
+    /// A MIG device (`nvidia.com/mig-1g.10gb`, the device plugin's mixed strategy) is a GPU
+    /// request: before, only `nvidia.com/gpu` counted, and GL110 called such a container
+    /// GPU-less.
+    #[test]
+    fn mig_resources_are_gpu_requests() {
+        let (v, _) = parse(
+            "j.yaml",
+            "kind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      containers:\n        - name: infer\n          image: nvcr.io/nvidia/pytorch:24.04-py3\n          resources:\n            limits:\n              nvidia.com/mig-1g.10gb: 1\n        - name: log\n          image: busybox\n",
+        );
+        let g = v[0].gpus.as_ref().expect("a MIG limit is a GPU request");
+        assert_eq!(g.count, Some(1));
+        assert_eq!(g.pos.line, 12);
+        assert_eq!(
+            v[1].cpu_role.as_deref(),
+            Some("it is a sidecar of GPU container `infer`")
+        );
+    }
 }
