@@ -2,8 +2,7 @@
 //! `gpulint fleet --from-nodes` (print the pools, pin them with `--write-fleet`), and
 //! Kubernetes workloads judged against the pools their scheduling constraints allow.
 
-use super::runconfig::{run_checks_against, CommandContext};
-use super::scan_images;
+use super::context::CommandContext;
 use super::*;
 use crate::cli::FleetArgs;
 use crate::gpu_target::nodes::{self, Fleet, Pool};
@@ -11,8 +10,8 @@ use crate::rules::runconfig::{
     gl120_gpu_pool_unknown, gl121_workload_on_failing_pool as gl121,
     gl122_workload_fits_no_pool as gl122,
 };
+use crate::runconfig::loc;
 use crate::runconfig::runspec::RunSpec;
-use crate::runconfig::{loc, Subject};
 
 /// The pools of `kubectl get nodes -o json` output (`-` = stdin). A list without GPU nodes
 /// is an error: judging against no target would print "ok" for anything.
@@ -176,14 +175,19 @@ fn workload(rs: &RunSpec) -> &str {
         .map_or(rs.name.as_str(), |(w, _)| w)
 }
 
+/// The checks on some run specs against some targets.
+pub(crate) type RunChecks<'a> = dyn Fn(&[RunSpec], &[Target]) -> Vec<Finding> + 'a;
+
 /// The GL1xx checks (and `--scan-images` image checks) with each Kubernetes container judged
 /// against the pools its pod can be scheduled onto (and the pool of the node it is bound
 /// to); GL121 for each such pool where an error-level check fails, GL122 for a GPU workload
-/// that fits no pool. Other run specs are judged against every pool.
+/// that fits no pool. Other run specs are judged against every pool. `check` runs the checks
+/// on some specs against some targets.
 pub(crate) fn matched_runs_checks(
     specs: &[RunSpec],
     fleet: &Fleet,
     ctx: &CommandContext,
+    check: &RunChecks<'_>,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut said: Vec<(crate::rules::Code, String)> = Vec::new();
@@ -194,16 +198,18 @@ pub(crate) fn matched_runs_checks(
             out.push(f);
         }
     };
+    // Compose services and run lines have no scheduling: every pool, together as before.
+    let unscheduled: Vec<RunSpec> = specs
+        .iter()
+        .filter(|r| r.scheduling.is_none())
+        .cloned()
+        .collect();
+    if !unscheduled.is_empty() {
+        out.extend(check(&unscheduled, &ctx.targets));
+    }
     for rs in specs {
         let one = std::slice::from_ref(rs);
         let Some(sched) = &rs.scheduling else {
-            out.extend(run_checks_against(Subject::Runs(one), &ctx.targets, ctx));
-            out.extend(scan_images::findings(
-                one,
-                ctx.scan_images.as_ref(),
-                &ctx.targets,
-                &ctx.facts,
-            ));
             continue;
         };
         let placement = place(sched, fleet);
@@ -212,23 +218,8 @@ pub(crate) fn matched_runs_checks(
             .iter()
             .map(|(p, _)| p.target.clone())
             .collect();
-        let mut found = run_checks_against(Subject::Runs(one), &targets, ctx);
-        if !targets.is_empty() {
-            found.extend(scan_images::findings(
-                one,
-                ctx.scan_images.as_ref(),
-                &targets,
-                &ctx.facts,
-            ));
-        } else {
-            // No pool: the image's target-independent checks still run.
-            found.extend(scan_images::findings(
-                one,
-                ctx.scan_images.as_ref(),
-                &[],
-                &ctx.facts,
-            ));
-        }
+        // With no pool, only the target-independent checks report.
+        let found = check(one, &targets);
         let at = loc(&rs.file, rs.pos);
         for (p, nodes) in &placement.pools {
             let mut failing: Vec<String> = found

@@ -70,7 +70,16 @@ pub(crate) fn run_checks_against(
 pub(crate) fn runs_checks(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
     // Pools from the cluster: each Kubernetes workload against the pools it can land on.
     if let Some(fleet) = ctx.fleet.as_deref() {
-        return super::fleet::matched_runs_checks(specs, fleet, ctx);
+        return super::fleet::matched_runs_checks(specs, fleet, ctx, &|some, targets| {
+            let mut out = run_checks_against(Subject::Runs(some), targets, ctx);
+            out.extend(scan_images::findings(
+                some,
+                ctx.scan_images.as_ref(),
+                targets,
+                &ctx.facts,
+            ));
+            out
+        });
     }
     let mut out = run_checks(Subject::Runs(specs), ctx);
     out.extend(scan_images::findings(
