@@ -207,12 +207,20 @@ pub(crate) fn matched_runs_checks(
     if !unscheduled.is_empty() {
         out.extend(check(&unscheduled, &ctx.targets));
     }
+    let mut placed: Vec<Placement> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
     for rs in specs {
         let one = std::slice::from_ref(rs);
         let Some(sched) = &rs.scheduling else {
             continue;
         };
-        let placement = place(sched, fleet);
+        // The pods of one workload share their constraints: placed once.
+        let key = serde_json::to_string(sched).unwrap_or_default();
+        let i = *index.entry(key).or_insert_with(|| {
+            placed.push(place(sched, fleet));
+            placed.len() - 1
+        });
+        let placement = &placed[i];
         let targets: Vec<Target> = placement
             .pools
             .iter()

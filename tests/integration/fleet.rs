@@ -171,6 +171,7 @@ fn workloads_are_judged_against_the_pools_they_can_land_on() {
         "",
     );
     assert_eq!(code, 1, "{v:#}\n{err}");
+    crate::formats::assert_valid_report(&v);
     let line_of = |name: &str| -> u64 {
         let text = manifest(&image);
         let at = text.find(&format!("name: {name}\n")).unwrap();
@@ -344,6 +345,7 @@ fn fleet_command_pins_the_pools() {
         "",
     );
     assert_eq!(code, 1, "GL120 fails the gate: {v:#}\n{err}");
+    crate::formats::assert_valid_report(&v);
     assert_eq!(with_rule(&v, "GL120").len(), 1);
     let pools = v["details"]["pools"].as_array().unwrap();
     assert_eq!(pools.len(), 6);
