@@ -54,6 +54,27 @@ pub enum Command {
     Gpus(GpusArgs),
     /// Manage the layer-result cache.
     Cache(CacheArgs),
+    /// Derive the GPU node pools of a cluster from `kubectl get nodes -o json` (GPU Feature
+    /// Discovery labels), print them, and optionally pin them in a fleet file.
+    Fleet(FleetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// `kubectl get nodes -o json` output, or - for stdin.
+    #[arg(long, value_name = "FILE|-")]
+    pub from_nodes: PathBuf,
+    /// Write the pools as a fleet file (`--fleet FILE`) to pin them.
+    #[arg(long, value_name = "FILE")]
+    pub write_fleet: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report to this file instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// Directory of matrix files overriding the built-in compatibility data.
+    #[arg(long)]
+    pub matrices: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -177,6 +198,11 @@ pub struct TargetArgs {
     /// A fleet file: named node pools (driver + GPU models); one verdict per pool.
     #[arg(long, conflicts_with_all = ["gpus", "driver"])]
     pub fleet: Option<PathBuf>,
+    /// The fleet read from the cluster: `kubectl get nodes -o json` output (a file, or - for
+    /// stdin), pools from GPU Feature Discovery labels; Kubernetes workloads are judged
+    /// against the pools they can be scheduled onto.
+    #[arg(long, value_name = "FILE|-", conflicts_with_all = ["gpus", "driver", "fleet", "host"])]
+    pub fleet_from_nodes: Option<PathBuf>,
     /// Directory of matrix files overriding the built-in compatibility data.
     #[arg(long)]
     pub matrices: Option<PathBuf>,

@@ -26,6 +26,9 @@ pub struct CommandContext {
     pub quiet: bool,
     /// Inputs checked so far (files read and linted, a command line), for the summary.
     pub checked: std::cell::Cell<usize>,
+    /// `--fleet-from-nodes`: the pools with their nodes, so that Kubernetes workloads are
+    /// judged against the pools they can be scheduled onto.
+    pub fleet: Option<std::sync::Arc<crate::gpu_target::nodes::Fleet>>,
 }
 
 /// An input that could not be used: the file it is about (as reports show it), and why.
@@ -79,6 +82,7 @@ impl CommandContext {
             input_errors: Default::default(),
             quiet: false,
             checked: Default::default(),
+            fleet: None,
         })
     }
     /// The compatibility matrix behind the facts.

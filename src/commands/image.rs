@@ -45,7 +45,7 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
     let facts = crate::matrix::Facts::new(load_matrix(&a.targets)?);
     let matrix = facts.matrix();
     let config = load_config(a.output.config.as_deref(), &a.output.rules)?;
-    let mut targets = resolve_targets(&a.targets, matrix)?;
+    let (mut targets, node_fleet) = targets_and_fleet(&a.targets, matrix)?;
     if targets.is_empty() {
         targets = config_targets(&config, matrix)?;
     }
@@ -106,6 +106,12 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         findings.push(
             rules::image::gl000_unreadable_input::image_partly_unreadable(e, opts.allow_partial),
         );
+    }
+    // Pools of unknown GPUs (`--fleet-from-nodes`) fail the gate: nothing was judged there.
+    if let Some(fleet) = &node_fleet {
+        findings.extend(rules::runconfig::gl120_gpu_pool_unknown::findings(
+            &fleet.pools,
+        ));
     }
     report.findings = crate::suppress::apply_config(findings, &config);
     report.details = serde_json::json!({

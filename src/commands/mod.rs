@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod discover;
+mod fleet;
 mod host;
 mod image;
 pub mod lint;
@@ -45,6 +46,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Lint(c) => spec(&c, "repository", lint::cmd_lint, color),
         Command::Gpus(a) => gpus(a),
         Command::Cache(a) => cache(a),
+        Command::Fleet(a) => fleet::fleet(a, color),
     }
 }
 
@@ -100,8 +102,25 @@ fn matrix_from(dir: Option<&Path>) -> anyhow::Result<Matrix> {
     }
 }
 
-/// Targets from flags, a host profile or a fleet file. Empty = none given.
+/// Targets from flags, a host profile, a fleet file or the cluster's nodes. Empty = none given.
 pub fn resolve_targets(t: &TargetArgs, matrix: &Matrix) -> anyhow::Result<Vec<Target>> {
+    Ok(targets_and_fleet(t, matrix)?.0)
+}
+
+/// [`resolve_targets`], with the pools and their nodes when they come from the cluster
+/// (`--fleet-from-nodes`).
+pub(crate) fn targets_and_fleet(
+    t: &TargetArgs,
+    matrix: &Matrix,
+) -> anyhow::Result<(Vec<Target>, Option<crate::gpu_target::nodes::Fleet>)> {
+    if let Some(p) = &t.fleet_from_nodes {
+        let f = fleet::read_nodes(matrix, p)?;
+        return Ok((f.targets(), Some(f)));
+    }
+    Ok((targets_from_args(t, matrix)?, None))
+}
+
+fn targets_from_args(t: &TargetArgs, matrix: &Matrix) -> anyhow::Result<Vec<Target>> {
     if let Some(f) = &t.fleet {
         return crate::gpu_target::cli::fleet_from_file(matrix, f);
     }
@@ -244,8 +263,14 @@ fn spec<A: clap::Args + LintInputs>(
         return Ok(exit::OK);
     }
     let groups = c.args.split(&mut configs)?;
-    let cli_targets = resolve_targets(&c.targets, &matrix)?;
+    if c.targets.fleet_from_nodes.as_deref() == Some(Path::new("-"))
+        && c.args.inputs().iter().any(|p| p == Path::new("-"))
+    {
+        anyhow::bail!("--fleet-from-nodes - and an input - both read stdin: give one as a file");
+    }
+    let (cli_targets, node_fleet) = targets_and_fleet(&c.targets, &matrix)?;
     let mut ctx = runconfig::CommandContext::new(Vec::new(), Default::default(), matrix)?;
+    ctx.fleet = node_fleet.map(std::sync::Arc::new);
     ctx.cwd = cwd;
     ctx.quiet = c.source.quiet;
     if c.scan_images {
@@ -294,6 +319,12 @@ fn spec<A: clap::Args + LintInputs>(
             file_fail_on.entry(file).or_insert(fail_on.threshold());
         }
         report.findings.extend(findings);
+    }
+    if let Some(fleet) = &ctx.fleet {
+        let unknown = rules::runconfig::gl120_gpu_pool_unknown::findings(&fleet.pools);
+        report
+            .findings
+            .extend(crate::suppress::apply_config(unknown, &ctx.config));
     }
     report.checked_rules.sort();
     // JUnit fails a test case at this severity: the command line's, else the first

@@ -30,6 +30,15 @@ pub(crate) fn resolved(mut specs: Vec<RunSpec>, ctx: &CommandContext) -> Vec<Run
 
 /// Every enabled GL1xx check of the rule table on one subject.
 pub(crate) fn run_checks(subject: Subject<'_>, ctx: &CommandContext) -> Vec<Finding> {
+    run_checks_against(subject, &ctx.targets, ctx)
+}
+
+/// [`run_checks`] against these targets instead of the command's.
+pub(crate) fn run_checks_against(
+    subject: Subject<'_>,
+    targets: &[crate::gpu_target::Target],
+    ctx: &CommandContext,
+) -> Vec<Finding> {
     if let Subject::Runs(specs) = &subject {
         debug_assert!(
             specs
@@ -40,7 +49,7 @@ pub(crate) fn run_checks(subject: Subject<'_>, ctx: &CommandContext) -> Vec<Find
     }
     let cx = SpecContext {
         subject,
-        targets: &ctx.targets,
+        targets,
         facts: &ctx.facts,
     };
     let mut out = Vec::new();
@@ -59,6 +68,19 @@ pub(crate) fn run_checks(subject: Subject<'_>, ctx: &CommandContext) -> Vec<Find
 /// The GL1xx checks on run specs, plus the image checks on the images they name when
 /// `--scan-images` is on.
 pub(crate) fn runs_checks(specs: &[RunSpec], ctx: &CommandContext) -> Vec<Finding> {
+    // Pools from the cluster: each Kubernetes workload against the pools it can land on.
+    if let Some(fleet) = ctx.fleet.as_deref() {
+        return super::fleet::matched_runs_checks(specs, fleet, ctx, &|some, targets| {
+            let mut out = run_checks_against(Subject::Runs(some), targets, ctx);
+            out.extend(scan_images::findings(
+                some,
+                ctx.scan_images.as_ref(),
+                targets,
+                &ctx.facts,
+            ));
+            out
+        });
+    }
     let mut out = run_checks(Subject::Runs(specs), ctx);
     out.extend(scan_images::findings(
         specs,
@@ -436,7 +458,12 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
         };
         // A file named as a manifest that holds none (a Helm values file, a template before
         // `helm template`) is said so, not passed over in silence.
-        if !ctx.quiet && !text.lines().any(|l| l.trim_start().starts_with("kind:")) {
+        // `kubectl get … -o json` lists are manifests too.
+        let has_kind = |l: &str| {
+            let l = l.trim_start();
+            l.starts_with("kind:") || l.starts_with("\"kind\"")
+        };
+        if !ctx.quiet && !text.lines().any(has_kind) {
             eprintln!(
                 "note: {}: no Kubernetes object in it (a Helm values file or an unrendered template?); nothing checked",
                 crate::report::escape::field(&file)

@@ -111,6 +111,11 @@ struct PoolSpec {
     #[serde(default)]
     gpus: Vec<GpuSpec>,
     platform: Option<String>,
+    /// The nodes of the pool (written by `gpulint fleet --write-fleet`): a record of where
+    /// the pool came from; the checks do not need them.
+    #[serde(default)]
+    #[allow(dead_code)]
+    nodes: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -128,6 +133,7 @@ enum GpuSpec {
 /// driver = "535.104.05"
 /// gpus = [{ model = "A100", count = 8 }]
 /// platform = "linux/amd64"
+/// nodes = ["gpu-a1", "gpu-a2"]   # optional
 /// ```
 pub fn fleet_from_file(matrix: &Matrix, path: &Path) -> anyhow::Result<Vec<Target>> {
     let text = crate::io_util::read_regular_string(path, crate::io_util::MAX_CONFIG_FILE)

@@ -2,6 +2,8 @@
 //! host profile (`gpulint host --format json`), detected locally, or a fleet of node pools.
 
 pub mod cli;
+pub mod nodes;
+pub mod schedule;
 
 use crate::arch::ComputeCapability;
 use crate::source::Platform;

@@ -33,6 +33,9 @@ fn family(check: &Check) -> String {
         Check::Baseline => {
             "baseline: reported by a checking command given `--baseline FILE` (`lint`, `image`, …)"
         }
+        Check::Fleet => {
+            "fleet: reported where the fleet is read from the cluster's nodes (`--fleet-from-nodes`, `gpulint fleet`)"
+        }
         Check::Image(..) => "image: `gpulint image`",
         Check::Spec(_) => {
             "spec: `gpulint lint` (Dockerfiles, compose files, Kubernetes manifests, run lines)"

@@ -38,6 +38,9 @@ pub enum Check {
     Suppression,
     /// No check of its own: reported by `--baseline` for entries left over (GL198).
     Baseline,
+    /// No check of its own: reported where the fleet comes from the cluster's nodes
+    /// (`--fleet-from-nodes`): pools of unknown GPUs, workloads matched to pools.
+    Fleet,
     /// An image check, per target or once per image.
     Image(ImageCheck, Scope),
     /// A Dockerfile / run-configuration check.
@@ -153,6 +156,9 @@ pub static RULES: &[Rule] = &[
     spec(&gl117_cuda_visible_devices_unavailable::META, gl117_cuda_visible_devices_unavailable::check),
     spec(&gl118_image_tag_unpinned::META, gl118_image_tag_unpinned::check),
     spec(&gl119_torch_build_misses_target::META, gl119_torch_build_misses_target::check),
+    Rule { meta: &gl120_gpu_pool_unknown::META, check: Check::Fleet },
+    Rule { meta: &gl121_workload_on_failing_pool::META, check: Check::Fleet },
+    Rule { meta: &gl122_workload_fits_no_pool::META, check: Check::Fleet },
     Rule { meta: &gl198_stale_baseline_entry::META, check: Check::Baseline },
     Rule { meta: &gl199_unused_suppression::META, check: Check::Suppression },
     host(&gl201_gpu_not_visible::META, gl201_gpu_not_visible::check, RunsOn::BARE_METAL_OR_VM),
@@ -357,7 +363,10 @@ mod tests {
                 );
             }
             // Input rules are reported by the readers, not by code in their own file.
-            if matches!(r.check, Check::Input | Check::Suppression | Check::Baseline) {
+            if matches!(
+                r.check,
+                Check::Input | Check::Suppression | Check::Baseline | Check::Fleet
+            ) {
                 continue;
             }
             for s in m.other_severities {
@@ -431,7 +440,9 @@ mod tests {
             let n = r.meta.code.number();
             let ok = match r.check {
                 Check::Image(..) => n < 100,
-                Check::Spec(_) | Check::Suppression | Check::Baseline => (100..200).contains(&n),
+                Check::Spec(_) | Check::Suppression | Check::Baseline | Check::Fleet => {
+                    (100..200).contains(&n)
+                }
                 Check::Host { .. } => (200..300).contains(&n),
                 Check::Input => n == 0 || n == 100,
             };

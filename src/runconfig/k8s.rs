@@ -10,6 +10,7 @@ use super::dockerfile::Pos;
 use super::runspec::{GpuRequest, Mount, RunImage, RunKind, RunSpec};
 use super::yamlloc::scalar as s;
 use super::yamlloc::{Block, YamlText};
+use crate::gpu_target::schedule::{Operator, Requirement, Scheduling, Toleration};
 use serde_yaml::Value;
 
 /// Documents of a multi-document YAML text: `(first line, text)`.
@@ -33,6 +34,19 @@ pub fn split_docs(text: &str) -> Vec<(u32, String)> {
     }
     out.push((start, cur));
     out
+}
+
+/// The GPU resource of a `limits` / `requests` map: `nvidia.com/gpu`, else a MIG device
+/// (`nvidia.com/mig-1g.10gb`, the device plugin's mixed strategy), with its quantity as written.
+fn gpu_resource(m: &Value) -> Option<(String, String)> {
+    let m = m.as_mapping()?;
+    let of = |want: &dyn Fn(&str) -> bool| {
+        m.iter().find_map(|(k, v)| {
+            let k = k.as_str()?;
+            want(k).then(|| Some((k.to_string(), s(v)?))).flatten()
+        })
+    };
+    of(&|k| k == "nvidia.com/gpu").or_else(|| of(&|k| k.starts_with("nvidia.com/mig-")))
 }
 
 fn is_gpu_label(k: &str) -> bool {
@@ -196,6 +210,7 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             })
         })
         .unwrap_or(false);
+    let scheduling = pod_scheduling(pod);
     let mut containers: Vec<(&Value, bool)> = Vec::new();
     for key in ["initContainers", "containers"] {
         if let Some(l) = pod.get(key).and_then(|c| c.as_sequence()) {
@@ -208,7 +223,7 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
         let res = c.get("resources")?;
         ["limits", "requests"]
             .iter()
-            .any(|k| res.get(*k).and_then(|l| l.get("nvidia.com/gpu")).is_some())
+            .any(|k| res.get(*k).and_then(gpu_resource).is_some())
             .then(|| c.get("name").and_then(s).unwrap_or_default())
     });
     for (c, init) in containers {
@@ -244,6 +259,7 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
         );
         rs.image_pos = at("image");
         rs.image = image.clone().map(RunImage::written);
+        rs.scheduling = Some(scheduling.clone());
         rs.gpu_product = gpu_product.clone();
         rs.cpu_role = if init {
             Some("it is an init container".to_string())
@@ -287,27 +303,21 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
             ));
         }
         let res = c.get("resources");
-        let lim = res
-            .and_then(|r| r.get("limits"))
-            .and_then(|l| l.get("nvidia.com/gpu"))
-            .and_then(s);
-        let req = res
-            .and_then(|r| r.get("requests"))
-            .and_then(|l| l.get("nvidia.com/gpu"))
-            .and_then(s);
-        if let Some(n) = lim.clone().or(req.clone()) {
+        let lim = res.and_then(|r| r.get("limits")).and_then(gpu_resource);
+        let req = res.and_then(|r| r.get("requests")).and_then(gpu_resource);
+        if let Some((key, n)) = lim.clone().or(req.clone()) {
             let count = n.parse::<u32>().ok();
             if count != Some(0) {
                 rs.gpus = Some(GpuRequest {
                     all: false,
                     count,
                     ids: Vec::new(),
-                    pos: y.text(blk, "nvidia.com/gpu").unwrap_or(cpos),
+                    pos: y.text(blk, &key).unwrap_or(cpos),
                 });
             }
         }
-        if req.is_some() && lim.is_none() {
-            rs.gpu_request_without_limit = Some(y.text(blk, "nvidia.com/gpu").unwrap_or(cpos));
+        if let (Some((key, _)), None) = (&req, &lim) {
+            rs.gpu_request_without_limit = Some(y.text(blk, key).unwrap_or(cpos));
         }
         if let Some(env) = c.get("env").and_then(|e| e.as_sequence()) {
             for e in env {
@@ -374,6 +384,107 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
                 && !matches!(kind.as_str(), "Pod" | "Job" | "CronJob"));
         out.push(rs);
     }
+}
+
+/// What the scheduler reads of a pod spec: nodeSelector, required node affinity,
+/// tolerations, the NVIDIA resources it needs on one node, and `nodeName`.
+fn pod_scheduling(pod: &Value) -> Scheduling {
+    let strs = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(|l| l.as_sequence())
+            .map(|l| l.iter().filter_map(s).collect())
+            .unwrap_or_default()
+    };
+    let mut out = Scheduling {
+        node_name: pod.get("nodeName").and_then(s).filter(|n| !n.is_empty()),
+        ..Default::default()
+    };
+    if let Some(ns) = pod.get("nodeSelector").and_then(|n| n.as_mapping()) {
+        out.node_selector = ns
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str()?.to_string(), s(v).unwrap_or_default())))
+            .collect();
+    }
+    let terms = pod
+        .get("affinity")
+        .and_then(|a| a.get("nodeAffinity"))
+        .and_then(|a| a.get("requiredDuringSchedulingIgnoredDuringExecution"))
+        .and_then(|r| r.get("nodeSelectorTerms"))
+        .and_then(|t| t.as_sequence());
+    for term in terms.into_iter().flatten() {
+        let mut reqs = Vec::new();
+        for (list, field) in [("matchExpressions", false), ("matchFields", true)] {
+            for e in term
+                .get(list)
+                .and_then(|l| l.as_sequence())
+                .into_iter()
+                .flatten()
+            {
+                let op = e.get("operator").and_then(s).unwrap_or_default();
+                reqs.push(Requirement {
+                    key: e.get("key").and_then(s).unwrap_or_default(),
+                    // An operator the API server would refuse: nothing matches it.
+                    operator: Operator::parse(&op).unwrap_or(Operator::In),
+                    values: if Operator::parse(&op).is_some() {
+                        strs(e.get("values"))
+                    } else {
+                        Vec::new()
+                    },
+                    field,
+                });
+            }
+        }
+        out.required_terms.push(reqs);
+    }
+    for t in pod
+        .get("tolerations")
+        .and_then(|t| t.as_sequence())
+        .into_iter()
+        .flatten()
+    {
+        out.tolerations.push(Toleration {
+            key: t.get("key").and_then(s).unwrap_or_default(),
+            exists: t.get("operator").and_then(s).as_deref() == Some("Exists"),
+            value: t.get("value").and_then(s).unwrap_or_default(),
+            effect: t.get("effect").and_then(s).unwrap_or_default(),
+        });
+    }
+    // Extended resources: limits (requests must equal them), summed over the containers,
+    // and at least the largest init container's.
+    let needs = |c: &Value| -> Vec<(String, u64)> {
+        let res = c.get("resources");
+        let of = |k: &str| res.and_then(|r| r.get(k)).and_then(|l| l.as_mapping());
+        of("limits")
+            .or_else(|| of("requests"))
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| {
+                let k = k.as_str()?;
+                k.starts_with("nvidia.com/")
+                    .then(|| Some((k.to_string(), s(v)?.trim().parse().ok()?)))
+                    .flatten()
+            })
+            .collect()
+    };
+    let list = |k: &str| {
+        pod.get(k)
+            .and_then(|c| c.as_sequence())
+            .into_iter()
+            .flatten()
+    };
+    for c in list("containers") {
+        for (k, n) in needs(c) {
+            let e = out.resources.entry(k).or_insert(0);
+            *e = e.saturating_add(n);
+        }
+    }
+    for c in list("initContainers") {
+        for (k, n) in needs(c) {
+            let e = out.resources.entry(k).or_insert(0);
+            *e = (*e).max(n);
+        }
+    }
+    out.resources.retain(|_, n| *n > 0);
+    out
 }
 
 fn container_block(y: &YamlText, line: u32, within: Block) -> Block {
@@ -452,5 +563,97 @@ spec:
         assert_eq!(v.len(), 1);
         assert_eq!(e.len(), 1);
         assert!(e[0].pos.line >= 7);
+    }
+
+    /// What the scheduler reads of a pod spec lands in `scheduling`, the same for each of its
+    /// containers: nodeSelector, required affinity (matchExpressions and matchFields),
+    /// tolerations, NVIDIA resources (containers summed, init containers at most), nodeName.
+    #[test]
+    fn scheduling_fields() {
+        let (v, e) = parse(
+            "p.yaml",
+            r#"apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  nodeName: h100-a
+  nodeSelector:
+    nvidia.com/gpu.family: hopper
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+          - matchExpressions:
+              - key: nvidia.com/cuda.driver-version.major
+                operator: Gt
+                values: ["535"]
+            matchFields:
+              - key: metadata.name
+                operator: NotIn
+                values: [bad-node]
+  tolerations:
+    - key: nvidia.com/gpu
+      operator: Exists
+      effect: NoSchedule
+  initContainers:
+    - name: warm
+      image: x
+      resources:
+        limits:
+          nvidia.com/gpu: 3
+  containers:
+    - name: a
+      image: x
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+          cpu: 2
+    - name: b
+      image: x
+      resources:
+        limits:
+          nvidia.com/gpu: "1"
+          nvidia.com/mig-1g.10gb: 2
+"#,
+        );
+        assert!(e.is_empty(), "{e:?}");
+        assert_eq!(v.len(), 3);
+        let s = v[1].scheduling.as_ref().unwrap();
+        assert!(v.iter().all(|r| r.scheduling.as_ref() == Some(s)));
+        assert_eq!(s.node_name.as_deref(), Some("h100-a"));
+        assert_eq!(
+            s.node_selector,
+            [("nvidia.com/gpu.family".to_string(), "hopper".to_string())]
+        );
+        assert_eq!(s.required_terms.len(), 1);
+        let term = &s.required_terms[0];
+        assert_eq!(term[0].operator, Operator::Gt);
+        assert_eq!(term[0].values, ["535"]);
+        assert!(!term[0].field && term[1].field);
+        assert_eq!(term[1].operator, Operator::NotIn);
+        assert!(s.tolerations[0].exists);
+        assert_eq!(s.tolerations[0].effect, "NoSchedule");
+        // Containers 1 + 1 = 2, the init container's 3 is more.
+        assert_eq!(s.resources.get("nvidia.com/gpu"), Some(&3));
+        assert_eq!(s.resources.get("nvidia.com/mig-1g.10gb"), Some(&2));
+    }
+
+    /// A MIG device (`nvidia.com/mig-1g.10gb`, the device plugin's mixed strategy) is a GPU
+    /// request: before, only `nvidia.com/gpu` counted, and GL110 called such a container
+    /// GPU-less.
+    #[test]
+    fn mig_resources_are_gpu_requests() {
+        let (v, _) = parse(
+            "j.yaml",
+            "kind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      containers:\n        - name: infer\n          image: nvcr.io/nvidia/pytorch:24.04-py3\n          resources:\n            limits:\n              nvidia.com/mig-1g.10gb: 1\n        - name: log\n          image: busybox\n",
+        );
+        let g = v[0].gpus.as_ref().expect("a MIG limit is a GPU request");
+        assert_eq!(g.count, Some(1));
+        assert_eq!(g.pos.line, 12);
+        assert_eq!(
+            v[1].cpu_role.as_deref(),
+            Some("it is a sidecar of GPU container `infer`")
+        );
     }
 }

@@ -124,6 +124,9 @@ pub struct RunSpec {
     pub build_args: Vec<(String, String, Pos)>,
     /// compose `build:`: the context directory and the Dockerfile.
     pub build_files: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// k8s: the pod's scheduling constraints, matched against node pools
+    /// (`--fleet-from-nodes`).
+    pub scheduling: Option<crate::gpu_target::schedule::Scheduling>,
 }
 
 /// The image a container runs: as written (variables expanded), the reference read from it
@@ -198,6 +201,7 @@ impl RunSpec {
             gpu_elsewhere: None,
             build_args: Vec::new(),
             build_files: None,
+            scheduling: None,
         }
     }
     pub fn env_value(&self, name: &str) -> Option<&(String, String, Pos)> {

@@ -24,6 +24,9 @@ pub mod gl116_deprecated_nvidia_runtime;
 pub mod gl117_cuda_visible_devices_unavailable;
 pub mod gl118_image_tag_unpinned;
 pub mod gl119_torch_build_misses_target;
+pub mod gl120_gpu_pool_unknown;
+pub mod gl121_workload_on_failing_pool;
+pub mod gl122_workload_fits_no_pool;
 pub mod gl198_stale_baseline_entry;
 pub mod gl199_unused_suppression;
 
