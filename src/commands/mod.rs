@@ -182,6 +182,13 @@ fn explain(a: ExplainArgs) -> anyhow::Result<i32> {
                 r.explanation(EXPLAIN_WIDTH),
                 r.doc_path()
             ))?;
+            // Rules whose fixes are computed say how, after the rule's own text.
+            if let Some(how) = crate::fix::suggest::how_computed(r.code.as_str()) {
+                print(&format!(
+                    "Suggestions:\n{}",
+                    crate::rule_meta::wrap(&how, EXPLAIN_WIDTH, "  ")
+                ))?;
+            }
             Ok(exit::OK)
         }
         None => anyhow::bail!(crate::selection::unknown_code_message(

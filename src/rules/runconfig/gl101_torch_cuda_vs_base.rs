@@ -1,6 +1,8 @@
 //! GL101: PyTorch's CUDA build does not match the base image's CUDA / NVIDIA_REQUIRE_CUDA.
 
 use crate::finding::{Finding, Severity};
+use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, Installed, Pool};
+use crate::fix::{Applicability, Fix, FixKind};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::torch::{all_torch, TorchCuda};
 use crate::runconfig::{loc, SpecContext, Subject};
@@ -148,8 +150,39 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         if by_default && (sev == Severity::Info || tc.major == bc.major) {
             continue;
         }
-        out.push(
-            META.finding(format!(
+        // Smallest change first: a build of the same torch release for the base's CUDA major
+        // (nearest its minor) that exists and runs on every target; else the base's CUDA.
+        let builds = builds_for(
+            cx.facts,
+            &Pool::of(cx.targets),
+            Installed {
+                version: t.version.as_deref(),
+                cuda: Some(bc),
+            },
+        );
+        let line = t
+            .version
+            .as_deref()
+            .and_then(|v| cx.facts.torch_release(v))
+            .map(|r| r.value.version.clone());
+        let agreeing = builds.iter().find(|b| {
+            b.variant.cuda.major == bc.major
+                && (b.variant.cuda.minor <= bc.minor || !devel)
+                && line.as_deref().is_none_or(|l| l == b.release.version)
+        });
+        let base_fix = Fix {
+            kind: FixKind::BaseImage,
+            replacement: format!("a CUDA {} base image", tc.major_minor()),
+            rationale: format!(
+                "torch's CUDA {} and the base's then agree; gpulint holds no list of published base image tags, so the tag is yours to pick",
+                tc.major_minor()
+            ),
+            basis: Vec::new(),
+            edits: Vec::new(),
+            applicability: Applicability::Manual,
+        };
+        let mut f = META
+            .finding(format!(
                 "`{}` is built for CUDA {} ({how}) but the base image {image} has CUDA {}: {why}",
                 t.text,
                 tc.major_minor(),
@@ -157,13 +190,24 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             ))
             .with_severity(sev)
             .with_location(loc(&bf.file, t.pos))
-            .with_help(format!(
-                "install the {} build of torch (--index-url https://download.pytorch.org/whl/{}) or base the image on CUDA {}",
-                bc.cu_tag(),
-                bc.cu_tag(),
-                tc.major_minor()
-            )),
-        );
+            .with_help(match agreeing {
+                Some(b) => format!(
+                    "install the {} build of torch ({}) or base the image on CUDA {}",
+                    b.variant.tag,
+                    b.install_line(),
+                    tc.major_minor()
+                ),
+                None => format!(
+                    "base the image on CUDA {} (torch {} publishes no build for CUDA {}.x that runs on every target)",
+                    tc.major_minor(),
+                    t.version.as_deref().unwrap_or("(unpinned)"),
+                    bc.major
+                ),
+            });
+        if let Some(b) = agreeing {
+            f = f.with_fix(b.fix());
+        }
+        out.push(f.with_fix(base_fix));
     }
     // Target drivers too old for the torch CUDA.
     for t in all_torch(bf, cx.facts) {
@@ -176,8 +220,17 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         for tg in cx.targets {
             if let Some(d) = &tg.driver {
                 if *d < floor.value {
-                    out.push(
-                        META.finding(format!(
+                    // The build the help used to name was "CUDA <driver branch>.x": computed
+                    // now from the builds that run on this target's driver and GPUs.
+                    let builds = builds_for(
+                        cx.facts,
+                        &Pool::of(std::slice::from_ref(tg)),
+                        Installed {
+                            version: t.version.as_deref(),
+                            cuda: Some(*tc),
+                        },
+                    );
+                    let mut f = META.finding(format!(
                             "`{}` needs CUDA {} (driver >= {}), but the target's driver is {d}",
                             t.text,
                             tc.major_minor(),
@@ -185,8 +238,14 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
                         ))
                         .with_target(tg.name.clone())
                         .with_location(loc(&bf.file, t.pos))
-                        .with_help(format!("install a torch build for CUDA {}.x or older, or upgrade the driver; source: {}", d.branch(), floor.source)),
-                    );
+                        .with_help(match help_for(&builds) {
+                            Some(h) => format!("install a torch build this driver runs ({h}), or upgrade the driver to >= {}; source: {}", floor.value, floor.source),
+                            None => format!("upgrade the driver to >= {}; source: {}", floor.value, floor.source),
+                        });
+                    for fix in fixes_for(&builds, 2) {
+                        f = f.with_fix(fix);
+                    }
+                    out.push(f);
                 }
             }
         }
