@@ -5,6 +5,7 @@
 //! rather than a template.
 
 pub mod arch_list;
+pub mod dockerfile_edit;
 pub mod driver;
 pub mod torch;
 

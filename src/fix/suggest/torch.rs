@@ -11,7 +11,7 @@ use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
 use crate::fix::{Applicability, Fix, FixBasis, FixKind};
 use crate::gpu_target::Target;
 use crate::matrix::torch::{TorchRelease, TorchVariant};
-use crate::matrix::{Basis, Facts};
+use crate::matrix::{Basis, Facts, Sourced};
 use crate::version::{CudaVersion, DriverVersion};
 
 /// The index that serves one CUDA variant of torch (`…/whl/cu128`).
@@ -58,12 +58,11 @@ pub struct TorchBuild<'a> {
     pub variant: &'a TorchVariant,
     /// The full version to install (`2.7.0`).
     pub version: String,
-    /// Companion releases pinned to `version`: (package, version).
-    pub companions: Vec<(&'static str, String)>,
     /// The driver this build's CUDA needs on the pool (minor-version compatibility floor, or
-    /// the release's own minimum where the pool reaches a GPU only through PTX JIT).
-    pub driver_needed: Option<DriverVersion>,
-    basis: Vec<FixBasis>,
+    /// the release's own minimum where the pool reaches a GPU only through PTX JIT), with its
+    /// row and whether it is the minor-version floor.
+    pub driver_needed: Option<(Sourced<DriverVersion>, bool)>,
+    facts: &'a Facts,
     ccs: Vec<ComputeCapability>,
     jit: bool,
     drivers_known: bool,
@@ -109,27 +108,20 @@ fn coverage(v: &TorchVariant, ccs: &[ComputeCapability]) -> Option<(bool, bool)>
 }
 
 /// The driver a torch build of `cuda` needs, with its row: the major's minor-version
-/// compatibility floor (torch bundles its CUDA runtime), or the release's own minimum when a
-/// GPU runs only through PTX JIT (the driver must know that PTX ISA) or the major has no
-/// floor. `None` when no row says.
-fn driver_needed(facts: &Facts, cuda: CudaVersion, jit: bool) -> Option<(DriverVersion, FixBasis)> {
+/// compatibility floor (torch bundles its CUDA runtime; `true`), or the release's own minimum
+/// when a GPU runs only through PTX JIT (the driver must know that PTX ISA) or the major has
+/// no floor. `None` when no row says.
+fn driver_needed(
+    facts: &Facts,
+    cuda: CudaVersion,
+    jit: bool,
+) -> Option<(Sourced<DriverVersion>, bool)> {
     if !jit && cuda.major >= 11 {
         if let Some(f) = facts.minor_compat_floor(cuda.major) {
-            let b = basis_of(
-                "cuda_driver",
-                format!("minor_compat {}.x: Linux >= {}", cuda.major, f.value),
-                &f,
-            );
-            return Some((f.value, b));
+            return Some((f, true));
         }
     }
-    let m = facts.cuda_min_driver(cuda)?;
-    let b = basis_of(
-        "cuda_driver",
-        format!("CUDA {}: Linux >= {}", cuda.major_minor(), m.value),
-        &m,
-    );
-    Some((m.value, b))
+    Some((facts.cuda_min_driver(cuda)?, false))
 }
 
 /// How far apart two CUDA releases are, majors first.
@@ -172,31 +164,12 @@ pub fn builds_for<'a>(facts: &'a Facts, pool: &Pool, installed: Installed) -> Ve
             if !covers || v.basis == Some(Basis::Inferred) {
                 continue;
             }
-            let mut basis = vec![FixBasis {
-                table: "torch".into(),
-                row: format!("variant {} {}", r.version, v.tag),
-                source: v.source.clone(),
-            }];
-            if let Some(a) = &v.archs {
-                basis.push(FixBasis {
-                    table: "torch".into(),
-                    row: format!(
-                        "arch {} {}: SASS [{}], PTX [{}]",
-                        r.version,
-                        v.tag,
-                        targets_text(&a.sass),
-                        targets_text(&a.ptx)
-                    ),
-                    source: a.source.clone(),
-                });
-            }
             let needed = driver_needed(facts, v.cuda, jit);
             match &needed {
-                Some((d, b)) => {
-                    if pool.drivers.iter().any(|have| *have < d) {
+                Some((d, _)) => {
+                    if pool.drivers.iter().any(|have| **have < d.value) {
                         continue;
                     }
-                    basis.push(b.clone());
                 }
                 // What this CUDA needs is unknown: not a suggestion for a pool with drivers.
                 None if !pool.drivers.is_empty() => continue,
@@ -209,18 +182,6 @@ pub fn builds_for<'a>(facts: &'a Facts, pool: &Pool, installed: Installed) -> Ve
                 }
                 _ => format!("{}.0", r.version),
             };
-            let companions: Vec<(&'static str, String)> = facts
-                .torch_companions_of(&version)
-                .into_iter()
-                .map(|c| {
-                    basis.push(basis_of(
-                        "torch_companions",
-                        format!("{} {} pins torch=={version}", c.value.0, c.value.1),
-                        &c,
-                    ));
-                    c.value
-                })
-                .collect();
             let near_cuda = installed
                 .cuda
                 .or_else(|| r.pypi_default_variant().map(|d| d.cuda))
@@ -243,9 +204,8 @@ pub fn builds_for<'a>(facts: &'a Facts, pool: &Pool, installed: Installed) -> Ve
                     release: r,
                     variant: v,
                     version,
-                    companions,
-                    driver_needed: needed.map(|(d, _)| d),
-                    basis,
+                    driver_needed: needed,
+                    facts,
                     ccs: pool.ccs.clone(),
                     jit,
                     drivers_known: !pool.drivers.is_empty(),
@@ -277,10 +237,19 @@ impl TorchBuild<'_> {
         format!("{INDEX_BASE}{}", self.variant.tag)
     }
 
+    /// Companion releases pinned to this version: (package, version), with their rows.
+    fn companions(&self) -> Vec<Sourced<(&'static str, String)>> {
+        self.facts.torch_companions_of(&self.version)
+    }
+
     /// The exact install line: torch and its companions, from the variant's index.
     pub fn install_line(&self) -> String {
         let mut pkgs = vec![format!("torch=={}", self.version)];
-        pkgs.extend(self.companions.iter().map(|(p, v)| format!("{p}=={v}")));
+        pkgs.extend(
+            self.companions()
+                .iter()
+                .map(|c| format!("{}=={}", c.value.0, c.value.1)),
+        );
         format!(
             "pip install {} --index-url {}",
             pkgs.join(" "),
@@ -313,13 +282,54 @@ impl TorchBuild<'_> {
             }
         }
         match (&self.driver_needed, self.drivers_known) {
-            (Some(d), true) => s.push_str(&format!("; it needs driver >= {d}, which the pool has")),
-            (Some(d), false) => s.push_str(&format!(
-                "; it needs driver >= {d} (the pool's driver is unknown)"
+            (Some((d, _)), true) => s.push_str(&format!(
+                "; it needs driver >= {}, which the pool has",
+                d.value
+            )),
+            (Some((d, _)), false) => s.push_str(&format!(
+                "; it needs driver >= {} (the pool's driver is unknown)",
+                d.value
             )),
             (None, _) => {}
         }
         s
+    }
+
+    /// The rows the build rests on: the variant, its architecture list, the driver row, the
+    /// companion pins.
+    pub fn basis(&self) -> Vec<FixBasis> {
+        let (r, v) = (self.release, self.variant);
+        let mut basis = vec![FixBasis {
+            table: "torch".into(),
+            row: format!("variant {} {}", r.version, v.tag),
+            source: v.source.clone(),
+        }];
+        if let Some(a) = &v.archs {
+            basis.push(FixBasis {
+                table: "torch".into(),
+                row: format!(
+                    "arch {} {}: SASS [{}], PTX [{}]",
+                    r.version,
+                    v.tag,
+                    targets_text(&a.sass),
+                    targets_text(&a.ptx)
+                ),
+                source: a.source.clone(),
+            });
+        }
+        if let Some((d, minor_compat)) = &self.driver_needed {
+            let row = if *minor_compat {
+                format!("minor_compat {}.x: Linux >= {}", v.cuda.major, d.value)
+            } else {
+                format!("CUDA {}: Linux >= {}", v.cuda.major_minor(), d.value)
+            };
+            basis.push(basis_of("cuda_driver", row, d));
+        }
+        for c in self.companions() {
+            let row = format!("{} {} pins torch=={}", c.value.0, c.value.1, self.version);
+            basis.push(basis_of("torch_companions", row, &c));
+        }
+        basis
     }
 
     /// As a fix: advice (changing the installed build is not an edit gpulint makes here).
@@ -328,10 +338,37 @@ impl TorchBuild<'_> {
             kind: FixKind::Package,
             replacement: self.install_line(),
             rationale: self.rationale(),
-            basis: self.basis.clone(),
+            basis: self.basis(),
             edits: Vec::new(),
             applicability: Applicability::Manual,
         }
+    }
+}
+
+/// [`builds_for`] once per distinct install: a Dockerfile may install the same torch
+/// thousands of times (a generated RUN, a long heredoc), and each answer is the same.
+pub struct BuildsCache<'a> {
+    facts: &'a Facts,
+    pool: Pool<'a>,
+    seen: std::collections::BTreeMap<(Option<String>, Option<CudaVersion>), Vec<TorchBuild<'a>>>,
+}
+
+impl<'a> BuildsCache<'a> {
+    pub fn new(facts: &'a Facts, pool: Pool<'a>) -> Self {
+        BuildsCache {
+            facts,
+            pool,
+            seen: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// The builds for `installed` on the cache's pool.
+    pub fn get(&mut self, installed: Installed) -> &[TorchBuild<'a>] {
+        let key = (installed.version.map(str::to_string), installed.cuda);
+        let (facts, pool) = (self.facts, &self.pool);
+        self.seen
+            .entry(key)
+            .or_insert_with(|| builds_for(facts, pool, installed))
     }
 }
 

@@ -126,12 +126,22 @@ fn with_suggestions(
         "rebuild with -gencode arch=compute_{0},code=sm_{0} (or add PTX, code=compute_XY for XY <= {0}), or install a build that targets compute capability {cc}",
         cc.sm()
     ));
-    match arch_list::fix_for(
-        ctx.facts,
-        &target.capabilities(),
-        nvcc,
-        arch_list::Syntax::Gencode,
-    ) {
+    // An extension next to an installed torch is built with torch's cpp_extension, which
+    // reads TORCH_CUDA_ARCH_LIST; anything else with nvcc's -gencode.
+    let path = b.path.to_string();
+    let beside_torch = ctx.inventory.python_packages.iter().any(|p| {
+        p.name == "torch"
+            && path.starts_with(&format!(
+                "{}/",
+                p.location.to_string().trim_end_matches('/')
+            ))
+    });
+    let syntax = if beside_torch {
+        arch_list::Syntax::Torch
+    } else {
+        arch_list::Syntax::Gencode
+    };
+    match arch_list::fix_for(ctx.facts, &target.capabilities(), nvcc, syntax) {
         Some(fix) => f.with_fix(fix),
         None => f,
     }

@@ -1,7 +1,7 @@
 //! GL101: PyTorch's CUDA build does not match the base image's CUDA / NVIDIA_REQUIRE_CUDA.
 
 use crate::finding::{Finding, Severity};
-use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, Installed, Pool};
+use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, BuildsCache, Installed, Pool};
 use crate::fix::{Applicability, Fix, FixKind};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::torch::{all_torch, TorchCuda};
@@ -59,6 +59,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             .rev()
             .find(|e| e.name == "NVIDIA_REQUIRE_CUDA" && !e.is_arg)
     });
+    let mut cache = BuildsCache::new(cx.facts, Pool::of(cx.targets));
     for t in all_torch(bf, cx.facts) {
         // PyPI's default build of a pinned release is a known CUDA too (GL102 says it was not
         // chosen); from it only what breaks is reported here, not the harmless mixes.
@@ -152,14 +153,10 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         }
         // Smallest change first: a build of the same torch release for the base's CUDA major
         // (nearest its minor) that exists and runs on every target; else the base's CUDA.
-        let builds = builds_for(
-            cx.facts,
-            &Pool::of(cx.targets),
-            Installed {
-                version: t.version.as_deref(),
-                cuda: Some(bc),
-            },
-        );
+        let builds = cache.get(Installed {
+            version: t.version.as_deref(),
+            cuda: Some(bc),
+        });
         let line = t
             .version
             .as_deref()

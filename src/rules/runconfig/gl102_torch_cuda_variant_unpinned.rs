@@ -1,7 +1,7 @@
 //! GL102: torch installed without choosing its CUDA build: PyPI's default decides.
 
 use crate::finding::{Finding, Severity};
-use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, Installed, Pool};
+use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, BuildsCache, Installed, Pool};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::torch::{all_torch, TorchCuda};
 use crate::runconfig::{loc, SpecContext, Subject};
@@ -56,6 +56,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     let Subject::Dockerfile(bf) = s else {
         return;
     };
+    let mut cache = BuildsCache::new(cx.facts, Pool::of(cx.targets));
     for t in all_torch(bf, cx.facts) {
         let TorchCuda::PypiDefault {
             version,
@@ -98,14 +99,10 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         };
         // A variant that exists for this release, runs on every target and is nearest the
         // base image's CUDA: never a tag made up from the base (2.6.0 has no cu128 build).
-        let builds = builds_for(
-            cx.facts,
-            &Pool::of(cx.targets),
-            Installed {
-                version: version.as_deref(),
-                cuda: base.or(*cuda),
-            },
-        );
+        let builds = cache.get(Installed {
+            version: version.as_deref(),
+            cuda: base.or(*cuda),
+        });
         // A release gpulint does not hold has no variants to name; otherwise the first build
         // is of the pinned line when one of its variants runs on every target.
         let known = version.is_none()

@@ -8,7 +8,7 @@
 use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::{Finding, Severity};
 use crate::fix::suggest::arch_list;
-use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, Installed, Pool};
+use crate::fix::suggest::torch::{fixes_for, help_for, BuildsCache, Installed, Pool};
 use crate::gpu_target::Target;
 use crate::matrix::torch::{TorchRelease, TorchVariant};
 use crate::matrix::Facts;
@@ -253,27 +253,24 @@ fn judge(build: &Build, cc: ComputeCapability) -> Verdict {
 fn with_suggestions(
     mut f: Finding,
     cx: &SpecContext,
+    cache: &mut BuildsCache,
     version: Option<&str>,
     installed_cuda: Option<CudaVersion>,
 ) -> Finding {
-    let pool = Pool::of(cx.targets);
-    let builds = builds_for(
-        cx.facts,
-        &pool,
-        Installed {
-            version,
-            cuda: installed_cuda,
-        },
-    );
-    if let Some(help) = help_for(&builds) {
+    let builds = cache.get(Installed {
+        version,
+        cuda: installed_cuda,
+    });
+    if let Some(help) = help_for(builds) {
         f = f.with_help(format!(
             "install a build that runs on every target GPU: {help}"
         ));
-        for fix in fixes_for(&builds, 3) {
+        for fix in fixes_for(builds, 3) {
             f = f.with_fix(fix);
         }
         return f;
     }
+    let pool = Pool::of(cx.targets);
     match arch_list::fix_for(cx.facts, &pool.ccs, None, arch_list::Syntax::Torch) {
         Some(fix) => {
             f = f.with_help(format!(
@@ -302,6 +299,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     // The same unknown build installed again in this file (a reinstall, a later stage): one
     // finding naming every line. (requirement, reason) → (index in `out`, other lines)
     let mut unknown_seen: Vec<(String, String, usize, Vec<u32>)> = Vec::new();
+    let mut cache = BuildsCache::new(cx.facts, Pool::of(cx.targets));
     for t in all_torch(bf, cx.facts) {
         // Conda's pytorch builds come from other build scripts: no rows to judge them by.
         if t.via_conda {
@@ -350,7 +348,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
                     gpus(&missed)
                 ))
                 .with_location(at.clone());
-            f = with_suggestions(f, cx, t.version.as_deref(), installed_cuda);
+            f = with_suggestions(f, cx, &mut cache, t.version.as_deref(), installed_cuda);
             if let Some(n) = &one_target {
                 f = f.with_target(n.clone());
             }
