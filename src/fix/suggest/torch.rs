@@ -129,6 +129,16 @@ fn cuda_distance(a: CudaVersion, b: CudaVersion) -> (u32, u32) {
     (a.major.abs_diff(b.major), a.minor.abs_diff(b.minor))
 }
 
+/// How near a build is to the installed one, nearest least: another release line, how many
+/// lines away, older than installed, how far its CUDA is, then the newer CUDA.
+type Rank = (
+    bool,
+    usize,
+    bool,
+    (u32, u32),
+    std::cmp::Reverse<CudaVersion>,
+);
+
 /// Every official build that runs on `pool`, nearest to `installed` first.
 pub fn builds_for<'a>(facts: &'a Facts, pool: &Pool, installed: Installed) -> Vec<TorchBuild<'a>> {
     let releases = facts.torch_releases();
@@ -143,16 +153,7 @@ pub fn builds_for<'a>(facts: &'a Facts, pool: &Pool, installed: Installed) -> Ve
         // Unpinned: pip takes the newest release.
         None => releases.len().checked_sub(1),
     };
-    let mut ranked: Vec<(
-        (
-            bool,
-            usize,
-            bool,
-            (u32, u32),
-            std::cmp::Reverse<CudaVersion>,
-        ),
-        TorchBuild,
-    )> = Vec::new();
+    let mut ranked: Vec<(Rank, TorchBuild)> = Vec::new();
     for (ri, r) in releases.iter().enumerate() {
         for v in &r.variants {
             let (covers, jit) = match coverage(v, &pool.ccs) {

@@ -719,7 +719,9 @@ fn torch_libraries_without_the_gpu_get_a_torch_build_that_runs_there() {
         .push(pkg("torch", "2.6.0", Some("12.4"), site));
     inv.binaries.push(binary(
         &format!("{site}/torch/lib/libtorch_cuda.so"),
-        &["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"],
+        &[
+            "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90",
+        ],
         &[],
     ));
     let t = target(&m, "RTX 5090", "575.51.03");
@@ -729,7 +731,9 @@ fn torch_libraries_without_the_gpu_get_a_torch_build_that_runs_there() {
     let fix = &gl001[0].fixes[0];
     assert!(
         fix.replacement.starts_with("pip install torch==2.7.0 ")
-            && fix.replacement.ends_with("--index-url https://download.pytorch.org/whl/cu128"),
+            && fix
+                .replacement
+                .ends_with("--index-url https://download.pytorch.org/whl/cu128"),
         "{}",
         fix.replacement
     );
@@ -737,12 +741,23 @@ fn torch_libraries_without_the_gpu_get_a_torch_build_that_runs_there() {
     // Every suggestion, read back from the tables, covers the GPU and runs on the driver.
     for fix in &gl001[0].fixes {
         let words: Vec<&str> = fix.replacement.split_whitespace().collect();
-        let version = words.iter().find_map(|w| w.strip_prefix("torch==")).unwrap();
+        let version = words
+            .iter()
+            .find_map(|w| w.strip_prefix("torch=="))
+            .unwrap();
         let tag = words.last().unwrap().rsplit('/').next().unwrap();
-        let v = m.torch_release(version).unwrap().value.variant(tag).unwrap();
+        let v = m
+            .torch_release(version)
+            .unwrap()
+            .value
+            .variant(tag)
+            .unwrap();
         let a = v.archs.as_ref().unwrap();
         for cc in t.capabilities() {
-            assert!(a.sass.iter().chain(&a.ptx).any(|x| x.runs_on(cc)), "{version} {tag}");
+            assert!(
+                a.sass.iter().chain(&a.ptx).any(|x| x.runs_on(cc)),
+                "{version} {tag}"
+            );
         }
         let floor = m.minor_compat_floor(v.cuda.major).unwrap().value;
         assert!(t.driver.as_ref().unwrap() >= &floor);
@@ -750,7 +765,12 @@ fn torch_libraries_without_the_gpu_get_a_torch_build_that_runs_there() {
     // The tree with the suggested build installed is clean for GL001.
     let mut fixed = inv.clone();
     fixed.python_packages[0] = pkg("torch", "2.7.0", Some("12.8"), site);
-    let v = m.torch_release("2.7").unwrap().value.variant("cu128").unwrap();
+    let v = m
+        .torch_release("2.7")
+        .unwrap()
+        .value
+        .variant("cu128")
+        .unwrap();
     let sass: Vec<String> = v.sass().unwrap().iter().map(|t| t.to_string()).collect();
     let sass: Vec<&str> = sass.iter().map(|s| s.as_str()).collect();
     fixed.binaries[0] = binary(&format!("{site}/torch/lib/libtorch_cuda.so"), &sass, &[]);
@@ -781,6 +801,10 @@ fn a_driver_too_old_names_the_driver_and_the_newest_torch_that_runs_on_it() {
         .iter()
         .find(|x| x.replacement.starts_with("pip install torch=="))
         .expect("a torch build for the current driver");
-    assert!(torch.replacement.contains("/whl/cu12"), "{}", torch.replacement);
+    assert!(
+        torch.replacement.contains("/whl/cu12"),
+        "{}",
+        torch.replacement
+    );
     assert!(gl002.help.as_deref().unwrap().contains(&torch.replacement));
 }
