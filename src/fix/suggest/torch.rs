@@ -167,11 +167,8 @@ pub fn builds_for<'a>(facts: &'a Facts, pool: &Pool, installed: Installed) -> Ve
             }
             let needed = driver_needed(facts, v.cuda, jit);
             match &needed {
-                Some((d, _)) => {
-                    if pool.drivers.iter().any(|have| **have < d.value) {
-                        continue;
-                    }
-                }
+                Some((d, _)) if pool.drivers.iter().any(|have| **have < d.value) => continue,
+                Some(_) => {}
                 // What this CUDA needs is unknown: not a suggestion for a pool with drivers.
                 None if !pool.drivers.is_empty() => continue,
                 None => {}
@@ -214,7 +211,7 @@ pub fn builds_for<'a>(facts: &'a Facts, pool: &Pool, installed: Installed) -> Ve
             ));
         }
     }
-    ranked.sort_by(|a, b| a.0.cmp(&b.0));
+    ranked.sort_by_key(|(rank, _)| *rank);
     ranked.into_iter().map(|(_, b)| b).collect()
 }
 

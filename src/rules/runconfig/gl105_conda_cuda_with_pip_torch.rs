@@ -74,18 +74,18 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
                         .parse::<crate::version::CudaVersion>()
                         .ok()
                         .filter(|_| cname != "pytorch");
-                    let builds = (r.name == "torch")
-                        .then(|| {
-                            builds_for(
-                                cx.facts,
-                                &Pool::of(cx.targets),
-                                Installed {
-                                    version: r.pinned.as_deref(),
-                                    cuda: conda_cuda,
-                                },
-                            )
-                        })
-                        .unwrap_or_default();
+                    let builds = if r.name == "torch" {
+                        builds_for(
+                            cx.facts,
+                            &Pool::of(cx.targets),
+                            Installed {
+                                version: r.pinned.as_deref(),
+                                cuda: conda_cuda,
+                            },
+                        )
+                    } else {
+                        Vec::new()
+                    };
                     let same_line = builds.first().filter(|b| {
                         r.pinned
                             .as_deref()
