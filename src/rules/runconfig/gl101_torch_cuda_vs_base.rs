@@ -254,6 +254,31 @@ mod tests {
     use crate::runconfig::testutil::{dockerfile, target};
 
     #[test]
+    fn a_driver_too_old_gets_a_build_it_runs_not_a_branch_read_as_a_cuda() {
+        // The help used to say "install a torch build for CUDA 470.x or older".
+        let df = "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/cu121\n";
+        let f = dockerfile(df, "GL101", vec![target("t4", &["7.5"], Some("470.82.01"))]);
+        let f: Vec<_> = f.iter().filter(|f| f.target.is_some()).collect();
+        assert_eq!(f.len(), 1, "{f:?}");
+        let help = f[0].help.as_deref().unwrap();
+        assert!(!help.contains("CUDA 470"), "{help}");
+        // 2.3's cu118 build has no architecture row, so the nearest line whose CUDA 11
+        // build has one is named.
+        assert!(help.contains("whl/cu11"), "{help}");
+        // The suggested build, linted again on that target, needs no newer driver.
+        let fixed = format!(
+            "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN {}\n",
+            f[0].fixes[0].replacement
+        );
+        let again = dockerfile(
+            &fixed,
+            "GL101",
+            vec![target("t4", &["7.5"], Some("470.82.01"))],
+        );
+        assert!(again.iter().all(|f| f.target.is_none()), "{again:?}");
+    }
+
+    #[test]
     fn pypi_default_build_of_another_cuda_major() {
         // torch 1.13.0 from PyPI is the cu117 build: extensions built with a CUDA 12 nvcc
         // fail torch's major check.
