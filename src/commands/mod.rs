@@ -192,8 +192,17 @@ const EXPLAIN_WIDTH: usize = 80;
 fn explain(a: ExplainArgs) -> anyhow::Result<i32> {
     match rules::find(&a.rule) {
         Some(r) => {
+            // Rules whose fixes are computed say how, after the rule's own text.
+            let how = crate::fix::suggest::how_computed(r.code.as_str())
+                .map(|h| {
+                    format!(
+                        "Suggestions:\n{}",
+                        crate::rule_meta::wrap(&h, EXPLAIN_WIDTH, "  ")
+                    )
+                })
+                .unwrap_or_default();
             print(&format!(
-                "{} {} (severity: {})\n{}\n{}\nMore: {}\n",
+                "{} {} (severity: {})\n{}\n{}{how}\nMore: {}\n",
                 r.code,
                 r.name,
                 r.severity_label(),

@@ -150,12 +150,16 @@ pub(crate) fn finish(
 
 /// [`finish`] for a run that also checked the directories `walked` whole.
 pub(crate) fn finish_walked(
-    findings: Vec<Finding>,
+    mut findings: Vec<Finding>,
     texts: &[FileText],
     walked: &[PathBuf],
     ctx: &CommandContext,
 ) -> Vec<Finding> {
     ctx.checked.set(ctx.checked.get() + texts.len());
+    // Torch-build fixes that are edits of a Dockerfile (statement ranges mark one) get them.
+    for t in texts.iter().filter(|t| t.statements.is_some()) {
+        crate::fix::suggest::dockerfile_edit::attach(&mut findings, &t.display, &t.text);
+    }
     let locate = |shown: &str| crate::report::paths::absolute(shown, &ctx.root, &ctx.cwd);
     let mut f = crate::suppress::apply(findings, texts, walked, &ctx.config, &ctx.cwd, &locate);
     f.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));

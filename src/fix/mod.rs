@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod suggest;
+
 /// One suggested change for one finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fix {

@@ -294,6 +294,34 @@ impl Facts {
         Some(Sourced::measured_row(d.torch.clone(), &d.source, d.basis))
     }
 
+    /// Every torch release line gpulint holds, oldest first (suggestions search them all).
+    pub fn torch_releases(&self) -> &[TorchRelease] {
+        self.matrix.torch.releases()
+    }
+
+    /// The companion releases (torchvision, torchaudio) pinned to a full torch version
+    /// (`2.7.0`), each with the source of its pin.
+    pub fn torch_companions_of(&self, torch: &str) -> Vec<Sourced<(&'static str, String)>> {
+        let Some(c) = self.matrix.torch.companions_of(torch) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (package, version) in [
+            ("torchvision", &c.torchvision),
+            ("torchaudio", &c.torchaudio),
+        ] {
+            let Some(v) = version else { continue };
+            if let Some(pin) = self.torch_companion(package, v) {
+                out.push(Sourced {
+                    value: (package, v.clone()),
+                    source: pin.source,
+                    basis: pin.basis,
+                });
+            }
+        }
+        out
+    }
+
     // ---- images and run configurations (ngc_pytorch.toml, cuda-images.toml) --------------
 
     /// CUDA inside `nvcr.io/nvidia/pytorch:<tag>` (`24.05-py3`).

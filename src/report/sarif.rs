@@ -85,6 +85,43 @@ fn with_fix(message: &str, fix: &str) -> String {
     format!("{message}{stop} Fix: {fix}")
 }
 
+/// A fix as SARIF's `fix` object: its edits as `artifactChanges`. Only fixes that edit the
+/// finding's own file qualify (SARIF requires at least one change, and the file's repository
+/// path is known only for the finding's location); advice stays in the message and JSON.
+fn sarif_fix(
+    fix: &crate::fix::Fix,
+    f: &crate::finding::Finding,
+    place: &RepoPlace,
+) -> Option<Value> {
+    let own_file = f.location.as_ref().and_then(|l| l.file.as_deref())?;
+    let replacements: Vec<Value> = fix
+        .edits
+        .iter()
+        .filter(|e| e.file == own_file)
+        .map(|e| {
+            json!({
+                "deletedRegion": {
+                    "startLine": e.start_line,
+                    "startColumn": e.start_column,
+                    "endLine": e.end_line,
+                    "endColumn": e.end_column,
+                },
+                "insertedContent": {"text": e.new_text},
+            })
+        })
+        .collect();
+    if replacements.is_empty() || replacements.len() != fix.edits.len() {
+        return None;
+    }
+    Some(json!({
+        "description": {"text": format!("{} ({})", fix.replacement, fix.rationale)},
+        "artifactChanges": [{
+            "artifactLocation": artifact_location(&place.file),
+            "replacements": replacements,
+        }],
+    }))
+}
+
 pub fn render(report: &Report) -> String {
     let rules = crate::rules::all();
     let rule_objs: Vec<Value> = rules
@@ -112,11 +149,12 @@ pub fn render(report: &Report) -> String {
             if let Some(h) = &f.help {
                 text = with_fix(&text, h);
             }
+            let place = report.repo_place(f);
             let mut r = json!({
                 "ruleId": f.rule,
                 "level": level(f.severity),
                 "message": {"text": text},
-                "locations": [location(&report.repo_place(f))],
+                "locations": [location(&place)],
                 "partialFingerprints": {FINGERPRINT_KEY: report.fingerprint(f)},
             });
             // Every code is in the table (GL000 included), so every result resolves.
@@ -132,6 +170,14 @@ pub fn render(report: &Report) -> String {
             }
             if !props.is_empty() {
                 r["properties"] = Value::Object(props);
+            }
+            let fixes: Vec<Value> = f
+                .fixes
+                .iter()
+                .filter_map(|x| sarif_fix(x, f, &place))
+                .collect();
+            if !fixes.is_empty() {
+                r["fixes"] = json!(fixes);
             }
             r
         })
@@ -171,6 +217,49 @@ mod tests {
             "needs SASS sm_90 or PTX compute_XY with XY <= 90. Fix: rebuild"
         );
         assert_eq!(with_fix("It is old.", "update"), "It is old. Fix: update");
+    }
+
+    #[test]
+    fn fixes_that_edit_the_file_become_artifact_changes_and_advice_does_not() {
+        use crate::fix::{Applicability, Fix, FixKind, TextEdit};
+        let text = "FROM python:3.12\nRUN pip install torch==2.6.0\n";
+        let start = text.find("torch==2.6.0").unwrap();
+        let edit = TextEdit::new(
+            "Dockerfile",
+            text,
+            start,
+            start + "torch==2.6.0".len(),
+            "torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128",
+        )
+        .unwrap();
+        let fix = |edits: Vec<TextEdit>| Fix {
+            kind: FixKind::IndexUrl,
+            replacement: "torch 2.7.0 cu128".into(),
+            rationale: "covers sm_120".into(),
+            basis: Vec::new(),
+            edits,
+            applicability: Applicability::Unsafe,
+        };
+        let finding = crate::rules::runconfig::gl119_torch_build_misses_target::META
+            .finding("no kernel image")
+            .with_location(crate::finding::Location::in_file("Dockerfile", 2, 17))
+            .with_fix(fix(vec![edit]))
+            .with_fix(fix(Vec::new()));
+        let mut report = Report::new("Dockerfile");
+        report.findings.push(finding);
+        let v: Value = serde_json::from_str(&render(&report)).unwrap();
+        let fixes = v["runs"][0]["results"][0]["fixes"].as_array().unwrap();
+        assert_eq!(fixes.len(), 1, "advice without an edit is not a SARIF fix");
+        let change = &fixes[0]["artifactChanges"][0];
+        assert_eq!(change["artifactLocation"]["uri"], "Dockerfile");
+        let r = &change["replacements"][0];
+        assert_eq!(r["deletedRegion"]["startLine"], 2);
+        assert_eq!(r["deletedRegion"]["startColumn"], 17);
+        assert_eq!(r["deletedRegion"]["endColumn"], 29);
+        assert!(r["insertedContent"]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("whl/cu128"));
     }
 
     #[test]

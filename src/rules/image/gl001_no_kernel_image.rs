@@ -1,7 +1,12 @@
 //! GL001 no-kernel-image: a CUDA binary has no code the target GPU can run.
 
 use super::context::{dedup_targets, list, own_code, runnable_targets, ImageContext};
+use crate::arch::ComputeCapability;
 use crate::finding::{Finding, Severity};
+use crate::fix::suggest::arch_list;
+use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, Installed, Pool};
+use crate::gpu_target::Target;
+use crate::inventory::{Binary, PythonPackage};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
@@ -58,6 +63,87 @@ fn gpu_with_cc(name: &str, cc: crate::arch::ComputeCapability) -> String {
         name.to_string()
     } else {
         format!("{name} ({cc_text})")
+    }
+}
+
+/// The installed torch-family package (torch, torchvision, torchaudio) a binary belongs to:
+/// its `site-packages/<package>/` directory holds it.
+fn torch_package<'a>(ctx: &'a ImageContext, b: &Binary) -> Option<&'a PythonPackage> {
+    let path = b.path.to_string();
+    ctx.inventory.python_packages.iter().find(|p| {
+        ["torch", "torchvision", "torchaudio"].contains(&p.name.as_str())
+            && path.starts_with(&format!(
+                "{}/{}/",
+                p.location.to_string().trim_end_matches('/'),
+                p.name
+            ))
+    })
+}
+
+/// The change that gives `b` code for `cc`: for torch's own libraries, an official torch
+/// build whose architecture list covers every GPU of the target and runs on its driver
+/// (nearest the installed one first); for anything else built here, the architecture list
+/// that covers the target's GPUs, checked against the image's nvcc.
+fn with_suggestions(
+    ctx: &ImageContext,
+    target: &Target,
+    b: &Binary,
+    cc: ComputeCapability,
+    f: Finding,
+) -> Finding {
+    if let Some(pkg) = torch_package(ctx, b) {
+        let torch = ctx
+            .inventory
+            .python_packages
+            .iter()
+            .find(|p| p.name == "torch" && p.location == pkg.location);
+        let builds = builds_for(
+            ctx.facts,
+            &Pool::of(std::slice::from_ref(target)),
+            Installed {
+                version: torch.map(|t| t.version.as_str()),
+                cuda: torch.and_then(|t| t.cuda),
+            },
+        );
+        if let Some(help) = help_for(&builds) {
+            let mut f = f.with_help(format!(
+                "install a torch build that runs on every GPU of the target: {help}"
+            ));
+            for fix in fixes_for(&builds, 3) {
+                f = f.with_fix(fix);
+            }
+            return f;
+        }
+    }
+    let nvcc = ctx
+        .inventory
+        .cuda_toolkits
+        .iter()
+        .find(|t| t.default)
+        .or(ctx.inventory.cuda_toolkits.first())
+        .and_then(|t| t.version);
+    let f = f.with_help(format!(
+        "rebuild with -gencode arch=compute_{0},code=sm_{0} (or add PTX, code=compute_XY for XY <= {0}), or install a build that targets compute capability {cc}",
+        cc.sm()
+    ));
+    // An extension next to an installed torch is built with torch's cpp_extension, which
+    // reads TORCH_CUDA_ARCH_LIST; anything else with nvcc's -gencode.
+    let path = b.path.to_string();
+    let beside_torch = ctx.inventory.python_packages.iter().any(|p| {
+        p.name == "torch"
+            && path.starts_with(&format!(
+                "{}/",
+                p.location.to_string().trim_end_matches('/')
+            ))
+    });
+    let syntax = if beside_torch {
+        arch_list::Syntax::Torch
+    } else {
+        arch_list::Syntax::Gencode
+    };
+    match arch_list::fix_for(ctx.facts, &target.capabilities(), nvcc, syntax) {
+        Some(fix) => f.with_fix(fix),
+        None => f,
     }
 }
 
@@ -125,9 +211,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 } else {
                     String::new()
                 };
-                out.push(judge(
-                    i,
-                    META.finding(format!(
+                let f = META
+                    .finding(format!(
                         "no kernel image for {}: it has SASS [{}] and PTX [{}]{statically_linked}; the GPU needs {} or PTX compute_XY with XY <= {}",
                         gpu_with_cc(&gpu.name, cc),
                         list(&own_sass),
@@ -136,12 +221,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         cc.sm(),
                     ))
                     .with_target(tname.clone())
-                    .with_location(ctx.binary_location(b))
-                    .with_help(format!(
-                        "rebuild with -gencode arch=compute_{0},code=sm_{0} (or add PTX, code=compute_XY for XY <= {0}), or install a build that targets compute capability {cc}",
-                        cc.sm()
-                    )),
-                ));
+                    .with_location(ctx.binary_location(b));
+                out.push(judge(i, with_suggestions(ctx, target, b, cc, f)));
             }
         }
     }

@@ -2,6 +2,7 @@
 
 use super::context::{ImageContext, RuntimeUse};
 use crate::finding::{Finding, Severity};
+use crate::fix::suggest::{driver, torch};
 use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::DriverVersion;
@@ -97,6 +98,33 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         continue;
                     }
                 }
+                let mut fixes =
+                    driver::fixes_for_cuda(ctx.facts, driver::Need::Runtime(rt.version), target);
+                // The newest build of the installed torch that runs on this driver and GPUs.
+                let torch_build = ctx
+                    .inventory
+                    .python_packages
+                    .iter()
+                    .any(|p| p.name == "torch")
+                    .then(|| {
+                        torch::newest_for(ctx.facts, &torch::Pool::of(std::slice::from_ref(target)))
+                    })
+                    .flatten();
+                let upgrade = match (fixes.first(), &required) {
+                    (Some(fx), _) => format!("upgrade the driver to {}", fx.replacement),
+                    (None, Some(r)) => format!("upgrade the driver to >= {r}"),
+                    (None, None) => "upgrade the driver".into(),
+                };
+                let instead = match &torch_build {
+                    Some(b) => format!(
+                        "or install the newest torch build that runs on driver {driver}: {}",
+                        b.install_line()
+                    ),
+                    None => "or use a build of the software for an older CUDA".into(),
+                };
+                if let Some(b) = &torch_build {
+                    fixes.push(b.fix());
+                }
                 let mut f = META
                     .finding(format!(
                         "{} needs driver {}; the target's driver is {driver}",
@@ -104,10 +132,10 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         describe_requirement(&required, &floor),
                     ))
                     .with_target(target.name.clone())
-                    .with_help(match &required {
-                        Some(r) => format!("upgrade the driver to >= {r}, or use a build of the software for an older CUDA"),
-                        None => "upgrade the driver, or use a build of the software for an older CUDA".into(),
-                    });
+                    .with_help(format!("{upgrade}, {instead}"));
+                for fix in fixes {
+                    f = f.with_fix(fix);
+                }
                 if let Some(l) = rt.location.clone() {
                     f = f.with_location(l);
                 }

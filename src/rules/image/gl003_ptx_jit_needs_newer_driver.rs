@@ -3,6 +3,7 @@
 
 use super::context::{list, ptx_isa_of, runnable_targets, ImageContext};
 use crate::finding::{Finding, Severity};
+use crate::fix::suggest::driver;
 use crate::matrix::PtxNeed;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
@@ -88,20 +89,36 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                         format!("{t} is PTX ISA {}.{} (CUDA {needs})", isa.0, isa.1)
                     })
                     .collect();
-                out.push(
-                    META.finding(format!(
+                // The newest ISA the binary ships decides what the driver must JIT.
+                let needs = too_new.iter().map(|x| x.2).max();
+                let fixes = needs
+                    .map(|c| driver::fixes_for_cuda(ctx.facts, driver::Need::Native(c), target))
+                    .unwrap_or_default();
+                let upgrade = match fixes.first() {
+                    Some(f) => format!("upgrade the driver to {}", f.replacement),
+                    None => format!(
+                        "upgrade the driver to one supporting CUDA {}",
+                        too_new
+                            .iter()
+                            .map(|x| x.2)
+                            .min()
+                            .map(|v| v.to_string())
+                            .unwrap_or_default()
+                    ),
+                };
+                let mut f = META
+                    .finding(format!(
                         "runs on {} (compute capability {cc}) only through PTX JIT, but {}; the driver supports CUDA {driver_cuda}",
                         gpu.name,
                         detail.join(", ")
                     ))
                     .with_target(target.name.clone())
                     .with_location(loc)
-                    .with_help(format!(
-                        "add SASS for sm_{} to the build, or upgrade the driver to one supporting CUDA {}",
-                        cc.sm(),
-                        too_new.iter().map(|x| x.2).min().map(|v| v.to_string()).unwrap_or_default()
-                    )),
-                );
+                    .with_help(format!("add SASS for sm_{} to the build, or {upgrade}", cc.sm()));
+                for fix in fixes {
+                    f = f.with_fix(fix);
+                }
+                out.push(f);
                 continue;
             }
             if let Some((t, isa, needs)) = open_unknown.first() {

@@ -3,6 +3,7 @@
 
 use super::context::ImageContext;
 use crate::finding::{Finding, Severity};
+use crate::fix::suggest::driver;
 use crate::gpu_target::Target;
 use crate::inventory::require::{Clause, Constraint, Required};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
@@ -148,6 +149,15 @@ pub fn evaluate(
 }
 
 // The finding carries the target (every format shows it): messages say "the target".
+/// The CUDA release a `cuda>=12.4` clause asks for.
+fn required_cuda(clause: &str) -> Option<crate::version::CudaVersion> {
+    let rest = &clause[clause.find("cuda>=")? + 6..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
     let image = &ctx.inventory.image;
@@ -179,16 +189,34 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             .with_severity(Severity::Warning)
             .with_target(target.name.clone()),
         ),
-        (Some(false), failed) => out.push(
-            META.finding(format!(
-                "NVIDIA_REQUIRE_CUDA=\"{expr}\" is not satisfied by the target's driver {} (CUDA {}): the container runtime refuses to start the container (unsatisfied: {})",
-                target.driver.as_ref().map(|d| d.to_string()).unwrap_or_else(|| "unknown".into()),
-                driver_cuda.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into()),
-                failed.first().cloned().unwrap_or_default()
-            ))
-            .with_target(target.name.clone())
-            .with_help("upgrade the node driver, or use an image built for an older CUDA"),
-        ),
+        (Some(false), failed) => {
+            // The container toolkit compares the driver's own CUDA version: minor-version
+            // compatibility does not count, so the release's own minimum is what satisfies it.
+            let fixes = failed
+                .first()
+                .and_then(|c| required_cuda(c))
+                .map(|c| driver::fixes_for_cuda(ctx.facts, driver::Need::Native(c), target))
+                .unwrap_or_default();
+            let mut f = META
+                .finding(format!(
+                    "NVIDIA_REQUIRE_CUDA=\"{expr}\" is not satisfied by the target's driver {} (CUDA {}): the container runtime refuses to start the container (unsatisfied: {})",
+                    target.driver.as_ref().map(|d| d.to_string()).unwrap_or_else(|| "unknown".into()),
+                    driver_cuda.map(|c| c.to_string()).unwrap_or_else(|| "unknown".into()),
+                    failed.first().cloned().unwrap_or_default()
+                ))
+                .with_target(target.name.clone())
+                .with_help(match fixes.first() {
+                    Some(fix) => format!(
+                        "upgrade the node driver to {}, or use an image built for an older CUDA",
+                        fix.replacement
+                    ),
+                    None => "upgrade the node driver, or use an image built for an older CUDA".into(),
+                });
+            for fix in fixes {
+                f = f.with_fix(fix);
+            }
+            out.push(f)
+        }
         (None, _) => out.push(
             META.finding(format!(
                 "NVIDIA_REQUIRE_CUDA=\"{expr}\": whether {} satisfies it is unknown (GPU brand or CUDA version of the driver unknown)",

@@ -88,12 +88,16 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             ))
             .with_severity(Severity::Warning)
         };
-        out.push(finding.with_target(target.name.clone()).with_help(format!(
+        let mut finding = finding.with_target(target.name.clone()).with_help(format!(
             "install driver >= {} (R{} or newer); source: {}",
             floor.driver,
             floor.driver.branch(),
             floor.source
-        )));
+        ));
+        if let Some(fix) = crate::fix::suggest::driver::fix_for_gpu(ctx.facts, cc.sm()) {
+            finding = finding.with_fix(fix);
+        }
+        out.push(finding);
     }
 }
 

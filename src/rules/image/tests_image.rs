@@ -706,3 +706,105 @@ fn loose_ptx_and_ptx_files_are_listed_not_judged() {
         "{f:?}"
     );
 }
+
+/// Issue 29: a real-shaped `pip install torch==2.6.0` tree (its PyPI cu124 build, SASS as
+/// measured in torch.toml) judged against an RTX 5090 pool: the suggestion is a build the
+/// tables say runs there, checked against the rows themselves.
+#[test]
+fn torch_libraries_without_the_gpu_get_a_torch_build_that_runs_there() {
+    let m = matrix();
+    let site = "opt/venv/lib/python3.11/site-packages";
+    let mut inv = Inventory::default();
+    inv.python_packages
+        .push(pkg("torch", "2.6.0", Some("12.4"), site));
+    inv.binaries.push(binary(
+        &format!("{site}/torch/lib/libtorch_cuda.so"),
+        &[
+            "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90",
+        ],
+        &[],
+    ));
+    let t = target(&m, "RTX 5090", "575.51.03");
+    let f = check_image(&inv, &m, std::slice::from_ref(&t));
+    let gl001: Vec<_> = f.iter().filter(|f| f.rule == "GL001").collect();
+    assert_eq!(gl001.len(), 1, "{f:#?}");
+    let fix = &gl001[0].fixes[0];
+    assert!(
+        fix.replacement.starts_with("pip install torch==2.7.0 ")
+            && fix
+                .replacement
+                .ends_with("--index-url https://download.pytorch.org/whl/cu128"),
+        "{}",
+        fix.replacement
+    );
+    assert!(gl001[0].help.as_deref().unwrap().contains(&fix.replacement));
+    // Every suggestion, read back from the tables, covers the GPU and runs on the driver.
+    for fix in &gl001[0].fixes {
+        let words: Vec<&str> = fix.replacement.split_whitespace().collect();
+        let version = words
+            .iter()
+            .find_map(|w| w.strip_prefix("torch=="))
+            .unwrap();
+        let tag = words.last().unwrap().rsplit('/').next().unwrap();
+        let v = m
+            .torch_release(version)
+            .unwrap()
+            .value
+            .variant(tag)
+            .unwrap();
+        let a = v.archs.as_ref().unwrap();
+        for cc in t.capabilities() {
+            assert!(
+                a.sass.iter().chain(&a.ptx).any(|x| x.runs_on(cc)),
+                "{version} {tag}"
+            );
+        }
+        let floor = m.minor_compat_floor(v.cuda.major).unwrap().value;
+        assert!(t.driver.as_ref().unwrap() >= &floor);
+    }
+    // The tree with the suggested build installed is clean for GL001.
+    let mut fixed = inv.clone();
+    fixed.python_packages[0] = pkg("torch", "2.7.0", Some("12.8"), site);
+    let v = m
+        .torch_release("2.7")
+        .unwrap()
+        .value
+        .variant("cu128")
+        .unwrap();
+    let sass: Vec<String> = v.sass().unwrap().iter().map(|t| t.to_string()).collect();
+    let sass: Vec<&str> = sass.iter().map(|s| s.as_str()).collect();
+    fixed.binaries[0] = binary(&format!("{site}/torch/lib/libtorch_cuda.so"), &sass, &[]);
+    assert!(check_image(&fixed, &m, std::slice::from_ref(&t))
+        .iter()
+        .all(|f| f.rule != "GL001"));
+}
+
+#[test]
+fn a_driver_too_old_names_the_driver_and_the_newest_torch_that_runs_on_it() {
+    let m = matrix();
+    let inv = torch_cu130_inventory();
+    let t = target(&m, "H100", "570.133.20");
+    let f = check_image(&inv, &m, std::slice::from_ref(&t));
+    let gl002 = f.iter().find(|f| f.rule == "GL002").unwrap();
+    let driver = gl002.fixes[0]
+        .replacement
+        .strip_prefix("driver >= ")
+        .and_then(|r| r.split(' ').next())
+        .unwrap();
+    let driver: crate::version::DriverVersion = driver.parse().unwrap();
+    // The suggested driver runs CUDA 13.0: under minor-version compatibility at least.
+    assert!(driver >= m.minor_compat_floor(13).unwrap().value);
+    assert!(driver > *t.driver.as_ref().unwrap());
+    // The newest torch build for the current driver: a CUDA 12 build (R570 runs 12.8).
+    let torch = gl002
+        .fixes
+        .iter()
+        .find(|x| x.replacement.starts_with("pip install torch=="))
+        .expect("a torch build for the current driver");
+    assert!(
+        torch.replacement.contains("/whl/cu12"),
+        "{}",
+        torch.replacement
+    );
+    assert!(gl002.help.as_deref().unwrap().contains(&torch.replacement));
+}

@@ -1,6 +1,8 @@
 //! GL101: PyTorch's CUDA build does not match the base image's CUDA / NVIDIA_REQUIRE_CUDA.
 
 use crate::finding::{Finding, Severity};
+use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, BuildsCache, Installed, Pool};
+use crate::fix::{Applicability, Fix, FixKind};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::torch::{all_torch, TorchCuda};
 use crate::runconfig::{loc, SpecContext, Subject};
@@ -57,6 +59,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             .rev()
             .find(|e| e.name == "NVIDIA_REQUIRE_CUDA" && !e.is_arg)
     });
+    let mut cache = BuildsCache::new(cx.facts, Pool::of(cx.targets));
     for t in all_torch(bf, cx.facts) {
         // PyPI's default build of a pinned release is a known CUDA too (GL102 says it was not
         // chosen); from it only what breaks is reported here, not the harmless mixes.
@@ -162,8 +165,35 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         if by_default && (sev == Severity::Info || tc.major == bc.major) {
             continue;
         }
-        out.push(
-            META.finding(format!(
+        // Smallest change first: a build of the same torch release for the base's CUDA major
+        // (nearest its minor) that exists and runs on every target; else the base's CUDA.
+        let builds = cache.get(Installed {
+            version: t.version.as_deref(),
+            cuda: Some(bc),
+        });
+        let line = t
+            .version
+            .as_deref()
+            .and_then(|v| cx.facts.torch_release(v))
+            .map(|r| r.value.version.clone());
+        let agreeing = builds.iter().find(|b| {
+            b.variant.cuda.major == bc.major
+                && (b.variant.cuda.minor <= bc.minor || !devel)
+                && line.as_deref().is_none_or(|l| l == b.release.version)
+        });
+        let base_fix = Fix {
+            kind: FixKind::BaseImage,
+            replacement: format!("a CUDA {} base image", tc.major_minor()),
+            rationale: format!(
+                "torch's CUDA {} and the base's then agree; gpulint holds no list of published base image tags, so the tag is yours to pick",
+                tc.major_minor()
+            ),
+            basis: Vec::new(),
+            edits: Vec::new(),
+            applicability: Applicability::Manual,
+        };
+        let mut f = META
+            .finding(format!(
                 "`{}` is built for CUDA {} ({how}) but the base image {image} has CUDA {}: {why}",
                 t.text,
                 tc.major_minor(),
@@ -171,13 +201,24 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             ))
             .with_severity(sev)
             .with_location(loc(&bf.file, t.pos))
-            .with_help(format!(
-                "install the {} build of torch (--index-url https://download.pytorch.org/whl/{}) or base the image on CUDA {}",
-                bc.cu_tag(),
-                bc.cu_tag(),
-                tc.major_minor()
-            )),
-        );
+            .with_help(match agreeing {
+                Some(b) => format!(
+                    "install the {} build of torch ({}) or base the image on CUDA {}",
+                    b.variant.tag,
+                    b.install_line(),
+                    tc.major_minor()
+                ),
+                None => format!(
+                    "base the image on CUDA {} (torch {} publishes no build for CUDA {}.x that runs on every target)",
+                    tc.major_minor(),
+                    t.version.as_deref().unwrap_or("(unpinned)"),
+                    bc.major
+                ),
+            });
+        if let Some(b) = agreeing {
+            f = f.with_fix(b.fix());
+        }
+        out.push(f.with_fix(base_fix));
     }
     // Target drivers too old for the torch CUDA.
     for t in all_torch(bf, cx.facts) {
@@ -190,8 +231,17 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         for tg in cx.targets {
             if let Some(d) = &tg.driver {
                 if *d < floor.value {
-                    out.push(
-                        META.finding(format!(
+                    // The build the help used to name was "CUDA <driver branch>.x": computed
+                    // now from the builds that run on this target's driver and GPUs.
+                    let builds = builds_for(
+                        cx.facts,
+                        &Pool::of(std::slice::from_ref(tg)),
+                        Installed {
+                            version: t.version.as_deref(),
+                            cuda: Some(*tc),
+                        },
+                    );
+                    let mut f = META.finding(format!(
                             "`{}` needs CUDA {} (driver >= {}), but the target's driver is {d}",
                             t.text,
                             tc.major_minor(),
@@ -199,8 +249,14 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
                         ))
                         .with_target(tg.name.clone())
                         .with_location(loc(&bf.file, t.pos))
-                        .with_help(format!("install a torch build for CUDA {}.x or older, or upgrade the driver; source: {}", d.branch(), floor.source)),
-                    );
+                        .with_help(match help_for(&builds) {
+                            Some(h) => format!("install a torch build this driver runs ({h}), or upgrade the driver to >= {}; source: {}", floor.value, floor.source),
+                            None => format!("upgrade the driver to >= {}; source: {}", floor.value, floor.source),
+                        });
+                    for fix in fixes_for(&builds, 2) {
+                        f = f.with_fix(fix);
+                    }
+                    out.push(f);
                 }
             }
         }
@@ -329,6 +385,31 @@ fn require_vs_image(bf: &crate::runconfig::build::BuildFacts, cx: &SpecContext) 
 #[cfg(test)]
 mod tests {
     use crate::runconfig::testutil::{dockerfile, target};
+
+    #[test]
+    fn a_driver_too_old_gets_a_build_it_runs_not_a_branch_read_as_a_cuda() {
+        // The help used to say "install a torch build for CUDA 470.x or older".
+        let df = "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/cu121\n";
+        let f = dockerfile(df, "GL101", vec![target("t4", &["7.5"], Some("470.82.01"))]);
+        let f: Vec<_> = f.iter().filter(|f| f.target.is_some()).collect();
+        assert_eq!(f.len(), 1, "{f:?}");
+        let help = f[0].help.as_deref().unwrap();
+        assert!(!help.contains("CUDA 470"), "{help}");
+        // 2.3's cu118 build has no architecture row, so the nearest line whose CUDA 11
+        // build has one is named.
+        assert!(help.contains("whl/cu11"), "{help}");
+        // The suggested build, linted again on that target, needs no newer driver.
+        let fixed = format!(
+            "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nRUN {}\n",
+            f[0].fixes[0].replacement
+        );
+        let again = dockerfile(
+            &fixed,
+            "GL101",
+            vec![target("t4", &["7.5"], Some("470.82.01"))],
+        );
+        assert!(again.iter().all(|f| f.target.is_none()), "{again:?}");
+    }
 
     #[test]
     fn pypi_default_build_of_another_cuda_major() {

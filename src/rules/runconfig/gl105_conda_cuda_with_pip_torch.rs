@@ -1,6 +1,7 @@
 //! GL105: a conda CUDA runtime (cudatoolkit / pytorch-cuda / conda pytorch) next to a pip torch.
 
 use crate::finding::{Finding, Severity};
+use crate::fix::suggest::torch::{builds_for, Installed, Pool};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::pkg::Install;
 use crate::runconfig::{loc, SpecContext, Subject};
@@ -52,16 +53,51 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         for i in &st.installs {
             if let Install::Pip(p) = i {
                 for r in p.reqs.iter().filter(|r| pip_cuda(&r.name)) {
-                    out.push(
-                        META.finding(format!(
+                    // One stack: pip's torch alone, the build of the same release nearest
+                    // conda's CUDA that runs on every target.
+                    let conda_cuda = cver
+                        .trim_start_matches(['=', '>', '<', '~'])
+                        .parse::<crate::version::CudaVersion>()
+                        .ok()
+                        .filter(|_| cname != "pytorch");
+                    let builds = if r.name == "torch" {
+                        builds_for(
+                            cx.facts,
+                            &Pool::of(cx.targets),
+                            Installed {
+                                version: r.pinned.as_deref(),
+                                cuda: conda_cuda,
+                            },
+                        )
+                    } else {
+                        Vec::new()
+                    };
+                    let same_line = builds.first().filter(|b| {
+                        r.pinned
+                            .as_deref()
+                            .and_then(|v| cx.facts.torch_release(v))
+                            .is_some_and(|rel| rel.value.version == b.release.version)
+                    });
+                    let help = match same_line {
+                        Some(b) => format!(
+                            "install torch and its CUDA libraries with one package manager: drop conda's `{cname}` and {}",
+                            b.install_line()
+                        ),
+                        None => "install torch and its CUDA libraries with one package manager".to_string(),
+                    };
+                    let mut f = META
+                        .finding(format!(
                             "pip installs `{}{}` into an environment where conda installed `{cname}{}`: two CUDA stacks overwrite each other",
                             r.name,
                             r.spec,
                             if cver.is_empty() { String::new() } else { format!("={cver}") }
                         ))
                         .with_location(loc(&bf.file, r.pos))
-                        .with_help("install torch and its CUDA libraries with one package manager"),
-                    );
+                        .with_help(help);
+                    if let Some(b) = same_line {
+                        f = f.with_fix(b.fix());
+                    }
+                    out.push(f);
                 }
             }
         }

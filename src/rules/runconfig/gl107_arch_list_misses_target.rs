@@ -3,6 +3,7 @@
 
 use crate::arch::{ArchTarget, ArchVariant, CodeKind};
 use crate::finding::{Finding, Location, Severity};
+use crate::fix::suggest::arch_list;
 use crate::matrix::Facts;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::compile::{
@@ -153,6 +154,14 @@ type Member<'a> = (&'a [ArchTarget], Pos);
 /// A compose service's arch-list build arguments, where its Dockerfile could not be read
 /// (when it is, the Dockerfile is analyzed with them): the list is passed to the build, so
 /// what it leaves out is left out of the image's kernels.
+/// Every compute capability of every target, ascending, each once.
+fn fleet_capabilities(cx: &SpecContext) -> Vec<crate::arch::ComputeCapability> {
+    let mut v: Vec<_> = cx.targets.iter().flat_map(|t| t.capabilities()).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
 fn build_arg_lists(specs: &[crate::runconfig::runspec::RunSpec], cx: &SpecContext) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in specs.iter().filter(|r| r.built_gpu_image.is_none()) {
@@ -177,8 +186,8 @@ fn build_arg_lists(specs: &[crate::runconfig::runspec::RunSpec], cx: &SpecContex
                 continue;
             }
             let missed: Vec<String> = missed.into_iter().collect();
-            out.push(
-                META.finding(format!(
+            let mut f = META
+                .finding(format!(
                     "build arg `{k}={v}` of service `{}` builds no code that runs on compute \
                      capability {}: kernels compiled with it fail there with 'no kernel image \
                      is available for execution on the device'",
@@ -189,8 +198,16 @@ fn build_arg_lists(specs: &[crate::runconfig::runspec::RunSpec], cx: &SpecContex
                 .with_help(format!(
                     "add {} to the list, or end it with +PTX",
                     missed.join(", ")
-                )),
-            );
+                ));
+            if let Some(fix) = arch_list::fix_for(
+                cx.facts,
+                &fleet_capabilities(cx),
+                None,
+                arch_list::Syntax::of(k),
+            ) {
+                f = f.with_fix(fix);
+            }
+            out.push(f);
         }
     }
     out
@@ -407,11 +424,24 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
                 gpus.join(", "),
                 if offending.len() > 1 { "such" } else { "its" }
             ))
-            .with_location(loc(&bf.file, at))
-            .with_help(format!(
+            .with_location(loc(&bf.file, at));
+        // The list that covers the whole fleet, checked against the oldest nvcc a stage of
+        // this file builds with (the base image's CUDA).
+        let fleet = fleet_capabilities(cx);
+        let nvcc = bf.stages.iter().filter_map(|s| s.info.cuda).min();
+        f = match arch_list::fix_for(cx.facts, &fleet, nvcc, arch_list::Syntax::of(what)) {
+            Some(fix) => f
+                .with_help(format!(
+                    "add {} to the list, or end it with +PTX for forward compatibility; a list that covers every target: {}",
+                    ccs.join(", "),
+                    fix.replacement
+                ))
+                .with_fix(fix),
+            None => f.with_help(format!(
                 "add {} to the list, or end it with +PTX for forward compatibility",
                 ccs.join(", ")
-            ));
+            )),
+        };
         let mut targets: Vec<&str> = missed.iter().map(|(t, _)| t.as_str()).collect();
         targets.dedup();
         if let [one] = targets.as_slice() {

@@ -7,6 +7,8 @@
 
 use crate::arch::{ArchTarget, ComputeCapability};
 use crate::finding::{Finding, Severity};
+use crate::fix::suggest::arch_list;
+use crate::fix::suggest::torch::{fixes_for, help_for, BuildsCache, Installed, Pool};
 use crate::gpu_target::Target;
 use crate::matrix::torch::{TorchRelease, TorchVariant, VariantArchs};
 use crate::matrix::{Basis, Facts};
@@ -35,10 +37,13 @@ pub static META: RuleMeta = RuleMeta {
             compatible with the current PyTorch installation`). An unpinned `pip install torch` \
             gets the newest release, so it inherits the newest release's list.",
         example: "`RUN pip install torch==2.11.0` deployed on a V100 (compute capability 7.0).",
-        fix: "Install a build whose architecture list covers the GPU: an older CUDA variant \
-            that still ships it (`--index-url https://download.pytorch.org/whl/cu126` for \
-            sm_50–sm_90), a torch release that still supports it, or build torch from source \
-            with `TORCH_CUDA_ARCH_LIST` set.",
+        fix: "Install a build whose architecture list covers the GPU. gpulint computes it: \
+            the torch releases and CUDA variants whose architecture rows cover every target \
+            GPU and whose CUDA runs on the targets' drivers, the same release line first, with \
+            the exact install line (`pip install torch==2.7.0 torchvision==0.22.0 \
+            torchaudio==2.7.0 --index-url https://download.pytorch.org/whl/cu128` for an RTX \
+            5090). Where no official build runs, build torch from source with the \
+            `TORCH_CUDA_ARCH_LIST` gpulint names.",
         sources: &[
             "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#pytorch-cuda-support-matrix",
             "https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh",
@@ -254,6 +259,41 @@ fn judge(build: &Build, cc: ComputeCapability) -> Verdict {
     }
 }
 
+/// The builds that run on every target (computed from the tables, nearest to the installed
+/// one first), or, where no official build does, the architecture list to build torch with.
+fn with_suggestions(
+    mut f: Finding,
+    cx: &SpecContext,
+    cache: &mut BuildsCache,
+    version: Option<&str>,
+    installed_cuda: Option<CudaVersion>,
+) -> Finding {
+    let builds = cache.get(Installed {
+        version,
+        cuda: installed_cuda,
+    });
+    if let Some(help) = help_for(builds) {
+        f = f.with_help(format!(
+            "install a build that runs on every target GPU: {help}"
+        ));
+        for fix in fixes_for(builds, 3) {
+            f = f.with_fix(fix);
+        }
+        return f;
+    }
+    let pool = Pool::of(cx.targets);
+    match arch_list::fix_for(cx.facts, &pool.ccs, None, arch_list::Syntax::Torch) {
+        Some(fix) => {
+            f = f.with_help(format!(
+                "no official torch build gpulint knows runs on every target GPU: build torch from source with TORCH_CUDA_ARCH_LIST=\"{}\"",
+                fix.replacement
+            ));
+            f.with_fix(fix)
+        }
+        None => f.with_help("no official torch build gpulint knows runs on every target GPU: build torch from source with TORCH_CUDA_ARCH_LIST set"),
+    }
+}
+
 /// The table's entry point: this rule's findings on the context's subject.
 pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     out.extend(findings(&cx.subject, cx));
@@ -270,14 +310,15 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     // The same unknown build installed again in this file (a reinstall, a later stage): one
     // finding naming every line. (requirement, reason) → (index in `out`, other lines)
     let mut unknown_seen: Vec<(String, String, usize, Vec<u32>)> = Vec::new();
+    let mut cache = BuildsCache::new(cx.facts, Pool::of(cx.targets));
     for t in all_torch(bf, cx.facts) {
         // Conda's pytorch builds come from other build scripts: no rows to judge them by.
         if t.via_conda {
             continue;
         }
-        let cuda = match &t.cuda {
-            TorchCuda::Pinned { cuda, .. } => Some(*cuda),
-            TorchCuda::PypiDefault { .. } => None,
+        let (cuda, installed_cuda) = match &t.cuda {
+            TorchCuda::Pinned { cuda, .. } => (Some(*cuda), Some(*cuda)),
+            TorchCuda::PypiDefault { cuda, .. } => (None, *cuda),
             TorchCuda::Cpu | TorchCuda::Other(_) => continue,
         };
         let build = resolve(cx.facts, &t, cuda);
@@ -317,8 +358,8 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
                     t.text,
                     gpus(&missed)
                 ))
-                .with_location(at.clone())
-                .with_help("install a torch build whose architecture list covers the GPU (an older CUDA variant, or an older torch), or build torch with TORCH_CUDA_ARCH_LIST set");
+                .with_location(at.clone());
+            f = with_suggestions(f, cx, &mut cache, t.version.as_deref(), installed_cuda);
             if let Some(n) = &one_target {
                 f = f.with_target(n.clone());
             }
@@ -383,6 +424,45 @@ mod tests {
         assert!(f[0].message.contains("cu130"), "{}", f[0].message);
         // ...and covers an H100.
         assert!(on("FROM python:3.12\nRUN pip install torch==2.11.0\n", "9.0").is_empty());
+    }
+
+    #[test]
+    fn torch_2_6_on_blackwell_suggests_a_build_that_runs_there_and_relints_clean() {
+        // torch 2.6 has no build with sm_120; the suggestion used to be "an older CUDA
+        // variant, or an older torch", which cannot work on Blackwell.
+        let df = "FROM python:3.12\nRUN pip install torch==2.6.0\n";
+        let f = on(df, "12.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        let help = f[0].help.as_deref().unwrap();
+        assert!(
+            help.contains("pip install torch==2.7.0 ")
+                && help.contains("--index-url https://download.pytorch.org/whl/cu128"),
+            "{help}"
+        );
+        assert!(!f[0].fixes.is_empty());
+        for fix in &f[0].fixes {
+            // Each suggested line, installed instead, is clean for this rule on that GPU.
+            let fixed = format!("FROM python:3.12\nRUN {}\n", fix.replacement);
+            assert!(
+                on(&fixed, "12.0").is_empty(),
+                "{fixed}: {:?}",
+                on(&fixed, "12.0")
+            );
+            assert!(fix.basis.iter().all(|b| b.source.starts_with("https://")));
+        }
+    }
+
+    #[test]
+    fn with_no_official_build_the_fix_is_an_arch_list_that_covers_the_gpu() {
+        let f = on("FROM python:3.12\nRUN pip install torch==2.6.0\n", "3.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].fixes.len(), 1, "{f:?}");
+        assert_eq!(f[0].fixes[0].replacement, "3.0+PTX");
+        assert!(f[0]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("TORCH_CUDA_ARCH_LIST=\"3.0+PTX\""));
     }
 
     #[test]
