@@ -162,7 +162,14 @@ pub fn builds_for<'a>(facts: &'a Facts, pool: &Pool, installed: Installed) -> Ve
                 None if pool.ccs.is_empty() => (true, false),
                 None => continue,
             };
-            if !covers || v.basis == Some(Basis::Inferred) {
+            // A suggestion rests on measured or cited rows only: an architecture list read
+            // off a build-script snapshot near the release (inferred) is not enough to say
+            // the build covers a GPU.
+            // With no GPU to cover, the list is not what the suggestion rests on.
+            let inferred = v.basis == Some(Basis::Inferred)
+                || (!pool.ccs.is_empty()
+                    && v.archs.as_ref().is_some_and(|a| a.basis == Basis::Inferred));
+            if !covers || inferred {
                 continue;
             }
             let needed = driver_needed(facts, v.cuda, jit);
@@ -448,7 +455,14 @@ mod tests {
             );
         }
         if let Some(d) = &t.driver {
-            let floor = facts.minor_compat_floor(v.cuda.major).unwrap().value;
+            // CUDA 11 and later: the major's minor-version compatibility floor; before 11
+            // (1.10's cu102), the release's own minimum driver.
+            let floor = facts
+                .minor_compat_floor(v.cuda.major)
+                .filter(|_| v.cuda.major >= 11)
+                .or_else(|| facts.cuda_min_driver(v.cuda))
+                .unwrap()
+                .value;
             assert!(*d >= floor, "{} {} needs {floor}", b.version, v.tag);
         }
     }
