@@ -514,6 +514,120 @@ fn blob_size_matches(layer: &Layer) -> bool {
 pub struct ScanStats {
     pub cache_hits: usize,
     pub walked: usize,
+    /// Layers another image of the same run had walked or loaded already ([`SharedLayers`]).
+    pub shared_hits: usize,
+}
+
+/// The layers of one run over many images, by digest and diff_id: a base layer that several
+/// images share is read once per run, even when the images are scanned at the same time and
+/// with no disk cache (`--no-cache`, a read-only cache). Only a tree that could go to the
+/// disk cache is shared (walked without errors, its content hashed to the diff_id it claims),
+/// so an image cannot lend another its facts by naming the other's digest; otherwise each
+/// image walks the layer itself.
+#[derive(Debug, Default)]
+pub struct SharedLayers {
+    trees: std::sync::Mutex<HashMap<String, SharedTree>>,
+    hits: std::sync::atomic::AtomicUsize,
+    walked: std::sync::atomic::AtomicUsize,
+    from_disk: std::sync::atomic::AtomicUsize,
+}
+
+/// The one walk of a layer: set once by whoever walked it first; `None` inside when that
+/// walk's tree may not be shared.
+type SharedTree = std::sync::Arc<std::sync::OnceLock<Option<LayerTree>>>;
+
+/// What a run's [`SharedLayers`] saved: layers walked, taken from the disk cache, and taken
+/// from another image of the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SharedStats {
+    pub walked: usize,
+    pub disk_hits: usize,
+    pub shared_hits: usize,
+}
+
+impl SharedLayers {
+    pub fn new() -> SharedLayers {
+        SharedLayers::default()
+    }
+
+    fn cell(&self, key: &str) -> SharedTree {
+        let mut trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
+        trees.entry(key.to_string()).or_default().clone()
+    }
+
+    /// The tree another image of the run already has for `key`, re-indexed to `index`.
+    fn get(&self, key: &str, index: usize) -> Option<LayerTree> {
+        let cell = {
+            let trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
+            trees.get(key)?.clone()
+        };
+        let tree = cell.get()?.clone()?;
+        self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(reindexed(tree, index))
+    }
+
+    /// Walk a layer unless another image of the run walks or walked it: concurrent callers
+    /// for one key wait for the first walk. Returns the tree and whether it was walked here.
+    fn walk_once(
+        &self,
+        key: &str,
+        layer: &Layer,
+        index: usize,
+        walk: impl Fn(&Layer, usize) -> LayerTree,
+    ) -> (LayerTree, bool) {
+        let cell = self.cell(key);
+        let mut mine = None;
+        let shared = cell.get_or_init(|| {
+            let tree = walk(layer, index);
+            let shareable = tree.errors.is_empty() && storable(layer, &tree);
+            let copy = shareable.then(|| tree.clone());
+            mine = Some(tree);
+            copy
+        });
+        let counted = |c: &std::sync::atomic::AtomicUsize| {
+            c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
+        match (mine, shared) {
+            (Some(tree), _) => {
+                counted(&self.walked);
+                (tree, true)
+            }
+            (None, Some(tree)) => {
+                counted(&self.hits);
+                (reindexed(tree.clone(), index), false)
+            }
+            // The first walk's tree may not be shared: this image reads its own copy.
+            (None, None) => {
+                counted(&self.walked);
+                (walk(layer, index), true)
+            }
+        }
+    }
+
+    /// Keep a tree the disk cache gave, so the run's other images need not read it again.
+    fn keep(&self, key: &str, tree: &LayerTree) {
+        let _ = self.cell(key).set(Some(tree.clone()));
+        self.from_disk
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn stats(&self) -> SharedStats {
+        let get = |c: &std::sync::atomic::AtomicUsize| c.load(std::sync::atomic::Ordering::Relaxed);
+        SharedStats {
+            walked: get(&self.walked),
+            disk_hits: get(&self.from_disk),
+            shared_hits: get(&self.hits),
+        }
+    }
+}
+
+/// A tree's nodes moved to layer position `index` (a shared layer may sit elsewhere in
+/// another image).
+fn reindexed(mut tree: LayerTree, index: usize) -> LayerTree {
+    for node in tree.nodes_mut() {
+        node.layer = index;
+    }
+    tree
 }
 
 /// Walk every layer of `image` (or take it from the cache), up to `jobs` at once, and return
@@ -523,6 +637,23 @@ pub struct ScanStats {
 pub fn scan_layers<F>(
     image: &Image,
     cache: Option<&LayerCache>,
+    analyzer: &str,
+    jobs: usize,
+    progress: &Progress,
+    walk: F,
+) -> (Vec<LayerTree>, ScanStats)
+where
+    F: Fn(&Layer, usize) -> LayerTree + Sync,
+{
+    scan_layers_shared(image, cache, None, analyzer, jobs, progress, walk)
+}
+
+/// [`scan_layers`] within a run over many images: a layer in `shared` (walked or loaded by
+/// another image of the run) is neither read nor looked up again.
+pub fn scan_layers_shared<F>(
+    image: &Image,
+    cache: Option<&LayerCache>,
+    shared: Option<&SharedLayers>,
     analyzer: &str,
     jobs: usize,
     progress: &Progress,
@@ -551,11 +682,21 @@ where
                 }
             }
         }
+        let run_key = shared.zip(repeat_key(layer));
+        if let Some(tree) = run_key.as_ref().and_then(|(s, k)| s.get(k, i)) {
+            results[i] = Some(tree);
+            stats.shared_hits += 1;
+            progress.layer_done(&layer.display_name(i));
+            continue;
+        }
         let hit = cache
             .zip(layer_key(layer))
             .filter(|_| blob_size_matches(layer))
             .and_then(|(c, k)| c.get(&k, analyzer, i))
             .filter(|t| storable(layer, t));
+        if let (Some((s, k)), Some(tree)) = (&run_key, &hit) {
+            s.keep(k, tree);
+        }
         match hit {
             Some(tree) => {
                 results[i] = Some(tree);
@@ -584,7 +725,14 @@ where
     let walked = crate::parallel::map_indexed(todo.len(), jobs, |k| {
         let i = todo[k];
         let layer = &image.layers[i];
-        let tree = walk(layer, i);
+        let (tree, walked_here) = match shared.zip(repeat_key(layer)) {
+            Some((s, key)) => s.walk_once(&key, layer, i, &walk),
+            None => (walk(layer, i), true),
+        };
+        if !walked_here {
+            progress.layer_done(&layer.display_name(i));
+            return tree;
+        }
         if let (Some(c), Some(key)) = (cache, layer_key(layer)) {
             // A cache that cannot be written only costs time next run.
             if storable(layer, &tree) {

@@ -41,7 +41,16 @@ pub(super) fn partial_exit(
     Some(exit::USAGE_OR_INPUT)
 }
 
-pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
+/// What `image` judges against and how: the same for one image and for many.
+pub(super) struct ImageRun {
+    pub facts: crate::matrix::Facts,
+    pub config: crate::config::Config,
+    pub targets: Vec<Target>,
+    pub opts: crate::scan::ScanOptions,
+    pub fail_on: FailOn,
+}
+
+fn image_run(a: &ImageArgs) -> anyhow::Result<ImageRun> {
     let facts = crate::matrix::Facts::new(load_matrix(&a.targets)?);
     let matrix = facts.matrix();
     let config = load_config(a.output.config.as_deref(), &a.output.rules)?;
@@ -54,13 +63,34 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
             targets.push(t);
         }
     }
-    let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
+    let opts = crate::scan::ScanOptions::from_args(&a.source)?;
     let fail_on = a
         .output
         .fail_on
         .or(config.fail_on)
         .unwrap_or(FailOn::At(Severity::Error));
-    let reference = &a.source.image;
+    Ok(ImageRun {
+        facts,
+        config,
+        targets,
+        opts,
+        fail_on,
+    })
+}
+
+pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
+    if super::images::is_many(&a) {
+        let run = image_run(&a)?;
+        return super::images::images(a, run, color);
+    }
+    let ImageRun {
+        facts,
+        config,
+        targets,
+        opts,
+        fail_on,
+    } = image_run(&a)?;
+    let reference = &a.images[0];
     let mut report = Report::new(format!(
         "image {}",
         report::paths::shown_reference(reference)
@@ -85,7 +115,7 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
                 a.output.format,
                 a.output.output_file.as_deref(),
                 color,
-                a.source.source.quiet,
+                a.source.quiet,
             )?;
             eprintln!("gpulint: error: {}", report::escape::block(&why));
             return Ok(exit::USAGE_OR_INPUT);
@@ -129,7 +159,7 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         a.output.format,
         a.output.output_file.as_deref(),
         color,
-        a.source.source.quiet,
+        a.source.quiet,
     )?;
     if let Some(code) = partial_exit(&inv, &opts) {
         if a.output.write_baseline.is_some() {

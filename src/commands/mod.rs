@@ -5,6 +5,7 @@ pub mod context;
 pub mod discover;
 mod host;
 mod image;
+mod images;
 pub mod lint;
 pub mod runconfig;
 pub(crate) mod scan_images;
@@ -45,6 +46,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Lint(c) => spec(&c, "repository", lint::cmd_lint, color),
         Command::Gpus(a) => gpus(a),
         Command::Cache(a) => cache(a),
+        Command::Report(r) => match r.action {
+            crate::cli::ReportAction::Merge(a) => images::merge(a, color),
+        },
     }
 }
 
