@@ -65,8 +65,11 @@ fn json(out: &crate::formats::Out) -> Value {
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"))
 }
 
-/// The verdict per image and per target, as (reference, verdict, [(target, verdict)]).
-fn verdicts(v: &Value) -> Vec<(String, String, Vec<(String, String)>)> {
+/// One image's verdicts: (reference, verdict, [(target, verdict)]).
+type Verdicts = (String, String, Vec<(String, String)>);
+
+/// The verdict per image and per target.
+fn verdicts(v: &Value) -> Vec<Verdicts> {
     v["details"]["images"]
         .as_array()
         .unwrap()
