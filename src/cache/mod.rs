@@ -33,6 +33,11 @@
 //! is a miss (the walk then reports the damage); bytes changed in place at the same size are
 //! caught only by `--verify-blobs`, which walks (and so re-hashes) every layer.
 
+mod shared;
+
+use shared::storable;
+pub use shared::{SharedLayers, SharedStats, MAX_SHARED_ENTRIES};
+
 use crate::progress::Progress;
 use crate::source::{Image, Layer, LayerContent};
 use crate::walk::LayerTree;
@@ -122,15 +127,6 @@ fn repeat_key(layer: &Layer) -> Option<String> {
         "{digest}+{}",
         layer.diff_id.as_deref().unwrap_or("")
     ))
-}
-
-/// Whether a walked tree may be stored for `layer`: a layer named by a diff_id only when the
-/// walk hashed its content to exactly that diff_id.
-fn storable(layer: &Layer, tree: &LayerTree) -> bool {
-    match &layer.diff_id {
-        Some(d) => tree.verified_diff_id.as_deref() == Some(d.as_str()),
-        None => true,
-    }
 }
 
 /// Where the per-user key that authenticates cache entries lives: outside every cache
@@ -518,118 +514,6 @@ pub struct ScanStats {
     pub shared_hits: usize,
 }
 
-/// The layers of one run over many images, by digest and diff_id: a base layer that several
-/// images share is read once per run, even when the images are scanned at the same time and
-/// with no disk cache (`--no-cache`, a read-only cache). Only a tree that could go to the
-/// disk cache is shared (walked without errors, its content hashed to the diff_id it claims),
-/// so an image cannot lend another its facts by naming the other's digest; otherwise each
-/// image walks the layer itself.
-#[derive(Debug, Default)]
-pub struct SharedLayers {
-    trees: std::sync::Mutex<HashMap<String, SharedTree>>,
-    hits: std::sync::atomic::AtomicUsize,
-    walked: std::sync::atomic::AtomicUsize,
-    from_disk: std::sync::atomic::AtomicUsize,
-}
-
-/// The one walk of a layer: set once by whoever walked it first; `None` inside when that
-/// walk's tree may not be shared.
-type SharedTree = std::sync::Arc<std::sync::OnceLock<Option<LayerTree>>>;
-
-/// What a run's [`SharedLayers`] saved: layers walked, taken from the disk cache, and taken
-/// from another image of the run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SharedStats {
-    pub walked: usize,
-    pub disk_hits: usize,
-    pub shared_hits: usize,
-}
-
-impl SharedLayers {
-    pub fn new() -> SharedLayers {
-        SharedLayers::default()
-    }
-
-    fn cell(&self, key: &str) -> SharedTree {
-        let mut trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
-        trees.entry(key.to_string()).or_default().clone()
-    }
-
-    /// The tree another image of the run already has for `key`, re-indexed to `index`.
-    fn get(&self, key: &str, index: usize) -> Option<LayerTree> {
-        let cell = {
-            let trees = self.trees.lock().unwrap_or_else(|e| e.into_inner());
-            trees.get(key)?.clone()
-        };
-        let tree = cell.get()?.clone()?;
-        self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Some(reindexed(tree, index))
-    }
-
-    /// Walk a layer unless another image of the run walks or walked it: concurrent callers
-    /// for one key wait for the first walk. Returns the tree and whether it was walked here.
-    fn walk_once(
-        &self,
-        key: &str,
-        layer: &Layer,
-        index: usize,
-        walk: impl Fn(&Layer, usize) -> LayerTree,
-    ) -> (LayerTree, bool) {
-        let cell = self.cell(key);
-        let mut mine = None;
-        let shared = cell.get_or_init(|| {
-            let tree = walk(layer, index);
-            let shareable = tree.errors.is_empty() && storable(layer, &tree);
-            let copy = shareable.then(|| tree.clone());
-            mine = Some(tree);
-            copy
-        });
-        let counted = |c: &std::sync::atomic::AtomicUsize| {
-            c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        };
-        match (mine, shared) {
-            (Some(tree), _) => {
-                counted(&self.walked);
-                (tree, true)
-            }
-            (None, Some(tree)) => {
-                counted(&self.hits);
-                (reindexed(tree.clone(), index), false)
-            }
-            // The first walk's tree may not be shared: this image reads its own copy.
-            (None, None) => {
-                counted(&self.walked);
-                (walk(layer, index), true)
-            }
-        }
-    }
-
-    /// Keep a tree the disk cache gave, so the run's other images need not read it again.
-    fn keep(&self, key: &str, tree: &LayerTree) {
-        let _ = self.cell(key).set(Some(tree.clone()));
-        self.from_disk
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub fn stats(&self) -> SharedStats {
-        let get = |c: &std::sync::atomic::AtomicUsize| c.load(std::sync::atomic::Ordering::Relaxed);
-        SharedStats {
-            walked: get(&self.walked),
-            disk_hits: get(&self.from_disk),
-            shared_hits: get(&self.hits),
-        }
-    }
-}
-
-/// A tree's nodes moved to layer position `index` (a shared layer may sit elsewhere in
-/// another image).
-fn reindexed(mut tree: LayerTree, index: usize) -> LayerTree {
-    for node in tree.nodes_mut() {
-        node.layer = index;
-    }
-    tree
-}
-
 /// Walk every layer of `image` (or take it from the cache), up to `jobs` at once, and return
 /// the trees bottom first. `walk` is the walker (`walk_layer` with the detectors bound);
 /// `analyzer` is the analyzer version string that keys the cache. Registry and daemon layers
@@ -813,6 +697,85 @@ mod tests {
         assert_eq!(cache_clean(d.path()).unwrap(), 1);
         assert!(c.get(K, "v1", 0).is_none());
         assert!(d.path().join(TAG_NAME).exists(), "clean leaves other files");
+    }
+
+    /// Images scanned at the same time that share a layer: it is walked once for all of
+    /// them; a tree that could not go to the disk cache (its diff_id not verified) is never
+    /// lent to another image.
+    #[test]
+    fn a_run_walks_a_shared_layer_once_and_lends_only_verified_trees() {
+        let layer = |digest: &str, diff_id: &str| Layer {
+            digest: Some(digest.to_string()),
+            diff_id: Some(diff_id.to_string()),
+            media_type: None,
+            size: None,
+            content: crate::source::LayerContent::Dir(PathBuf::from("/nonexistent")),
+        };
+        let image = |own: &str| Image {
+            reference: own.into(),
+            platform: crate::source::Platform::host(),
+            digest: None,
+            config: Default::default(),
+            layers: vec![
+                layer("sha256:base", "sha256:base-diff"),
+                layer(own, "sha256:own"),
+            ],
+        };
+        let images: Vec<Image> = (0..8).map(|i| image(&format!("sha256:own{i}"))).collect();
+        let shared = SharedLayers::new();
+        let walks = AtomicUsize::new(0);
+        let verified_walk = |l: &Layer, i: usize| {
+            walks.fetch_add(1, Ordering::SeqCst);
+            // Slow enough that the images overlap.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let mut t = tree();
+            t.nodes_mut().for_each(|n| n.layer = i);
+            t.verified_diff_id = l.diff_id.clone();
+            t
+        };
+        crate::parallel::map_indexed(images.len(), 8, |k| {
+            let (trees, _) = scan_layers_shared(
+                &images[k],
+                None,
+                Some(&shared),
+                "v",
+                2,
+                &Progress::hidden(),
+                verified_walk,
+            );
+            assert_eq!(trees.len(), 2);
+            assert_eq!(trees[1].entries().next().unwrap().1.layer, 1);
+        });
+        // The base once, each image's own layer once.
+        assert_eq!(walks.load(Ordering::SeqCst), 9);
+        assert_eq!(
+            shared.stats(),
+            SharedStats {
+                walked: 9,
+                disk_hits: 0,
+                shared_hits: 7
+            }
+        );
+
+        // A walk that did not hash the layer to its diff_id is not lent: each image walks.
+        let shared = SharedLayers::new();
+        let walks = AtomicUsize::new(0);
+        for img in &images[..3] {
+            scan_layers_shared(
+                img,
+                None,
+                Some(&shared),
+                "v",
+                1,
+                &Progress::hidden(),
+                |_, _| {
+                    walks.fetch_add(1, Ordering::SeqCst);
+                    tree()
+                },
+            );
+        }
+        assert_eq!(walks.load(Ordering::SeqCst), 6);
+        assert_eq!(shared.stats().shared_hits, 0);
     }
 
     #[test]

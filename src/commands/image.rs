@@ -1,6 +1,7 @@
 //! `gpulint inventory` and `gpulint image`: scan an image (fail closed on what cannot be
 //! read), judge it against the targets or print its requirements, report.
 
+use super::images::{image_run, images, is_many, ImageRun};
 use super::*;
 
 pub(super) fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
@@ -41,47 +42,10 @@ pub(super) fn partial_exit(
     Some(exit::USAGE_OR_INPUT)
 }
 
-/// What `image` judges against and how: the same for one image and for many.
-pub(super) struct ImageRun {
-    pub facts: crate::matrix::Facts,
-    pub config: crate::config::Config,
-    pub targets: Vec<Target>,
-    pub opts: crate::scan::ScanOptions,
-    pub fail_on: FailOn,
-}
-
-fn image_run(a: &ImageArgs) -> anyhow::Result<ImageRun> {
-    let facts = crate::matrix::Facts::new(load_matrix(&a.targets)?);
-    let matrix = facts.matrix();
-    let config = load_config(a.output.config.as_deref(), &a.output.rules)?;
-    let mut targets = resolve_targets(&a.targets, matrix)?;
-    if targets.is_empty() {
-        targets = config_targets(&config, matrix)?;
-    }
-    if targets.is_empty() && !a.targets.no_local_host {
-        if let Some(t) = local_host_target(&facts) {
-            targets.push(t);
-        }
-    }
-    let opts = crate::scan::ScanOptions::from_args(&a.source)?;
-    let fail_on = a
-        .output
-        .fail_on
-        .or(config.fail_on)
-        .unwrap_or(FailOn::At(Severity::Error));
-    Ok(ImageRun {
-        facts,
-        config,
-        targets,
-        opts,
-        fail_on,
-    })
-}
-
 pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
-    if super::images::is_many(&a) {
+    if is_many(&a) {
         let run = image_run(&a)?;
-        return super::images::images(a, run, color);
+        return images(a, run, color);
     }
     let ImageRun {
         facts,

@@ -7,7 +7,6 @@
 //! (its verdict `unknown`), the other images are still scanned, and the run exits 2 unless
 //! `--allow-partial`.
 
-use super::image::ImageRun;
 use super::*;
 use crate::cli::{ManyImagesArgs, MergeArgs, MergeFormat, Shard};
 use crate::report::sweep::{ImageEntry, Sweep};
@@ -23,6 +22,43 @@ const MAX_IMAGES: usize = 100_000;
 const MAX_REFERENCE_LEN: usize = 4096;
 /// `--jobs` when not given: two images at a time, each reading its layers in parallel.
 const DEFAULT_JOBS: usize = 2;
+
+/// What `image` judges against and how: the same for one image and for many.
+pub(super) struct ImageRun {
+    pub facts: crate::matrix::Facts,
+    pub config: crate::config::Config,
+    pub targets: Vec<Target>,
+    pub opts: crate::scan::ScanOptions,
+    pub fail_on: FailOn,
+}
+
+pub(super) fn image_run(a: &ImageArgs) -> anyhow::Result<ImageRun> {
+    let facts = crate::matrix::Facts::new(load_matrix(&a.targets)?);
+    let matrix = facts.matrix();
+    let config = load_config(a.output.config.as_deref(), &a.output.rules)?;
+    let mut targets = resolve_targets(&a.targets, matrix)?;
+    if targets.is_empty() {
+        targets = config_targets(&config, matrix)?;
+    }
+    if targets.is_empty() && !a.targets.no_local_host {
+        if let Some(t) = local_host_target(&facts) {
+            targets.push(t);
+        }
+    }
+    let opts = crate::scan::ScanOptions::from_args(&a.source)?;
+    let fail_on = a
+        .output
+        .fail_on
+        .or(config.fail_on)
+        .unwrap_or(FailOn::At(Severity::Error));
+    Ok(ImageRun {
+        facts,
+        config,
+        targets,
+        opts,
+        fail_on,
+    })
+}
 
 /// Whether the command line asks for the many-images report rather than one image's.
 pub(super) fn is_many(a: &ImageArgs) -> bool {

@@ -13,6 +13,7 @@ use super::{escape, paths, Report, Style};
 use crate::finding::{Finding, Location, Severity};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// `subject` of a report over many images: what `report merge` recognises.
@@ -135,19 +136,24 @@ impl Sweep {
     pub fn new(targets: Vec<String>, mut images: Vec<ImageEntry>) -> Sweep {
         images.sort_by(|a, b| (&a.reference, &a.digest).cmp(&(&b.reference, &b.digest)));
         let mut kept: Vec<ImageEntry> = Vec::new();
+        // One entry per digest; an image without one (not read) is one per reference.
+        let mut index: HashMap<(bool, String), usize> = HashMap::new();
         for image in images {
-            let same = kept.iter_mut().find(|k| match (&k.digest, &image.digest) {
-                (Some(a), Some(b)) => a == b,
-                _ => k.reference == image.reference && k.digest == image.digest,
-            });
-            match same {
+            let key = match &image.digest {
+                Some(d) => (true, d.clone()),
+                None => (false, image.reference.clone()),
+            };
+            match index.get(&key).map(|&i| &mut kept[i]) {
                 Some(k) => {
                     if k.reference != image.reference {
                         k.aliases.push(image.reference);
                     }
                     k.aliases.extend(image.aliases);
                 }
-                None => kept.push(image),
+                None => {
+                    index.insert(key, kept.len());
+                    kept.push(image);
+                }
             }
         }
         for image in &mut kept {
@@ -245,7 +251,8 @@ impl Sweep {
         let mut log: Value =
             serde_json::from_str(&super::sarif::render(&Report::new(SUBJECT))).unwrap_or_default();
         let mut results = Vec::new();
-        for image in &self.images {
+        // Images without findings add no result.
+        for image in self.images.iter().filter(|i| !i.findings.is_empty()) {
             let one: Value = serde_json::from_str(&super::sarif::render(&self.image_report(image)))
                 .unwrap_or_default();
             if let Some(rs) = one["runs"][0]["results"].as_array() {
@@ -336,18 +343,19 @@ impl Sweep {
         let mut images: Vec<ImageEntry> = serde_json::from_value(v["details"]["images"].clone())
             .map_err(|e| format!("details.images: {e}"))?;
         let findings = v["findings"].as_array().ok_or("findings: not a list")?;
+        let mut by_reference: HashMap<String, usize> = HashMap::new();
+        for (i, image) in images.iter().enumerate() {
+            by_reference.entry(image.reference.clone()).or_insert(i);
+        }
         for (n, f) in findings.iter().enumerate() {
             let image = f["image"]
                 .as_str()
                 .ok_or_else(|| format!("findings[{n}]: no image"))?;
             let finding = finding_from_json(f).map_err(|e| format!("findings[{n}]: {e}"))?;
-            let entry = images
-                .iter_mut()
-                .find(|i| i.reference == image)
-                .ok_or_else(|| {
-                    format!("findings[{n}]: image {image:?} is not in details.images")
-                })?;
-            entry.findings.push(finding);
+            let i = *by_reference.get(image).ok_or_else(|| {
+                format!("findings[{n}]: image {image:?} is not in details.images")
+            })?;
+            images[i].findings.push(finding);
         }
         Ok(Sweep::new(targets, images))
     }
