@@ -57,6 +57,10 @@ bench-inventory mib="2048":
 bench-registry gb="2":
     bash ci/bench-registry.sh {{gb}}
 
+# Issue 31: N images sharing base layers, one run vs one process per image.
+bench-sweep n="50":
+    bash ci/bench-sweep.sh {{n}}
+
 # Issue 15: a real torch 2.8.0 image (built once under ~/.cache/gpulint-bench) against igzip.
 bench-image:
     bash ci/bench-image.sh

@@ -57,6 +57,8 @@ pub enum Command {
     /// Derive the GPU node pools of a cluster from `kubectl get nodes -o json` (GPU Feature
     /// Discovery labels), print them, and optionally pin them in a fleet file.
     Fleet(FleetArgs),
+    /// Work on written reports: `report merge` combines the shares of a run over many images.
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -286,12 +288,115 @@ fn parse_fail_on(s: &str) -> Result<FailOn, String> {
 
 #[derive(Debug, Args)]
 pub struct ImageArgs {
+    /// The images: NAME[:TAG] (local daemon, then registry), docker-daemon:NAME[:TAG],
+    /// docker://REGISTRY/REPO[:TAG|@DIGEST], docker-archive:PATH[:name:tag|:@N],
+    /// oci:DIR[:tag], oci-archive:PATH[:tag], dir:PATH, or a bare path (auto-detected).
+    /// Several (or --images-from, --shard): one report with a verdict per image.
+    #[arg(required_unless_present = "images_from")]
+    pub images: Vec<String>,
     #[command(flatten)]
-    pub source: ImageSourceArgs,
+    pub source: crate::source::SourceArgs,
+    #[command(flatten)]
+    pub many: ManyImagesArgs,
     #[command(flatten)]
     pub targets: TargetArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// A run over many images: where the list comes from, how many at once, which share.
+#[derive(Debug, Args, Default)]
+pub struct ManyImagesArgs {
+    /// Read image references from FILE (`-`: stdin), one a line; blank lines and lines
+    /// starting with `#` are skipped. Adds to the references on the command line.
+    #[arg(long, value_name = "FILE|-")]
+    pub images_from: Option<PathBuf>,
+    /// Images scanned at once (default 2); each image's layers are read in parallel too. A
+    /// layer that several images share is read once per run.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: Option<u16>,
+    /// Check only share INDEX of COUNT of the image list (0-based; image i belongs to share
+    /// i mod COUNT, counting the list without repeats), e.g. one Kubernetes Indexed Job pod.
+    #[arg(long, value_name = "INDEX/COUNT", conflicts_with = "shard_count")]
+    pub shard: Option<Shard>,
+    /// As --shard, the index taken from JOB_COMPLETION_INDEX (set in the pods of a
+    /// Kubernetes Indexed Job).
+    #[arg(long, value_name = "COUNT", value_parser = clap::value_parser!(u32).range(1..))]
+    pub shard_count: Option<u32>,
+    /// After the run, print to stderr the images, the layers walked and taken from the cache
+    /// or from another image of the run, the bytes read, and the time taken.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+/// `--shard INDEX/COUNT`: one deterministic share of an image list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || {
+            format!("invalid shard {s:?}: expected INDEX/COUNT with 0 <= INDEX < COUNT, e.g. 0/4")
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// Whether the image at `position` of the list (without repeats) is in this share.
+    pub fn holds(self, position: usize) -> bool {
+        position as u64 % u64::from(self.count) == u64::from(self.index)
+    }
+}
+
+/// `gpulint report …`: work on reports already written.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(subcommand)]
+    pub action: ReportAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportAction {
+    /// Combine the JSON reports of a run over many images split in shares (--shard) into one:
+    /// an image scanned twice (same digest) is reported once, images in a stable order.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// JSON reports written by `gpulint image --format json` over several images or a share.
+    #[arg(required = true)]
+    pub reports: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = MergeFormat::Json)]
+    pub format: MergeFormat,
+    /// Write the merged report to this file instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
+    /// Exit 1 when a finding has at least this severity (error, warning, info or none;
+    /// default error).
+    #[arg(long, value_parser = parse_fail_on)]
+    pub fail_on: Option<FailOn>,
+    /// An image that could not be read (completely) does not make the exit code 2.
+    #[arg(long)]
+    pub allow_partial: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MergeFormat {
+    Json,
+    Sarif,
+    Text,
 }
 
 #[derive(Debug, Args)]

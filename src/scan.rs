@@ -1,7 +1,7 @@
 //! The image pipeline: reference → source (local transport, daemon or registry) → layer walk
 //! (each layer from the cache when seen before) → inventory.
 
-use crate::cache::{scan_layers, LayerCache};
+use crate::cache::{scan_layers_shared, LayerCache, SharedLayers};
 use crate::detect::Detectors;
 use crate::inventory::{build, ImageMeta, Inventory};
 use crate::progress::Progress;
@@ -23,6 +23,8 @@ pub struct ScanOptions {
     pub walk: WalkOptions,
     /// `--allow-partial`: an image read incompletely is reported (GL000 warnings), not refused.
     pub allow_partial: bool,
+    /// The layers of a run over many images (`gpulint image A B …`): each read once per run.
+    pub shared: Option<std::sync::Arc<SharedLayers>>,
 }
 
 impl ScanOptions {
@@ -37,6 +39,7 @@ impl ScanOptions {
             progress,
             walk: WalkOptions::default(),
             allow_partial: a.allow_partial,
+            shared: None,
         })
     }
 }
@@ -76,9 +79,10 @@ pub struct WalkResult {
 /// the tests and the benchmarks all run.
 fn walk_layers(image: &Image, detectors: &Detectors, opts: &ScanOptions) -> Vec<LayerTree> {
     let walk = opts.walk.for_one_image();
-    let (layers, _stats) = scan_layers(
+    let (layers, _stats) = scan_layers_shared(
         image,
         opts.cache.as_ref(),
+        opts.shared.as_deref(),
         &analyzer_version_of(detectors),
         opts.walk.jobs(),
         &opts.progress,

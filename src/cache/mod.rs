@@ -33,6 +33,11 @@
 //! is a miss (the walk then reports the damage); bytes changed in place at the same size are
 //! caught only by `--verify-blobs`, which walks (and so re-hashes) every layer.
 
+mod shared;
+
+use shared::storable;
+pub use shared::{SharedLayers, SharedStats, MAX_SHARED_ENTRIES};
+
 use crate::progress::Progress;
 use crate::source::{Image, Layer, LayerContent};
 use crate::walk::LayerTree;
@@ -122,15 +127,6 @@ fn repeat_key(layer: &Layer) -> Option<String> {
         "{digest}+{}",
         layer.diff_id.as_deref().unwrap_or("")
     ))
-}
-
-/// Whether a walked tree may be stored for `layer`: a layer named by a diff_id only when the
-/// walk hashed its content to exactly that diff_id.
-fn storable(layer: &Layer, tree: &LayerTree) -> bool {
-    match &layer.diff_id {
-        Some(d) => tree.verified_diff_id.as_deref() == Some(d.as_str()),
-        None => true,
-    }
 }
 
 /// Where the per-user key that authenticates cache entries lives: outside every cache
@@ -514,6 +510,8 @@ fn blob_size_matches(layer: &Layer) -> bool {
 pub struct ScanStats {
     pub cache_hits: usize,
     pub walked: usize,
+    /// Layers another image of the same run had walked or loaded already ([`SharedLayers`]).
+    pub shared_hits: usize,
 }
 
 /// Walk every layer of `image` (or take it from the cache), up to `jobs` at once, and return
@@ -523,6 +521,23 @@ pub struct ScanStats {
 pub fn scan_layers<F>(
     image: &Image,
     cache: Option<&LayerCache>,
+    analyzer: &str,
+    jobs: usize,
+    progress: &Progress,
+    walk: F,
+) -> (Vec<LayerTree>, ScanStats)
+where
+    F: Fn(&Layer, usize) -> LayerTree + Sync,
+{
+    scan_layers_shared(image, cache, None, analyzer, jobs, progress, walk)
+}
+
+/// [`scan_layers`] within a run over many images: a layer in `shared` (walked or loaded by
+/// another image of the run) is neither read nor looked up again.
+pub fn scan_layers_shared<F>(
+    image: &Image,
+    cache: Option<&LayerCache>,
+    shared: Option<&SharedLayers>,
     analyzer: &str,
     jobs: usize,
     progress: &Progress,
@@ -551,11 +566,21 @@ where
                 }
             }
         }
+        let run_key = shared.zip(repeat_key(layer));
+        if let Some(tree) = run_key.as_ref().and_then(|(s, k)| s.get(k, i)) {
+            results[i] = Some(tree);
+            stats.shared_hits += 1;
+            progress.layer_done(&layer.display_name(i));
+            continue;
+        }
         let hit = cache
             .zip(layer_key(layer))
             .filter(|_| blob_size_matches(layer))
             .and_then(|(c, k)| c.get(&k, analyzer, i))
             .filter(|t| storable(layer, t));
+        if let (Some((s, k)), Some(tree)) = (&run_key, &hit) {
+            s.keep(k, tree);
+        }
         match hit {
             Some(tree) => {
                 results[i] = Some(tree);
@@ -584,7 +609,14 @@ where
     let walked = crate::parallel::map_indexed(todo.len(), jobs, |k| {
         let i = todo[k];
         let layer = &image.layers[i];
-        let tree = walk(layer, i);
+        let (tree, walked_here) = match shared.zip(repeat_key(layer)) {
+            Some((s, key)) => s.walk_once(&key, layer, i, &walk),
+            None => (walk(layer, i), true),
+        };
+        if !walked_here {
+            progress.layer_done(&layer.display_name(i));
+            return tree;
+        }
         if let (Some(c), Some(key)) = (cache, layer_key(layer)) {
             // A cache that cannot be written only costs time next run.
             if storable(layer, &tree) {
@@ -665,6 +697,85 @@ mod tests {
         assert_eq!(cache_clean(d.path()).unwrap(), 1);
         assert!(c.get(K, "v1", 0).is_none());
         assert!(d.path().join(TAG_NAME).exists(), "clean leaves other files");
+    }
+
+    /// Images scanned at the same time that share a layer: it is walked once for all of
+    /// them; a tree that could not go to the disk cache (its diff_id not verified) is never
+    /// lent to another image.
+    #[test]
+    fn a_run_walks_a_shared_layer_once_and_lends_only_verified_trees() {
+        let layer = |digest: &str, diff_id: &str| Layer {
+            digest: Some(digest.to_string()),
+            diff_id: Some(diff_id.to_string()),
+            media_type: None,
+            size: None,
+            content: crate::source::LayerContent::Dir(PathBuf::from("/nonexistent")),
+        };
+        let image = |own: &str| Image {
+            reference: own.into(),
+            platform: crate::source::Platform::host(),
+            digest: None,
+            config: Default::default(),
+            layers: vec![
+                layer("sha256:base", "sha256:base-diff"),
+                layer(own, "sha256:own"),
+            ],
+        };
+        let images: Vec<Image> = (0..8).map(|i| image(&format!("sha256:own{i}"))).collect();
+        let shared = SharedLayers::new();
+        let walks = AtomicUsize::new(0);
+        let verified_walk = |l: &Layer, i: usize| {
+            walks.fetch_add(1, Ordering::SeqCst);
+            // Slow enough that the images overlap.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let mut t = tree();
+            t.nodes_mut().for_each(|n| n.layer = i);
+            t.verified_diff_id = l.diff_id.clone();
+            t
+        };
+        crate::parallel::map_indexed(images.len(), 8, |k| {
+            let (trees, _) = scan_layers_shared(
+                &images[k],
+                None,
+                Some(&shared),
+                "v",
+                2,
+                &Progress::hidden(),
+                verified_walk,
+            );
+            assert_eq!(trees.len(), 2);
+            assert_eq!(trees[1].entries().next().unwrap().1.layer, 1);
+        });
+        // The base once, each image's own layer once.
+        assert_eq!(walks.load(Ordering::SeqCst), 9);
+        assert_eq!(
+            shared.stats(),
+            SharedStats {
+                walked: 9,
+                disk_hits: 0,
+                shared_hits: 7
+            }
+        );
+
+        // A walk that did not hash the layer to its diff_id is not lent: each image walks.
+        let shared = SharedLayers::new();
+        let walks = AtomicUsize::new(0);
+        for img in &images[..3] {
+            scan_layers_shared(
+                img,
+                None,
+                Some(&shared),
+                "v",
+                1,
+                &Progress::hidden(),
+                |_, _| {
+                    walks.fetch_add(1, Ordering::SeqCst);
+                    tree()
+                },
+            );
+        }
+        assert_eq!(walks.load(Ordering::SeqCst), 6);
+        assert_eq!(shared.stats().shared_hits, 0);
     }
 
     #[test]

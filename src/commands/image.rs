@@ -1,6 +1,7 @@
 //! `gpulint inventory` and `gpulint image`: scan an image (fail closed on what cannot be
 //! read), judge it against the targets or print its requirements, report.
 
+use super::images::{image_run, images, is_many, ImageRun};
 use super::*;
 
 pub(super) fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
@@ -42,25 +43,19 @@ pub(super) fn partial_exit(
 }
 
 pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
-    let facts = crate::matrix::Facts::new(load_matrix(&a.targets)?);
-    let matrix = facts.matrix();
-    let config = load_config(a.output.config.as_deref(), &a.output.rules)?;
-    let (mut targets, node_fleet) = targets_and_fleet(&a.targets, matrix)?;
-    if targets.is_empty() {
-        targets = config_targets(&config, matrix)?;
+    if is_many(&a) {
+        let run = image_run(&a)?;
+        return images(a, run, color);
     }
-    if targets.is_empty() && !a.targets.no_local_host {
-        if let Some(t) = local_host_target(&facts) {
-            targets.push(t);
-        }
-    }
-    let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
-    let fail_on = a
-        .output
-        .fail_on
-        .or(config.fail_on)
-        .unwrap_or(FailOn::At(Severity::Error));
-    let reference = &a.source.image;
+    let ImageRun {
+        facts,
+        config,
+        targets,
+        node_fleet,
+        opts,
+        fail_on,
+    } = image_run(&a)?;
+    let reference = &a.images[0];
     let mut report = Report::new(format!(
         "image {}",
         report::paths::shown_reference(reference)
@@ -85,7 +80,7 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
                 a.output.format,
                 a.output.output_file.as_deref(),
                 color,
-                a.source.source.quiet,
+                a.source.quiet,
             )?;
             eprintln!("gpulint: error: {}", report::escape::block(&why));
             return Ok(exit::USAGE_OR_INPUT);
@@ -135,7 +130,7 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         a.output.format,
         a.output.output_file.as_deref(),
         color,
-        a.source.source.quiet,
+        a.source.quiet,
     )?;
     if let Some(code) = partial_exit(&inv, &opts) {
         if a.output.write_baseline.is_some() {

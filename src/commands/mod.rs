@@ -6,6 +6,7 @@ pub mod discover;
 mod fleet;
 mod host;
 mod image;
+mod images;
 pub mod lint;
 pub mod runconfig;
 pub(crate) mod scan_images;
@@ -47,6 +48,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Gpus(a) => gpus(a),
         Command::Cache(a) => cache(a),
         Command::Fleet(a) => fleet::fleet(a, color),
+        Command::Report(r) => match r.action {
+            crate::cli::ReportAction::Merge(a) => images::merge(a, color),
+        },
     }
 }
 

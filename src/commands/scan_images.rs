@@ -27,7 +27,9 @@ pub struct ImageScan {
 }
 
 impl ImageScan {
-    pub fn new(options: ScanOptions) -> ImageScan {
+    pub fn new(mut options: ScanOptions) -> ImageScan {
+        // The images a set of configurations names often share base layers: each read once.
+        options.shared = Some(Arc::new(crate::cache::SharedLayers::new()));
         ImageScan {
             options,
             done: Mutex::new(BTreeMap::new()),

@@ -22,6 +22,7 @@ pub mod json;
 pub mod junit;
 pub mod paths;
 pub mod sarif;
+pub mod sweep;
 pub mod text;
 
 use crate::finding::{Finding, Severity};

@@ -21,6 +21,7 @@ mod host_inputs;
 mod hostile;
 mod image;
 mod live;
+mod many_images;
 mod matrices;
 mod packaging;
 mod policy;

@@ -112,3 +112,99 @@ fn no_verdict_is_not_a_pass() {
     assert!(text.contains("verdict is partial"), "{text}");
     assert!(text.contains("schema_version 3"), "{text}");
 }
+
+/// `examples/policy/admission.rego` on a real sweep report (a failing and a passing image
+/// over the example fleet): a workload is admitted only when each of its images was scanned
+/// and passes on every pool it can land on.
+#[test]
+fn admission_gate_over_a_sweep_report() {
+    let d = tempfile::tempdir().unwrap();
+    let plain = crate::many_images::plain_image(d.path());
+    let fleet = repo().join("examples/policy/fleet.toml");
+    let r = run_in(
+        &repo(),
+        &[
+            "image",
+            "testdata/images/example.tar",
+            &plain,
+            "--fleet",
+            &fleet.to_string_lossy(),
+            "--format",
+            "json",
+            "--fail-on",
+            "none",
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let admit = |pod: Value| -> (bool, Vec<String>) {
+        let mut engine = regorus::Engine::new();
+        engine
+            .add_policy_from_file(repo().join("examples/policy/admission.rego"))
+            .expect("the policy compiles");
+        engine
+            .add_data_json(&serde_json::json!({"gpulint": {"report": report}}).to_string())
+            .unwrap();
+        // As OPA's kube-mgmt hands it over: an AdmissionReview.
+        engine
+            .set_input_json(&serde_json::json!({"request": {"object": pod}}).to_string())
+            .unwrap();
+        let get = |engine: &mut regorus::Engine, rule: &str| -> Value {
+            let v = engine
+                .eval_rule(format!("data.gpulint.admission.{rule}"))
+                .unwrap_or_else(|e| panic!("{rule}: {e}"));
+            serde_json::from_str(&v.to_json_str().unwrap()).unwrap()
+        };
+        let deny = get(&mut engine, "deny");
+        let allow = get(&mut engine, "allow");
+        let msgs = deny
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap().to_string())
+            .collect();
+        (allow == Value::Bool(true), msgs)
+    };
+    let pod = |image: &str, pool: Option<&str>| {
+        let mut spec = serde_json::json!({"containers": [{"name": "app", "image": image}]});
+        if let Some(p) = pool {
+            spec["nodeSelector"] = serde_json::json!({"gpulint.dev/pool": p});
+        }
+        serde_json::json!({"kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+    };
+    let failing = "testdata/images/example.tar";
+
+    // The image fails the H100 pool: a pod that can land there is refused, with the rule.
+    let (ok, msgs) = admit(pod(failing, None));
+    assert!(!ok);
+    assert_eq!(
+        msgs,
+        vec![format!("image {failing}: error on pool train-h100 (GL001)")]
+    );
+    let (ok, _) = admit(pod(failing, Some("train-h100")));
+    assert!(!ok);
+    // Pinned to the pool where it runs, it is admitted.
+    let (ok, msgs) = admit(pod(failing, Some("inference-t4")));
+    assert!(ok, "{msgs:?}");
+    // The image without GPU code passes everywhere, also in a Deployment's pod template.
+    let (ok, msgs) = admit(pod(&plain, None));
+    assert!(ok, "{msgs:?}");
+    let deployment = serde_json::json!({"kind": "Deployment", "spec": {"template": {"spec": {
+        "initContainers": [{"name": "init", "image": failing}],
+        "containers": [{"name": "app", "image": plain}],
+    }}}});
+    let (ok, msgs) = admit(deployment);
+    assert!(!ok && msgs[0].contains("train-h100"), "{msgs:?}");
+    // An image the sweep did not scan, or a pool it did not judge, is no pass.
+    let (ok, msgs) = admit(pod("registry.example/other:1", None));
+    assert!(!ok);
+    assert_eq!(
+        msgs,
+        vec!["image registry.example/other:1 was not scanned by the gpulint sweep".to_string()]
+    );
+    let (ok, msgs) = admit(pod(&plain, Some("train-a100")));
+    assert!(
+        !ok && msgs[0].contains("not judged on pool train-a100"),
+        "{msgs:?}"
+    );
+}
