@@ -173,8 +173,12 @@ const EXPLAIN_WIDTH: usize = 80;
 fn explain(a: ExplainArgs) -> anyhow::Result<i32> {
     match rules::find(&a.rule) {
         Some(r) => {
+            // Inferred rows under the rule's verdicts, with their evidence (issue 27).
+            let facts = crate::matrix::Facts::embedded()?;
+            let inferred = crate::matrix::explain_section(&facts, r.code.as_str(), EXPLAIN_WIDTH)
+                .unwrap_or_default();
             print(&format!(
-                "{} {} (severity: {})\n{}\n{}\nMore: {}\n",
+                "{} {} (severity: {})\n{}\n{}{inferred}\nMore: {}\n",
                 r.code,
                 r.name,
                 r.severity_label(),

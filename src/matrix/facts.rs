@@ -104,6 +104,7 @@ impl Facts {
                     source: String::new(),
                     basis: None,
                 },
+                fc_branches: Vec::new(),
                 fc_packages: Vec::new(),
                 cudnn: Vec::new(),
                 cudnn_majors: Vec::new(),
@@ -173,12 +174,32 @@ impl Facts {
         cuda: &CudaVersion,
     ) -> Sourced<ForwardCompat> {
         let rules = &self.matrix.fc_rules;
-        let (source, basis) = self
+        let branch = driver.branch();
+        let pkg = self
             .matrix
             .fc_packages
             .iter()
-            .find(|p| p.cuda.same_release(cuda))
-            .map_or((&rules.source, rules.basis), |p| (&p.source, p.basis));
+            .find(|p| p.cuda.same_release(cuda));
+        let in_cell = pkg.is_some_and(|p| {
+            [&p.compatible, &p.not_applicable, &p.incompatible]
+                .iter()
+                .any(|c| c.contains(&branch))
+        });
+        let nfb = self
+            .matrix
+            .branch_type(branch)
+            .filter(|b| b.designation == super::BranchType::NewFeature);
+        let (source, basis) = match (pkg, nfb) {
+            // A cell the table we read did not show is inferred, whatever the row's basis.
+            (Some(p), _) if in_cell && p.inferred_cells.contains(&branch) => {
+                (&p.source, Some(Basis::Inferred))
+            }
+            (Some(p), _) if in_cell => (&p.source, p.basis),
+            // Decided by the branch's type, which its own row states.
+            (_, Some(b)) => (&b.source, None),
+            (Some(p), None) => (&p.source, p.basis),
+            (None, None) => (&rules.source, rules.basis),
+        };
         Sourced::row(self.matrix.forward_compat(driver, cuda), source, basis)
     }
 

@@ -11,6 +11,7 @@
 mod facts;
 mod gpu;
 mod images;
+mod inferred;
 mod rows;
 #[cfg(test)]
 mod tests;
@@ -22,12 +23,13 @@ use anyhow::Context;
 use std::path::Path;
 
 pub use facts::{Basis, Facts, Sourced};
+pub use inferred::{explain_section, inferred_note, InferredRow};
 use rows::{
     ArchNameRow, ArchRow, CompatPackageRow, ComponentsRow, CudaArchFile, CudaComponentsFile,
     CudaDriverFile, CudnnFile, CudnnRow, DependentRow, DependentsFile, ForwardCompatFile,
     ForwardCompatRules, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
 };
-pub use rows::{GpuModel, NgcPytorch, Segment};
+pub use rows::{BranchRow, BranchType, GpuModel, NgcPytorch, Segment};
 
 pub(crate) const CUDA_DRIVER: &str = "cuda_driver.toml";
 pub(crate) const CUDA_ARCH: &str = "cuda_arch.toml";
@@ -164,6 +166,7 @@ pub struct Matrix {
     gpus: Vec<GpuModel>,
     ptx: Vec<PtxRow>,
     fc_rules: ForwardCompatRules,
+    fc_branches: Vec<BranchRow>,
     fc_packages: Vec<CompatPackageRow>,
     cudnn: Vec<CudnnRow>,
     /// cuDNN major → CUDA majors, derived from `cudnn` so lookups can return a slice.
@@ -251,6 +254,7 @@ impl Matrix {
             gpus: gpus.gpu,
             ptx: ptx.isa,
             fc_rules: fc.rules,
+            fc_branches: fc.branch,
             fc_packages: fc.package,
             cudnn: cudnn.pair,
             cudnn_majors,
@@ -310,12 +314,16 @@ impl Matrix {
     }
 
     /// The CUDA support of a driver, with an open upper bound for a driver of a branch newer
-    /// than the newest row's (610.x when the table ends at CUDA 13.2 / 595.x).
+    /// than the newest row's (610.x when the table ends at CUDA 13.2 / 595.x). Only rows a
+    /// document states close the bound: a driver of an inferred row's branch (620.x, CUDA
+    /// 13.5 inferred) supports at least that release, and whether it supports more stays
+    /// unknown, so no verdict can turn that inference into "too old".
     pub fn driver_cuda(&self, driver: &DriverVersion) -> Option<DriverCuda> {
         let best = self.newest_release_within(driver)?;
         let newest_branch = self
             .releases
             .iter()
+            .filter(|r| !release_is_inferred(r))
             .filter_map(|r| r.linux.as_ref().map(|d| d.branch()))
             .max()?;
         Some(DriverCuda {
@@ -533,30 +541,78 @@ impl Matrix {
                 ),
             };
         }
-        let Some(pkg) = self.fc_packages.iter().find(|p| p.cuda.same_release(cuda)) else {
-            return ForwardCompat::Unknown;
-        };
         let branch = driver.branch();
+        let pkg = self.fc_packages.iter().find(|p| p.cuda.same_release(cuda));
         let name = format!("cuda-compat-{}-{}", cuda.major, cuda.minor);
-        if pkg.compatible.contains(&branch) {
-            ForwardCompat::Supported
-        } else if pkg.not_applicable.contains(&branch) {
-            ForwardCompat::NotNeeded
-        } else if pkg.incompatible.contains(&branch) {
-            ForwardCompat::Unsupported {
+        let cell = |cells: fn(&CompatPackageRow) -> &Vec<u32>| {
+            pkg.is_some_and(|p| cells(p).contains(&branch))
+        };
+        // A cell of the package's row decides first; a branch without one is judged by its
+        // type: New Feature Branches are never forward compatibility targets.
+        if cell(|p| &p.compatible) {
+            return ForwardCompat::Supported;
+        } else if cell(|p| &p.not_applicable) {
+            return ForwardCompat::NotNeeded;
+        } else if cell(|p| &p.incompatible) {
+            return ForwardCompat::Unsupported {
                 reason: format!(
                     "NVIDIA lists {name} as not compatible with driver branch R{branch}"
                 ),
+            };
+        }
+        if let Some(b) = self
+            .branch_type(branch)
+            .filter(|b| b.designation == BranchType::NewFeature)
+        {
+            if !self.fc_rules.new_feature_branches_supported {
+                return ForwardCompat::Unsupported {
+                    reason: format!(
+                        "driver branch R{branch} is {}{}, and New Feature Branches are not forward compatibility targets",
+                        b.designation,
+                        b.eol.as_deref().map(|e| format!(" (end of life {e})")).unwrap_or_default()
+                    ),
+                };
             }
-        } else if !self.fc_rules.unlisted_branches_supported {
+        }
+        if pkg.is_none() {
+            return ForwardCompat::Unknown;
+        }
+        if !self.fc_rules.unlisted_branches_supported {
+            // `unlisted`: the supported-drivers page of the package's time omits the branch.
+            let dropped = pkg.is_some_and(|p| p.unlisted.contains(&branch));
+            let why = match self.branch_type(branch) {
+                Some(b) if dropped => format!(
+                    "{}{}, not on NVIDIA's supported-drivers list when {name} shipped",
+                    b.designation,
+                    b.eol
+                        .as_deref()
+                        .map(|e| format!(", end of life {e}"))
+                        .unwrap_or_default()
+                ),
+                Some(b) => format!(
+                    "{}{}",
+                    b.designation,
+                    b.eol
+                        .as_deref()
+                        .map(|e| format!(", end of life {e}"))
+                        .unwrap_or_default()
+                ),
+                None => "end of life or a New Feature Branch".to_string(),
+            };
             ForwardCompat::Unlisted {
                 reason: format!(
-                    "driver branch R{branch} is not a forward compatibility target (end of life or a New Feature Branch)"
+                    "driver branch R{branch} is not a forward compatibility target ({why})"
                 ),
             }
         } else {
             ForwardCompat::Unknown
         }
+    }
+
+    /// NVIDIA's designation of a driver branch (R620 → Long Term Support, end of life
+    /// September 2029); `None` for a branch no page read designates.
+    pub fn branch_type(&self, branch: u32) -> Option<&BranchRow> {
+        self.fc_branches.iter().find(|b| b.branch == branch)
     }
 
     /// The CUDA majors a cuDNN major ships for (cuDNN 9 → [11, 12, 13]).
@@ -649,6 +705,11 @@ impl Matrix {
         }
         out
     }
+}
+
+/// Whether a `cuda_driver.toml` row is inferred rather than stated by its source.
+fn release_is_inferred(r: &ReleaseRow) -> bool {
+    r.basis == Some(Basis::Inferred)
 }
 
 /// The embedded text of a data file ("" for a name not in [`FILES`]).

@@ -35,6 +35,8 @@ pub(crate) struct ReleaseRow {
     pub(crate) label: String,
     pub(crate) linux: Option<DriverVersion>,
     pub(crate) windows: Option<DriverVersion>,
+    /// Corroboration, or for an inferred row the evidence it is inferred from.
+    pub(crate) note: Option<String>,
     pub(crate) source: String,
     /// How the row is known, when the data file says; `None`: from its source.
     #[serde(default)]
@@ -150,7 +152,40 @@ pub(crate) struct PtxRow {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ForwardCompatFile {
     pub(crate) rules: ForwardCompatRules,
+    pub(crate) branch: Vec<BranchRow>,
     pub(crate) package: Vec<CompatPackageRow>,
+}
+
+/// NVIDIA's designation of a data center driver branch (Supported Drivers and CUDA Toolkit
+/// Versions): it decides whether the branch may be a forward compatibility target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BranchType {
+    LongTermSupport,
+    Production,
+    /// Short-lived; never a forward compatibility target.
+    NewFeature,
+}
+
+impl std::fmt::Display for BranchType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BranchType::LongTermSupport => "a Long Term Support Branch",
+            BranchType::Production => "a Production Branch",
+            BranchType::NewFeature => "a New Feature Branch",
+        })
+    }
+}
+
+/// One driver branch with its designation and end of life, as NVIDIA's driver docs list it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BranchRow {
+    pub branch: u32,
+    pub designation: BranchType,
+    /// "September 2029"; `None` where the page gives none (New Feature Branches).
+    pub eol: Option<String>,
+    pub source: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -176,6 +211,15 @@ pub(crate) struct CompatPackageRow {
     pub(crate) compatible: Vec<u32>,
     pub(crate) not_applicable: Vec<u32>,
     pub(crate) incompatible: Vec<u32>,
+    /// Branches the supported-drivers page of the package's time does not list (end of life,
+    /// or New Feature Branches): not supported targets, by the page's rules.
+    #[serde(default)]
+    pub(crate) unlisted: Vec<u32>,
+    /// Cells the table we read did not show, filled by inference (see `note`).
+    #[serde(default)]
+    pub(crate) inferred_cells: Vec<u32>,
+    /// The evidence for inferred cells or an inferred row.
+    pub(crate) note: Option<String>,
     pub(crate) source: String,
     /// How the row is known, when the data file says; `None`: from its source.
     #[serde(default)]

@@ -3,7 +3,7 @@
 
 use super::context::ImageContext;
 use crate::finding::{Finding, Severity};
-use crate::matrix::Segment;
+use crate::matrix::{inferred_note, Basis, Segment};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
@@ -72,18 +72,52 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             floor.first_release,
             floor.driver
         );
+        // Rows the verdict rests on that no document states: the GPU's compute capability,
+        // the first release's driver. Such a verdict says so and stays below an error.
+        let mut inferred = Vec::new();
+        if let Some(m) = ctx
+            .facts
+            .gpu(&gpu.name)
+            .filter(|m| m.basis == Basis::Inferred)
+        {
+            inferred.push(format!(
+                "{} -> compute capability {}",
+                m.value.name, m.value.cc
+            ));
+        }
+        if ctx
+            .facts
+            .cuda_min_driver(floor.first_release)
+            .is_some_and(|r| r.basis == Basis::Inferred)
+        {
+            inferred.push(format!(
+                "CUDA {} -> driver {}",
+                floor.first_release, floor.driver
+            ));
+        }
+        let note = if inferred.is_empty() {
+            String::new()
+        } else {
+            inferred_note(META.code.as_str(), &inferred.join(", "))
+        };
         let surely = floor
             .surely_unsupported_below
             .as_ref()
             .is_some_and(|below| driver < below);
-        let finding = if surely {
+        let finding = if surely && inferred.is_empty() {
             META.finding(format!(
                 "driver {driver} does not support {} (compute capability {cc}): {reason}",
                 gpu.name
             ))
+        } else if surely {
+            META.finding(format!(
+                "driver {driver} likely does not support {} (compute capability {cc}): {reason}{note}",
+                gpu.name
+            ))
+            .with_severity(Severity::Warning)
         } else {
             META.finding(format!(
-                "whether driver {driver} supports {} (compute capability {cc}) is unknown: {reason}, and the CUDA releases between have no architecture row",
+                "whether driver {driver} supports {} (compute capability {cc}) is unknown: {reason}, and the CUDA releases between have no architecture row{note}",
                 gpu.name
             ))
             .with_severity(Severity::Warning)
