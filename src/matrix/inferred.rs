@@ -110,7 +110,8 @@ pub fn explain_section(facts: &Facts, code: &str, width: usize) -> Option<String
             width,
             "    ",
         ));
-        out.push_str(&format!("    source: {}\n", r.source));
+        // The URL alone on its line, as under "Sources:" (only a URL may pass the width).
+        out.push_str(&format!("    {}\n", r.source));
     }
     Some(out)
 }

@@ -127,3 +127,34 @@ fn explain_lists_the_inferred_rows_under_a_rule() {
     // A rule reading no table with inferred rows has no such section.
     assert_eq!(explain_section(&f, "GL004", 100), None);
 }
+
+#[test]
+fn gpus_are_named_by_pci_device_id_and_a800_l2_are_inferred_rows() {
+    let f = facts();
+    let l2 = f.gpu_by_pci(0x27b6, None).unwrap();
+    assert_eq!(l2.value.name, "NVIDIA L2");
+    assert!(
+        l2.source.contains("open-gpu-kernel-modules/blob/"),
+        "{}",
+        l2.source
+    );
+    let model = l2.value.model.unwrap();
+    assert_eq!(
+        (model.name.as_str(), model.cc.to_string()),
+        ("NVIDIA L2", "8.9".into())
+    );
+    assert_eq!(f.gpu("NVIDIA L2").unwrap().basis, Basis::Inferred);
+    // 20F5 is two boards NVIDIA names apart: the subsystem IDs decide, else unknown.
+    let a800 = f.gpu_by_pci(0x20f5, Some((0x10de, 0x1799))).unwrap();
+    assert_eq!(a800.value.name, "NVIDIA A800 80GB PCIe");
+    assert_eq!(a800.value.model.unwrap().cc.to_string(), "8.0");
+    assert!(f.gpu_by_pci(0x20f5, None).is_none());
+    assert_eq!(
+        f.gpu("NVIDIA A800-SXM4-80GB").unwrap().value.name,
+        "NVIDIA A800"
+    );
+    // A documented model keeps its cited row: the H100 SXM5 board.
+    let h100 = f.gpu_by_pci(0x2330, Some((0x10de, 0x16c1))).unwrap();
+    assert_eq!(h100.value.model.unwrap().cc.to_string(), "9.0");
+    assert!(f.gpu_by_pci(0x0001, None).is_none());
+}

@@ -9,6 +9,7 @@
 //! In: TOML text. Out: [`Matrix`], the loaded data; the rules ask [`Facts`], its one view.
 
 mod facts;
+mod forward_compat;
 mod gpu;
 mod images;
 mod inferred;
@@ -22,14 +23,14 @@ use crate::version::{CudaVersion, DriverVersion};
 use anyhow::Context;
 use std::path::Path;
 
-pub use facts::{Basis, Facts, Sourced};
+pub use facts::{Basis, Facts, PciGpu, Sourced};
 pub use inferred::{explain_section, inferred_note, InferredRow};
 use rows::{
     ArchNameRow, ArchRow, CompatPackageRow, ComponentsRow, CudaArchFile, CudaComponentsFile,
     CudaDriverFile, CudnnFile, CudnnRow, DependentRow, DependentsFile, ForwardCompatFile,
-    ForwardCompatRules, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
+    ForwardCompatRules, GpuPciFile, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
 };
-pub use rows::{BranchRow, BranchType, GpuModel, NgcPytorch, Segment};
+pub use rows::{BranchRow, BranchType, GpuModel, NgcPytorch, PciRow, Segment};
 
 pub(crate) const CUDA_DRIVER: &str = "cuda_driver.toml";
 pub(crate) const CUDA_ARCH: &str = "cuda_arch.toml";
@@ -43,6 +44,7 @@ pub(crate) const TORCH_COMPANIONS: &str = "torch_companions.toml";
 pub(crate) const CUDA_COMPONENTS: &str = "cuda_components.toml";
 pub(crate) const TORCH_DEPENDENTS: &str = "torch_dependents.toml";
 pub(crate) const CUDA_IMAGES: &str = "cuda-images.toml";
+pub(crate) const GPU_PCI: &str = "gpu_pci.toml";
 
 /// Every data file, with its embedded text.
 pub(crate) const FILES: &[(&str, &str)] = &[
@@ -70,6 +72,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         include_str!("../../matrices/torch_dependents.toml"),
     ),
     (CUDA_IMAGES, include_str!("../../matrices/cuda-images.toml")),
+    (GPU_PCI, include_str!("../../matrices/gpu_pci.toml")),
 ];
 
 /// Minimum drivers for one CUDA toolkit release.
@@ -176,6 +179,7 @@ pub struct Matrix {
     components: Vec<ComponentsRow>,
     dependents: Vec<DependentRow>,
     images: images::ImagesFile,
+    pci: GpuPciFile,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> anyhow::Result<T> {
@@ -221,6 +225,14 @@ impl Matrix {
             .with_context(|| format!("parsing {TORCH} / {TORCH_COMPANIONS}"))?;
         let dependents: DependentsFile = parse(TORCH_DEPENDENTS, &get(TORCH_DEPENDENTS)?)?;
         let images: images::ImagesFile = parse(CUDA_IMAGES, &get(CUDA_IMAGES)?)?;
+        let pci: GpuPciFile = parse(GPU_PCI, &get(GPU_PCI)?)?;
+        for r in &pci.device {
+            anyhow::ensure!(
+                pci_id(&r.pci).is_some(),
+                "{GPU_PCI}: {:?} is not a 4-digit hex PCI device ID",
+                r.pci
+            );
+        }
         for d in &dependents.dependent {
             anyhow::ensure!(
                 d.source.starts_with("https://"),
@@ -244,6 +256,7 @@ impl Matrix {
             }
         }
         Ok(Matrix {
+            pci,
             images,
             dependents: dependents.dependent,
             torch,
@@ -507,114 +520,6 @@ impl Matrix {
         })
     }
 
-    /// Whether a forward compatibility package lets `driver` run applications built with
-    /// `cuda`. This says nothing about the GPU: forward compatibility only works on the GPUs
-    /// [`GpuModel::forward_compat_eligible`] accepts.
-    ///
-    /// Order: a driver that already meets `cuda`'s minimum (or is in the same major with minor
-    /// version compatibility) needs no package → `NotNeeded`. Otherwise NVIDIA's table is read
-    /// for `cuda-compat-<major>-<minor>`; a driver branch the table does not list is end of
-    /// life or a New Feature Branch → `Unsupported`.
-    pub fn forward_compat(&self, driver: &DriverVersion, cuda: &CudaVersion) -> ForwardCompat {
-        if let Some(req) = self.cuda_min_driver(cuda) {
-            if req.linux.as_ref().is_some_and(|d| d <= driver) {
-                return ForwardCompat::NotNeeded;
-            }
-        }
-        if let Some(mvc) = self
-            .minor_compat
-            .iter()
-            .find(|r| r.cuda_major == cuda.major)
-        {
-            let below_max = mvc
-                .max_branch_exclusive
-                .is_none_or(|max| driver.branch() < max);
-            if mvc.linux <= *driver && below_max {
-                return ForwardCompat::NotNeeded;
-            }
-        }
-        if *cuda < self.fc_rules.introduced_in {
-            return ForwardCompat::Unsupported {
-                reason: format!(
-                    "forward compatibility starts with CUDA {}",
-                    self.fc_rules.introduced_in
-                ),
-            };
-        }
-        let branch = driver.branch();
-        let pkg = self.fc_packages.iter().find(|p| p.cuda.same_release(cuda));
-        let name = format!("cuda-compat-{}-{}", cuda.major, cuda.minor);
-        let cell = |cells: fn(&CompatPackageRow) -> &Vec<u32>| {
-            pkg.is_some_and(|p| cells(p).contains(&branch))
-        };
-        // A cell of the package's row decides first; a branch without one is judged by its
-        // type: New Feature Branches are never forward compatibility targets.
-        if cell(|p| &p.compatible) {
-            return ForwardCompat::Supported;
-        } else if cell(|p| &p.not_applicable) {
-            return ForwardCompat::NotNeeded;
-        } else if cell(|p| &p.incompatible) {
-            return ForwardCompat::Unsupported {
-                reason: format!(
-                    "NVIDIA lists {name} as not compatible with driver branch R{branch}"
-                ),
-            };
-        }
-        if let Some(b) = self
-            .branch_type(branch)
-            .filter(|b| b.designation == BranchType::NewFeature)
-        {
-            if !self.fc_rules.new_feature_branches_supported {
-                return ForwardCompat::Unsupported {
-                    reason: format!(
-                        "driver branch R{branch} is {}{}, and New Feature Branches are not forward compatibility targets",
-                        b.designation,
-                        b.eol.as_deref().map(|e| format!(" (end of life {e})")).unwrap_or_default()
-                    ),
-                };
-            }
-        }
-        if pkg.is_none() {
-            return ForwardCompat::Unknown;
-        }
-        if !self.fc_rules.unlisted_branches_supported {
-            // `unlisted`: the supported-drivers page of the package's time omits the branch.
-            let dropped = pkg.is_some_and(|p| p.unlisted.contains(&branch));
-            let why = match self.branch_type(branch) {
-                Some(b) if dropped => format!(
-                    "{}{}, not on NVIDIA's supported-drivers list when {name} shipped",
-                    b.designation,
-                    b.eol
-                        .as_deref()
-                        .map(|e| format!(", end of life {e}"))
-                        .unwrap_or_default()
-                ),
-                Some(b) => format!(
-                    "{}{}",
-                    b.designation,
-                    b.eol
-                        .as_deref()
-                        .map(|e| format!(", end of life {e}"))
-                        .unwrap_or_default()
-                ),
-                None => "end of life or a New Feature Branch".to_string(),
-            };
-            ForwardCompat::Unlisted {
-                reason: format!(
-                    "driver branch R{branch} is not a forward compatibility target ({why})"
-                ),
-            }
-        } else {
-            ForwardCompat::Unknown
-        }
-    }
-
-    /// NVIDIA's designation of a driver branch (R620 → Long Term Support, end of life
-    /// September 2029); `None` for a branch no page read designates.
-    pub fn branch_type(&self, branch: u32) -> Option<&BranchRow> {
-        self.fc_branches.iter().find(|b| b.branch == branch)
-    }
-
     /// The CUDA majors a cuDNN major ships for (cuDNN 9 → [11, 12, 13]).
     pub fn cudnn_cuda_majors(&self, cudnn_major: u32) -> Option<&[u32]> {
         self.cudnn_majors
@@ -719,6 +624,13 @@ fn embedded_text(name: &str) -> String {
         .find(|(n, _)| *n == name)
         .map(|(_, t)| (*t).to_string())
         .unwrap_or_default()
+}
+
+/// "20F5" → 0x20f5; `None` unless exactly four hex digits.
+fn pci_id(s: &str) -> Option<u16> {
+    (s.len() == 4)
+        .then(|| u16::from_str_radix(s, 16).ok())
+        .flatten()
 }
 
 /// `nvidia-cufft-cu12` → `nvidia-cufft`: the component a distribution carries.

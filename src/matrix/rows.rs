@@ -318,3 +318,36 @@ pub(crate) struct DependentsFile {
     #[serde(default)]
     pub(crate) dependent: Vec<DependentRow>,
 }
+
+/// `gpu_pci.toml`: NVIDIA's PCI device-ID table (ci/open-gpu-pci-ids.py).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GpuPciFile {
+    pub(crate) table: PciTable,
+    pub(crate) device: Vec<PciRow>,
+}
+
+/// Where the device table was read: the README at one tag of open-gpu-kernel-modules.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PciTable {
+    #[allow(dead_code)] // the citation's tag; `commit` pins it in `source`
+    pub(crate) tag: String,
+    pub(crate) commit: String,
+    pub(crate) source: String,
+}
+
+/// One row of the table: a PCI device ID (with the subsystem IDs where boards differ) and the
+/// product name, which is the `nvidia-smi` spelling.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PciRow {
+    /// "20F5" (upper-case hex, as the README writes it).
+    pub pci: String,
+    /// "10DE 1799": subsystem vendor and device.
+    pub subsystem: Option<String>,
+    pub name: String,
+    /// The first open kernel module release whose README lists the device ID; `None` when it
+    /// is in the first README with a table (older drivers drove it too).
+    pub first_listed: Option<DriverVersion>,
+}

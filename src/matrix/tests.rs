@@ -311,9 +311,15 @@ fn legacy_and_architecture_sourced_gpus() {
     assert_eq!((l20.cc, l20.segment), (cc("8.9"), Segment::Unknown));
     assert_eq!(l20.forward_compat_eligible(), None);
     assert_eq!(g("L20").unwrap().0, "NVIDIA L20");
-    assert_eq!(g("NVIDIA L2"), None);
-    // No NVIDIA page read gives these: unknown, not the nearest product.
-    assert_eq!(g("NVIDIA A800-SXM4-80GB"), None);
+    // No NVIDIA page read states these: inferred from their PCI device-ID block (issue 27),
+    // and marked so; "L2" is not a token of "L20" or "L4".
+    assert_eq!(g("NVIDIA L2").unwrap(), ("NVIDIA L2".into(), cc("8.9")));
+    assert_eq!(m.gpu("NVIDIA L2").unwrap().basis, Some(Basis::Inferred));
+    assert_eq!(g("NVIDIA L20").unwrap().0, "NVIDIA L20");
+    assert_eq!(
+        g("NVIDIA A800-SXM4-80GB").unwrap(),
+        ("NVIDIA A800".into(), cc("8.0"))
+    );
 }
 
 #[test]
