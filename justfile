@@ -121,6 +121,10 @@ measure-nvrtc:
 measure-cuda-components:
     python3 ci/cuda-components.py
 
+# gpu_pci.toml from NVIDIA's open-gpu-kernel-modules README at every release tag (a clone).
+gpu-pci-ids repo:
+    python3 ci/open-gpu-pci-ids.py {{repo}} > matrices/gpu_pci.toml
+
 # torch pinned by other packages (vllm, xformers, …), from their wheels' metadata on PyPI.
 measure-torch-dependents *args:
     python3 ci/torch-dependents.py {{args}}

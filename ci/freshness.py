@@ -44,11 +44,7 @@ SIMPLE = "https://pypi.org/simple/{}/"
 TORCH_INDEX = "https://download.pytorch.org/whl/torch/"
 
 # (file, fact) -> why it is still missing. Counted in the output; fails once filled.
-KNOWN_GAPS = {
-    ("cuda_driver.toml", "CUDA 13.5"):
-        "no NVIDIA driver table row for 13.5 read yet; branch R620 rows are issue 27's "
-        "driver part (know27b)",
-}
+KNOWN_GAPS: dict = {}
 
 
 class Unreachable(Exception):

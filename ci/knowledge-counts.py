@@ -27,16 +27,22 @@ END = "<!-- knowledge-counts: end -->"
 TABLES = [
     ("cuda_driver.toml", "release"), ("cuda_arch.toml", "release"), ("ptx_isa.toml", "isa"),
     ("ptx_isa.toml", "release"), ("gpus.toml", "gpu"), ("forward_compat.toml", "package"),
-    ("cudnn.toml", "pair"), ("ngc_pytorch.toml", "container"), ("torch.toml", "variant"),
+    ("gpu_pci.toml", "device"), ("cudnn.toml", "pair"), ("ngc_pytorch.toml", "container"), ("torch.toml", "variant"),
     ("torch.toml", "arch"), ("torch.toml", "build_script"), ("torch_companions.toml", "pin"),
     ("cuda_components.toml", "release"), ("torch_dependents.toml", "dependent"),
 ]
 READ_OFF_WHEELS = {"cuda_components.toml", "torch_dependents.toml"}
 
 
+# Tables whose rows are generated from one cited document named in their [table] header.
+CITED_BY_HEADER = {"gpu_pci.toml"}
+
+
 def basis(file, row):
     if row.get("basis"):
         return row["basis"]
+    if file in CITED_BY_HEADER:
+        return "cited"
     if file in READ_OFF_WHEELS or str(row.get("note", "")).startswith("measured by "):
         return "measured"
     return "cited" if re.match(r"https?://", str(row.get("source", ""))) else "inferred"

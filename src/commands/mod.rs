@@ -205,8 +205,12 @@ fn explain(a: ExplainArgs) -> anyhow::Result<i32> {
                     )
                 })
                 .unwrap_or_default();
+            // Inferred rows under the rule's verdicts, with their evidence (issue 27).
+            let facts = crate::matrix::Facts::embedded()?;
+            let inferred = crate::matrix::explain_section(&facts, r.code.as_str(), EXPLAIN_WIDTH)
+                .unwrap_or_default();
             print(&format!(
-                "{} {} (severity: {})\n{}\n{}{how}\nMore: {}\n",
+                "{} {} (severity: {})\n{}\n{}{how}{inferred}\nMore: {}\n",
                 r.code,
                 r.name,
                 r.severity_label(),

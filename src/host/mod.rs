@@ -14,6 +14,7 @@ pub mod command;
 pub mod env;
 pub mod evidence;
 pub mod parse;
+pub mod pci;
 pub mod profile;
 pub mod python;
 pub mod query;

@@ -378,6 +378,25 @@ pub fn detect_host_with(reader: &dyn HostReader, facts: &Facts) -> anyhow::Resul
             minor: info.device_minor,
         });
     }
+    if p.gpus.is_empty() {
+        // Neither nvidia-smi nor the driver lists a GPU: name those on the PCI bus from
+        // NVIDIA's device-ID table, as notes (the driver does not see them).
+        for d in super::pci::nvidia_pci_gpus(reader) {
+            let named = facts.gpu_by_pci(d.device, d.subsystem).map(|g| {
+                let cc = g
+                    .value
+                    .model
+                    .map(|m| format!(", compute capability {}", m.cc));
+                format!("{}{}", g.value.name, cc.unwrap_or_default())
+            });
+            p.notes.push(format!(
+                "PCI {} (device 0x{:04x}): {}, not listed by the driver",
+                d.bus,
+                d.device,
+                named.unwrap_or_else(|| "an NVIDIA GPU gpulint cannot name".into())
+            ));
+        }
+    }
     if p.driver_cuda.is_none() {
         if let Some(d) = &p.driver {
             p.driver_cuda = facts.max_cuda_for_driver(d).map(|c| c.value);
@@ -522,6 +541,31 @@ mod tests {
         let p = detect(&["h200", "variants/proc-only"], &h200());
         assert_eq!(p.driver_cuda, Some(CudaVersion::new(13, 0)));
         assert_eq!(p.gpus[0].cc, Some(ComputeCapability::new(9, 0)));
+    }
+
+    #[test]
+    fn a_gpu_only_on_the_pci_bus_is_named_from_its_device_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let dev = dir.path().join("sys/bus/pci/devices/0000:01:00.0");
+        std::fs::create_dir_all(&dev).unwrap();
+        for (f, v) in [
+            ("vendor", "0x10de\n"),
+            ("class", "0x030200\n"),
+            ("device", "0x20f5\n"),
+            ("subsystem_vendor", "0x10de\n"),
+            ("subsystem_device", "0x179a\n"),
+        ] {
+            std::fs::write(dev.join(f), v).unwrap();
+        }
+        let reader = CapturedReader::new(dir.path()).unwrap();
+        let p = detect_host_with(&reader, &h200()).unwrap();
+        assert!(p.gpus.is_empty(), "the driver lists none: {:?}", p.gpus);
+        assert!(
+            p.notes.iter().any(|n| n
+                == "PCI 0000:01:00.0 (device 0x20f5): NVIDIA A800 80GB PCIe LC, compute capability 8.0, not listed by the driver"),
+            "{:?}",
+            p.notes
+        );
     }
 
     #[test]

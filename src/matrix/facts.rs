@@ -104,6 +104,7 @@ impl Facts {
                     source: String::new(),
                     basis: None,
                 },
+                fc_branches: Vec::new(),
                 fc_packages: Vec::new(),
                 cudnn: Vec::new(),
                 cudnn_majors: Vec::new(),
@@ -112,6 +113,7 @@ impl Facts {
                 components: Vec::new(),
                 dependents: Vec::new(),
                 images: ImagesFile::default(),
+                pci: Default::default(),
             })
         })
     }
@@ -173,12 +175,32 @@ impl Facts {
         cuda: &CudaVersion,
     ) -> Sourced<ForwardCompat> {
         let rules = &self.matrix.fc_rules;
-        let (source, basis) = self
+        let branch = driver.branch();
+        let pkg = self
             .matrix
             .fc_packages
             .iter()
-            .find(|p| p.cuda.same_release(cuda))
-            .map_or((&rules.source, rules.basis), |p| (&p.source, p.basis));
+            .find(|p| p.cuda.same_release(cuda));
+        let in_cell = pkg.is_some_and(|p| {
+            [&p.compatible, &p.not_applicable, &p.incompatible]
+                .iter()
+                .any(|c| c.contains(&branch))
+        });
+        let nfb = self
+            .matrix
+            .branch_type(branch)
+            .filter(|b| b.designation == super::BranchType::NewFeature);
+        let (source, basis) = match (pkg, nfb) {
+            // A cell the table we read did not show is inferred, whatever the row's basis.
+            (Some(p), _) if in_cell && p.inferred_cells.contains(&branch) => {
+                (&p.source, Some(Basis::Inferred))
+            }
+            (Some(p), _) if in_cell => (&p.source, p.basis),
+            // Decided by the branch's type, which its own row states.
+            (_, Some(b)) => (&b.source, None),
+            (Some(p), None) => (&p.source, p.basis),
+            (None, None) => (&rules.source, rules.basis),
+        };
         Sourced::row(self.matrix.forward_compat(driver, cuda), source, basis)
     }
 
@@ -200,6 +222,88 @@ impl Facts {
     pub fn gpu(&self, name: &str) -> Option<Sourced<&GpuModel>> {
         let g = self.matrix.gpu(name)?;
         Some(Sourced::row(g, &g.source, g.basis))
+    }
+
+    /// A GPU by its PCI IDs, as `/sys/bus/pci/devices/*/{device,subsystem_vendor,
+    /// subsystem_device}` give them for vendor 0x10de: NVIDIA's product name for the device,
+    /// and its model when the name matches one (as an `nvidia-smi` name would). Boards of one
+    /// device ID that NVIDIA names apart are told apart by the subsystem IDs; without them
+    /// (or with IDs the table lacks) such a device answers `None`.
+    pub fn gpu_by_pci(
+        &self,
+        device: u16,
+        subsystem: Option<(u16, u16)>,
+    ) -> Option<Sourced<PciGpu<'_>>> {
+        let rows: Vec<&super::PciRow> = self
+            .matrix
+            .pci
+            .device
+            .iter()
+            .filter(|r| super::pci_id(&r.pci) == Some(device))
+            .collect();
+        let exact = subsystem.and_then(|(v, d)| {
+            let want = format!("{v:04X} {d:04X}");
+            rows.iter().find(|r| {
+                r.subsystem
+                    .as_deref()
+                    .is_some_and(|s| s.eq_ignore_ascii_case(&want))
+            })
+        });
+        let row = match exact {
+            Some(r) => *r,
+            None => {
+                let first = rows.first()?;
+                if !rows.iter().all(|r| r.name == first.name) {
+                    return None;
+                }
+                *first
+            }
+        };
+        let value = PciGpu {
+            name: &row.name,
+            model: self.matrix.gpu(&row.name),
+        };
+        Some(Sourced::row(value, &self.matrix.pci.table.source, None))
+    }
+
+    /// The first driver known to drive a GPU model: the earliest of the first open kernel
+    /// module releases whose README lists one of the model's PCI device IDs under one of its
+    /// own names (a driver below it drives none of its boards). Only for Blackwell and later
+    /// (compute capability 10.0 and up), which NVIDIA supports with the open kernel modules
+    /// alone (NVIDIA's "transitions fully towards open-source GPU kernel modules" post): for
+    /// older GPUs the proprietary driver's support predates the open README's listing (the T4
+    /// is listed from 575.51.02 on, and driven since R410). `None` also when any of its
+    /// devices was listed from the first README with a table, or no device names it.
+    pub fn gpu_first_listed(&self, model: &GpuModel) -> Option<Sourced<DriverVersion>> {
+        if model.cc.major < 10 {
+            return None;
+        }
+        let own = |n: &str| {
+            let n = super::gpu::normalize(n);
+            std::iter::once(&model.name)
+                .chain(&model.aliases)
+                .any(|a| super::gpu::normalize(a) == n)
+        };
+        let mut firsts = self
+            .matrix
+            .pci
+            .device
+            .iter()
+            .filter(|r| own(&r.name))
+            .map(|r| r.first_listed.as_ref())
+            .peekable();
+        firsts.peek()?;
+        // The earliest listing of any board: a driver below it drives none of them.
+        let first = firsts
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .min()?
+            .clone();
+        let t = &self.matrix.pci.table;
+        let source = t
+            .source
+            .replace(&format!("blob/{}/", t.commit), &format!("blob/{first}/"));
+        Some(Sourced::row(first, &source, None))
     }
 
     /// Every compute capability of a known GPU, ascending, each once.
@@ -411,6 +515,15 @@ impl Facts {
     fn images(&self) -> &ImagesFile {
         &self.matrix.images
     }
+}
+
+/// A GPU named by its PCI IDs (see [`Facts::gpu_by_pci`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PciGpu<'a> {
+    /// NVIDIA's product name for the device ("NVIDIA A800 80GB PCIe").
+    pub name: &'a str,
+    /// Its `gpus.toml` model, when the name matches one.
+    pub model: Option<&'a GpuModel>,
 }
 
 /// A `cuda_arch.toml` row's basis: the one it states, else measured when its note says it was

@@ -9,8 +9,10 @@
 //! In: TOML text. Out: [`Matrix`], the loaded data; the rules ask [`Facts`], its one view.
 
 mod facts;
+mod forward_compat;
 mod gpu;
 mod images;
+mod inferred;
 #[cfg(test)]
 mod measured_tests;
 mod rows;
@@ -23,13 +25,14 @@ use crate::version::{CudaVersion, DriverVersion};
 use anyhow::Context;
 use std::path::Path;
 
-pub use facts::{Basis, Facts, Sourced};
+pub use facts::{Basis, Facts, PciGpu, Sourced};
+pub use inferred::{explain_section, inferred_note, InferredRow};
 use rows::{
     ArchNameRow, ArchRow, CompatPackageRow, ComponentsRow, CudaArchFile, CudaComponentsFile,
     CudaDriverFile, CudnnFile, CudnnRow, DependentRow, DependentsFile, ForwardCompatFile,
-    ForwardCompatRules, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
+    ForwardCompatRules, GpuPciFile, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
 };
-pub use rows::{GpuModel, NgcPytorch, Segment};
+pub use rows::{BranchRow, BranchType, GpuModel, NgcPytorch, PciRow, Segment};
 
 pub(crate) const CUDA_DRIVER: &str = "cuda_driver.toml";
 pub(crate) const CUDA_ARCH: &str = "cuda_arch.toml";
@@ -43,6 +46,7 @@ pub(crate) const TORCH_COMPANIONS: &str = "torch_companions.toml";
 pub(crate) const CUDA_COMPONENTS: &str = "cuda_components.toml";
 pub(crate) const TORCH_DEPENDENTS: &str = "torch_dependents.toml";
 pub(crate) const CUDA_IMAGES: &str = "cuda-images.toml";
+pub(crate) const GPU_PCI: &str = "gpu_pci.toml";
 
 /// Every data file, with its embedded text.
 pub(crate) const FILES: &[(&str, &str)] = &[
@@ -70,6 +74,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         include_str!("../../matrices/torch_dependents.toml"),
     ),
     (CUDA_IMAGES, include_str!("../../matrices/cuda-images.toml")),
+    (GPU_PCI, include_str!("../../matrices/gpu_pci.toml")),
 ];
 
 /// Minimum drivers for one CUDA toolkit release.
@@ -166,6 +171,7 @@ pub struct Matrix {
     gpus: Vec<GpuModel>,
     ptx: Vec<PtxRow>,
     fc_rules: ForwardCompatRules,
+    fc_branches: Vec<BranchRow>,
     fc_packages: Vec<CompatPackageRow>,
     cudnn: Vec<CudnnRow>,
     /// cuDNN major → CUDA majors, derived from `cudnn` so lookups can return a slice.
@@ -175,6 +181,7 @@ pub struct Matrix {
     components: Vec<ComponentsRow>,
     dependents: Vec<DependentRow>,
     images: images::ImagesFile,
+    pci: GpuPciFile,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(name: &str, text: &str) -> anyhow::Result<T> {
@@ -220,6 +227,14 @@ impl Matrix {
             .with_context(|| format!("parsing {TORCH} / {TORCH_COMPANIONS}"))?;
         let dependents: DependentsFile = parse(TORCH_DEPENDENTS, &get(TORCH_DEPENDENTS)?)?;
         let images: images::ImagesFile = parse(CUDA_IMAGES, &get(CUDA_IMAGES)?)?;
+        let pci: GpuPciFile = parse(GPU_PCI, &get(GPU_PCI)?)?;
+        for r in &pci.device {
+            anyhow::ensure!(
+                pci_id(&r.pci).is_some(),
+                "{GPU_PCI}: {:?} is not a 4-digit hex PCI device ID",
+                r.pci
+            );
+        }
         for d in &dependents.dependent {
             anyhow::ensure!(
                 d.source.starts_with("https://"),
@@ -243,6 +258,7 @@ impl Matrix {
             }
         }
         Ok(Matrix {
+            pci,
             images,
             dependents: dependents.dependent,
             torch,
@@ -253,6 +269,7 @@ impl Matrix {
             gpus: gpus.gpu,
             ptx: ptx.isa,
             fc_rules: fc.rules,
+            fc_branches: fc.branch,
             fc_packages: fc.package,
             cudnn: cudnn.pair,
             cudnn_majors,
@@ -312,12 +329,16 @@ impl Matrix {
     }
 
     /// The CUDA support of a driver, with an open upper bound for a driver of a branch newer
-    /// than the newest row's (610.x when the table ends at CUDA 13.2 / 595.x).
+    /// than the newest row's (610.x when the table ends at CUDA 13.2 / 595.x). Only rows a
+    /// document states close the bound: a driver of an inferred row's branch (620.x, CUDA
+    /// 13.5 inferred) supports at least that release, and whether it supports more stays
+    /// unknown, so no verdict can turn that inference into "too old".
     pub fn driver_cuda(&self, driver: &DriverVersion) -> Option<DriverCuda> {
         let best = self.newest_release_within(driver)?;
         let newest_branch = self
             .releases
             .iter()
+            .filter(|r| !release_is_inferred(r))
             .filter_map(|r| r.linux.as_ref().map(|d| d.branch()))
             .max()?;
         Some(DriverCuda {
@@ -501,66 +522,6 @@ impl Matrix {
         })
     }
 
-    /// Whether a forward compatibility package lets `driver` run applications built with
-    /// `cuda`. This says nothing about the GPU: forward compatibility only works on the GPUs
-    /// [`GpuModel::forward_compat_eligible`] accepts.
-    ///
-    /// Order: a driver that already meets `cuda`'s minimum (or is in the same major with minor
-    /// version compatibility) needs no package → `NotNeeded`. Otherwise NVIDIA's table is read
-    /// for `cuda-compat-<major>-<minor>`; a driver branch the table does not list is end of
-    /// life or a New Feature Branch → `Unsupported`.
-    pub fn forward_compat(&self, driver: &DriverVersion, cuda: &CudaVersion) -> ForwardCompat {
-        if let Some(req) = self.cuda_min_driver(cuda) {
-            if req.linux.as_ref().is_some_and(|d| d <= driver) {
-                return ForwardCompat::NotNeeded;
-            }
-        }
-        if let Some(mvc) = self
-            .minor_compat
-            .iter()
-            .find(|r| r.cuda_major == cuda.major)
-        {
-            let below_max = mvc
-                .max_branch_exclusive
-                .is_none_or(|max| driver.branch() < max);
-            if mvc.linux <= *driver && below_max {
-                return ForwardCompat::NotNeeded;
-            }
-        }
-        if *cuda < self.fc_rules.introduced_in {
-            return ForwardCompat::Unsupported {
-                reason: format!(
-                    "forward compatibility starts with CUDA {}",
-                    self.fc_rules.introduced_in
-                ),
-            };
-        }
-        let Some(pkg) = self.fc_packages.iter().find(|p| p.cuda.same_release(cuda)) else {
-            return ForwardCompat::Unknown;
-        };
-        let branch = driver.branch();
-        let name = format!("cuda-compat-{}-{}", cuda.major, cuda.minor);
-        if pkg.compatible.contains(&branch) {
-            ForwardCompat::Supported
-        } else if pkg.not_applicable.contains(&branch) {
-            ForwardCompat::NotNeeded
-        } else if pkg.incompatible.contains(&branch) {
-            ForwardCompat::Unsupported {
-                reason: format!(
-                    "NVIDIA lists {name} as not compatible with driver branch R{branch}"
-                ),
-            }
-        } else if !self.fc_rules.unlisted_branches_supported {
-            ForwardCompat::Unlisted {
-                reason: format!(
-                    "driver branch R{branch} is not a forward compatibility target (end of life or a New Feature Branch)"
-                ),
-            }
-        } else {
-            ForwardCompat::Unknown
-        }
-    }
-
     /// The CUDA majors a cuDNN major ships for (cuDNN 9 → [11, 12, 13]).
     pub fn cudnn_cuda_majors(&self, cudnn_major: u32) -> Option<&[u32]> {
         self.cudnn_majors
@@ -653,6 +614,11 @@ impl Matrix {
     }
 }
 
+/// Whether a `cuda_driver.toml` row is inferred rather than stated by its source.
+fn release_is_inferred(r: &ReleaseRow) -> bool {
+    r.basis == Some(Basis::Inferred)
+}
+
 /// The embedded text of a data file ("" for a name not in [`FILES`]).
 fn embedded_text(name: &str) -> String {
     FILES
@@ -660,6 +626,13 @@ fn embedded_text(name: &str) -> String {
         .find(|(n, _)| *n == name)
         .map(|(_, t)| (*t).to_string())
         .unwrap_or_default()
+}
+
+/// "20F5" → 0x20f5; `None` unless exactly four hex digits.
+fn pci_id(s: &str) -> Option<u16> {
+    (s.len() == 4)
+        .then(|| u16::from_str_radix(s, 16).ok())
+        .flatten()
 }
 
 /// `nvidia-cufft-cu12` → `nvidia-cufft`: the component a distribution carries.

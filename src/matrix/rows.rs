@@ -35,6 +35,8 @@ pub(crate) struct ReleaseRow {
     pub(crate) label: String,
     pub(crate) linux: Option<DriverVersion>,
     pub(crate) windows: Option<DriverVersion>,
+    /// Corroboration, or for an inferred row the evidence it is inferred from.
+    pub(crate) note: Option<String>,
     pub(crate) source: String,
     /// How the row is known, when the data file says; `None`: from its source.
     #[serde(default)]
@@ -172,7 +174,40 @@ pub(crate) struct PtxRow {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ForwardCompatFile {
     pub(crate) rules: ForwardCompatRules,
+    pub(crate) branch: Vec<BranchRow>,
     pub(crate) package: Vec<CompatPackageRow>,
+}
+
+/// NVIDIA's designation of a data center driver branch (Supported Drivers and CUDA Toolkit
+/// Versions): it decides whether the branch may be a forward compatibility target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BranchType {
+    LongTermSupport,
+    Production,
+    /// Short-lived; never a forward compatibility target.
+    NewFeature,
+}
+
+impl std::fmt::Display for BranchType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BranchType::LongTermSupport => "a Long Term Support Branch",
+            BranchType::Production => "a Production Branch",
+            BranchType::NewFeature => "a New Feature Branch",
+        })
+    }
+}
+
+/// One driver branch with its designation and end of life, as NVIDIA's driver docs list it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BranchRow {
+    pub branch: u32,
+    pub designation: BranchType,
+    /// "September 2029"; `None` where the page gives none (New Feature Branches).
+    pub eol: Option<String>,
+    pub source: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -198,6 +233,15 @@ pub(crate) struct CompatPackageRow {
     pub(crate) compatible: Vec<u32>,
     pub(crate) not_applicable: Vec<u32>,
     pub(crate) incompatible: Vec<u32>,
+    /// Branches the supported-drivers page of the package's time does not list (end of life,
+    /// or New Feature Branches): not supported targets, by the page's rules.
+    #[serde(default)]
+    pub(crate) unlisted: Vec<u32>,
+    /// Cells the table we read did not show, filled by inference (see `note`).
+    #[serde(default)]
+    pub(crate) inferred_cells: Vec<u32>,
+    /// The evidence for inferred cells or an inferred row.
+    pub(crate) note: Option<String>,
     pub(crate) source: String,
     /// How the row is known, when the data file says; `None`: from its source.
     #[serde(default)]
@@ -303,4 +347,37 @@ pub(crate) struct DependentRow {
 pub(crate) struct DependentsFile {
     #[serde(default)]
     pub(crate) dependent: Vec<DependentRow>,
+}
+
+/// `gpu_pci.toml`: NVIDIA's PCI device-ID table (ci/open-gpu-pci-ids.py).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GpuPciFile {
+    pub(crate) table: PciTable,
+    pub(crate) device: Vec<PciRow>,
+}
+
+/// Where the device table was read: the README at one tag of open-gpu-kernel-modules.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PciTable {
+    #[allow(dead_code)] // the citation's tag; `commit` pins it in `source`
+    pub(crate) tag: String,
+    pub(crate) commit: String,
+    pub(crate) source: String,
+}
+
+/// One row of the table: a PCI device ID (with the subsystem IDs where boards differ) and the
+/// product name, which is the `nvidia-smi` spelling.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PciRow {
+    /// "20F5" (upper-case hex, as the README writes it).
+    pub pci: String,
+    /// "10DE 1799": subsystem vendor and device.
+    pub subsystem: Option<String>,
+    pub name: String,
+    /// The first open kernel module release whose README lists the device ID; `None` when it
+    /// is in the first README with a table (older drivers drove it too).
+    pub first_listed: Option<DriverVersion>,
 }

@@ -354,6 +354,13 @@ fn newest_nvcc_ptx_on_an_older_driver_is_gl003() {
     assert!(msg.contains("PTX ISA 9.5"), "{msg}");
     // A driver newer than every known branch might support CUDA 13.5: unknown, and unknown
     // fails the gate; never a pass (or a verdict) from a saturated "supports the newest".
+    // Judged on tables without the (inferred) 13.5 -> R620 row, which would answer it.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string("matrices/cuda_driver.toml").unwrap();
+    let cut = text.find("version = \"13.5.0\"").unwrap();
+    let old = text[..cut].trim_end().trim_end_matches("[[release]]");
+    std::fs::write(dir.path().join("cuda_driver.toml"), old).unwrap();
+    let m = Facts::new(gpulint::matrix::Matrix::with_overrides(dir.path()).unwrap());
     let newest = m.matrix().newest_cuda_release().unwrap();
     let newest_driver = m.matrix().cuda_min_driver(&newest).unwrap().linux.unwrap();
     let beyond = format!("{}.10.01", newest_driver.branch() + 15);

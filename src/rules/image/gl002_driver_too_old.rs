@@ -3,7 +3,7 @@
 use super::context::{ImageContext, RuntimeUse};
 use crate::finding::{Finding, Severity};
 use crate::fix::suggest::{driver, torch};
-use crate::matrix::Facts;
+use crate::matrix::{inferred_note, Basis, Facts};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::DriverVersion;
 
@@ -91,8 +91,8 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 if let Some((cv, _)) = &compat {
                     if ctx
                         .facts
-                        .max_cuda_for_driver(cv)
-                        .map(|c| c.value)
+                        .driver_cuda(cv)
+                        .map(|c| c.value.at_least)
                         .is_some_and(|c| (c.major, c.minor) >= (rt.version.major, rt.version.minor))
                     {
                         continue;
@@ -125,9 +125,19 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 if let Some(b) = &torch_build {
                     fixes.push(b.fix());
                 }
+                let note = match ctx.facts.cuda_min_driver(rt.version) {
+                    Some(r) if r.basis == Basis::Inferred => inferred_note(
+                        META.code.as_str(),
+                        &format!(
+                            "CUDA {}.{} -> driver {}",
+                            rt.version.major, rt.version.minor, r.value
+                        ),
+                    ),
+                    _ => String::new(),
+                };
                 let mut f = META
                     .finding(format!(
-                        "{} needs driver {}; the target's driver is {driver}",
+                        "{} needs driver {}; the target's driver is {driver}{note}",
                         rt.brief,
                         describe_requirement(&required, &floor),
                     ))

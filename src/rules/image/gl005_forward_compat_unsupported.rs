@@ -4,7 +4,7 @@
 use super::context::ImageContext;
 use super::gl002_driver_too_old::{driver_verdict, DriverVerdict};
 use crate::finding::{Finding, Location, Severity};
-use crate::matrix::ForwardCompat;
+use crate::matrix::{inferred_note, Basis, ForwardCompat};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 
 pub static META: RuleMeta = RuleMeta {
@@ -42,7 +42,9 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some((compat_ver, compat_path)) = ctx.forward_compat_driver() else {
         return;
     };
-    let Some(compat_cuda) = ctx.facts.max_cuda_for_driver(&compat_ver).map(|c| c.value) else {
+    // The compat package's libcuda runs at least its release's CUDA, also when that driver is
+    // newer than every row gpulint states (an open upper bound only hides what more it runs).
+    let Some(compat_cuda) = ctx.facts.driver_cuda(&compat_ver).map(|c| c.value.at_least) else {
         return;
     };
     for rt in ctx.cuda_runtimes() {
@@ -65,8 +67,26 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 Some(true) => {}
             }
         }
-        match ctx.facts.forward_compat(driver, &rt.version).value {
+        let fc = ctx.facts.forward_compat(driver, &rt.version);
+        // A verdict from a cell the table we read did not show stays below an error.
+        let inferred = fc.basis == Basis::Inferred;
+        let note = if inferred {
+            inferred_note(
+                META.code.as_str(),
+                &format!(
+                    "cuda-compat-{}-{} on R{}",
+                    rt.version.major,
+                    rt.version.minor,
+                    driver.branch()
+                ),
+            )
+        } else {
+            String::new()
+        };
+        let mut inferred_problems = Vec::new();
+        match fc.value {
             ForwardCompat::Supported | ForwardCompat::NotNeeded => {}
+            ForwardCompat::Unsupported { reason } if inferred => inferred_problems.push(reason),
             ForwardCompat::Unsupported { reason } => problems.push(reason),
             ForwardCompat::Unlisted { reason } => unknown.push(reason),
             ForwardCompat::Unknown => unknown.push(format!("driver branch {}", driver.branch())),
@@ -75,7 +95,20 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             "{} needs a newer driver than {driver}; the image's cuda-compat package (libcuda {compat_ver}, CUDA {compat_cuda}) would bridge it",
             rt.what
         );
-        if !problems.is_empty() {
+        if !inferred_problems.is_empty() && problems.is_empty() {
+            out.push(
+                META.finding(format!(
+                    "{base}, but forward compatibility likely cannot work here: {}{note}",
+                    inferred_problems.join("; ")
+                ))
+                .with_severity(Severity::Warning)
+                .with_target(target.name.clone())
+                .with_location(loc)
+                .with_help(
+                    "upgrade the node driver to one that natively supports this CUDA release",
+                ),
+            );
+        } else if !problems.is_empty() {
             out.push(
                 META.finding(format!(
                     "{base}, but forward compatibility cannot work here: {}",
@@ -90,7 +123,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         } else if !unknown.is_empty() {
             out.push(
                 META.finding(format!(
-                    "{base}; NVIDIA does not, or no longer, document forward compatibility here: {}",
+                    "{base}; NVIDIA does not, or no longer, document forward compatibility here: {}{note}",
                     unknown.join(", ")
                 ))
                 .with_severity(Severity::Warning)
@@ -100,12 +133,91 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         } else {
             out.push(
                 META.finding(format!(
-                    "{base}; forward compatibility is supported on this target"
+                    "{base}; forward compatibility is supported on this target{note}"
                 ))
                 .with_severity(Severity::Info)
                 .with_target(target.name.clone())
                 .with_location(loc),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::finding::Severity;
+    use crate::inventory::{Inventory, LibraryProvider};
+    use crate::rules::check_image;
+    use crate::rules::image::testutil::*;
+
+    /// A CUDA 13.5 runtime with the cuda-compat-13-5 package (libcuda 620.70.06).
+    fn cuda_13_5_with_compat() -> Inventory {
+        let mut inv = Inventory::default();
+        inv.cuda_libraries.push(lib(
+            "usr/local/cuda-13.5/lib64/libcudart.so.13.5.37",
+            "cudart",
+            "13.5.37",
+            LibraryProvider::System,
+        ));
+        inv.cuda_libraries.push(lib(
+            "usr/local/cuda-13.5/compat/libcuda.so.620.70.06",
+            "cuda",
+            "620.70.06",
+            LibraryProvider::ForwardCompat,
+        ));
+        inv
+    }
+
+    #[test]
+    fn cuda_compat_13_5_is_judged_by_the_inferred_row_and_says_so() {
+        let m = matrix();
+        let inv = cuda_13_5_with_compat();
+        // R535 reached end of life before 13.5: not a target; the row is inferred.
+        let f = check_image(&inv, &m, &[target(&m, "A100", "535.104.05")]);
+        let gl005: Vec<_> = f.iter().filter(|f| f.rule == "GL005").collect();
+        assert_eq!(gl005.len(), 1, "{f:#?}");
+        assert_eq!(gl005[0].severity, Severity::Warning);
+        let msg = &gl005[0].message;
+        assert!(
+            msg.contains("Long Term Support Branch, end of life June 2026"),
+            "{msg}"
+        );
+        assert!(msg.contains("rests on an inferred row"), "{msg}");
+        assert!(msg.contains("gpulint explain GL005"), "{msg}");
+        // The compat package covers the runtime, so GL002 leaves the verdict to GL005.
+        assert!(!f.iter().any(|f| f.rule == "GL002"), "{f:#?}");
+    }
+
+    #[test]
+    fn gl002_says_when_its_requirement_is_inferred() {
+        let m = matrix();
+        let mut inv = cuda_13_5_with_compat();
+        inv.cuda_libraries.pop();
+        let f = check_image(&inv, &m, &[target(&m, "A100", "570.124.06")]);
+        let gl002: Vec<_> = f.iter().filter(|f| f.rule == "GL002").collect();
+        assert_eq!(gl002.len(), 1, "{f:#?}");
+        // An error through the cited minor-version floor (580); the 620 beside it is inferred.
+        assert_eq!(gl002[0].severity, Severity::Error);
+        let msg = &gl002[0].message;
+        assert!(
+            msg.contains(">= 620 (>= 580 under minor-version compatibility)"),
+            "{msg}"
+        );
+        assert!(msg.contains("rests on an inferred row"), "{msg}");
+    }
+
+    #[test]
+    fn an_inferred_row_does_not_turn_an_unknown_requirement_into_an_error() {
+        let m = matrix();
+        let mut inv = Inventory::default();
+        inv.image
+            .env
+            .insert("NVIDIA_REQUIRE_CUDA".into(), "cuda>=13.6".into());
+        // 620.x is R620, known only by inference to run 13.5: whether it runs 13.6 is unknown.
+        let f = check_image(&inv, &m, &[target(&m, "H100", "620.70.06")]);
+        let gl010: Vec<_> = f.iter().filter(|f| f.rule == "GL010").collect();
+        assert_eq!(gl010.len(), 1, "{f:#?}");
+        assert_ne!(gl010[0].severity, Severity::Error, "{:?}", gl010[0]);
+        assert!(gl010[0].message.contains("unknown"), "{}", gl010[0].message);
     }
 }
