@@ -6,32 +6,14 @@
 //! `gpulint fleet`. The image is a real CUDA library built only for sm_75: it runs on the T4
 //! pool and nowhere else.
 
-use crate::common::*;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const SO: &str = "testdata/fatbin/cuda-binaries/v02_sm75_only/libv02_sm75_only.so";
-const NODES: &str = "testdata/fleet/nodes.json";
+use crate::spec_cli::sm75_image;
 
-fn sm75_image(dir: &Path) -> String {
-    let so = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(SO)).unwrap();
-    let img = TestImage {
-        layers: vec![(
-            layer_tar(&[
-                E::Dir("opt/"),
-                E::Dir("opt/app/"),
-                E::File("opt/app/libv02_sm75_only.so", so),
-            ]),
-            Comp::Gzip,
-        )],
-        cfg: Cfg::default(),
-    };
-    let layout = dir.join("layout");
-    write_oci_layout(&layout, &img, "v1");
-    format!("oci:{}:v1", layout.display())
-}
+const NODES: &str = "testdata/fleet/nodes.json";
 
 /// Run gpulint hermetically in `dir` with `stdin`; (exit code, JSON report, stderr).
 fn gpulint(dir: &Path, args: &[&str], stdin: &str) -> (i32, Value, String) {

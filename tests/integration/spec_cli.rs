@@ -10,7 +10,7 @@ use std::process::Command;
 const SO: &str = "testdata/fatbin/cuda-binaries/v02_sm75_only/libv02_sm75_only.so";
 
 /// An OCI layout with the sm_75-only library under /opt/app.
-fn sm75_image(dir: &Path) -> String {
+pub(crate) fn sm75_image(dir: &Path) -> String {
     let so = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(SO)).unwrap();
     let img = TestImage {
         layers: vec![(
