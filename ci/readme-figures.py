@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def table_codes(readme):
-    section = readme.split("\n## Rules\n", 1)[1].split("\n## ", 1)[0]
+    # The rule table only: the subsections below it (### …) have tables of their own.
+    section = readme.split("\n## Rules\n", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
     named, ranged = {}, set()
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
