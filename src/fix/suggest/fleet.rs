@@ -291,16 +291,19 @@ mod tests {
             "the lowest that satisfies both: {d}"
         );
         // A finding with no driver fix and nothing in common: no single change.
-        let other = vec![torch_fixes(
+        // (a torch build of the same H100 pool, had its driver been current).
+        let newer = target(&f, "h100", &["H100"], "580.65.06");
+        let other = torch_fixes(
             &f,
-            &t,
+            &newer,
             Installed {
                 version: Some("2.6.0"),
                 cuda: None,
             },
-        )];
+        );
+        assert!(!other.is_empty());
         let mut mixed = refs.clone();
-        mixed.push(other[0].as_slice());
+        mixed.push(other.as_slice());
         assert!(common_fix(&mixed).is_none());
     }
 }
