@@ -251,7 +251,41 @@ fn scan_one(
     let mut entry = ImageEntry::new(reference.to_string(), inv.image.digest.clone(), inv.partial);
     entry.findings = crate::suppress::apply_config(findings, config);
     entry.requirements = serde_json::to_value(&reqs).unwrap_or_default();
+    entry.remedy = remedy(&entry, &inv, facts, targets);
     entry
+}
+
+/// The one change that makes a failing image run on every target (`None` when it fails
+/// none, or no single change does it).
+fn remedy(
+    entry: &ImageEntry,
+    inv: &crate::inventory::Inventory,
+    facts: &crate::matrix::Facts,
+    targets: &[Target],
+) -> Option<crate::report::sweep::ImageRemedy> {
+    let failing: Vec<&[crate::fix::Fix]> =
+        entry.failing_on(None).map(|f| f.fixes.as_slice()).collect();
+    let torch = inv
+        .python_packages
+        .iter()
+        .find(|p| p.name == "torch")
+        .map(|t| crate::fix::suggest::torch::Installed {
+            version: Some(t.version.as_str()),
+            cuda: t.cuda,
+        });
+    let nvcc = inv
+        .cuda_toolkits
+        .iter()
+        .find(|t| t.default)
+        .or(inv.cuda_toolkits.first())
+        .and_then(|t| t.version);
+    let (summary, fix) =
+        crate::fix::suggest::fleet::image_fix(facts, targets, torch, nvcc, &failing)?;
+    Some(crate::report::sweep::ImageRemedy {
+        image: entry.reference.clone(),
+        summary,
+        fix: Some(fix),
+    })
 }
 
 fn unreadable(reference: &str, why: &str) -> ImageEntry {

@@ -81,6 +81,90 @@ pub struct ImageEntry {
     pub requirements: Value,
     #[serde(skip)]
     pub findings: Vec<Finding>,
+    /// The one change that makes it run on every target, when it fails one (computed by the
+    /// command, which has the tables; reported in `details.remedies.images`).
+    #[serde(skip)]
+    pub remedy: Option<ImageRemedy>,
+}
+
+/// What would make one image run on every pool of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageRemedy {
+    pub image: String,
+    /// The change in one line, or why there is none.
+    pub summary: String,
+    /// `None`: no single change makes it run on every pool.
+    pub fix: Option<crate::fix::Fix>,
+}
+
+/// What would make every image that fails one pool run there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoolRemedy {
+    pub pool: String,
+    /// The images that fail there, by reference.
+    pub images: Vec<String>,
+    /// `None`: no single change makes all of them run there.
+    pub fix: Option<crate::fix::Fix>,
+}
+
+/// The report's closing lines: one per pool with a failing image, one per failing image.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Remedies {
+    pub pools: Vec<PoolRemedy>,
+    pub images: Vec<ImageRemedy>,
+}
+
+/// Said of an image or pool for which no single change is known to work.
+pub const NO_SINGLE_CHANGE: &str = "no single change";
+
+impl Remedies {
+    /// Each failing pool's line from its failing findings' fixes, and each failing image's
+    /// own line (or [`NO_SINGLE_CHANGE`] where the command gave none).
+    fn of(targets: &[String], images: &[ImageEntry]) -> Remedies {
+        let failing = |i: &ImageEntry| i.targets.iter().any(|c| c.verdict == Verdict::Error);
+        let pools = targets
+            .iter()
+            .filter_map(|t| {
+                let on_pool: Vec<&ImageEntry> = images
+                    .iter()
+                    .filter(|i| {
+                        i.targets
+                            .iter()
+                            .any(|c| c.target == *t && c.verdict == Verdict::Error)
+                    })
+                    .collect();
+                if on_pool.is_empty() {
+                    return None;
+                }
+                let fixes: Vec<&[crate::fix::Fix]> = on_pool
+                    .iter()
+                    .flat_map(|i| i.failing_on(Some(t)))
+                    .map(|f| f.fixes.as_slice())
+                    .collect();
+                Some(PoolRemedy {
+                    pool: t.clone(),
+                    images: on_pool.iter().map(|i| i.reference.clone()).collect(),
+                    fix: crate::fix::suggest::fleet::common_fix(&fixes),
+                })
+            })
+            .collect();
+        let images = images
+            .iter()
+            .filter(|i| failing(i))
+            .map(|i| {
+                i.remedy.clone().unwrap_or_else(|| ImageRemedy {
+                    image: i.reference.clone(),
+                    summary: NO_SINGLE_CHANGE.to_string(),
+                    fix: None,
+                })
+            })
+            .collect();
+        Remedies { pools, images }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.pools.is_empty() && self.images.is_empty()
+    }
 }
 
 impl ImageEntry {
@@ -95,7 +179,17 @@ impl ImageEntry {
             targets: Vec::new(),
             requirements: Value::Null,
             findings: Vec::new(),
+            remedy: None,
         }
+    }
+
+    /// The error findings that fail `target` (None: any target), GL000 aside.
+    pub fn failing_on<'a>(&'a self, target: Option<&'a str>) -> impl Iterator<Item = &'a Finding> {
+        self.findings.iter().filter(move |f| {
+            f.rule != "GL000"
+                && f.severity == Severity::Error
+                && (target.is_none() || f.target.is_none() || f.target.as_deref() == target)
+        })
     }
 
     /// Whether no verdict can rest on it: read incompletely, or not at all.
@@ -128,6 +222,8 @@ pub struct Sweep {
     /// The targets every image was judged against, in order (the same for every share).
     pub targets: Vec<String>,
     pub images: Vec<ImageEntry>,
+    /// What would make the failing images run: empty when no image fails a target.
+    pub remedies: Remedies,
 }
 
 impl Sweep {
@@ -174,9 +270,11 @@ impl Sweep {
                 .collect();
             image.verdict = image.judge(None);
         }
+        let remedies = Remedies::of(&targets, &kept);
         Sweep {
             targets,
             images: kept,
+            remedies,
         }
     }
 
@@ -227,12 +325,17 @@ impl Sweep {
                 v
             })
             .collect();
+        let mut details = json!({"images": self.images});
+        // Only when something fails: a clean run's report stays as it was.
+        if !self.remedies.is_empty() {
+            details["remedies"] = json!(self.remedies);
+        }
         let v = json!({
             "schema_version": super::json::SCHEMA_VERSION,
             "tool": {"name": "gpulint", "version": env!("CARGO_PKG_VERSION")},
             "subject": SUBJECT,
             "targets": self.targets,
-            "details": {"images": self.images},
+            "details": details,
             "findings": findings,
             "summary": {
                 "error": self.count(Severity::Error),
@@ -288,6 +391,42 @@ impl Sweep {
         }
         if !style.quiet {
             out.push_str(&self.table());
+            out.push_str(&self.remedies_text());
+        }
+        out
+    }
+
+    /// The closing "What would make it work" block; empty when no image fails a target.
+    fn remedies_text(&self) -> String {
+        let mut out = String::new();
+        if self.remedies.is_empty() {
+            return out;
+        }
+        out.push_str("\nWhat would make it work\n");
+        for p in &self.remedies.pools {
+            let change = match &p.fix {
+                // A bare list ("9.0+PTX") does not say what to do with it.
+                Some(f) if f.kind == crate::fix::FixKind::ArchList => {
+                    format!("rebuild the CUDA code for {}", f.replacement)
+                }
+                Some(f) => f.replacement.clone(),
+                None => NO_SINGLE_CHANGE.to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "  to make every failing image run on {} ({}): {}",
+                escape::field(&p.pool),
+                crate::vocab::count(p.images.len(), "image", "images"),
+                escape::field(&change)
+            );
+        }
+        for i in &self.remedies.images {
+            let _ = writeln!(
+                out,
+                "  to make {} run on every pool: {}",
+                escape::field(&i.image),
+                escape::field(&i.summary)
+            );
         }
         out
     }
@@ -356,6 +495,18 @@ impl Sweep {
                 format!("findings[{n}]: image {image:?} is not in details.images")
             })?;
             images[i].findings.push(finding);
+        }
+        // The image lines were computed with the tables; the pool lines are recomputed.
+        let remedies: Vec<ImageRemedy> = match v["details"].get("remedies") {
+            Some(r) => serde_json::from_value(r["images"].clone())
+                .map_err(|e| format!("details.remedies.images: {e}"))?,
+            None => Vec::new(),
+        };
+        // A line without a change is what a missing one reads as.
+        for r in remedies.into_iter().filter(|r| r.fix.is_some()) {
+            if let Some(&i) = by_reference.get(&r.image) {
+                images[i].remedy = Some(r);
+            }
         }
         Ok(Sweep::new(targets, images))
     }

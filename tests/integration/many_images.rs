@@ -205,6 +205,83 @@ fn one_report_with_a_verdict_per_image_and_pool_and_the_worst_exit_code() {
     );
 }
 
+/// The compute capabilities of a torch-syntax architecture list (`7.5;9.0+PTX`).
+fn list_ccs(list: &str) -> Vec<String> {
+    list.split(';')
+        .map(|e| e.trim_end_matches("+PTX").to_string())
+        .collect()
+}
+
+#[test]
+fn a_failing_fleet_report_closes_with_what_would_make_it_work() {
+    let d = tmp();
+    let plain = plain_image(d.path());
+    let fleet = path_str(&repo().join(FLEET));
+    let args = |format: &str| {
+        run_in(
+            &repo(),
+            &[
+                "image",
+                "testdata/images/example.tar",
+                &plain,
+                "--fleet",
+                &fleet,
+                "--format",
+                format,
+            ],
+        )
+    };
+    let r = args("json");
+    assert_eq!(r.code, 1, "{r:?}");
+    let v = json(&r);
+    crate::formats::assert_valid_report(&v);
+    let remedies = &v["details"]["remedies"];
+    // Only the H100 pool fails, and only the example image (its extension has SASS sm_75).
+    let pools = remedies["pools"].as_array().unwrap();
+    assert_eq!(pools.len(), 1, "{remedies}");
+    assert_eq!(pools[0]["pool"], "train-h100");
+    assert_eq!(
+        pools[0]["images"],
+        serde_json::json!(["testdata/images/example.tar"])
+    );
+    let pool_fix = &pools[0]["fix"];
+    assert_eq!(pool_fix["kind"], "arch-list");
+    assert!(list_ccs(pool_fix["replacement"].as_str().unwrap()).contains(&"9.0".to_string()));
+    // The image line: one list covering the GPUs of both pools (T4 7.5, H100 9.0), so the
+    // rebuild does not trade the T4 pool for the H100 one.
+    let images = remedies["images"].as_array().unwrap();
+    assert_eq!(images.len(), 1, "{remedies}");
+    assert_eq!(images[0]["image"], "testdata/images/example.tar");
+    let list = list_ccs(images[0]["fix"]["replacement"].as_str().unwrap());
+    for cc in ["7.5", "9.0"] {
+        assert!(list.contains(&cc.to_string()), "{list:?}");
+    }
+    assert!(images[0]["summary"]
+        .as_str()
+        .unwrap()
+        .ends_with("runs on all 2 pools"));
+
+    let r = args("text");
+    let block: Vec<&str> = r
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "What would make it work")
+        .collect();
+    assert_eq!(block.len(), 3, "{}", r.stdout);
+    assert!(block[1].starts_with("  to make every failing image run on train-h100 (1 image): "));
+    assert!(block[2].starts_with("  to make testdata/images/example.tar run on every pool: "));
+
+    // Nothing fails: no block, no `remedies`.
+    let clean = run_in(
+        &repo(),
+        &[
+            "image", &plain, &plain, "--fleet", &fleet, "--format", "json",
+        ],
+    );
+    assert_eq!(clean.code, 0, "{clean:?}");
+    assert!(json(&clean)["details"].get("remedies").is_none());
+}
+
 #[test]
 fn an_unreadable_image_is_gl000_for_it_and_the_others_are_still_judged() {
     let d = tmp();

@@ -7,6 +7,7 @@
 pub mod arch_list;
 pub mod dockerfile_edit;
 pub mod driver;
+pub mod fleet;
 pub mod torch;
 
 use super::FixBasis;
