@@ -291,6 +291,132 @@ fn spec<A: clap::Args + LintInputs>(
             crate::scan::ScanOptions::from_args(&c.source)?,
         ));
     }
+    if c.fix.unsafe_fixes && !c.fix.fix && !c.fix.diff {
+        anyhow::bail!("--unsafe-fixes applies with --fix or --diff");
+    }
+    let fixing = c.fix.fix || c.fix.diff;
+    if c.fix.fix && c.args.inputs().iter().any(|p| p == Path::new("-")) {
+        anyhow::bail!("--fix rewrites files: standard input cannot be fixed (use --diff)");
+    }
+    if fixing {
+        *ctx.linted.borrow_mut() = Some(Default::default());
+    }
+    let (mut report, mut file_fail_on) =
+        lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
+    let mut fix_failed = false;
+    if fixing {
+        let linted = ctx.linted.borrow_mut().take().unwrap_or_default();
+        let chosen = crate::fix::apply::choose(&report.findings, c.fix.unsafe_fixes, &|f| {
+            linted.contains_key(f)
+        });
+        let mut applied = 0;
+        let mut files = 0;
+        for (file, edits) in &chosen.edits {
+            let old = &linted[file];
+            let new = crate::fix::apply::apply(old, edits);
+            if c.fix.diff {
+                print(&crate::fix::apply::unified_diff(file, old, edits))?;
+                continue;
+            }
+            let path = crate::report::paths::absolute(file, &ctx.root, &ctx.cwd);
+            match crate::fix::apply::rewrite(&path, old, &new) {
+                Ok(()) => {
+                    applied += chosen.fixes.get(file).copied().unwrap_or(0);
+                    files += 1;
+                }
+                Err(e) => {
+                    fix_failed = true;
+                    eprintln!(
+                        "gpulint: error: cannot fix {}: {}",
+                        report::escape::field(file),
+                        report::escape::block(&e.to_string())
+                    );
+                }
+            }
+        }
+        if c.fix.diff {
+            if !c.source.quiet {
+                eprintln!(
+                    "gpulint: {} fix{} would be applied to {} file{} (nothing written)",
+                    chosen.total(),
+                    if chosen.total() == 1 { "" } else { "es" },
+                    chosen.edits.len(),
+                    if chosen.edits.len() == 1 { "" } else { "s" },
+                );
+            }
+        } else {
+            if !c.source.quiet {
+                eprintln!(
+                    "gpulint: applied {applied} fix{} to {files} file{}",
+                    if applied == 1 { "" } else { "es" },
+                    if files == 1 { "" } else { "s" },
+                );
+            }
+            if files > 0 {
+                // What remains is what the edited files say now.
+                ctx.input_errors.borrow_mut().clear();
+                ctx.checked.set(0);
+                (report, file_fail_on) =
+                    lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
+            }
+        }
+    }
+    let input_errors = ctx.input_errors.borrow();
+    if !c.fix.diff || c.output.output_file.is_some() {
+        emit(
+            &report,
+            c.output.format,
+            c.output.output_file.as_deref(),
+            color,
+            c.source.quiet,
+        )?;
+    }
+    // Said on stderr too where the report has no summary line, so it is never silent.
+    if ctx.checked.get() == 0 && !c.source.quiet && c.output.format != Format::Text {
+        eprintln!("gpulint: warning: no files found");
+    }
+    for e in input_errors.iter() {
+        eprintln!("gpulint: error: {}", report::escape::block(&e.message));
+    }
+    if let Some(code) = incomplete_exit(&report, input_errors.len()) {
+        if c.output.write_baseline.is_some() {
+            eprintln!("gpulint: error: the baseline was not written: the run is incomplete");
+        }
+        return Ok(code);
+    }
+    // A fix asked for and not made (a symlink, a file changed meanwhile) fails closed.
+    if fix_failed {
+        return Ok(exit::USAGE_OR_INPUT);
+    }
+    if let Some(file) = &c.output.write_baseline {
+        return write_baseline(file, &report);
+    }
+    // Each finding judged by its own file's fail-on (the baseline may have dropped some).
+    let fails = report.findings.iter().any(|f| {
+        let file = f.location.as_ref().and_then(|l| l.file.clone());
+        file_fail_on
+            .get(&file)
+            .copied()
+            .unwrap_or(report.fail_on)
+            .is_some_and(|t| f.severity >= t)
+    });
+    Ok(if fails { exit::FINDINGS } else { exit::OK })
+}
+
+/// The fail-on each finding's file is judged by (its configuration's, or --fail-on).
+type FailOnByFile = std::collections::HashMap<Option<String>, Option<Severity>>;
+
+/// One lint of every input group into a report: run again after `--fix` to report what the
+/// edited files still hold.
+fn lint_pass<A: clap::Args + LintInputs>(
+    c: &SpecCmd<A>,
+    what: &str,
+    run: SpecFn<A>,
+    groups: &[(usize, A)],
+    configs: &ConfigSet,
+    cli_targets: &[Target],
+    ctx: &mut runconfig::CommandContext,
+) -> anyhow::Result<(Report, FailOnByFile)> {
     let mut report = Report::new(what.to_string());
     // The fail-on each finding's file is judged by (its configuration's, or --fail-on).
     let mut file_fail_on: std::collections::HashMap<Option<String>, Option<Severity>> =
@@ -298,11 +424,12 @@ fn spec<A: clap::Args + LintInputs>(
     let mut used_configs: Vec<String> = Vec::new();
     let mut first_fail_on: Option<FailOn> = None;
     for (i, args) in groups {
+        let i = *i;
         let config = configs.get(i).clone();
         let targets = if cli_targets.is_empty() {
             config_targets(&config, ctx.matrix())?
         } else {
-            cli_targets.clone()
+            cli_targets.to_vec()
         };
         let fail_on = c
             .output
@@ -323,7 +450,7 @@ fn spec<A: clap::Args + LintInputs>(
         ctx.targets = targets;
         ctx.config = config;
         let before = ctx.checked.get();
-        let findings = run(&args, &ctx)?;
+        let findings = run(args, ctx)?;
         if ctx.checked.get() > before {
             used_configs.push(configs.name(i));
         }
@@ -347,10 +474,9 @@ fn spec<A: clap::Args + LintInputs>(
         .threshold();
     // An input that could not be read is an error for that input only: the others were
     // linted; it is a GL000 error in the report (every format) and the run exits 2.
-    let input_errors = ctx.input_errors.borrow();
     report
         .findings
-        .extend(input_errors.iter().map(input_error_finding));
+        .extend(ctx.input_errors.borrow().iter().map(input_error_finding));
     report.normalize();
     if let Some(file) = &c.output.baseline {
         let inputs: Vec<String> = c.args.inputs().iter().map(|p| ctx.display(p)).collect();
@@ -369,39 +495,7 @@ fn spec<A: clap::Args + LintInputs>(
             used_configs.join(", ")
         )
     });
-    emit(
-        &report,
-        c.output.format,
-        c.output.output_file.as_deref(),
-        color,
-        c.source.quiet,
-    )?;
-    // Said on stderr too where the report has no summary line, so it is never silent.
-    if checked == 0 && !c.source.quiet && c.output.format != Format::Text {
-        eprintln!("gpulint: warning: no files found");
-    }
-    for e in input_errors.iter() {
-        eprintln!("gpulint: error: {}", report::escape::block(&e.message));
-    }
-    if let Some(code) = incomplete_exit(&report, input_errors.len()) {
-        if c.output.write_baseline.is_some() {
-            eprintln!("gpulint: error: the baseline was not written: the run is incomplete");
-        }
-        return Ok(code);
-    }
-    if let Some(file) = &c.output.write_baseline {
-        return write_baseline(file, &report);
-    }
-    // Each finding judged by its own file's fail-on (the baseline may have dropped some).
-    let fails = report.findings.iter().any(|f| {
-        let file = f.location.as_ref().and_then(|l| l.file.clone());
-        file_fail_on
-            .get(&file)
-            .copied()
-            .unwrap_or(report.fail_on)
-            .is_some_and(|t| f.severity >= t)
-    });
-    Ok(if fails { exit::FINDINGS } else { exit::OK })
+    Ok((report, file_fail_on))
 }
 
 /// `--show-settings FILE`: the configuration FILE is checked with and what it makes of the
