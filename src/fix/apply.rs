@@ -292,7 +292,7 @@ mod tests {
     }
 
     fn finding(fixes: Vec<(Vec<TextEdit>, Applicability)>) -> Finding {
-        let mut f = crate::rules::runconfig::gl100_invalid_spec_file::META.finding("x".into());
+        let mut f = crate::rules::runconfig::gl100_invalid_spec_file::META.finding("x".to_string());
         f.fixes = fixes
             .into_iter()
             .map(|(edits, applicability)| Fix {
