@@ -68,6 +68,16 @@ impl CommandContext {
         });
     }
 
+    /// With `--fix` / `--diff`, keep the linted texts the fixes may edit.
+    pub(crate) fn remember_linted(&self, texts: &[crate::suppress::FileText]) {
+        if let Some(linted) = self.linted.borrow_mut().as_mut() {
+            // Standard input cannot be rewritten.
+            for t in texts.iter().filter(|t| t.display != "<stdin>") {
+                linted.insert(t.display.clone(), t.text.clone());
+            }
+        }
+    }
+
     /// A context over `matrix` (the command's, with `--matrices` overrides), the given
     /// targets and config.
     pub fn new(

@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod discover;
+mod fixing;
 mod fleet;
 mod host;
 mod image;
@@ -11,6 +12,8 @@ pub mod lint;
 pub mod runconfig;
 pub(crate) mod scan_images;
 pub mod settings;
+mod spec_pass;
+use spec_pass::lint_pass;
 
 use host::host;
 use image::{image, inventory};
@@ -305,60 +308,14 @@ fn spec<A: clap::Args + LintInputs>(
         lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
     let mut fix_failed = false;
     if fixing {
-        let linted = ctx.linted.borrow_mut().take().unwrap_or_default();
-        let chosen = crate::fix::apply::choose(&report.findings, c.fix.unsafe_fixes, &|f| {
-            linted.contains_key(f)
-        });
-        let mut applied = 0;
-        let mut files = 0;
-        for (file, edits) in &chosen.edits {
-            let old = &linted[file];
-            let new = crate::fix::apply::apply(old, edits);
-            if c.fix.diff {
-                print(&crate::fix::apply::unified_diff(file, old, edits))?;
-                continue;
-            }
-            let path = crate::report::paths::absolute(file, &ctx.root, &ctx.cwd);
-            match crate::fix::apply::rewrite(&path, old, &new) {
-                Ok(()) => {
-                    applied += chosen.fixes.get(file).copied().unwrap_or(0);
-                    files += 1;
-                }
-                Err(e) => {
-                    fix_failed = true;
-                    eprintln!(
-                        "gpulint: error: cannot fix {}: {}",
-                        report::escape::field(file),
-                        report::escape::block(&e.to_string())
-                    );
-                }
-            }
-        }
-        if c.fix.diff {
-            if !c.source.quiet {
-                eprintln!(
-                    "gpulint: {} fix{} would be applied to {} file{} (nothing written)",
-                    chosen.total(),
-                    if chosen.total() == 1 { "" } else { "es" },
-                    chosen.edits.len(),
-                    if chosen.edits.len() == 1 { "" } else { "s" },
-                );
-            }
-        } else {
-            if !c.source.quiet {
-                eprintln!(
-                    "gpulint: applied {applied} fix{} to {files} file{}",
-                    if applied == 1 { "" } else { "es" },
-                    if files == 1 { "" } else { "s" },
-                );
-            }
-            if files > 0 {
-                // What remains is what the edited files say now.
-                ctx.input_errors.borrow_mut().clear();
-                ctx.checked.set(0);
-                (report, file_fail_on) =
-                    lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
-            }
+        let (files, failed) = fixing::apply_fixes(&report.findings, &c.fix, &ctx, c.source.quiet)?;
+        fix_failed = failed;
+        if !c.fix.diff && files > 0 {
+            // What remains is what the edited files say now.
+            ctx.input_errors.borrow_mut().clear();
+            ctx.checked.set(0);
+            (report, file_fail_on) =
+                lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
         }
     }
     let input_errors = ctx.input_errors.borrow();
@@ -401,101 +358,6 @@ fn spec<A: clap::Args + LintInputs>(
             .is_some_and(|t| f.severity >= t)
     });
     Ok(if fails { exit::FINDINGS } else { exit::OK })
-}
-
-/// The fail-on each finding's file is judged by (its configuration's, or --fail-on).
-type FailOnByFile = std::collections::HashMap<Option<String>, Option<Severity>>;
-
-/// One lint of every input group into a report: run again after `--fix` to report what the
-/// edited files still hold.
-fn lint_pass<A: clap::Args + LintInputs>(
-    c: &SpecCmd<A>,
-    what: &str,
-    run: SpecFn<A>,
-    groups: &[(usize, A)],
-    configs: &ConfigSet,
-    cli_targets: &[Target],
-    ctx: &mut runconfig::CommandContext,
-) -> anyhow::Result<(Report, FailOnByFile)> {
-    let mut report = Report::new(what.to_string());
-    // The fail-on each finding's file is judged by (its configuration's, or --fail-on).
-    let mut file_fail_on: std::collections::HashMap<Option<String>, Option<Severity>> =
-        Default::default();
-    let mut used_configs: Vec<String> = Vec::new();
-    let mut first_fail_on: Option<FailOn> = None;
-    for (i, args) in groups {
-        let i = *i;
-        let config = configs.get(i).clone();
-        let targets = if cli_targets.is_empty() {
-            config_targets(&config, ctx.matrix())?
-        } else {
-            cli_targets.to_vec()
-        };
-        let fail_on = c
-            .output
-            .fail_on
-            .or(config.fail_on)
-            .unwrap_or(FailOn::At(Severity::Error));
-        first_fail_on.get_or_insert(fail_on);
-        for code in rules::spec_checks().map(|(meta, _)| meta.code.to_string()) {
-            if config.rule_enabled(&code) && !report.checked_rules.contains(&code) {
-                report.checked_rules.push(code);
-            }
-        }
-        for t in &targets {
-            if !report.targets.contains(&t.name) {
-                report.targets.push(t.name.clone());
-            }
-        }
-        ctx.targets = targets;
-        ctx.config = config;
-        let before = ctx.checked.get();
-        let findings = run(args, ctx)?;
-        if ctx.checked.get() > before {
-            used_configs.push(configs.name(i));
-        }
-        for f in &findings {
-            let file = f.location.as_ref().and_then(|l| l.file.clone());
-            file_fail_on.entry(file).or_insert(fail_on.threshold());
-        }
-        report.findings.extend(findings);
-    }
-    if let Some(fleet) = &ctx.fleet {
-        let unknown = rules::runconfig::gl120_gpu_pool_unknown::findings(&fleet.pools);
-        report
-            .findings
-            .extend(crate::suppress::apply_config(unknown, &ctx.config));
-    }
-    report.checked_rules.sort();
-    // JUnit fails a test case at this severity: the command line's, else the first
-    // configuration's (each finding's own file still decides the exit code above).
-    report.fail_on = first_fail_on
-        .unwrap_or(FailOn::At(Severity::Error))
-        .threshold();
-    // An input that could not be read is an error for that input only: the others were
-    // linted; it is a GL000 error in the report (every format) and the run exits 2.
-    report
-        .findings
-        .extend(ctx.input_errors.borrow().iter().map(input_error_finding));
-    report.normalize();
-    if let Some(file) = &c.output.baseline {
-        let inputs: Vec<String> = c.args.inputs().iter().map(|p| ctx.display(p)).collect();
-        let scan_images = c.scan_images;
-        apply_baseline(&mut report, file, &ctx.config, &|e, code| {
-            (code.number() >= 100 || scan_images) && baseline::path_in_inputs(&e.path, &inputs)
-        })?;
-    }
-    let checked = ctx.checked.get();
-    report.scope = Some(if checked == 0 {
-        "no files found".to_string()
-    } else {
-        format!(
-            "checked {checked} file{} with {}",
-            if checked == 1 { "" } else { "s" },
-            used_configs.join(", ")
-        )
-    });
-    Ok((report, file_fail_on))
 }
 
 /// `--show-settings FILE`: the configuration FILE is checked with and what it makes of the
