@@ -138,6 +138,25 @@ pub struct SpecCmd<A: clap::Args> {
     /// the rules enabled and at what severity) and exit.
     #[arg(long, value_name = "FILE")]
     pub show_settings: Option<PathBuf>,
+    #[command(flatten)]
+    pub fix: FixArgs,
+}
+
+/// `--fix` / `--diff` / `--unsafe-fixes`: apply the fixes that are edits of the linted files.
+#[derive(Debug, Args, Default)]
+pub struct FixArgs {
+    /// Apply the safe fixes that are edits of the linted files (each file rewritten in
+    /// place, atomically), then lint again and report what remains.
+    #[arg(long)]
+    pub fix: bool,
+    /// Print the edits --fix would make as a unified diff instead of the report, and write
+    /// nothing (the exit code is that of the files as they are).
+    #[arg(long, conflicts_with = "fix")]
+    pub diff: bool,
+    /// With --fix or --diff: also the unsafe fixes (they may change more than the finding
+    /// is about, e.g. another torch release).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
 }
 
 #[derive(Debug, Args)]

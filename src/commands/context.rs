@@ -29,6 +29,9 @@ pub struct CommandContext {
     /// `--fleet-from-nodes`: the pools with their nodes, so that Kubernetes workloads are
     /// judged against the pools they can be scheduled onto.
     pub fleet: Option<std::sync::Arc<crate::gpu_target::nodes::Fleet>>,
+    /// With `--fix` / `--diff`: the text of each linted file by the name findings give it,
+    /// so that edits are made only to linted files, at offsets of the text they were made on.
+    pub linted: std::cell::RefCell<Option<std::collections::BTreeMap<String, String>>>,
 }
 
 /// An input that could not be used: the file it is about (as reports show it), and why.
@@ -65,6 +68,16 @@ impl CommandContext {
         });
     }
 
+    /// With `--fix` / `--diff`, keep the linted texts the fixes may edit.
+    pub(crate) fn remember_linted(&self, texts: &[crate::suppress::FileText]) {
+        if let Some(linted) = self.linted.borrow_mut().as_mut() {
+            // Standard input cannot be rewritten.
+            for t in texts.iter().filter(|t| t.display != "<stdin>") {
+                linted.insert(t.display.clone(), t.text.clone());
+            }
+        }
+    }
+
     /// A context over `matrix` (the command's, with `--matrices` overrides), the given
     /// targets and config.
     pub fn new(
@@ -83,6 +96,7 @@ impl CommandContext {
             quiet: false,
             checked: Default::default(),
             fleet: None,
+            linted: Default::default(),
         })
     }
     /// The compatibility matrix behind the facts.

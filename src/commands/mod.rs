@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod discover;
+mod fixing;
 mod fleet;
 mod host;
 mod image;
@@ -11,6 +12,8 @@ pub mod lint;
 pub mod runconfig;
 pub(crate) mod scan_images;
 pub mod settings;
+mod spec_pass;
+use spec_pass::lint_pass;
 
 use host::host;
 use image::{image, inventory};
@@ -295,93 +298,42 @@ fn spec<A: clap::Args + LintInputs>(
             crate::scan::ScanOptions::from_args(&c.source)?,
         ));
     }
-    let mut report = Report::new(what.to_string());
-    // The fail-on each finding's file is judged by (its configuration's, or --fail-on).
-    let mut file_fail_on: std::collections::HashMap<Option<String>, Option<Severity>> =
-        Default::default();
-    let mut used_configs: Vec<String> = Vec::new();
-    let mut first_fail_on: Option<FailOn> = None;
-    for (i, args) in groups {
-        let config = configs.get(i).clone();
-        let targets = if cli_targets.is_empty() {
-            config_targets(&config, ctx.matrix())?
-        } else {
-            cli_targets.clone()
-        };
-        let fail_on = c
-            .output
-            .fail_on
-            .or(config.fail_on)
-            .unwrap_or(FailOn::At(Severity::Error));
-        first_fail_on.get_or_insert(fail_on);
-        for code in rules::spec_checks().map(|(meta, _)| meta.code.to_string()) {
-            if config.rule_enabled(&code) && !report.checked_rules.contains(&code) {
-                report.checked_rules.push(code);
-            }
-        }
-        for t in &targets {
-            if !report.targets.contains(&t.name) {
-                report.targets.push(t.name.clone());
-            }
-        }
-        ctx.targets = targets;
-        ctx.config = config;
-        let before = ctx.checked.get();
-        let findings = run(&args, &ctx)?;
-        if ctx.checked.get() > before {
-            used_configs.push(configs.name(i));
-        }
-        for f in &findings {
-            let file = f.location.as_ref().and_then(|l| l.file.clone());
-            file_fail_on.entry(file).or_insert(fail_on.threshold());
-        }
-        report.findings.extend(findings);
+    if c.fix.unsafe_fixes && !c.fix.fix && !c.fix.diff {
+        anyhow::bail!("--unsafe-fixes applies with --fix or --diff");
     }
-    if let Some(fleet) = &ctx.fleet {
-        let unknown = rules::runconfig::gl120_gpu_pool_unknown::findings(&fleet.pools);
-        report
-            .findings
-            .extend(crate::suppress::apply_config(unknown, &ctx.config));
+    let fixing = c.fix.fix || c.fix.diff;
+    if c.fix.fix && c.args.inputs().iter().any(|p| p == Path::new("-")) {
+        anyhow::bail!("--fix rewrites files: standard input cannot be fixed (use --diff)");
     }
-    report.checked_rules.sort();
-    // JUnit fails a test case at this severity: the command line's, else the first
-    // configuration's (each finding's own file still decides the exit code above).
-    report.fail_on = first_fail_on
-        .unwrap_or(FailOn::At(Severity::Error))
-        .threshold();
-    // An input that could not be read is an error for that input only: the others were
-    // linted; it is a GL000 error in the report (every format) and the run exits 2.
+    if fixing {
+        *ctx.linted.borrow_mut() = Some(Default::default());
+    }
+    let (mut report, mut file_fail_on) =
+        lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
+    let mut fix_failed = false;
+    if fixing {
+        let (files, failed) = fixing::apply_fixes(&report.findings, &c.fix, &ctx, c.source.quiet)?;
+        fix_failed = failed;
+        if !c.fix.diff && files > 0 {
+            // What remains is what the edited files say now.
+            ctx.input_errors.borrow_mut().clear();
+            ctx.checked.set(0);
+            (report, file_fail_on) =
+                lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
+        }
+    }
     let input_errors = ctx.input_errors.borrow();
-    report
-        .findings
-        .extend(input_errors.iter().map(input_error_finding));
-    report.normalize();
-    if let Some(file) = &c.output.baseline {
-        let inputs: Vec<String> = c.args.inputs().iter().map(|p| ctx.display(p)).collect();
-        let scan_images = c.scan_images;
-        apply_baseline(&mut report, file, &ctx.config, &|e, code| {
-            (code.number() >= 100 || scan_images) && baseline::path_in_inputs(&e.path, &inputs)
-        })?;
+    if !c.fix.diff || c.output.output_file.is_some() {
+        emit(
+            &report,
+            c.output.format,
+            c.output.output_file.as_deref(),
+            color,
+            c.source.quiet,
+        )?;
     }
-    let checked = ctx.checked.get();
-    report.scope = Some(if checked == 0 {
-        "no files found".to_string()
-    } else {
-        format!(
-            "checked {checked} file{} with {}",
-            if checked == 1 { "" } else { "s" },
-            used_configs.join(", ")
-        )
-    });
-    emit(
-        &report,
-        c.output.format,
-        c.output.output_file.as_deref(),
-        color,
-        c.source.quiet,
-    )?;
     // Said on stderr too where the report has no summary line, so it is never silent.
-    if checked == 0 && !c.source.quiet && c.output.format != Format::Text {
+    if ctx.checked.get() == 0 && !c.source.quiet && c.output.format != Format::Text {
         eprintln!("gpulint: warning: no files found");
     }
     for e in input_errors.iter() {
@@ -392,6 +344,10 @@ fn spec<A: clap::Args + LintInputs>(
             eprintln!("gpulint: error: the baseline was not written: the run is incomplete");
         }
         return Ok(code);
+    }
+    // A fix asked for and not made (a symlink, a file changed meanwhile) fails closed.
+    if fix_failed {
+        return Ok(exit::USAGE_OR_INPUT);
     }
     if let Some(file) = &c.output.write_baseline {
         return write_baseline(file, &report);

@@ -159,6 +159,7 @@ pub(crate) fn finish_walked(
     ctx: &CommandContext,
 ) -> Vec<Finding> {
     ctx.checked.set(ctx.checked.get() + texts.len());
+    ctx.remember_linted(texts);
     // Torch-build fixes that are edits of a Dockerfile (statement ranges mark one) get them.
     for t in texts.iter().filter(|t| t.statements.is_some()) {
         crate::fix::suggest::dockerfile_edit::attach(&mut findings, &t.display, &t.text);

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod apply;
 pub mod suggest;
 
 /// One suggested change for one finding.

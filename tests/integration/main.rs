@@ -15,6 +15,7 @@ mod common;
 mod config_files;
 mod controls;
 mod fail_closed;
+mod fix_apply;
 mod fleet;
 mod formats;
 mod host_inputs;
