@@ -12,6 +12,7 @@
 //! holds version.json / version.txt.
 
 mod build;
+pub mod cuda_need;
 mod family;
 pub mod libs;
 pub mod names;
@@ -231,6 +232,10 @@ pub struct PythonPackage {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<String>,
     pub layer: Option<usize>,
+    /// The CUDA / cuDNN it needs from its own evidence (name, Requires-Dist, DT_NEEDED of its
+    /// files), each piece named; absent when nothing says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_need: Option<cuda_need::CudaNeed>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -973,3 +973,160 @@ fn glibc_and_ptx_isa_read_as_numbers() {
     assert_eq!(b.ptx_isa_version(&t), Some((8, 8)));
     assert_eq!(b.ptx_isa_version(&"compute_80".parse().unwrap()), None);
 }
+
+/// A dist-info (METADATA, RECORD) and the ELF files its RECORD lists, read through the
+/// dist reader's own parsers; the ELFs as the facts the ELF reader records (its DT_NEEDED
+/// reading is tested in `detect::elf`).
+/// (dist-info dir, METADATA text, [(file in RECORD, its DT_NEEDED)]).
+type SyntheticDist<'a> = (&'a str, &'a str, &'a [(&'a str, &'a [&'a str])]);
+
+fn dist_tree(dists: &[SyntheticDist<'_>]) -> FileTree {
+    use crate::detect::python_dist::{parse_metadata, parse_record};
+    let site = "usr/lib/python3/dist-packages";
+    let mut tree = FileTree::default();
+    let file = |facts: Vec<Fact>| Node {
+        kind: NodeKind::File {
+            size: 10,
+            mode: 0o755,
+        },
+        layer: 0,
+        facts,
+    };
+    for (dir, metadata, elves) in dists {
+        let meta = parse_metadata(metadata.as_bytes()).unwrap();
+        tree.nodes.insert(
+            ImagePath::new(&format!("{site}/{dir}/METADATA")).unwrap(),
+            file(vec![Fact::PythonDist(meta)]),
+        );
+        let record: String = elves
+            .iter()
+            .map(|(f, _)| format!("{f},sha256=x,1\n"))
+            .collect();
+        tree.nodes.insert(
+            ImagePath::new(&format!("{site}/{dir}/RECORD")).unwrap(),
+            file(vec![Fact::DistRecord(parse_record(record.as_bytes()))]),
+        );
+        for (f, needed) in elves.iter() {
+            let elf = ElfFacts {
+                cudart_version: None,
+                static_cudart_version: None,
+                class: 64,
+                elf_type: "dyn".into(),
+                soname: None,
+                rpath: vec![],
+                warnings: vec![],
+                machine: "x86_64".into(),
+                needed: needed.iter().map(|s| s.to_string()).collect(),
+                runpath: vec![],
+                fatbin: None,
+                has_kernels: None,
+                loose_cubins: vec![],
+                loose_ptx: vec![],
+            };
+            tree.nodes.insert(
+                ImagePath::new(&format!("{site}/{f}")).unwrap(),
+                file(vec![Fact::Elf(elf)]),
+            );
+        }
+    }
+    tree
+}
+
+#[test]
+fn cuda_need_of_packages_from_their_own_evidence() {
+    let tree = dist_tree(&[
+        // onnxruntime-gpu 1.18.1's PyPI wheel: nothing in its name, CUDA 11 / cuDNN 8 NEEDed.
+        (
+            "onnxruntime_gpu-1.18.1.dist-info",
+            "Name: onnxruntime-gpu\nVersion: 1.18.1\nRequires-Dist: numpy>=1.21\n",
+            &[(
+                "onnxruntime/capi/libonnxruntime_providers_cuda.so",
+                &[
+                    "libcublasLt.so.11",
+                    "libcudnn.so.8",
+                    "libcudart.so.11.0",
+                    "libc.so.6",
+                ],
+            )],
+        ),
+        // tensorflow[and-cuda]: the nvidia wheels only under the extra.
+        (
+            "tensorflow-2.18.0.dist-info",
+            "Name: tensorflow\nVersion: 2.18.0\n\
+             Requires-Dist: nvidia-cublas-cu12==12.5.3.2; extra == \"and-cuda\"\n\
+             Requires-Dist: nvidia-cudnn-cu12==9.3.0.75; extra == \"and-cuda\"\n",
+            &[],
+        ),
+        // A name that says 12.6 and a binary that NEEDs CUDA 11's runtime.
+        (
+            "spconv_cu126-2.3.8.dist-info",
+            "Name: spconv-cu126\nVersion: 2.3.8\nRequires-Dist: cumm-cu126\n",
+            &[("spconv/core_cc.so", &["libcudart.so.11.0"])],
+        ),
+        (
+            "nvidia_cublas_cu12-12.5.3.2.dist-info",
+            "Name: nvidia-cublas-cu12\nVersion: 12.5.3.2\n",
+            &[],
+        ),
+        (
+            "numpy-2.0.0.dist-info",
+            "Name: numpy\nVersion: 2.0.0\n",
+            &[],
+        ),
+    ]);
+    let inv = build(&ImageMeta::default(), &tree, Vec::new());
+    let need = |name: &str| pkg(&inv, name).cuda_need.clone();
+    use crate::inventory::cuda_need::EvidenceKind;
+    use crate::version::CudaTag;
+
+    let ort = need("onnxruntime-gpu").expect("DT_NEEDED evidence");
+    assert_eq!(ort.cuda, Some(CudaTag::major_only(11)));
+    assert_eq!(ort.cudnn, Some(8));
+    assert_eq!(ort.conflict, None);
+    assert!(ort
+        .evidence
+        .iter()
+        .all(|e| e.kind == EvidenceKind::DtNeeded));
+    assert_eq!(
+        ort.evidence[0].source,
+        "onnxruntime/capi/libonnxruntime_providers_cuda.so: libcublasLt.so.11"
+    );
+
+    let tf = need("tensorflow").expect("Requires-Dist evidence");
+    assert_eq!(tf.cuda, Some(CudaTag::major_only(12)));
+    assert_eq!(tf.cudnn, Some(9));
+    assert_eq!(tf.evidence[0].extra.as_deref(), Some("and-cuda"));
+
+    let sp = need("spconv-cu126").unwrap();
+    assert_eq!(sp.cuda, Some(CudaTag::release(12, 6)));
+    let kinds: Vec<EvidenceKind> = sp.evidence.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            EvidenceKind::DistName,
+            EvidenceKind::RequiresDist,
+            EvidenceKind::DtNeeded
+        ]
+    );
+    assert!(sp
+        .conflict
+        .as_deref()
+        .unwrap()
+        .contains("libcudart.so.11.0 says 11"));
+
+    // Major-only stays major-only in the new field; the old `cuda` field keeps writing 12.0.
+    let cublas = pkg(&inv, "nvidia-cublas-cu12");
+    assert_eq!(
+        cublas.cuda_need.as_ref().unwrap().cuda,
+        Some(CudaTag::major_only(12))
+    );
+    let json = serde_json::to_value(cublas).unwrap();
+    assert_eq!(json["cuda_need"]["cuda"], "12");
+    assert_eq!(json["cuda_need"]["evidence"][0]["kind"], "dist_name");
+    assert_eq!(json["cuda"], "12.0");
+    assert!(need("numpy").is_none());
+    assert!(serde_json::to_value(pkg(&inv, "numpy"))
+        .unwrap()
+        .get("cuda_need")
+        .is_none());
+}

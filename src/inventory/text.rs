@@ -124,7 +124,7 @@ pub fn render_text(inv: &Inventory) -> String {
     let gpu: Vec<&PythonPackage> = inv
         .python_packages
         .iter()
-        .filter(|p| p.cuda.is_some())
+        .filter(|p| p.cuda.is_some() || p.cuda_need.is_some())
         .collect();
     if gpu.is_empty() {
         let _ = writeln!(s, "  none");
@@ -138,6 +138,9 @@ pub fn render_text(inv: &Inventory) -> String {
             e(p.cuda.map(|v| v.to_string()).unwrap_or_default()),
             e(&p.location)
         );
+        if let Some(n) = &p.cuda_need {
+            needs_line(&mut s, n);
+        }
     }
     let _ = writeln!(
         s,
@@ -229,4 +232,74 @@ pub fn render_text(inv: &Inventory) -> String {
         }
     }
     s
+}
+
+/// `needs: CUDA 12.6, cuDNN 9 (dist_name spconv-cu126)`: what a package needs by its own
+/// evidence and the piece that decided the CUDA (else the cuDNN), then any conflict.
+fn needs_line(s: &mut String, n: &super::cuda_need::CudaNeed) {
+    let mut what = Vec::new();
+    if let Some(c) = n.cuda {
+        what.push(format!("CUDA {c}"));
+    }
+    if let Some(d) = n.cudnn {
+        what.push(format!("cuDNN {d}"));
+    }
+    let by = n
+        .evidence
+        .iter()
+        .find(|ev| {
+            (n.cuda.is_some() && ev.cuda == n.cuda) || (n.cuda.is_none() && ev.cudnn == n.cudnn)
+        })
+        .map(|ev| format!(" ({} {})", kind_name(ev.kind), e(&ev.source)))
+        .unwrap_or_default();
+    if what.is_empty() {
+        // Only alternatives (extras naming different majors): say what was read.
+        let _ = writeln!(
+            s,
+            "      needs: undecided ({} pieces of evidence)",
+            n.evidence.len()
+        );
+    } else {
+        let _ = writeln!(s, "      needs: {}{by}", what.join(", "));
+    }
+    if let Some(c) = &n.conflict {
+        let _ = writeln!(s, "      conflict: {}", e(c));
+    }
+}
+
+fn kind_name(k: super::cuda_need::EvidenceKind) -> &'static str {
+    use super::cuda_need::EvidenceKind::*;
+    match k {
+        DistName => "dist name",
+        LocalVersion => "local version",
+        RequiresDist => "Requires-Dist",
+        DtNeeded => "DT_NEEDED",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cuda_need::{decide, from_name_and_version, from_needed, from_requires};
+    use super::*;
+
+    #[test]
+    fn needs_line_names_the_deciding_evidence_and_any_conflict() {
+        let mut ev = from_name_and_version("spconv-cu126", "2.3.8");
+        ev.push(from_needed("spconv/core_cc.so", "libcudart.so.11.0").unwrap());
+        let mut s = String::new();
+        needs_line(&mut s, &decide(ev).unwrap());
+        assert_eq!(
+            s,
+            "      needs: CUDA 12.6 (dist name spconv-cu126)\n      conflict: CUDA 12.6 \
+             disagrees with: spconv/core_cc.so: libcudart.so.11.0 says 11\n"
+        );
+        // Extras naming different majors: nothing decided, and it says so.
+        let ev = from_requires(&[
+            "jax-cuda12-plugin; extra == 'cuda12'".to_string(),
+            "jax-cuda13-plugin; extra == 'cuda13'".to_string(),
+        ]);
+        let mut s = String::new();
+        needs_line(&mut s, &decide(ev).unwrap());
+        assert_eq!(s, "      needs: undecided (2 pieces of evidence)\n");
+    }
 }

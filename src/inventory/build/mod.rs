@@ -148,6 +148,7 @@ pub fn build(image: &ImageMeta, tree: &FileTree, errors: Vec<ScanIssue>) -> Inve
         errors,
         ..Default::default()
     };
+    attach_cuda_needs(&mut inv.python_packages, &inv.binaries, &pip);
     let (cuda, driver) = libraries(tree, &pip, &conda);
     inv.cuda_libraries = cuda;
     inv.driver_libraries = driver;

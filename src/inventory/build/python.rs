@@ -222,11 +222,50 @@ pub(super) fn python_packages(tree: &FileTree, pip: &PipIndex<'_>) -> Vec<Python
                     .map(|c| c.floor()),
                 requires: d.meta.requires.clone(),
                 layer: Some(d.layer),
+                // Filled in by `attach_cuda_needs` once the binaries are known.
+                cuda_need: None,
             }
         })
         .collect();
     out.sort_by(|a, b| (&a.location, &a.name, &a.version).cmp(&(&b.location, &b.name, &b.version)));
     out
+}
+
+/// Each package's [`CudaNeed`](crate::inventory::cuda_need::CudaNeed): its name and
+/// Requires-Dist, and the DT_NEEDED of the binaries its RECORD lists (RECORDs are read for
+/// GPU-relevant dists only, see `is_gpu_dist`).
+pub(super) fn attach_cuda_needs(
+    packages: &mut [PythonPackage],
+    binaries: &[Binary],
+    pip: &PipIndex<'_>,
+) {
+    use crate::inventory::cuda_need;
+    // (site, dist name) → DT_NEEDED evidence of its files.
+    let mut needed: BTreeMap<(&ImagePath, &str), Vec<cuda_need::CudaEvidence>> = BTreeMap::new();
+    for b in binaries {
+        let Some(d) = pip.owner.get(&b.path).and_then(|i| pip.dists.get(*i)) else {
+            continue;
+        };
+        let rel = b
+            .path
+            .as_str()
+            .strip_prefix(d.site.as_str())
+            .map_or(b.path.as_str(), |r| r.trim_start_matches('/'));
+        let ev = needed.entry((&d.site, d.name.as_str())).or_default();
+        ev.extend(
+            b.needed
+                .iter()
+                .filter_map(|n| cuda_need::from_needed(rel, n)),
+        );
+    }
+    for p in packages {
+        let mut ev = cuda_need::from_name_and_version(&p.name, &p.version);
+        ev.extend(cuda_need::from_requires(&p.requires));
+        if let Some(n) = needed.remove(&(&p.location, p.name.as_str())) {
+            ev.extend(n);
+        }
+        p.cuda_need = cuda_need::decide(ev);
+    }
 }
 
 pub(super) fn interpreter_version(name: &str) -> Option<String> {

@@ -68,6 +68,7 @@ pub(crate) fn pkg(name: &str, version: &str, cuda: Option<&str>, location: &str)
         cuda: cuda.map(|c| c.parse().unwrap()),
         requires: vec![],
         layer: Some(0),
+        cuda_need: None,
     }
 }
 

@@ -1,0 +1,414 @@
+//! Which CUDA (and cuDNN major) a Python distribution needs, from its own evidence, each
+//! piece named: the distribution's name tag (`spconv-cu126`), a CUDA tag in its local version
+//! (`2.5.1+cu121`), its `Requires-Dist` on CUDA-tagged wheels (`nvidia-cublas-cu12`, also under
+//! extras) and the DT_NEEDED entries of the ELF files its RECORD lists (`libcudart.so.12`).
+//! Earlier kinds decide; where evidence disagrees the need carries a `conflict` note.
+//!
+//! METADATA is untrusted: requirement lines, their count and the evidence list are bounded.
+
+use super::libs;
+use crate::version::CudaTag;
+use serde::{Deserialize, Serialize};
+
+/// Requirement lines read per distribution; real ones have at most a few hundred.
+const MAX_REQUIRES: usize = 512;
+/// A requirement line longer than this is not a real one and is skipped.
+const MAX_REQUIRE_LEN: usize = 512;
+/// Evidence entries kept per distribution (torch links hundreds of binaries to CUDA).
+pub const MAX_EVIDENCE: usize = 32;
+
+/// The CUDA and cuDNN a distribution needs, with the evidence that says so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CudaNeed {
+    /// `12.6`, or `12` when the evidence names only the major (never written as `12.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "tag_text")]
+    pub cuda: Option<CudaTag>,
+    /// The cuDNN major (`9`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn: Option<u32>,
+    /// Every piece of evidence read, in the order that decides (first kind wins).
+    pub evidence: Vec<CudaEvidence>,
+    /// Set when pieces of evidence name different CUDA releases or cuDNN majors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<String>,
+}
+
+/// What kind of evidence a piece is, in deciding order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceKind {
+    /// The distribution's name: `spconv-cu126`, `cupy-cuda11x`, `nvidia-cudnn-cu12`.
+    DistName,
+    /// A CUDA tag in the version's local part: `2.5.1+cu121`.
+    LocalVersion,
+    /// A `Requires-Dist` on a CUDA-tagged wheel: `nvidia-cudnn-cu12==9.*`.
+    RequiresDist,
+    /// A DT_NEEDED entry of an ELF file the distribution installed: `libcudart.so.12`.
+    DtNeeded,
+}
+
+/// One piece of evidence and what it says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CudaEvidence {
+    pub kind: EvidenceKind,
+    /// What was read: the name, the version, the requirement line, or `<file>: <soname>`.
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "tag_text")]
+    pub cuda: Option<CudaTag>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn: Option<u32>,
+    /// The extra a requirement is under (`and-cuda`): it applies only when that extra is
+    /// installed, so extras naming different CUDA majors are alternatives, not a conflict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<String>,
+}
+
+/// `CudaTag` as its text (`12.6`, `12`) in JSON.
+mod tag_text {
+    use crate::version::CudaTag;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(t: &Option<CudaTag>, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => s.collect_str(t),
+            None => s.serialize_none(),
+        }
+    }
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<CudaTag>, D::Error> {
+        let text: Option<String> = Option::deserialize(d)?;
+        match text {
+            None => Ok(None),
+            Some(t) => CudaTag::from_release_text(&t)
+                .map(Some)
+                .ok_or_else(|| serde::de::Error::custom(format!("invalid CUDA release {t:?}"))),
+        }
+    }
+}
+
+/// Evidence from the distribution's name and version.
+pub fn from_name_and_version(name: &str, version: &str) -> Vec<CudaEvidence> {
+    let mut out = Vec::new();
+    if let Some(t) = CudaTag::from_dist_name(name) {
+        out.push(evidence(EvidenceKind::DistName, name, Some(t), None, None));
+    }
+    if let Some(t) = CudaTag::from_local_version(version) {
+        out.push(evidence(
+            EvidenceKind::LocalVersion,
+            version,
+            Some(t),
+            None,
+            None,
+        ));
+    }
+    out
+}
+
+/// Evidence from `Requires-Dist` lines: a requirement on a CUDA-tagged wheel names the CUDA
+/// major; an exact pin of `nvidia-cudnn-cuXX` (`==9.*`, `==8.9.2.26`) names the cuDNN major.
+pub fn from_requires(requires: &[String]) -> Vec<CudaEvidence> {
+    requires
+        .iter()
+        .take(MAX_REQUIRES)
+        .filter(|r| r.len() <= MAX_REQUIRE_LEN)
+        .filter_map(|r| requirement_evidence(r))
+        .collect()
+}
+
+fn requirement_evidence(line: &str) -> Option<CudaEvidence> {
+    let (spec, marker) = match line.split_once(';') {
+        Some((s, m)) => (s, Some(m)),
+        None => (line, None),
+    };
+    let spec = spec.trim();
+    let n = spec
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .unwrap_or(spec.len());
+    let name = crate::detect::python_dist::normalize_name(&spec[..n]);
+    let cuda = CudaTag::from_dist_name(&name)?;
+    // Past the name: optional `[extras]`, then the version specifier, maybe in parentheses.
+    let rest = spec[n..].trim_start();
+    let rest = match rest.strip_prefix('[') {
+        Some(r) => r.split_once(']').map_or("", |(_, after)| after),
+        None => rest,
+    };
+    let rest = rest.trim_start().trim_start_matches('(').trim_start();
+    let cudnn = if name.starts_with("nvidia-cudnn-") {
+        // Only an exact or compatible pin names the major; `>=9.1` admits any later one.
+        rest.strip_prefix("==")
+            .or_else(|| rest.strip_prefix("~="))
+            .and_then(leading_number)
+    } else {
+        None
+    };
+    let extra = marker.and_then(extra_of);
+    Some(evidence(
+        EvidenceKind::RequiresDist,
+        line.trim(),
+        Some(cuda),
+        cudnn,
+        extra,
+    ))
+}
+
+/// The extra named by a marker: `extra == "and-cuda"` → `and-cuda`.
+fn extra_of(marker: &str) -> Option<String> {
+    let (_, after) = marker.split_once("extra")?;
+    let after = after.trim_start().strip_prefix("==")?.trim_start();
+    let quote = after.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let value = after[1..].split(quote).next()?;
+    (!value.is_empty()).then(|| crate::detect::python_dist::normalize_name(value))
+}
+
+fn leading_number(s: &str) -> Option<u32> {
+    let s = s.trim_start();
+    let n = s.bytes().take_while(u8::is_ascii_digit).count();
+    (n > 0 && n <= 4).then(|| s[..n].parse().ok()).flatten()
+}
+
+/// Evidence from one DT_NEEDED entry of a file the distribution installed. Only libraries
+/// whose soname major is the CUDA major count (`libcudart`, `libcublas(Lt)`, `libnvrtc`,
+/// `libnvJitLink`); cuFFT, cuRAND, cuSPARSE and cuSOLVER number their sonames on their own
+/// (CUDA 12's cuFFT is `libcufft.so.11`). cuDNN's sonames give the cuDNN major.
+pub fn from_needed(file: &str, needed: &str) -> Option<CudaEvidence> {
+    let so = libs::parse_so_name(needed)?;
+    let major = so
+        .suffix
+        .as_deref()
+        .and_then(|s| s.split('.').next())
+        .and_then(leading_number)?;
+    let source = format!("{file}: {needed}");
+    match so.stem.as_str() {
+        "cudart" | "cublas" | "cublasLt" | "nvrtc" | "nvJitLink" => Some(evidence(
+            EvidenceKind::DtNeeded,
+            &source,
+            Some(CudaTag::major_only(major)),
+            None,
+            None,
+        )),
+        s if s == "cudnn" || s.starts_with("cudnn_") => Some(evidence(
+            EvidenceKind::DtNeeded,
+            &source,
+            None,
+            Some(major),
+            None,
+        )),
+        _ => None,
+    }
+}
+
+fn evidence(
+    kind: EvidenceKind,
+    source: &str,
+    cuda: Option<CudaTag>,
+    cudnn: Option<u32>,
+    extra: Option<String>,
+) -> CudaEvidence {
+    CudaEvidence {
+        kind,
+        source: source.to_string(),
+        cuda,
+        cudnn,
+        extra,
+    }
+}
+
+/// Decide from the evidence (any order; sorted by kind here): the first piece of the first
+/// kind that says wins. Requirements under extras decide only when every extra agrees (jax's
+/// `cuda12` and `cuda13` extras are alternatives). `None` when there is no evidence.
+pub fn decide(mut evidence: Vec<CudaEvidence>) -> Option<CudaNeed> {
+    if evidence.is_empty() {
+        return None;
+    }
+    // Stable: within a kind the reading order is kept.
+    evidence.sort_by_key(|e| e.kind);
+    // Duplicates (one soname NEEDed by many files of a dist) say nothing new.
+    let mut seen = std::collections::BTreeSet::new();
+    evidence.retain(|e| {
+        let key = match e.kind {
+            EvidenceKind::DtNeeded => e.source.rsplit(": ").next().unwrap_or("").to_string(),
+            _ => e.source.clone(),
+        };
+        seen.insert((e.kind, key))
+    });
+    evidence.truncate(MAX_EVIDENCE);
+
+    let binding: Vec<&CudaEvidence> = evidence
+        .iter()
+        .filter(|e| e.extra.is_none() || extras_agree(&evidence, e))
+        .collect();
+    let cuda = binding.iter().find_map(|e| e.cuda);
+    let cudnn = binding.iter().find_map(|e| e.cudnn);
+
+    let mut notes = Vec::new();
+    let cuda_claims: Vec<&CudaEvidence> = binding
+        .iter()
+        .copied()
+        .filter(|e| e.cuda.is_some())
+        .collect();
+    if let Some(d) = cuda {
+        let disagree: Vec<String> = cuda_claims
+            .iter()
+            .filter(|e| e.cuda.is_some_and(|t| !same_release(d, t)))
+            .map(|e| {
+                format!(
+                    "{} says {}",
+                    e.source,
+                    e.cuda.map_or(String::new(), |t| t.to_string())
+                )
+            })
+            .collect();
+        if !disagree.is_empty() {
+            notes.push(format!("CUDA {d} disagrees with: {}", disagree.join("; ")));
+        }
+    }
+    if let Some(d) = cudnn {
+        let disagree: Vec<String> = binding
+            .iter()
+            .filter(|e| e.cudnn.is_some_and(|m| m != d))
+            .map(|e| format!("{} says {}", e.source, e.cudnn.unwrap_or_default()))
+            .collect();
+        if !disagree.is_empty() {
+            notes.push(format!("cuDNN {d} disagrees with: {}", disagree.join("; ")));
+        }
+    }
+    Some(CudaNeed {
+        cuda,
+        cudnn,
+        evidence,
+        conflict: (!notes.is_empty()).then(|| notes.join(". ")),
+    })
+}
+
+/// Whether every requirement under an extra names the same CUDA major as `e` does.
+fn extras_agree(all: &[CudaEvidence], e: &CudaEvidence) -> bool {
+    all.iter()
+        .filter(|o| o.kind == EvidenceKind::RequiresDist && o.extra.is_some())
+        .all(|o| o.cuda.map(|t| t.major) == e.cuda.map(|t| t.major))
+}
+
+/// Two tags name the same release as far as both say: `12` agrees with `12.6`.
+fn same_release(a: CudaTag, b: CudaTag) -> bool {
+    a.major == b.major
+        && match (a.minor, b.minor) {
+            (Some(x), Some(y)) => x == y,
+            _ => true,
+        }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reqs(lines: &[&str]) -> Vec<String> {
+        lines.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn name_tags_keep_major_only_as_major_only() {
+        let n = decide(from_name_and_version("spconv-cu126", "2.3.8")).unwrap();
+        assert_eq!(n.cuda, Some(CudaTag::release(12, 6)));
+        let n = decide(from_name_and_version("nvidia-cudnn-cu12", "9.1.0.70")).unwrap();
+        assert_eq!(n.cuda, Some(CudaTag::major_only(12)));
+        assert_eq!(n.cuda.unwrap().to_string(), "12");
+        let n = decide(from_name_and_version("cupy-cuda11x", "13.3.0")).unwrap();
+        assert_eq!(n.cuda, Some(CudaTag::major_only(11)));
+        assert_eq!(n.evidence[0].kind, EvidenceKind::DistName);
+        assert!(decide(from_name_and_version("numpy", "2.0.0")).is_none());
+    }
+
+    #[test]
+    fn requires_dist_under_extras_and_cudnn_pins() {
+        // tensorflow[and-cuda]-style metadata.
+        let ev = from_requires(&reqs(&[
+            "numpy>=1.26",
+            "nvidia-cublas-cu12==12.5.3.2; extra == \"and-cuda\"",
+            "nvidia-cudnn-cu12==9.3.0.75; extra == \"and-cuda\"",
+        ]));
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].extra.as_deref(), Some("and-cuda"));
+        let n = decide(ev).unwrap();
+        assert_eq!(n.cuda, Some(CudaTag::major_only(12)));
+        assert_eq!(n.cudnn, Some(9));
+        assert_eq!(n.conflict, None);
+        // Wildcard and parenthesized pins; a floor names no major.
+        let n = decide(from_requires(&reqs(&[
+            "nvidia-cudnn-cu11 (==8.*)",
+            "nvidia-cudnn-cu12>=9.1",
+        ])))
+        .unwrap();
+        assert_eq!(n.cudnn, Some(8));
+        assert_eq!(n.evidence[1].cudnn, None);
+    }
+
+    #[test]
+    fn extras_naming_different_majors_are_alternatives() {
+        // jax: `jax[cuda12]` and `jax[cuda13]` are choices, not a conflict.
+        let n = decide(from_requires(&reqs(&[
+            "jax-cuda12-plugin[with-cuda]<=0.7.2,>=0.7.1; extra == 'cuda12'",
+            "jax-cuda13-plugin[with-cuda]<=0.7.2,>=0.7.1; extra == 'cuda13'",
+        ])))
+        .unwrap();
+        assert_eq!(n.cuda, None);
+        assert_eq!(n.conflict, None);
+        assert_eq!(n.evidence.len(), 2);
+        assert_eq!(n.evidence[1].cuda, Some(CudaTag::major_only(13)));
+    }
+
+    #[test]
+    fn dt_needed_counts_only_sonames_numbered_by_cuda() {
+        let f = "ort/capi/libonnxruntime_providers_cuda.so";
+        let e = from_needed(f, "libcudart.so.11.0").unwrap();
+        // libcudart.so.11.0 is every CUDA 11's soname: major 11 only, not 11.0.
+        assert_eq!(e.cuda, Some(CudaTag::major_only(11)));
+        assert_eq!(from_needed(f, "libcudnn.so.8").unwrap().cudnn, Some(8));
+        assert_eq!(
+            from_needed(f, "libcudnn_ops_infer.so.8").unwrap().cudnn,
+            Some(8)
+        );
+        assert_eq!(
+            from_needed(f, "libnvrtc.so.13").unwrap().cuda,
+            Some(CudaTag::major_only(13))
+        );
+        assert_eq!(
+            from_needed(f, "libcublasLt.so.12").unwrap().cuda,
+            Some(CudaTag::major_only(12))
+        );
+        // CUDA 12's cuFFT is libcufft.so.11: its soname says nothing about the CUDA major.
+        assert_eq!(from_needed(f, "libcufft.so.11"), None);
+        assert_eq!(from_needed(f, "libc.so.6"), None);
+        assert_eq!(from_needed(f, "libcudart.so"), None);
+    }
+
+    #[test]
+    fn disagreement_is_noted_and_earlier_kind_decides() {
+        let mut ev = from_name_and_version("spconv-cu126", "2.3.8");
+        ev.push(from_needed("spconv/core_cc.so", "libcudart.so.11.0").unwrap());
+        ev.push(from_needed("spconv/core_cc.so", "libcublas.so.12").unwrap());
+        let n = decide(ev).unwrap();
+        assert_eq!(n.cuda, Some(CudaTag::release(12, 6)));
+        let c = n.conflict.unwrap();
+        assert!(c.contains("libcudart.so.11.0 says 11"), "{c}");
+        assert!(!c.contains("libcublas"), "{c}");
+    }
+
+    #[test]
+    fn untrusted_metadata_is_bounded() {
+        let long = format!("nvidia-cublas-cu12{}", " ".repeat(MAX_REQUIRE_LEN));
+        assert!(from_requires(&[long]).is_empty());
+        let many: Vec<String> = (0..MAX_REQUIRES * 2)
+            .map(|i| format!("nvidia-pkg{i}-cu12"))
+            .collect();
+        assert_eq!(from_requires(&many).len(), MAX_REQUIRES);
+        assert_eq!(
+            decide(from_requires(&many)).unwrap().evidence.len(),
+            MAX_EVIDENCE
+        );
+        let needed: Vec<CudaEvidence> = (0..100)
+            .map(|i| from_needed(&format!("x/lib{i}.so"), "libcudart.so.12").unwrap())
+            .collect();
+        // One soname needed by many files is one piece of evidence.
+        assert_eq!(decide(needed).unwrap().evidence.len(), 1);
+    }
+}
