@@ -1,8 +1,8 @@
 //! Dockerfile parser, then the build analysis (stages, ARG/ENV scoping, variable expansion,
 //! RUN scripts through the shell reader, heredocs) over the embedded facts.
 #![no_main]
-use gpulint::runconfig::build::{analyze_parsed, BuildOptions};
 use gpulint::matrix::Facts;
+use gpulint::runconfig::build::{analyze_parsed, BuildOptions};
 use gpulint::runconfig::{dockerfile, dump_dockerfile_json};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;

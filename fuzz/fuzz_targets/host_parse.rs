@@ -28,5 +28,11 @@ fuzz_target!(|data: &[u8]| {
     let _ = parse::parse_cuda_version_json(t);
     let _ = parse::parse_cuda_version_txt(t);
     let _ = parse::toolkit_version(t);
-    let _ = parse::xid_lines(t);
+    let _ = parse::xid::xids(t);
+    let _ = parse::topo::parse_topo_matrix(t);
+    for line in t.lines() {
+        if let Some(v) = gpulint::host::shell_env::ld_assignment(line) {
+            let _ = gpulint::host::shell_env::value_dirs(&v, Some("/home/u"), None);
+        }
+    }
 });
