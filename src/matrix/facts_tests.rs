@@ -332,3 +332,22 @@ fn every_eol_row_cites_a_url() {
         assert!(s.starts_with("https://"), "{s}");
     }
 }
+
+/// Issue 27's consistency check: every GPU model has a driver that drives it, from the first
+/// CUDA release whose architecture row targets its compute capability. (For GPUs older than
+/// the tables' first release, CUDA 10.0, that driver is an upper bound of the first one.)
+#[test]
+fn every_gpu_has_a_supporting_driver_from_the_tables() {
+    let f = facts();
+    let missing: Vec<String> = f
+        .matrix()
+        .gpus()
+        .iter()
+        .filter(|g| f.gpu_driver_floor(g.cc.sm()).is_none())
+        .map(|g| format!("{} ({})", g.name, g.cc))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "GPUs with no supporting driver: {missing:?}"
+    );
+}
