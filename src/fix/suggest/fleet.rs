@@ -173,25 +173,12 @@ fn syntax_of_list(list: &str) -> Syntax {
 mod tests {
     use super::*;
     use crate::fix::suggest::driver::{fixes_for_cuda, Need};
-    use crate::gpu_target::TargetGpu;
 
+    /// The torch tests' target, named after its pool.
     fn target(facts: &Facts, name: &str, gpus: &[&str], driver: &str) -> Target {
         Target {
             name: name.into(),
-            driver: Some(driver.parse().unwrap()),
-            driver_cuda: None,
-            gpus: gpus
-                .iter()
-                .map(|g| TargetGpu {
-                    name: g.to_string(),
-                    cc: Some(facts.gpu(g).expect("known GPU").value.cc),
-                    datacenter: None,
-                    uuid: None,
-                    mig_mode: None,
-                    count: None,
-                })
-                .collect(),
-            platform: None,
+            ..crate::fix::suggest::torch::tests::target(facts, gpus, Some(driver))
         }
     }
 

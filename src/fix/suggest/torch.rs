@@ -411,7 +411,7 @@ pub fn fixes_for(builds: &[TorchBuild], n: usize) -> Vec<Fix> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::gpu_target::TargetGpu;
 
@@ -419,7 +419,12 @@ mod tests {
         Facts::embedded().unwrap()
     }
 
-    fn target(facts: &Facts, gpus: &[&str], driver: Option<&str>) -> Target {
+    /// A target named `pool` with these GPUs (known names) and driver.
+    pub(in crate::fix::suggest) fn target(
+        facts: &Facts,
+        gpus: &[&str],
+        driver: Option<&str>,
+    ) -> Target {
         Target {
             name: "pool".into(),
             driver: driver.map(|d| d.parse().unwrap()),
