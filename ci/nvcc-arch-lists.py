@@ -207,7 +207,9 @@ def measure_list(path, tmp, cache):
     return out, ok
 
 
-def main():
+def parse_args():
+    """The measuring scripts' command line: versions, `--from` a wheel list, `--cache` DIR
+    (created)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("versions", nargs="*")
     ap.add_argument("--from", dest="wheel_list")
@@ -215,6 +217,11 @@ def main():
     a = ap.parse_args()
     if a.cache:
         Path(a.cache).mkdir(parents=True, exist_ok=True)
+    return a
+
+
+def main():
+    a = parse_args()
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         for v in a.versions:

@@ -16,7 +16,6 @@ the update releases of one CUDA minor must agree, and it prints one `[[release]]
 citing every wheel (newest first), then an `[[isa]]` row for each ISA whose oldest measured
 release is listed. (NVRTC-only releases: ci/nvrtc-arch-lists.py prints their row.)
 """
-import argparse
 import hashlib
 import importlib.util
 import json
@@ -144,13 +143,7 @@ def measure_list(path, tmp, cache):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("versions", nargs="*")
-    ap.add_argument("--from", dest="wheel_list")
-    ap.add_argument("--cache", help="keep downloaded wheels here (not in the repository)")
-    a = ap.parse_args()
-    if a.cache:
-        Path(a.cache).mkdir(parents=True, exist_ok=True)
+    a = _ARCH.parse_args()
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         for v in a.versions:
