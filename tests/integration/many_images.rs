@@ -101,18 +101,22 @@ fn one_report_with_a_verdict_per_image_and_pool_and_the_worst_exit_code() {
     let d = tmp();
     let plain = plain_image(d.path());
     let fleet = repo().join(FLEET);
-    let r = run_in(
-        &repo(),
-        &[
-            "image",
-            "testdata/images/example.tar",
-            &plain,
-            "--fleet",
-            &path_str(&fleet),
-            "--format",
-            "json",
-        ],
-    );
+    // The same run in each format.
+    let run_as = |format: &str| {
+        run_in(
+            &repo(),
+            &[
+                "image",
+                "testdata/images/example.tar",
+                &plain,
+                "--fleet",
+                &path_str(&fleet),
+                "--format",
+                format,
+            ],
+        )
+    };
+    let r = run_as("json");
     // The example image fails the H100 pool: the run fails, though the other image passes.
     assert_eq!(r.code, 1, "{r:?}");
     let v = json(&r);
@@ -150,16 +154,7 @@ fn one_report_with_a_verdict_per_image_and_pool_and_the_worst_exit_code() {
     );
 
     // Text: each image's findings, then the matrix image × pool.
-    let r = run_in(
-        &repo(),
-        &[
-            "image",
-            "testdata/images/example.tar",
-            &plain,
-            "--fleet",
-            &path_str(&fleet),
-        ],
-    );
+    let r = run_as("text");
     assert_eq!(r.code, 1, "{r:?}");
     let table: Vec<Vec<&str>> = r
         .stdout
@@ -175,18 +170,7 @@ fn one_report_with_a_verdict_per_image_and_pool_and_the_worst_exit_code() {
     );
 
     // SARIF: one run, each result located in its image, valid against the schema.
-    let r = run_in(
-        &repo(),
-        &[
-            "image",
-            "testdata/images/example.tar",
-            &plain,
-            "--fleet",
-            &path_str(&fleet),
-            "--format",
-            "sarif",
-        ],
-    );
+    let r = run_as("sarif");
     assert_eq!(r.code, 1, "{r:?}");
     let sarif = json(&r);
     crate::formats::assert_valid_sarif(&sarif);
