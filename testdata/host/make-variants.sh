@@ -389,6 +389,11 @@ pci_second() { printf '0x10de\n' | mk $1/sys/bus/pci/devices/0000:00:07.0/vendor
 GU=$(variant gpu-unsupported)
 pci_second $GU 0x3182
 { cat $C/.gpulint-host/commands/dmesg.txt; printf "[    5.480] NVRM: The NVIDIA GPU 0000:00:07.0 (PCI ID: 10de:3182)\n[    5.480] NVRM: installed in this system is not supported by the\n[    5.480] NVRM: NVIDIA 580.159.04 driver release.\n[    5.480] NVRM: Please see 'Appendix A - Supported NVIDIA GPU Products'\n[    5.480] NVRM: in this release's README, available on the operating system\n[    5.480] NVRM: specific graphics driver download page at www.nvidia.com.\n[    5.481] nvidia 0000:00:07.0: probe with driver nvidia failed with error -1\n"; } | mk $GU/.gpulint-host/commands/dmesg.txt
+# gpu-newer-than-driver: an RTX 5090 (10de:2b85) on the bus and no kernel-log line about it;
+# layered on old-driver (535.104.05) the tables say the driver predates it, on the capture's
+# own 580.159.04 (its fixed twin) they do not.
+GN=$(variant gpu-newer-than-driver)
+pci_second $GN 0x2b85
 # rm-init-failed: RmInitAdapter failed for the second GPU.
 RI=$(variant rm-init-failed)
 pci_second $RI 0x2335

@@ -26,7 +26,10 @@ pub(crate) static META: RuleMeta = RuleMeta {
         example: "Lspci lists 8 GPUs, nvidia-smi lists 7.",
         fix: "gpulint reads the kernel log and sysfs for the cause and names its fix: a driver \
             release that does not support the GPU (`NVRM: The NVIDIA GPU … is not supported by \
-            the NVIDIA X driver release`: install a branch that lists its PCI ID), \
+            the NVIDIA X driver release`: install a branch that lists its PCI ID; without that \
+            line, the tables: the GPU named by its PCI device ID, and a driver below its model's \
+            first listing in NVIDIA's device-ID table (Blackwell and later) or below the first \
+            driver of the first CUDA release targeting its architecture, the floors GL011 uses), \
             `RmInitAdapter failed` (cold boot, driver/firmware update, power), a BAR the firmware \
             could not assign (`BAR n: failed to assign`, `can't assign`, `can't allocate`, `no \
             compatible bridge window`, `no space for`: enable Above 4G \
@@ -184,7 +187,21 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         } else {
             missing.iter().map(|s| s.to_string()).collect()
         };
-        let causes = causes(r, &missing_buses);
+        let mut causes = causes(r, &missing_buses);
+        // Without a kernel-log line naming a bus, the tables can still say that the driver
+        // is older than the GPU there.
+        if let Some(driver) = &cx.profile.driver {
+            for dev in crate::host::pci::nvidia_pci_gpus(r) {
+                let named = |c: &Cause| c.what.contains(&dev.bus);
+                if missing_buses.iter().any(|b| norm(b) == norm(&dev.bus))
+                    && !causes.iter().any(named)
+                {
+                    causes.extend(super::gl201_driver_predates_gpu::cause(
+                        cx.facts, driver, &dev,
+                    ));
+                }
+            }
+        }
         let summary = format!(
             "{} NVIDIA GPU(s) on the PCI bus, the driver sees {seen}{which}",
             pci.len()

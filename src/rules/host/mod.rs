@@ -5,6 +5,7 @@
 //! each with the evidence lines it saw and the fix. What several checks read alike (loaded
 //! modules, nvidia-smi's report, the loader setting) is read in [`crate::host::query`].
 
+mod gl201_driver_predates_gpu;
 pub mod gl201_gpu_not_visible;
 pub mod gl202_nouveau_loaded;
 pub mod gl203_nvidia_module_not_loaded;

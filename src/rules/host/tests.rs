@@ -1343,6 +1343,55 @@ fn gl201_names_the_cause_and_its_fix() {
     }
 }
 
+/// No kernel-log line, but the tables: an RTX 5090 (first listed in 570.86.16 by NVIDIA's PCI
+/// device-ID table) on a 535.104.05 driver is a GPU the driver is older than; on 580.159.04 the
+/// same unseen GPU gets no such cause, and an H200 (sm_90, CUDA 11.8's floor) none on 535.
+#[test]
+fn gl201_driver_older_than_the_gpu_from_the_tables() {
+    let r = runv(&["variants/old-driver", "variants/gpu-newer-than-driver"]);
+    let x = expect(&r, "GL201", Problem);
+    assert_eq!(x.finding.severity, Severity::Error);
+    let m = &x.finding.message;
+    assert!(
+        m.contains("driver 535.104.05 is older than GPU 0000:00:07.0")
+            && m.contains("GeForce RTX 5090")
+            && m.contains("570.86.16"),
+        "{m}"
+    );
+    let help = x.finding.help.as_deref().unwrap_or_default();
+    assert!(help.contains("Install driver 570.86.16 or newer"), "{help}");
+    // The fixed twin: the capture's own driver is newer than the 5090's floor.
+    let r = runv(&["variants/gpu-newer-than-driver"]);
+    let x = expect(&r, "GL201", Problem);
+    assert!(
+        !x.finding.message.contains("is older than"),
+        "{}",
+        x.finding.message
+    );
+    // A GPU the old driver does support is not blamed on the driver.
+    let r = runv(&["variants/old-driver", "variants/rm-init-failed"]);
+    let x = expect(&r, "GL201", Problem);
+    assert!(
+        !x.finding.message.contains("is older than"),
+        "{}",
+        x.finding.message
+    );
+    let dir = super::testutil::tree(&[
+        "h200",
+        "variants/complete",
+        "variants/old-driver",
+        "variants/rm-init-failed",
+    ]);
+    std::fs::remove_file(dir.path().join(".gpulint-host/commands/dmesg.txt")).unwrap();
+    let r = super::testutil::run_dir(dir.path(), &opts());
+    let x = expect(&r, "GL201", Problem);
+    assert!(
+        !x.finding.message.contains("is older than"),
+        "{}",
+        x.finding.message
+    );
+}
+
 /// CUDA_VISIBLE_DEVICES naming a GPU that does not exist, set empty, or indices on a mixed host;
 /// CUDA_DEVICE_ORDER=PCI_BUS_ID or UUIDs settle the order.
 #[test]

@@ -61,7 +61,12 @@ pub(crate) fn tree(layers: &[&str]) -> tempfile::TempDir {
 /// Run all checks on a layered tree with the given options.
 pub(crate) fn run(layers: &[&str], opts: &CheckOptions) -> Vec<CheckResult> {
     let dir = tree(layers);
-    let reader = CapturedReader::new(dir.path()).unwrap();
+    run_dir(dir.path(), opts)
+}
+
+/// Run all checks on a tree already built (and changed) by the test.
+pub(crate) fn run_dir(dir: &Path, opts: &CheckOptions) -> Vec<CheckResult> {
+    let reader = CapturedReader::new(dir).unwrap();
     let profile = detect_host_with(&reader, opts.facts).unwrap();
     super::run_checks_with(&reader, &profile, opts)
 }
