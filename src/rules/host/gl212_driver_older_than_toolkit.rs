@@ -5,6 +5,7 @@ use crate::finding::Severity;
 use crate::host::evidence::Evidence;
 use crate::host::reader::HostCommand;
 use crate::host::toolkits::{nvcc_release, toolkits};
+use crate::matrix::{inferred_note, Basis};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::version::CudaVersion;
 
@@ -88,7 +89,14 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
         let need = cx
             .facts
             .cuda_min_driver(mm)
-            .map(|d| format!(" (CUDA {mm} needs driver >= {})", d.value))
+            .map(|d| {
+                let inferred = if d.basis == Basis::Inferred {
+                    inferred_note("GL212", &format!("CUDA {mm} -> driver {}", d.value))
+                } else {
+                    String::new()
+                };
+                format!(" (CUDA {mm} needs driver >= {}{inferred})", d.value)
+            })
             .unwrap_or_default();
         if cv.major > sup.major {
             out.push(

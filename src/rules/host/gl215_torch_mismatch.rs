@@ -6,6 +6,7 @@ use crate::finding::Severity;
 use crate::host::evidence::Evidence;
 use crate::host::python::find_torch;
 use crate::host::BinaryArchs;
+use crate::matrix::{inferred_note, Basis};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::rules::image::context::{list, ptx_isa_of, runnable_targets};
 use crate::version::CudaVersion;
@@ -90,8 +91,19 @@ pub(crate) fn check(cx: &HostContext<'_>, out: &mut Vec<CheckResult>) {
                         .facts
                         .cuda_min_driver(CudaVersion::new(tc.major, tc.minor))
                         .map(|d| {
+                            let inferred = if d.basis == Basis::Inferred {
+                                inferred_note(
+                                    "GL215",
+                                    &format!(
+                                        "CUDA {}.{} -> driver {}",
+                                        tc.major, tc.minor, d.value
+                                    ),
+                                )
+                            } else {
+                                String::new()
+                            };
                             format!(
-                                "; CUDA {}.{} needs driver >= {}",
+                                "; CUDA {}.{} needs driver >= {}{inferred}",
                                 tc.major, tc.minor, d.value
                             )
                         })

@@ -614,6 +614,38 @@ fn gl212_and_gl215_driver_older_than_toolkit_and_torch() {
     assert!(t.explained_by.is_none());
 }
 
+/// The driver a CUDA release needs, named in GL212's message, says so when its row is
+/// inferred (13.5 -> R620) and not when a document states it (13.0).
+#[test]
+fn gl212_marks_a_driver_floor_from_an_inferred_row() {
+    let r = runv(&["variants/old-driver"]);
+    let x = expect(&r, "GL212", Problem);
+    assert!(
+        !x.finding.message.contains("inferred"),
+        "{}",
+        x.finding.message
+    );
+    let dir = super::testutil::tree(&["h200", "variants/complete", "variants/old-driver"]);
+    let tk = dir.path().join("usr/local/cuda-13.5");
+    std::fs::create_dir_all(&tk).unwrap();
+    std::fs::write(
+        tk.join("version.json"),
+        r#"{"cuda": {"version": "13.5.0"}}"#,
+    )
+    .unwrap();
+    let r = super::testutil::run_dir(dir.path(), &opts());
+    let m = &super::testutil::of(&r, "GL212")
+        .into_iter()
+        .map(|x| x.finding.message.clone())
+        .find(|m| m.contains("toolkit 13.5"))
+        .expect("a GL212 finding for the 13.5 toolkit");
+    assert!(m.contains("CUDA 13.5 needs driver >= 620"), "{m}");
+    assert!(
+        m.contains("rests on an inferred row") && m.contains("gpulint explain GL212"),
+        "{m}"
+    );
+}
+
 /// Without nvidia-smi and /proc/driver/nvidia/version, the installed libnvidia-ml.so.<ver>
 /// still names the driver: GL212 and GL215 judge with it instead of "could not check".
 #[test]

@@ -181,7 +181,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         // requirement that fails at that lower bound may still hold, so it is unknown.
         (Some(false), failed) if bound.is_some_and(|d| d.open) => out.push(
             META.finding(format!(
-                "NVIDIA_REQUIRE_CUDA=\"{expr}\": whether the target satisfies it is unknown: driver {} is newer than every known driver branch and supports CUDA {} (unsatisfied at that lower bound: {})",
+                "NVIDIA_REQUIRE_CUDA=\"{expr}\": whether the target satisfies it is unknown: driver {} is of a branch newer than every branch a document ties to a CUDA release, so it supports CUDA {} (unsatisfied at that lower bound: {})",
                 target.driver.as_ref().map(|d| d.to_string()).unwrap_or_default(),
                 bound.map(|d| d.to_string()).unwrap_or_default(),
                 failed.first().cloned().unwrap_or_default()
