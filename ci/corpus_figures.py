@@ -83,7 +83,8 @@ def main():
         return 1
     got["buildkit_files"], got["buildkit_same"] = int(bk.group(1)), int(bk.group(2))
     print(f"corpus-figures: {kind} measured: recall {got['recalled']}/{got['labels']}, "
-          f"{got['unexplained']} of {got['findings']} findings near no label, "
+          f"{got['unexplained']} of {got['findings']} findings near no label "
+          f"({got.get('serious_unexplained')} of {got.get('serious')} warnings and errors), "
           f"BuildKit {got['buildkit_same']}/{got['buildkit_files']}")
     bad = 0
     for doc, want in stated(kind).items():

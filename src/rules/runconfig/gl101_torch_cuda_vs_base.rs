@@ -321,17 +321,42 @@ fn tensorflow_vs_image(bf: &crate::runconfig::build::BuildFacts, cx: &SpecContex
                 continue;
             };
             let tcv = tc.value;
-            let (mismatch, soname) = if tcv.major < 11 {
-                (
-                    (tcv.major, tcv.minor) != (bc.major, bc.minor),
-                    format!("libcudart.so.{}", tcv.major_minor()),
-                )
-            } else {
-                (tcv.major != bc.major, format!("libcublas.so.{}", tcv.major))
+            // The sonames a build for `v` loads exist in an image of CUDA `bc`.
+            let loads = |v: CudaVersion| {
+                if v.major < 11 {
+                    (v.major, v.minor) == (bc.major, bc.minor)
+                } else {
+                    v.major == bc.major
+                }
             };
-            if !mismatch {
+            if loads(tcv) {
                 continue;
             }
+            let soname = if tcv.major < 11 {
+                format!("libcudart.so.{}", tcv.major_minor())
+            } else {
+                format!("libcublas.so.{}", tcv.major)
+            };
+            // Releases (before 2.14) whose GPU build loads in this image, by the table.
+            let fitting: Vec<String> = (1..=2u32)
+                .flat_map(|a| (0..=13u32).map(move |b| (a, b)))
+                .filter(|(a, b)| (*a, *b) < (2, 14))
+                .filter(|(a, b)| {
+                    cx.facts
+                        .tensorflow_cuda(*a, *b)
+                        .is_some_and(|c| loads(c.value))
+                })
+                .map(|(a, b)| format!("{a}.{b}"))
+                .collect();
+            let instead = match (fitting.first(), fitting.last()) {
+                (Some(f), Some(l)) if f == l => format!("install TensorFlow {f}"),
+                (Some(f), Some(l)) => format!("install a TensorFlow release from {f} to {l}"),
+                _ => format!(
+                    "no TensorFlow release before 2.14 is built for CUDA {}: base the image on CUDA {} instead",
+                    bc.major_minor(),
+                    tcv.major_minor()
+                ),
+            };
             out.push(
                 META.finding(format!(
                     "`{}` is built for CUDA {} (TensorFlow's tested build configurations), but the image has CUDA {bc} ({whose}): TensorFlow {}.{} loads the CUDA libraries by soname ({soname}), which this image does not have, so it finds no GPU and runs on the CPU",
@@ -341,12 +366,16 @@ fn tensorflow_vs_image(bf: &crate::runconfig::build::BuildFacts, cx: &SpecContex
                     t.minor
                 ))
                 .with_location(loc(&bf.file, t.pos))
-                .with_help(format!(
-                    "install the TensorFlow release built for CUDA {}, or base the image on CUDA {}; source: {}",
-                    bc.major_minor(),
-                    tcv.major_minor(),
-                    tc.source
-                )),
+                .with_help(if fitting.is_empty() {
+                    format!("{instead}; source: {}", tc.source)
+                } else {
+                    format!(
+                        "{instead} (built for this image's CUDA {}), or base the image on CUDA {}; source: {}",
+                        bc.major_minor(),
+                        tcv.major_minor(),
+                        tc.source
+                    )
+                }),
             );
         }
     }
@@ -501,10 +530,10 @@ mod tests {
             "{}",
             f[0].message
         );
-        assert!(
-            f[0].help.as_deref().unwrap().contains("tensorflow.org"),
-            "{f:?}"
-        );
+        let help = f[0].help.as_deref().unwrap();
+        assert!(help.contains("tensorflow.org"), "{help}");
+        // The table's releases built for CUDA 10.1.
+        assert!(help.contains("from 2.1 to 2.3"), "{help}");
         assert!(gl101(&cuda("10.0"), "tensorflow-gpu==1.14.0").is_empty());
         // CUDA 11: one soname per major, so 11.2's TensorFlow runs on an 11.8 image.
         assert!(gl101(
