@@ -310,9 +310,18 @@ impl<'a> YamlText<'a> {
     /// The first line of the sequence item in `b` whose `name:` is exactly `value` (`- name:
     /// x`, or `- image: …` with `name: x` among the item's keys), skipping items that start at
     /// a line in `taken`: a second container of the same name is the next such item, and
-    /// neither `metadata.name` nor a longer name (`trainer-node` for `trainer`) matches.
+    /// neither `metadata.name` nor a longer name (`trainer-node` for `trainer`) matches. An
+    /// item with an `image:` key (a container) wins over one without (a task or job of the
+    /// same name around it).
     pub fn item_named(&self, b: Block, value: &str, taken: &[u32]) -> Option<Pos> {
         let spaces = |l: &str| l.len() - l.trim_start_matches(' ').len();
+        // The column of an item line's first key (`- name:` → the `n`).
+        let key_col = |l: &str| {
+            let after = &l.trim_start()[1..];
+            spaces(l) + 1 + after.len() - after.trim_start().len()
+        };
+        // (has an image key, start line)
+        let mut found: Vec<(bool, u32)> = Vec::new();
         for n in b.start..=b.end {
             let l = self.line(n);
             let t = l.trim_start();
@@ -329,8 +338,8 @@ impl<'a> YamlText<'a> {
             }
             // A key of an item that starts on an earlier line: the first line above indented
             // less (siblings and their children are not) must be that item's `- `, with its
-            // key at this key's column.
-            let col = spaces(l);
+            // first key at this key's column.
+            let col = if item { key_col(l) } else { spaces(l) };
             let start = if item {
                 Some(n)
             } else {
@@ -339,24 +348,30 @@ impl<'a> YamlText<'a> {
                     .map(|m| (m, self.line(m)))
                     .filter(|(_, pl)| !pl.trim().is_empty() && !pl.trim_start().starts_with('#'))
                     .find(|(_, pl)| spaces(pl) < col)
-                    .filter(|(_, pl)| {
-                        let after = &pl.trim_start()[1..];
-                        pl.trim_start().starts_with("- ")
-                            && spaces(pl) + 1 + after.len() - after.trim_start().len() == col
-                    })
+                    .filter(|(_, pl)| pl.trim_start().starts_with("- ") && key_col(pl) == col)
                     .map(|(m, _)| m)
             };
-            match start {
-                Some(m) if !taken.contains(&m) => {
-                    return Some(Pos {
-                        line: m,
-                        col: spaces(self.line(m)) as u32 + 1,
-                    })
-                }
-                _ => {}
-            }
+            let Some(m) = start.filter(|m| !taken.contains(m)) else {
+                continue;
+            };
+            let item = self.block_of(m, b);
+            let image = (m..=item.end).any(|k| {
+                let kl = self.line(k);
+                let kt = kl.trim_start();
+                let kt = if k == m { &kt[1..] } else { kt };
+                kt.trim_start().starts_with("image:")
+                    && (if k == m { key_col(kl) } else { spaces(kl) }) == col
+            });
+            found.push((image, m));
         }
-        None
+        found
+            .iter()
+            .find(|(image, _)| *image)
+            .or(found.first())
+            .map(|(_, m)| Pos {
+                line: *m,
+                col: spaces(self.line(*m)) as u32 + 1,
+            })
     }
 
     /// First line in `b` containing `needle` outside a comment.
@@ -410,6 +425,10 @@ mod tests {
         assert_eq!(y.item_named(y.all(), "bench", &[7, 13]), None);
         assert_eq!(y.item_named(y.all(), "bench-node", &[]).unwrap().line, 5);
         assert_eq!(y.item_named(y.all(), "work", &[]), None);
+        // A task named like its container: the container (the item with an image) is meant.
+        let t = "tasks:\n  - replicas: 2\n    name: worker\n    template:\n      spec:\n        containers:\n          - name: worker\n            image: a:1\n";
+        let y = YamlText::new(t, 1);
+        assert_eq!(y.item_named(y.all(), "worker", &[]).unwrap().line, 7);
     }
 
     /// The depth of a parsed value: what serde_yaml's recursion limit counts.
