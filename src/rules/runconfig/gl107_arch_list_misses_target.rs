@@ -510,8 +510,9 @@ fn once_per_list(judged: Vec<(String, Finding)>) -> Vec<Finding> {
         .map(|(_, mut f, more)| {
             if !more.is_empty() {
                 let lines: Vec<String> = more.iter().map(u32::to_string).collect();
+                let word = if lines.len() == 1 { "line" } else { "lines" };
                 f.message.push_str(&format!(
-                    " (the same list also on lines {})",
+                    " (the same list also on {word} {})",
                     lines.join(", ")
                 ));
             }
