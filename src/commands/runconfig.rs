@@ -137,7 +137,15 @@ pub(crate) fn build_findings(
             ),
         ];
     }
-    let mut out: Vec<Finding> = bf.errors.iter().map(|e| error_finding(file, e)).collect();
+    let mut out: Vec<Finding> = bf
+        .errors
+        .iter()
+        .map(|e| {
+            crate::rules::runconfig::gl100_invalid_spec_file::fragment_finding(error_finding(
+                file, e,
+            ))
+        })
+        .collect();
     out.extend(run_checks(Subject::Dockerfile(bf), ctx));
     out
 }

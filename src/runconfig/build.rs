@@ -157,6 +157,10 @@ impl Stage {
     }
 }
 
+/// What the Dockerfile reader says of a file with no FROM at all (GL100 reports that fragment
+/// at info, knowing the error by these words).
+pub const FRAGMENT: &str = "and the file has no FROM: a fragment of a Dockerfile";
+
 #[derive(Debug, Clone)]
 pub struct SpecError {
     pub pos: Pos,

@@ -231,9 +231,15 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
         let image = c.get("image").and_then(s);
         // The container's block: from its `- name:` / `image:` line.
         // `- name: x` first: a bare `name: x` may be the workload's metadata.name.
+        // Containers already placed are skipped: two of one name (an MPIJob's launcher and
+        // worker) are two items, in document order.
+        let taken: Vec<u32> = out
+            .iter()
+            .filter(|r| r.file == file)
+            .map(|r| r.pos.line)
+            .collect();
         let cpos = y
-            .text(all, &format!("- name: {cname}"))
-            .or_else(|| y.text(all, &format!("name: {cname}")))
+            .item_named(all, &cname, &taken)
             .filter(|_| !cname.is_empty())
             .or_else(|| image.as_ref().and_then(|i| y.text(all, i)))
             .unwrap_or(Pos {

@@ -19,6 +19,7 @@ pub mod pkg;
 pub mod runspec;
 pub mod shell;
 pub mod template;
+pub mod tensorflow;
 pub mod torch;
 pub mod yamlloc;
 

@@ -307,6 +307,73 @@ impl<'a> YamlText<'a> {
         out
     }
 
+    /// The first line of the sequence item in `b` whose `name:` is exactly `value` (`- name:
+    /// x`, or `- image: …` with `name: x` among the item's keys), skipping items that start at
+    /// a line in `taken`: a second container of the same name is the next such item, and
+    /// neither `metadata.name` nor a longer name (`trainer-node` for `trainer`) matches. An
+    /// item with an `image:` key (a container) wins over one without (a task or job of the
+    /// same name around it).
+    pub fn item_named(&self, b: Block, value: &str, taken: &[u32]) -> Option<Pos> {
+        let spaces = |l: &str| l.len() - l.trim_start_matches(' ').len();
+        // The column of an item line's first key (`- name:` → the `n`).
+        let key_col = |l: &str| {
+            let after = &l.trim_start()[1..];
+            spaces(l) + 1 + after.len() - after.trim_start().len()
+        };
+        // (has an image key, start line)
+        let mut found: Vec<(bool, u32)> = Vec::new();
+        for n in b.start..=b.end {
+            let l = self.line(n);
+            let t = l.trim_start();
+            let (item, rest) = match t.strip_prefix("- ") {
+                Some(r) => (true, r.trim_start()),
+                None => (false, t),
+            };
+            let Some(v) = rest.strip_prefix("name:") else {
+                continue;
+            };
+            let v = v.split(" #").next().unwrap_or("").trim();
+            if v.trim_matches(['"', '\'']) != value {
+                continue;
+            }
+            // A key of an item that starts on an earlier line: the first line above indented
+            // less (siblings and their children are not) must be that item's `- `, with its
+            // first key at this key's column.
+            let col = if item { key_col(l) } else { spaces(l) };
+            let start = if item {
+                Some(n)
+            } else {
+                (b.start..n)
+                    .rev()
+                    .map(|m| (m, self.line(m)))
+                    .filter(|(_, pl)| !pl.trim().is_empty() && !pl.trim_start().starts_with('#'))
+                    .find(|(_, pl)| spaces(pl) < col)
+                    .filter(|(_, pl)| pl.trim_start().starts_with("- ") && key_col(pl) == col)
+                    .map(|(m, _)| m)
+            };
+            let Some(m) = start.filter(|m| !taken.contains(m)) else {
+                continue;
+            };
+            let item = self.block_of(m, b);
+            let image = (m..=item.end).any(|k| {
+                let kl = self.line(k);
+                let kt = kl.trim_start();
+                let kt = if k == m { &kt[1..] } else { kt };
+                kt.trim_start().starts_with("image:")
+                    && (if k == m { key_col(kl) } else { spaces(kl) }) == col
+            });
+            found.push((image, m));
+        }
+        found
+            .iter()
+            .find(|(image, _)| *image)
+            .or(found.first())
+            .map(|(_, m)| Pos {
+                line: *m,
+                col: spaces(self.line(*m)) as u32 + 1,
+            })
+    }
+
     /// First line in `b` containing `needle` outside a comment.
     pub fn text(&self, b: Block, needle: &str) -> Option<Pos> {
         if needle.is_empty() {
@@ -345,6 +412,24 @@ impl<'a> YamlText<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Containers are found by their exact name, as items: not at `metadata.name`, not at a
+    /// longer name starting with theirs, and a second container of one name at its own item.
+    #[test]
+    fn items_by_exact_name() {
+        let t = "metadata:\n  name: bench\nspec:\n  jobs:\n  - name: bench-node\n    containers:\n    - image: a:1\n      command:\n      - run\n      name: bench\n  - name: worker\n    containers:\n    - name: \"bench\" # the same\n      image: a:1\n";
+        let y = YamlText::new(t, 1);
+        let first = y.item_named(y.all(), "bench", &[]).unwrap();
+        assert_eq!((first.line, first.col), (7, 5));
+        assert_eq!(y.item_named(y.all(), "bench", &[7]).unwrap().line, 13);
+        assert_eq!(y.item_named(y.all(), "bench", &[7, 13]), None);
+        assert_eq!(y.item_named(y.all(), "bench-node", &[]).unwrap().line, 5);
+        assert_eq!(y.item_named(y.all(), "work", &[]), None);
+        // A task named like its container: the container (the item with an image) is meant.
+        let t = "tasks:\n  - replicas: 2\n    name: worker\n    template:\n      spec:\n        containers:\n          - name: worker\n            image: a:1\n";
+        let y = YamlText::new(t, 1);
+        assert_eq!(y.item_named(y.all(), "worker", &[]).unwrap().line, 7);
+    }
 
     /// The depth of a parsed value: what serde_yaml's recursion limit counts.
     fn depth(v: &serde_yaml::Value) -> usize {

@@ -17,7 +17,8 @@ pub static META: RuleMeta = RuleMeta {
             unterminated heredoc, an unknown instruction, an instruction before the first FROM, \
             an invalid parser directive, broken YAML. A template (Helm/Go `{{ .Values.x }}`, \
             Jinja `{{ NAME }}`) is reported once at info instead, with how to render it: its \
-            syntax and values are the renderer's input, not what is deployed.",
+            syntax and values are the renderer's input, not what is deployed. So is a Dockerfile \
+            with no FROM at all: a fragment that a build script concatenates with others.",
         why: "The build or deployment fails before any GPU question arises, and gpulint cannot \
             check what it cannot read (the rest of the file is still checked where possible).",
         example: "`RUN <<EOF` without a closing `EOF` line.",
@@ -42,6 +43,20 @@ pub(crate) fn template_finding(file: &str, at: Pos, render: &str) -> Finding {
     .with_severity(Severity::Info)
     .with_location(loc(file, at))
     .with_help(format!("render it and lint the output: {render}"))
+}
+
+/// A Dockerfile with instructions but no FROM anywhere is a fragment of one that a build
+/// script assembles by concatenation (nobody builds a file without any FROM), so it is said
+/// once at info with how to check it, as a template is; a missing FROM before other stages
+/// stays an error.
+pub(crate) fn fragment_finding(f: Finding) -> Finding {
+    if !f.message.contains(crate::runconfig::build::FRAGMENT) {
+        return f;
+    }
+    f.with_severity(Severity::Info).with_help(
+        "concatenate it with the fragments it is assembled from (the one with the FROM first) \
+         and lint the result; if it is meant to be built on its own, it needs a FROM",
+    )
 }
 
 /// Compose files among `files` that are templates: each gets one [`template_finding`] in
@@ -74,6 +89,34 @@ pub(crate) fn compose_templates(
 mod tests {
     use crate::commands::runconfig::{analyze_dockerfile, CommandContext};
     use crate::runconfig::build::BuildOptions;
+
+    /// A file with no FROM anywhere is a fragment: one info saying how to check it; a RUN
+    /// before the first FROM of a file that has one is still an error.
+    #[test]
+    fn a_fragment_is_said_at_info_a_missing_first_from_is_an_error() {
+        let ctx = CommandContext::new(
+            vec![],
+            Default::default(),
+            crate::matrix::Matrix::embedded().unwrap(),
+        )
+        .unwrap();
+        let gl100 = |text: &str| -> Vec<crate::finding::Finding> {
+            analyze_dockerfile("Dockerfile", text, &BuildOptions::default(), &ctx)
+                .into_iter()
+                .filter(|f| f.rule == "GL100")
+                .collect()
+        };
+        let f = gl100("LABEL a=b\nRUN pip install x\nUSER 1000\n");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::finding::Severity::Info);
+        assert!(
+            f[0].help.as_deref().unwrap_or("").contains("concatenate"),
+            "{f:?}"
+        );
+        let f = gl100("RUN pip install x\nFROM ubuntu:22.04\n");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::finding::Severity::Error);
+    }
 
     #[test]
     fn located_parse_errors() {

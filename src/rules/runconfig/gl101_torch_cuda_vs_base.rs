@@ -17,13 +17,20 @@ pub static META: RuleMeta = RuleMeta {
     doc: RuleDoc {
         what: "The Dockerfile installs a PyTorch built for one CUDA release (`+cu121`, a whl/cu121 \
             index, conda pytorch-cuda=12.1) on a base image that ships another \
-            (nvidia/cuda:11.8.0-…, pytorch/pytorch:…-cuda11.8-…, NGC PyTorch YY.MM).",
+            (nvidia/cuda:11.8.0-…, pytorch/pytorch:…-cuda11.8-…, NGC PyTorch YY.MM). Also \
+            TensorFlow pinned in a RUN (`tensorflow-gpu==1.14.0`, `tensorflow==2.8.0`) whose GPU \
+            build is for another CUDA than the image's (TensorFlow's tested build \
+            configurations; before 2.14 only), and a CPU-only TensorFlow package \
+            (`tensorflow-cpu`, `tensorflow` before 2.1) on a CUDA image.",
         why: "The base image advertises its own CUDA in NVIDIA_REQUIRE_CUDA (cuda>=11.8), so the \
             container toolkit starts it on drivers that support 11.8 but not the CUDA 12 that \
             torch needs (`CUDA driver version is insufficient`): an error. The other way round             (torch's CUDA 11.8 on a CUDA 12.4 base) runs, since a driver for 12.4 also runs             11.8: reported as info (warning in devel images). In devel images, CUDA extensions \
             compiled with the image's nvcc against a torch of another CUDA major fail torch's \
             version check; within one major they only warn, and the mix of two CUDA runtimes in \
-            one image is a source of symbol and performance surprises.",
+            one image is a source of symbol and performance surprises. TensorFlow before 2.14 \
+            loads the system's CUDA libraries by soname (`libcudart.so.10.0` before CUDA 11, \
+            `libcublas.so.11` from it): on another CUDA it logs that it cannot load them and runs \
+            on the CPU.",
         example: "`FROM nvidia/cuda:11.8.0-devel-ubuntu22.04` + `pip install torch==2.3.0+cu121`.",
         fix: "Install the torch build for the image's CUDA (`--index-url \
             https://download.pytorch.org/whl/cu118`), or move the base image to the CUDA torch \
@@ -32,6 +39,7 @@ pub static META: RuleMeta = RuleMeta {
             "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#pytorch-cuda-support-matrix",
             "https://pytorch.org/get-started/previous-versions/",
             "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html",
+            "https://www.tensorflow.org/install/source#gpu",
         ],
     },
 };
@@ -263,6 +271,115 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     }
     out.extend(require_vs_image(bf, cx));
     out.extend(cpu_torch_on_a_cuda_base(bf, cx));
+    out.extend(tensorflow_vs_image(bf, cx));
+}
+
+/// TensorFlow pinned in a RUN (`tensorflow-gpu==1.12.0`) against the image's CUDA (the base
+/// image's, else what a RUN of the stage installs). Before 2.14 TensorFlow's GPU build loads
+/// the system CUDA libraries by soname, `libcudart.so.10.0` before CUDA 11 and
+/// `libcublas.so.11` from it: on another CUDA (another minor before 11, another major from
+/// it) it finds no GPU and runs on the CPU. From 2.14 `tensorflow[and-cuda]` may bring CUDA
+/// wheels of its own, so nothing is said. A CPU-only package on a CUDA image is said too.
+fn tensorflow_vs_image(bf: &crate::runconfig::build::BuildFacts, cx: &SpecContext) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for st in bf.built_stages() {
+        let installed = || {
+            st.installed_cuda()
+                .into_iter()
+                .max_by_key(|(v, _, _)| (v.major, v.minor))
+                .map(|(v, what, _)| (v, format!("`{what}`")))
+        };
+        let image = st
+            .info
+            .cuda
+            .map(|c| (c, format!("the base image {}", st.image)))
+            .or_else(installed);
+        let Some((bc, whose)) = image.filter(|_| !st.image_unresolved) else {
+            continue;
+        };
+        for t in crate::runconfig::tensorflow::stage_tensorflow(st) {
+            let tf = cx.facts.tensorflow_cuda(t.major, t.minor);
+            if t.cpu_only {
+                out.push(
+                    META.finding(format!(
+                        "`{}` is TensorFlow's CPU-only package, installed on an image with CUDA {bc} ({whose}): TensorFlow never uses the GPU in this image",
+                        t.text
+                    ))
+                    .with_severity(Severity::Warning)
+                    .with_location(loc(&bf.file, t.pos))
+                    .with_help(match &tf {
+                        Some(c) if t.major == 1 || (t.major, t.minor) == (2, 0) => format!(
+                            "install tensorflow-gpu=={}.{}.* (built for CUDA {}), or base a CPU image on an image without CUDA; source: {}",
+                            t.major, t.minor, c.value, c.source
+                        ),
+                        _ => "install the `tensorflow` package (GPU support included from 2.1), or base a CPU image on an image without CUDA".to_string(),
+                    }),
+                );
+                continue;
+            }
+            let Some(tc) = tf.filter(|_| (t.major, t.minor) < (2, 14)) else {
+                continue;
+            };
+            let tcv = tc.value;
+            // The sonames a build for `v` loads exist in an image of CUDA `bc`.
+            let loads = |v: CudaVersion| {
+                if v.major < 11 {
+                    (v.major, v.minor) == (bc.major, bc.minor)
+                } else {
+                    v.major == bc.major
+                }
+            };
+            if loads(tcv) {
+                continue;
+            }
+            let soname = if tcv.major < 11 {
+                format!("libcudart.so.{}", tcv.major_minor())
+            } else {
+                format!("libcublas.so.{}", tcv.major)
+            };
+            // Releases (before 2.14) whose GPU build loads in this image, by the table.
+            let fitting: Vec<String> = (1..=2u32)
+                .flat_map(|a| (0..=13u32).map(move |b| (a, b)))
+                .filter(|(a, b)| (*a, *b) < (2, 14))
+                .filter(|(a, b)| {
+                    cx.facts
+                        .tensorflow_cuda(*a, *b)
+                        .is_some_and(|c| loads(c.value))
+                })
+                .map(|(a, b)| format!("{a}.{b}"))
+                .collect();
+            let instead = match (fitting.first(), fitting.last()) {
+                (Some(f), Some(l)) if f == l => format!("install TensorFlow {f}"),
+                (Some(f), Some(l)) => format!("install a TensorFlow release from {f} to {l}"),
+                _ => format!(
+                    "no TensorFlow release before 2.14 is built for CUDA {}: base the image on CUDA {} instead",
+                    bc.major_minor(),
+                    tcv.major_minor()
+                ),
+            };
+            out.push(
+                META.finding(format!(
+                    "`{}` is built for CUDA {} (TensorFlow's tested build configurations), but the image has CUDA {bc} ({whose}): TensorFlow {}.{} loads the CUDA libraries by soname ({soname}), which this image does not have, so it finds no GPU and runs on the CPU",
+                    t.text,
+                    tcv.major_minor(),
+                    t.major,
+                    t.minor
+                ))
+                .with_location(loc(&bf.file, t.pos))
+                .with_help(if fitting.is_empty() {
+                    format!("{instead}; source: {}", tc.source)
+                } else {
+                    format!(
+                        "{instead} (built for this image's CUDA {}), or base the image on CUDA {}; source: {}",
+                        bc.major_minor(),
+                        tcv.major_minor(),
+                        tc.source
+                    )
+                }),
+            );
+        }
+    }
+    out
 }
 
 /// The CPU build of torch (`+cpu`, the whl/cpu index, uv's cpu backend, conda `cpuonly`) in an
@@ -385,6 +502,83 @@ fn require_vs_image(bf: &crate::runconfig::build::BuildFacts, cx: &SpecContext) 
 #[cfg(test)]
 mod tests {
     use crate::runconfig::testutil::{dockerfile, target};
+
+    /// TensorFlow pinned in a RUN against the base's CUDA: before CUDA 11 the minor must
+    /// match (libcudart.so.10.0), from 11 the major; CPU-only packages on a CUDA image are
+    /// said; releases the table has no row for, and 2.14+, are not judged.
+    #[test]
+    fn tensorflow_pinned_in_a_run_against_the_image_cuda() {
+        let gl101 = |from: &str, run: &str| {
+            dockerfile(
+                &format!("FROM {from}\nRUN pip install {run}\n"),
+                "GL101",
+                vec![],
+            )
+        };
+        let cuda = |v: &str| format!("nvidia/cuda:{v}-cudnn7-runtime-ubuntu18.04");
+        let f = gl101(&cuda("10.1"), "tensorflow-gpu==1.14.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::finding::Severity::Error);
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(2));
+        assert!(
+            f[0].message.contains("built for CUDA 10.0"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[0].message.contains("libcudart.so.10.0"),
+            "{}",
+            f[0].message
+        );
+        let help = f[0].help.as_deref().unwrap();
+        assert!(help.contains("tensorflow.org"), "{help}");
+        // The table's releases built for CUDA 10.1.
+        assert!(help.contains("from 2.1 to 2.3"), "{help}");
+        assert!(gl101(&cuda("10.0"), "tensorflow-gpu==1.14.0").is_empty());
+        // CUDA 11: one soname per major, so 11.2's TensorFlow runs on an 11.8 image.
+        assert!(gl101(
+            "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04",
+            "tensorflow==2.8.0"
+        )
+        .is_empty());
+        let f = gl101(
+            "nvidia/cuda:12.2.2-cudnn8-runtime-ubuntu22.04",
+            "tensorflow==2.8.0",
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].message.contains("libcublas.so.11"), "{}", f[0].message);
+        // Before 2.1 `tensorflow` is the CPU-only package.
+        let f = gl101(&cuda("10.0"), "tensorflow==1.14.0");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, crate::finding::Severity::Warning);
+        assert!(f[0].message.contains("CPU-only"), "{}", f[0].message);
+        assert!(
+            f[0].help
+                .as_deref()
+                .unwrap()
+                .contains("tensorflow-gpu==1.14.*"),
+            "{f:?}"
+        );
+        // Unknown to the table, bundling its own CUDA, unpinned, or no CUDA in the image.
+        assert!(gl101(&cuda("10.0"), "tensorflow-gpu==0.12.0").is_empty());
+        assert!(gl101(
+            "nvidia/cuda:12.2.2-runtime-ubuntu22.04",
+            "tensorflow[and-cuda]==2.15.0"
+        )
+        .is_empty());
+        assert!(gl101(&cuda("10.1"), "tensorflow-gpu").is_empty());
+        assert!(gl101("ubuntu:18.04", "tensorflow-gpu==1.14.0").is_empty());
+        // CUDA a RUN installs counts as the image's.
+        let f = dockerfile(
+            "FROM ubuntu:18.04\nRUN apt-get install -y cuda-libraries-10-1\nRUN pip install tensorflow-gpu==1.13.1\n",
+            "GL101",
+            vec![],
+        );
+        assert!(
+            f.iter().any(|f| f.message.contains("cuda-libraries-10-1")),
+            "{f:?}"
+        );
+    }
 
     #[test]
     fn a_driver_too_old_gets_a_build_it_runs_not_a_branch_read_as_a_cuda() {

@@ -276,7 +276,12 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
                         }
                     }
                     for (v, p) in vals {
-                        push(out, &bf.file, p, problems(&v, st.info.cuda, false, &[]));
+                        // Set for one build step (a prefix or an export inside a RUN): no
+                        // driver is there during `docker build`, and linking against the stub
+                        // is what stubs are for; the running container never sees it.
+                        let mut found = problems(&v, st.info.cuda, false, &[]);
+                        found.retain(|(_, m)| !m.contains("stub libcuda.so"));
+                        push(out, &bf.file, p, found);
                     }
                 }
             }
@@ -421,6 +426,29 @@ mod tests {
         assert!(f[0].message.contains("replaces the base image's"), "{f:?}");
         let kept = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nENV LD_LIBRARY_PATH=$HOME/.local/lib:${LD_LIBRARY_PATH}\n";
         assert!(dockerfile(kept, "GL106", vec![]).is_empty());
+    }
+
+    #[test]
+    fn stubs_for_one_build_step_are_fine() {
+        let base = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n";
+        for run in [
+            "RUN LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:${LD_LIBRARY_PATH} bazel build //x\n",
+            "RUN export LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LD_LIBRARY_PATH && make\n",
+        ] {
+            let f = dockerfile(&format!("{base}{run}"), "GL106", vec![]);
+            assert!(f.is_empty(), "{run}: {f:?}");
+        }
+        // In the image's environment it reaches every process of the container.
+        let env = "ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LD_LIBRARY_PATH\n";
+        let f = dockerfile(&format!("{base}{env}"), "GL106", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        // Other problems of a step's value are still said (forward-compat libcuda first).
+        let compat = "RUN LD_LIBRARY_PATH=/usr/local/cuda/compat:$LD_LIBRARY_PATH python -c 'import torch'\n";
+        assert_eq!(
+            dockerfile(&format!("{base}{compat}"), "GL106", vec![]).len(),
+            1
+        );
     }
 
     #[test]

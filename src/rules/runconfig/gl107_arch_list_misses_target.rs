@@ -352,6 +352,8 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
     // an `if` on a build arg, one per GPU generation) together, naming every target GPU one
     // of them misses; not one finding per command and GPU.
     let mut groups: Vec<(String, Pos, Vec<Member>)> = Vec::new();
+    // (what the list says and what it misses, the finding): merged by `once_per_list`.
+    let mut judged: Vec<(String, Finding)> = Vec::new();
     for (what, l, pos, group) in &lists {
         match groups
             .iter_mut()
@@ -447,7 +449,7 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
         if let [one] = targets.as_slice() {
             f = f.with_target(one.to_string());
         }
-        out.push(f);
+        judged.push((format!("{what}\0{}", gpus.join(", ")), f));
     }
     for (what, group, members) in &groups {
         let ptx_only: Vec<String> = cx
@@ -469,7 +471,8 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
         if ptx_only.is_empty() {
             continue;
         }
-        out.push(
+        judged.push((
+            format!("{what}\0{}", ptx_only.join(", ")),
             META.finding(format!(
                 "`{what}` has no SASS for compute capability {}: kernels reach it only through \
                  PTX JIT of an older architecture (each process JIT-compiles them on first use, \
@@ -482,9 +485,40 @@ fn findings(s: &Subject, cx: &SpecContext) -> Vec<Finding> {
                 members.first().map(|m| m.1).unwrap_or(*group),
             ))
             .with_help(format!("add {} to the list", ptx_only.join(", "))),
-        );
+        ));
     }
+    out.extend(once_per_list(judged));
     out
+}
+
+/// One list value written at several places (`TORCH_CUDA_ARCH_LIST="8.0;8.6+PTX"` prefixed to
+/// each extension's build in its own stage) that misses the same GPUs is one cause: one
+/// finding at its first place, naming the other lines, not one finding per copy.
+fn once_per_list(judged: Vec<(String, Finding)>) -> Vec<Finding> {
+    let mut out: Vec<(String, Finding, Vec<u32>)> = Vec::new();
+    for (key, f) in judged {
+        let line = f.location.as_ref().and_then(|l| l.line);
+        match out
+            .iter_mut()
+            .find(|(k, o, _)| *k == key && o.severity == f.severity)
+        {
+            Some((_, _, more)) => more.extend(line),
+            None => out.push((key, f, Vec::new())),
+        }
+    }
+    out.into_iter()
+        .map(|(_, mut f, more)| {
+            if !more.is_empty() {
+                let lines: Vec<String> = more.iter().map(u32::to_string).collect();
+                let word = if lines.len() == 1 { "line" } else { "lines" };
+                f.message.push_str(&format!(
+                    " (the same list also on {word} {})",
+                    lines.join(", ")
+                ));
+            }
+            f
+        })
+        .collect()
 }
 
 /// CUDA code compiled during `docker build` with no architecture list at all: a GPU-less
@@ -747,6 +781,58 @@ FROM base\nCOPY --from=a100 /k /a\nCOPY --from=h100 /k /h\n";
         let f = dockerfile(t, "GL107", vec![target("h100", &["9.0"], None)]);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].target.as_deref(), Some("h100"));
+    }
+
+    /// One list copied into each extension's build (a stage per kernel) that misses the same
+    /// GPUs is one finding naming every copy; a list with another value stays its own.
+    #[test]
+    fn one_list_repeated_across_stages_is_one_finding() {
+        let build = |k: u32, list: &str| {
+            format!(
+                "FROM base AS k{k}\nRUN TORCH_CUDA_ARCH_LIST=\"{list}\" python setup.py build\n"
+            )
+        };
+        let t = format!(
+            "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04 AS base\n{}{}{}{}FROM base\n{}",
+            build(1, "8.0;8.6+PTX"),
+            build(2, "8.0;8.6+PTX"),
+            build(3, "8.0;8.6+PTX"),
+            build(4, "7.0;7.5"),
+            (1..=4)
+                .map(|k| format!("COPY --from=k{k} /src/build /k{k}\n"))
+                .collect::<String>()
+        );
+        let fleet = || vec![target("t4", &["7.5"], None), target("h100", &["9.0"], None)];
+        let f = dockerfile(&t, "GL107", fleet());
+        let errors: Vec<_> = f.iter().filter(|f| f.severity == Severity::Error).collect();
+        assert_eq!(errors.len(), 2, "{f:#?}");
+        let copied = errors
+            .iter()
+            .find(|f| f.message.contains("8.0;8.6+PTX"))
+            .unwrap();
+        assert_eq!(copied.location.as_ref().unwrap().line, Some(3));
+        assert!(
+            copied
+                .message
+                .contains("(the same list also on lines 5, 7)"),
+            "{}",
+            copied.message
+        );
+        // 7.0;7.5 misses 9.0 only, a cause of its own, at its own line.
+        let other = errors
+            .iter()
+            .find(|f| f.message.contains("7.0;7.5"))
+            .unwrap();
+        assert_eq!(other.location.as_ref().unwrap().line, Some(9));
+        assert!(!other.message.contains("same list"), "{}", other.message);
+        // The JIT-only note for 9.0 is said once for the copied list too.
+        let info: Vec<_> = f.iter().filter(|f| f.severity == Severity::Info).collect();
+        assert_eq!(info.len(), 1, "{info:#?}");
+        assert!(
+            info[0].message.contains("also on lines 5, 7"),
+            "{}",
+            info[0].message
+        );
     }
 
     /// `if`/`elif` branches of one RUN, one per GPU generation: one finding for the RUN.

@@ -68,8 +68,9 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             continue;
         }
         // GPU intent comes from what runs, not from other services of the same image: a
-        // controller or API service of a GPU app runs its own command without a GPU.
-        let other_role = r.kind == RunKind::Compose
+        // controller or API service of a GPU app (a compose service, a job's parameter-server
+        // task beside its GPU workers) runs its own command without a GPU.
+        let other_role = matches!(r.kind, RunKind::Compose | RunKind::K8s)
             && !r.command.is_empty()
             && specs.iter().any(|o| {
                 o.file == r.file
@@ -86,9 +87,19 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         }
         let image = r.image_text().unwrap_or_default().to_string();
         let info = r.image.as_ref().and_then(|i| i.info.as_ref());
+        // Another tag of a repository this file builds (`build:` + `image: acme/jupyter:
+        // foundation-gpu`, then `image: acme/jupyter:base-gpu`) is one of the project's own
+        // build chain: its Dockerfile, not the `gpu` in its tag, says what it is.
+        let own_build = specs.iter().any(|o| {
+            o.file == r.file
+                && o.build
+                && o.image_text()
+                    .is_some_and(|i| !image.is_empty() && repository(i) == repository(&image))
+        });
         let reason = if r.commented_gpu.is_some() {
             Some("its GPU request is commented out".to_string())
         } else if !r.build
+            && !own_build
             && (info.as_ref().map(|i| i.is_gpu()).unwrap_or(false)
                 || is_gpu_name(&image)
                 || is_gpu_only_image(&image))
@@ -142,6 +153,16 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// An image reference without its tag or digest (`acme/jupyter:base-gpu` → `acme/jupyter`;
+/// a registry port stays: `host:5000/app`).
+fn repository(image: &str) -> &str {
+    let name = image.split('@').next().unwrap_or(image);
+    match name.rfind(':') {
+        Some(i) if !name[i..].contains('/') => &name[..i],
+        _ => name,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::runconfig::testutil::runs;
@@ -178,6 +199,41 @@ mod tests {
         let f = runs("k8s", k, "GL110", vec![]);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, crate::finding::Severity::Error);
+    }
+
+    /// A task of a job running the image of its GPU workers with its own command (a
+    /// TensorFlow parameter server) is another role, not a forgotten GPU; the same command
+    /// without a GPU still is one.
+    #[test]
+    fn another_role_of_a_gpu_image_in_a_job() {
+        let task = |name: &str, job: &str, limits: &str| {
+            format!("  - name: {name}\n    template:\n      spec:\n        containers:\n        - name: tf\n          image: acme/tf-gpu:1.0\n          command: [python, bench.py, --job_name={job}]\n{limits}")
+        };
+        let gpu = "          resources:\n            limits:\n              nvidia.com/gpu: 1\n";
+        let job = |ps_job: &str| {
+            format!(
+                "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: j\nspec:\n  tasks:\n{}{}",
+                task("ps", ps_job, ""),
+                task("worker", "worker", gpu)
+            )
+        };
+        assert!(runs("k8s", &job("ps"), "GL110", vec![]).is_empty());
+        let f = runs("k8s", &job("worker"), "GL110", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(11));
+    }
+
+    /// Other tags of a repository the file builds are the project's own images (a chain of
+    /// stages published under one repository), not pulled GPU images.
+    #[test]
+    fn tags_of_a_repository_built_here_are_local_builds() {
+        let c = "services:\n  foundation:\n    image: acme/jupyter:foundation-gpu\n    build:\n      context: .\n  base:\n    image: acme/jupyter:base-gpu\n  pulled:\n    image: other/jupyter:base-gpu\n";
+        let f = runs("compose", c, "GL110", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(8));
+        assert_eq!(super::repository("host:5000/app:1-gpu"), "host:5000/app");
+        assert_eq!(super::repository("host:5000/app"), "host:5000/app");
+        assert_eq!(super::repository("a/b@sha256:00"), "a/b");
     }
 
     #[test]

@@ -115,6 +115,16 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
 mod tests {
     use crate::runconfig::testutil::runs;
 
+    /// An absence is reported on the container's line: the container named exactly, not an
+    /// enclosing job whose name starts with the container's.
+    #[test]
+    fn reported_at_the_container_not_a_job_of_a_longer_name() {
+        let k = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: train\nspec:\n  replicatedJobs:\n  - name: trainer-node\n    template:\n      spec:\n        template:\n          spec:\n            containers:\n            - name: trainer\n              image: pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime\n              command: [torchrun, train.py]\n              resources:\n                limits:\n                  nvidia.com/gpu: 8\n";
+        let f = runs("k8s", k, "GL114", vec![]);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].location.as_ref().unwrap().line, Some(13));
+    }
+
     #[test]
     fn shm() {
         let f = runs(

@@ -121,9 +121,10 @@ pub(super) fn read(df: &Dockerfile) -> Syntax {
                         .filter(|x| x.cmd != "ARG" && dockerfile::KNOWN.contains(&x.cmd.as_str()))
                         .count();
                     errors.push(error(format!(
-                        "{} before any FROM, and the file has no FROM: a fragment of a Dockerfile \
-                         ({n} instructions outside any stage), which BuildKit rejects as it is",
-                        ins.cmd
+                        "{} before any FROM, {} ({n} instructions outside any stage), which \
+                         BuildKit rejects as it is",
+                        ins.cmd,
+                        super::FRAGMENT
                     )));
                 }
                 continue;
