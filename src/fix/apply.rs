@@ -302,6 +302,7 @@ mod tests {
                 basis: vec![],
                 edits,
                 applicability,
+                change: None,
             })
             .collect();
         f

@@ -239,6 +239,7 @@ mod tests {
             basis: Vec::new(),
             edits,
             applicability: Applicability::Unsafe,
+            change: None,
         };
         let finding = crate::rules::runconfig::gl119_torch_build_misses_target::META
             .finding("no kernel image")
