@@ -117,6 +117,24 @@ fn diff_prints_the_hunk_and_writes_nothing() {
 }
 
 #[test]
+fn diff_names_an_absolute_path_outside_the_working_directory_without_a_doubled_slash() {
+    let d = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let df = elsewhere.path().join("Dockerfile");
+    std::fs::write(&df, TORCH_2_6).unwrap();
+    let abs = df.to_str().unwrap();
+    let mut args = vec!["dockerfile", abs, "--diff", "--unsafe-fixes"];
+    args.extend(RTX_5090);
+    let (_, out, err) = gpulint(d.path(), &args);
+    let name = abs.trim_start_matches('/');
+    assert!(
+        out.starts_with(&format!("--- a/{name}\n+++ b/{name}\n@@ ")),
+        "{out}\n{err}"
+    );
+    assert!(!out.contains("a//"), "{out}");
+}
+
+#[test]
 fn a_safe_fix_pins_the_variant_of_the_base_image_and_removes_gl102() {
     let d = tempfile::tempdir().unwrap();
     let df = d.path().join("Dockerfile");
