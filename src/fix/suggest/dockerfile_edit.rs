@@ -1,4 +1,5 @@
-//! The Dockerfile edits that carry out a torch-build suggestion (GL101, GL102, GL119): the
+//! The Dockerfile edits that carry out a base-image suggestion (the tag where the FROM, or the
+//! ARG default it expands, writes it) and a torch-build suggestion (GL101, GL102, GL119): the
 //! torch requirement the finding points at becomes `torch==V --index-url …/cuXYZ`, and pinned
 //! torchvision / torchaudio of the same pip command move to the companions of V. Only a plain
 //! `pip install` (or `uv pip install`) in a RUN line qualifies: no index or find-links option
@@ -8,7 +9,7 @@
 //! would also be looked up on the torch index) it is unsafe.
 
 use crate::finding::Finding;
-use crate::fix::{Applicability, FixKind, TextEdit};
+use crate::fix::{Applicability, Change, FixKind, TagSite, TextEdit};
 
 /// The rules whose torch-build fixes are edits of the torch requirement they point at.
 const EDITABLE: [&str; 3] = ["GL101", "GL102", "GL119"];
@@ -38,6 +39,13 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str) {
         if loc.file.as_deref() != Some(file) {
             continue;
         }
+        for fix in f.fixes.iter_mut().filter(|x| x.edits.is_empty()) {
+            if let Some(Change::BaseImage { sites, .. }) = &fix.change {
+                fix.edits = tag_edit(file, text, &line_starts, sites)
+                    .into_iter()
+                    .collect();
+            }
+        }
         let (Some(line), Some(col)) = (loc.line, loc.column) else {
             continue;
         };
@@ -60,6 +68,21 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str) {
             }
         }
     }
+}
+
+/// The edit of the first site whose line holds its old text exactly once (a FROM or ARG
+/// line written otherwise, e.g. through another variable, gets none).
+fn tag_edit(file: &str, text: &str, line_starts: &[usize], sites: &[TagSite]) -> Option<TextEdit> {
+    sites.iter().find_map(|s| {
+        let start = *line_starts.get(s.line.checked_sub(1)? as usize)?;
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line = &text[start..end];
+        if s.old.is_empty() || line.matches(s.old.as_str()).count() != 1 {
+            return None;
+        }
+        let at = start + line.find(s.old.as_str())?;
+        TextEdit::new(file, text, at, at + s.old.len(), &s.new)
+    })
 }
 
 /// The byte offset of a 1-based line and byte column.

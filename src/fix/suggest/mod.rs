@@ -1,10 +1,11 @@
 //! Suggestions computed from the tables ([`Facts`]) and the targets, one file per kind of
 //! change: a torch build ([`torch`]), a driver ([`driver`]), an architecture list
-//! ([`arch_list`]). Each returns only changes the tables say work: a build, driver or list
-//! that no row supports is never suggested, and when nothing qualifies the answer is empty
-//! rather than a template.
+//! ([`arch_list`]), a base image tag ([`base_image`]). Each returns only changes the tables
+//! say work: a build, driver, list or tag that no row supports is never suggested, and when
+//! nothing qualifies the answer is empty (or advice that says why) rather than a template.
 
 pub mod arch_list;
+pub mod base_image;
 pub mod dockerfile_edit;
 pub mod driver;
 pub mod fleet;
