@@ -1,4 +1,4 @@
-//! The base image tag that makes the base and torch agree (GL101, GL102): the nvidia/cuda tag
+//! The base image tag that makes the base and torch agree (GL101): the nvidia/cuda tag
 //! of torch's CUDA release with the kind (`runtime`, `devel`, `cudnn-runtime`, …) and OS of
 //! the current tag, among the tags NVIDIA's supported-tags list names (`cuda_image_tag` rows
 //! of `cuda-images.toml`), not of an end-of-life CUDA, and whose CUDA every known target

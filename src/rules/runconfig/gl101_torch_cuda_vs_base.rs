@@ -27,7 +27,9 @@ pub static META: RuleMeta = RuleMeta {
         example: "`FROM nvidia/cuda:11.8.0-devel-ubuntu22.04` + `pip install torch==2.3.0+cu121`.",
         fix: "Install the torch build for the image's CUDA (`--index-url \
             https://download.pytorch.org/whl/cu118`), or move the base image to the CUDA torch \
-            uses.",
+            uses: gpulint names the nvidia/cuda tag of torch's CUDA with the base's kind and OS \
+            from NVIDIA's list of supported tags (`11.8.0-runtime-ubuntu22.04` → \
+            `12.1.1-runtime-ubuntu22.04` for a cu121 torch), as an unsafe `--fix` edit.",
         sources: &[
             "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#pytorch-cuda-support-matrix",
             "https://pytorch.org/get-started/previous-versions/",

@@ -1,7 +1,6 @@
 //! GL102: torch installed without choosing its CUDA build: PyPI's default decides.
 
 use crate::finding::{Finding, Severity};
-use crate::fix::suggest::base_image::{self, Base};
 use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, BuildsCache, Installed, Pool};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::torch::{all_torch, TorchCuda};
@@ -58,7 +57,6 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         return;
     };
     let mut cache = BuildsCache::new(cx.facts, Pool::of(cx.targets));
-    let bases = Base::of_stages(bf);
     for t in all_torch(bf, cx.facts) {
         let TorchCuda::PypiDefault {
             version,
@@ -137,16 +135,6 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             ));
         if let Some(b) = chosen {
             f = f.with_fix(b.fix());
-        }
-        // The other way to agree: the base on the CUDA of PyPI's build of the pinned release
-        // (an unpinned torch's CUDA moves with each release: no base to match it).
-        if let (Some(_), Some(c), Some(_), false) = (version, cuda, base, matches_base) {
-            f = f.with_fix(base_image::fix_for(
-                cx.facts,
-                bases.get(t.stage).and_then(Option::as_ref),
-                *c,
-                cx.targets,
-            ));
         }
         if t.via_conda {
             f = f.with_severity(Severity::Info);
@@ -247,40 +235,18 @@ mod tests {
     }
 
     #[test]
-    fn the_base_image_fix_moves_the_base_to_pypis_cuda_and_leaves_only_info() {
-        use crate::fix::{Change, FixKind};
-        // PyPI's torch 2.7.0 is the cu126 build; the base is CUDA 12.4.
+    fn no_base_image_fix_since_a_base_change_pins_no_variant() {
+        // PyPI's torch 2.7.0 is the cu126 build on a CUDA 12.4 base: moving the base to 12.6
+        // would leave the variant unpinned (GL102 at info), so only the pin is offered.
         let text = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.7.0\n";
-        let mut f = dockerfile(text, "GL102", vec![]);
-        assert_eq!(f[0].severity, Severity::Warning);
-        crate::fix::suggest::dockerfile_edit::attach(&mut f, "Dockerfile", text);
-        let kinds: Vec<FixKind> = f[0].fixes.iter().map(|x| x.kind).collect();
-        // Pinning the variant is the smaller change: first.
-        assert_eq!(
-            kinds,
-            vec![FixKind::Package, FixKind::BaseImage],
+        let f = dockerfile(text, "GL102", vec![]);
+        assert!(!f[0].fixes.is_empty());
+        assert!(
+            f[0].fixes
+                .iter()
+                .all(|x| x.kind == crate::fix::FixKind::Package),
             "{:?}",
             f[0].fixes
-        );
-        let fix = &f[0].fixes[1];
-        let Some(Change::BaseImage { to, cuda, .. }) = &fix.change else {
-            panic!("{fix:?}")
-        };
-        let pypi = crate::matrix::Facts::embedded()
-            .unwrap()
-            .torch_release("2.7.0")
-            .unwrap()
-            .value
-            .pypi_default_variant()
-            .unwrap()
-            .cuda;
-        assert!(cuda.same_release(&pypi), "{to}: {cuda} vs PyPI's {pypi}");
-        let fixed = crate::fix::suggest::dockerfile_edit::apply(text, &fix.edits);
-        assert_eq!(fixed, text.replace("12.4.1-runtime-ubuntu22.04", to));
-        let again = dockerfile(&fixed, "GL102", vec![]);
-        assert!(
-            again.iter().all(|f| f.severity == Severity::Info),
-            "{again:?}"
         );
     }
 
