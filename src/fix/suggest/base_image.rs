@@ -157,9 +157,10 @@ pub fn fix_for(facts: &Facts, base: Option<&Base>, cuda: CudaVersion, targets: &
     if !old.is_empty() {
         let names: Vec<&str> = old.iter().map(|t| t.name.as_str()).collect();
         return advice(format!(
-            "the listed tag {new_tag} needs driver >= {}, which {} lacks",
+            "the listed tag {new_tag} needs driver >= {}, which {} {}",
             min.value,
-            names.join(", ")
+            names.join(", "),
+            if names.len() == 1 { "lacks" } else { "lack" }
         ));
     }
     let drivers = if targets.iter().any(|t| t.driver.is_some()) {
