@@ -60,9 +60,7 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str) {
             .iter_mut()
             .filter(|x| x.kind == FixKind::Package && x.edits.is_empty())
         {
-            if let Some((edits, applicability)) =
-                edits_for(file, text, &words, at, &fix.replacement)
-            {
+            if let Some((edits, applicability)) = edits_for(file, text, &words, at, fix) {
                 fix.edits = edits;
                 fix.applicability = applicability;
             }
@@ -180,15 +178,17 @@ fn edits_for(
     text: &str,
     words: &[Word],
     at: usize,
-    replacement: &str,
+    fix: &crate::fix::Fix,
 ) -> Option<(Vec<TextEdit>, Applicability)> {
-    // The suggested install line, as the suggester writes it.
-    let parts: Vec<&str> = replacement.split_whitespace().collect();
-    let version = parts.iter().find_map(|p| p.strip_prefix("torch=="))?;
-    let url = parts
-        .iter()
-        .position(|p| *p == "--index-url")
-        .and_then(|i| parts.get(i + 1))?;
+    // The build, from the fix's structured change; the companion pins from its install line.
+    let Some(Change::TorchBuild {
+        version, index_url, ..
+    }) = &fix.change
+    else {
+        return None;
+    };
+    let (version, url) = (version.as_str(), index_url.as_str());
+    let parts: Vec<&str> = fix.replacement.split_whitespace().collect();
     let install = words.iter().position(|w| w.text == "install")?;
     let installer = words[..install]
         .iter()
