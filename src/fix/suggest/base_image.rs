@@ -103,15 +103,7 @@ fn kind_in<'a>(listed: &[&'a str], kind: &str) -> Option<&'a str> {
 /// changes) when one qualifies, else advice that says why no tag is named.
 pub fn fix_for(facts: &Facts, base: Option<&Base>, cuda: CudaVersion, targets: &[Target]) -> Fix {
     let mm = cuda.major_minor();
-    let advice = |why: String| Fix {
-        kind: FixKind::BaseImage,
-        replacement: format!("a CUDA {mm} base image"),
-        rationale: format!("torch's CUDA {mm} and the base's then agree; {why}"),
-        basis: Vec::new(),
-        edits: Vec::new(),
-        applicability: Applicability::Manual,
-        change: None,
-    };
+    let advice = |why: String| advice(cuda, &why);
     let Some(base) = base else {
         return advice("the base image's tag is not known (untagged, or set at build time), so the tag is yours to pick".into());
     };
@@ -224,6 +216,20 @@ pub fn fix_for(facts: &Facts, base: Option<&Base>, cuda: CudaVersion, targets: &
             cuda: new_cuda,
             sites,
         }),
+    }
+}
+
+/// Advice to base the image on CUDA `cuda`, naming no tag, and why none is named.
+pub fn advice(cuda: CudaVersion, why: &str) -> Fix {
+    let mm = cuda.major_minor();
+    Fix {
+        kind: FixKind::BaseImage,
+        replacement: format!("a CUDA {mm} base image"),
+        rationale: format!("torch's CUDA {mm} and the base's then agree; {why}"),
+        basis: Vec::new(),
+        edits: Vec::new(),
+        applicability: Applicability::Manual,
+        change: None,
     }
 }
 

@@ -186,12 +186,19 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         });
         // The other change: the listed nvidia/cuda tag of torch's CUDA with the base's kind
         // and OS (or advice saying why none is named).
-        let base_fix = base_image::fix_for(
-            cx.facts,
-            bases.get(t.stage).and_then(Option::as_ref),
-            *tc,
-            cx.targets,
-        );
+        let base_fix = if by_default && t.version.is_none() {
+            base_image::advice(
+                *tc,
+                "torch is unpinned, so its CUDA moves with each release: no tag is named",
+            )
+        } else {
+            base_image::fix_for(
+                cx.facts,
+                bases.get(t.stage).and_then(Option::as_ref),
+                *tc,
+                cx.targets,
+            )
+        };
         let mut f = META
             .finding(format!(
                 "`{}` is built for CUDA {} ({how}) but the base image {image} has CUDA {}: {why}",
