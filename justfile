@@ -143,6 +143,11 @@ torch-companion-pins *specs:
 ngc-pytorch-rows triton_git:
     python3 ci/ngc-pytorch-rows.py --triton-git {{triton_git}}
 
+# cuda-images.toml [[cuda_image_tag]] rows from NVIDIA's doc/supported-tags.md (a copy of
+# gitlab.com/nvidia/container-images/cuda at `commit`); add --check to compare.
+cuda-image-tags supported_tags commit *args:
+    python3 ci/cuda-image-tags.py {{supported_tags}} {{commit}} {{args}}
+
 # Small skeletons of real CUDA runtimes (the cudart version fixtures in testdata/cudart/).
 cudart-skeletons *args:
     python3 testdata/cudart/make-skeleton.py {{args}}

@@ -24,7 +24,11 @@ pub(super) fn apply_fixes(
         let old = &linted[file];
         let new = apply::apply(old, edits);
         if fix.diff {
-            print(&apply::unified_diff(file, old, edits))?;
+            print(&apply::unified_diff(
+                &apply::diff_name(file, &ctx.cwd),
+                old,
+                edits,
+            ))?;
             continue;
         }
         let path = crate::report::paths::absolute(file, &ctx.root, &ctx.cwd);

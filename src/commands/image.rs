@@ -3,6 +3,7 @@
 
 use super::images::{image_run, images, is_many, ImageRun};
 use super::*;
+use crate::report::sweep::{ImageEntry, Sweep};
 
 pub(super) fn inventory(a: InventoryArgs) -> anyhow::Result<i32> {
     let opts = crate::scan::ScanOptions::from_args(&a.source.source)?;
@@ -125,6 +126,7 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
             code.number() < 100 && e.path == this
         })?;
     }
+    add_remedies(&mut report, reference, &inv, &facts, &targets);
     emit(
         &report,
         a.output.format,
@@ -142,4 +144,30 @@ pub(super) fn image(a: ImageArgs, color: ColorChoice) -> anyhow::Result<i32> {
         return write_baseline(file, &report);
     }
     Ok(verdict(&report, fail_on))
+}
+
+/// The closing block a report over many images has, for one image judged against several
+/// targets (a `--fleet`'s pools): per failing target the one change that makes it run
+/// there, and the one change that makes it run on every target (`details.remedies`, the
+/// text's "What would make it work", SARIF's run properties). Nothing when it fails no
+/// target, or for a single target, where the findings' own help says it all.
+fn add_remedies(
+    report: &mut Report,
+    reference: &str,
+    inv: &crate::inventory::Inventory,
+    facts: &crate::matrix::Facts,
+    targets: &[crate::gpu_target::Target],
+) {
+    if report.targets.len() < 2 {
+        return;
+    }
+    let mut entry = ImageEntry::new(reference.to_string(), inv.image.digest.clone(), inv.partial);
+    entry.findings = report.findings.clone();
+    entry.remedy = super::images::remedy(&entry, inv, facts, targets);
+    let one = Sweep::new(report.targets.clone(), vec![entry]);
+    if one.remedies.is_empty() {
+        return;
+    }
+    report.details["remedies"] = serde_json::json!(one.remedies);
+    report.epilogue = one.remedies.text(true);
 }

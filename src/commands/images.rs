@@ -257,7 +257,7 @@ fn scan_one(
 
 /// The one change that makes a failing image run on every target (`None` when it fails
 /// none, or no single change does it).
-fn remedy(
+pub(super) fn remedy(
     entry: &ImageEntry,
     inv: &crate::inventory::Inventory,
     facts: &crate::matrix::Facts,

@@ -163,7 +163,7 @@ pub fn unified_diff(file: &str, old: &str, edits: &[TextEdit]) -> String {
     if blocks.is_empty() {
         return String::new();
     }
-    let name = crate::report::escape::field(file);
+    let name = crate::report::escape::field(diff_path(file));
     let mut out = format!("--- a/{name}\n+++ b/{name}\n");
     // Blocks closer than two contexts share a hunk.
     let mut delta: isize = 0;
@@ -219,6 +219,25 @@ pub fn unified_diff(file: &str, old: &str, edits: &[TextEdit]) -> String {
         i = j;
     }
     out
+}
+
+/// A file as a diff header names it after `a/` and `b/`: an absolute path without its
+/// leading `/` (`a/tmp/x`, as `git diff --no-index` writes it), never `a//tmp/x`.
+fn diff_path(file: &str) -> &str {
+    file.trim_start_matches('/')
+}
+
+/// The name `--diff` gives a linted file (shown as `shown`, see
+/// [`crate::report::paths::relative_to`]): relative to `cwd` when an absolute path lies
+/// below it, as git names files; otherwise as shown.
+pub fn diff_name(shown: &str, cwd: &Path) -> String {
+    let p = Path::new(shown);
+    match p.strip_prefix(cwd) {
+        Ok(rel) if p.is_absolute() && !rel.as_os_str().is_empty() => {
+            rel.to_string_lossy().into_owned()
+        }
+        _ => shown.to_string(),
+    }
 }
 
 fn push_line(out: &mut String, mark: char, line: &str) {
@@ -302,6 +321,7 @@ mod tests {
                 basis: vec![],
                 edits,
                 applicability,
+                change: None,
             })
             .collect();
         f
@@ -355,6 +375,25 @@ mod tests {
             "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
         );
         assert_eq!(unified_diff("f", "a\n", &[edit("a\n", "a", "a")]), "");
+    }
+
+    #[test]
+    fn an_absolute_path_is_named_without_a_doubled_slash_or_relative_to_cwd_below_it() {
+        let d = unified_diff("/abs/path/Dockerfile", "a\n", &[edit("a\n", "a", "b")]);
+        assert!(
+            d.starts_with("--- a/abs/path/Dockerfile\n+++ b/abs/path/Dockerfile\n"),
+            "{d}"
+        );
+        let cwd = Path::new("/work/repo");
+        assert_eq!(
+            diff_name("/work/repo/sub/Dockerfile", cwd),
+            "sub/Dockerfile"
+        );
+        assert_eq!(
+            diff_name("/elsewhere/Dockerfile", cwd),
+            "/elsewhere/Dockerfile"
+        );
+        assert_eq!(diff_name("sub/Dockerfile", cwd), "sub/Dockerfile");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! linted file, the edit itself. Rules attach fixes to findings; reporters show them (`help:`,
 //! JSON `fixes`, SARIF `fixes`), and `--fix` applies the safe edits.
 
+use crate::version::{CudaVersion, DriverVersion};
 use serde::{Deserialize, Serialize};
 
 pub mod apply;
@@ -25,6 +26,51 @@ pub struct Fix {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub edits: Vec<TextEdit>,
     pub applicability: Applicability,
+    /// The change as data, for tools and for the fleet summaries that combine fixes: what
+    /// `replacement` says in words. `None` for advice that names no one concrete change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<Change>,
+}
+
+/// What a fix changes, structured (`type` names the variant in JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Change {
+    /// Install host driver `min` or newer, of branch `branch` or newer.
+    Driver { min: DriverVersion, branch: u32 },
+    /// Install NVIDIA's forward-compatibility package in the image; the driver stays.
+    CudaCompat { package: String, cuda: CudaVersion },
+    /// Install torch `version` built for `variant` (`cu128`), from `index_url`.
+    TorchBuild {
+        version: String,
+        variant: String,
+        cuda: CudaVersion,
+        index_url: String,
+    },
+    /// Build the CUDA code for `list`, written in `syntax`.
+    ArchList {
+        syntax: suggest::arch_list::Syntax,
+        list: String,
+    },
+    /// Base the image on `image:to` instead of `image:from`; `cuda` is the new tag's CUDA.
+    BaseImage {
+        image: String,
+        from: String,
+        to: String,
+        cuda: CudaVersion,
+        /// Where the Dockerfile writes the tag, for the edit (not reported).
+        #[serde(skip)]
+        sites: Vec<TagSite>,
+    },
+}
+
+/// Where a Dockerfile writes (part of) a base image tag: on 1-based `line`, the text `old`
+/// (the whole tag in a FROM, or what an ARG default holds of it) that becomes `new`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TagSite {
+    pub line: u32,
+    pub old: String,
+    pub new: String,
 }
 
 /// What a fix changes.

@@ -512,6 +512,43 @@ impl Facts {
         })
     }
 
+    /// The nvidia/cuda tag of CUDA release `major.minor` with `kind` (`cudnn-runtime`) on
+    /// `os` (`ubuntu22.04`) that NVIDIA's supported-tags list names (`cuda_image_tag`
+    /// rows; the newest update of that minor when several are listed): the tag and its CUDA.
+    pub fn nvidia_cuda_tag(
+        &self,
+        cuda: CudaVersion,
+        kind: &str,
+        os: &str,
+    ) -> Option<Sourced<(String, CudaVersion)>> {
+        self.images()
+            .cuda_image_tag
+            .iter()
+            .filter(|r| r.os == os && r.kinds.iter().any(|k| k == kind))
+            .filter_map(|r| {
+                let v: CudaVersion = r.cuda.parse().ok()?;
+                v.same_release(&cuda).then_some((v, r))
+            })
+            .max_by_key(|(v, _)| *v)
+            .map(|(v, r)| Sourced::row((format!("{}-{kind}-{os}", r.cuda), v), &r.source, r.basis))
+    }
+
+    /// The kinds (`runtime`, `cudnn-devel`, …) NVIDIA lists for CUDA `major.minor` on `os`;
+    /// empty when it lists none.
+    pub fn nvidia_cuda_kinds(&self, cuda: CudaVersion, os: &str) -> Vec<&str> {
+        self.images()
+            .cuda_image_tag
+            .iter()
+            .filter(|r| {
+                r.os == os
+                    && r.cuda
+                        .parse::<CudaVersion>()
+                        .is_ok_and(|v| v.same_release(&cuda))
+            })
+            .flat_map(|r| r.kinds.iter().map(String::as_str))
+            .collect()
+    }
+
     fn images(&self) -> &ImagesFile {
         &self.matrix.images
     }

@@ -1,7 +1,7 @@
 //! `cuda-images.toml`: facts about CUDA container images and run configurations that only the
 //! Dockerfile / run-configuration rules ask (through `crate::matrix::Facts`): end-of-life CUDA
 //! series and base OSes, the device nodes a GPU needs, named TORCH_CUDA_ARCH_LIST entries,
-//! repositories that publish no `latest`.
+//! repositories that publish no `latest`, the nvidia/cuda tags NVIDIA lists.
 
 use serde::Deserialize;
 
@@ -77,6 +77,19 @@ pub(crate) struct TensorflowCudaRow {
     #[serde(default)]
     pub(crate) basis: Option<super::Basis>,
 }
+/// nvidia/cuda tags NVIDIA lists for one CUDA release and OS: `{cuda}-{kind}-{os}` for each
+/// of `kinds`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CudaImageTagRow {
+    pub(crate) cuda: String,
+    pub(crate) os: String,
+    pub(crate) kinds: Vec<String>,
+    pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
+}
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ImagesFile {
@@ -89,4 +102,6 @@ pub(crate) struct ImagesFile {
     pub(crate) image_cuda: Vec<ImageCudaRow>,
     #[serde(default)]
     pub(crate) tensorflow_cuda: Vec<TensorflowCudaRow>,
+    #[serde(default)]
+    pub(crate) cuda_image_tag: Vec<CudaImageTagRow>,
 }

@@ -71,6 +71,10 @@ pub struct Report {
     /// Text lines printed before the findings in text mode (requirements summary).
     #[serde(skip)]
     pub preamble: Vec<String>,
+    /// Text printed after the findings in text mode, before the counts (the closing "What
+    /// would make it work" block of an image judged against a fleet).
+    #[serde(skip)]
+    pub epilogue: String,
     /// The artifact that in-image paths belong to (the image reference); None for commands
     /// that check files on disk.
     #[serde(skip)]
@@ -147,6 +151,7 @@ impl Report {
             targets: Vec::new(),
             details: serde_json::Value::Null,
             preamble: Vec::new(),
+            epilogue: String::new(),
             artifact: None,
             artifact_file: None,
             checked_rules: Vec::new(),

@@ -182,7 +182,7 @@ pub fn render(report: &Report) -> String {
             r
         })
         .collect();
-    let v = json!({
+    let mut v = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
@@ -198,6 +198,10 @@ pub fn render(report: &Report) -> String {
             "results": results,
         }]
     });
+    // An image judged against a fleet: what would make it work, in the run's property bag.
+    if let Some(r) = report.details.get("remedies") {
+        v["runs"][0]["properties"] = json!({"remedies": r});
+    }
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_else(|_| "{}".into());
     s.push('\n');
     super::escape::json_text(s)
@@ -239,6 +243,7 @@ mod tests {
             basis: Vec::new(),
             edits,
             applicability: Applicability::Unsafe,
+            change: None,
         };
         let finding = crate::rules::runconfig::gl119_torch_build_misses_target::META
             .finding("no kernel image")

@@ -162,8 +162,58 @@ impl Remedies {
         Remedies { pools, images }
     }
 
-    fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.pools.is_empty() && self.images.is_empty()
+    }
+
+    /// The closing "What would make it work" block; empty when nothing fails. `one_image`:
+    /// the report of a single image, whose lines speak of "it".
+    pub fn text(&self, one_image: bool) -> String {
+        let mut out = String::new();
+        if self.is_empty() {
+            return out;
+        }
+        out.push_str("\nWhat would make it work\n");
+        for p in &self.pools {
+            let change = match &p.fix {
+                // A bare list ("9.0+PTX") does not say what to do with it.
+                Some(f) if f.kind == crate::fix::FixKind::ArchList => {
+                    format!("rebuild the CUDA code for {}", f.replacement)
+                }
+                Some(f) => f.replacement.clone(),
+                None => NO_SINGLE_CHANGE.to_string(),
+            };
+            let (whom, count) = if one_image {
+                ("it", String::new())
+            } else {
+                (
+                    "every failing image",
+                    format!(
+                        " ({})",
+                        crate::vocab::count(p.images.len(), "image", "images")
+                    ),
+                )
+            };
+            let _ = writeln!(
+                out,
+                "  to make {whom} run on {}{count}: {}",
+                escape::field(&p.pool),
+                escape::field(&change)
+            );
+        }
+        for i in &self.images {
+            let whom = if one_image {
+                "it".into()
+            } else {
+                escape::field(&i.image)
+            };
+            let _ = writeln!(
+                out,
+                "  to make {whom} run on every pool: {}",
+                escape::field(&i.summary)
+            );
+        }
+        out
     }
 }
 
@@ -368,6 +418,9 @@ impl Sweep {
         }
         log["runs"][0]["results"] = Value::Array(results);
         log["runs"][0]["properties"] = json!({"images": self.images});
+        if !self.remedies.is_empty() {
+            log["runs"][0]["properties"]["remedies"] = json!(self.remedies);
+        }
         let mut s = serde_json::to_string_pretty(&log).unwrap_or_else(|_| "{}".into());
         s.push('\n');
         escape::json_text(s)
@@ -391,42 +444,7 @@ impl Sweep {
         }
         if !style.quiet {
             out.push_str(&self.table());
-            out.push_str(&self.remedies_text());
-        }
-        out
-    }
-
-    /// The closing "What would make it work" block; empty when no image fails a target.
-    fn remedies_text(&self) -> String {
-        let mut out = String::new();
-        if self.remedies.is_empty() {
-            return out;
-        }
-        out.push_str("\nWhat would make it work\n");
-        for p in &self.remedies.pools {
-            let change = match &p.fix {
-                // A bare list ("9.0+PTX") does not say what to do with it.
-                Some(f) if f.kind == crate::fix::FixKind::ArchList => {
-                    format!("rebuild the CUDA code for {}", f.replacement)
-                }
-                Some(f) => f.replacement.clone(),
-                None => NO_SINGLE_CHANGE.to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "  to make every failing image run on {} ({}): {}",
-                escape::field(&p.pool),
-                crate::vocab::count(p.images.len(), "image", "images"),
-                escape::field(&change)
-            );
-        }
-        for i in &self.remedies.images {
-            let _ = writeln!(
-                out,
-                "  to make {} run on every pool: {}",
-                escape::field(&i.image),
-                escape::field(&i.summary)
-            );
+            out.push_str(&self.remedies.text(false));
         }
         out
     }

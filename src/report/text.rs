@@ -97,6 +97,8 @@ pub fn render(report: &Report, style: Style) -> String {
         }
     }
     if !style.quiet {
+        // Built by the command from escaped fields already.
+        out.push_str(&report.epilogue);
         let (e, w, i) = (
             report.count(Severity::Error),
             report.count(Severity::Warning),

@@ -117,6 +117,24 @@ fn diff_prints_the_hunk_and_writes_nothing() {
 }
 
 #[test]
+fn diff_names_an_absolute_path_outside_the_working_directory_without_a_doubled_slash() {
+    let d = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let df = elsewhere.path().join("Dockerfile");
+    std::fs::write(&df, TORCH_2_6).unwrap();
+    let abs = df.to_str().unwrap();
+    let mut args = vec!["dockerfile", abs, "--diff", "--unsafe-fixes"];
+    args.extend(RTX_5090);
+    let (_, out, err) = gpulint(d.path(), &args);
+    let name = abs.trim_start_matches('/');
+    assert!(
+        out.starts_with(&format!("--- a/{name}\n+++ b/{name}\n@@ ")),
+        "{out}\n{err}"
+    );
+    assert!(!out.contains("a//"), "{out}");
+}
+
+#[test]
 fn a_safe_fix_pins_the_variant_of_the_base_image_and_removes_gl102() {
     let d = tempfile::tempdir().unwrap();
     let df = d.path().join("Dockerfile");
@@ -144,6 +162,67 @@ fn a_safe_fix_pins_the_variant_of_the_base_image_and_removes_gl102() {
     assert!(fixed.ends_with(
         "RUN pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu126\n"
     ));
+}
+
+#[test]
+fn the_base_image_fix_edits_the_arg_default_to_a_listed_tag_of_torchs_cuda() {
+    let d = tempfile::tempdir().unwrap();
+    let df = d.path().join("Dockerfile");
+    // torch 2.8.0 has no CUDA 11 build: the base is what can agree with it.
+    let text = "ARG CUDA_VERSION=11.8.0\nFROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu22.04\nRUN pip install torch==2.8.0+cu128\n";
+    std::fs::write(&df, text).unwrap();
+    let args = [
+        "dockerfile",
+        "Dockerfile",
+        "--format",
+        "json",
+        "--gpu",
+        "H100",
+        "--driver",
+        "575.51.03",
+    ];
+    let (code, out, _) = gpulint(d.path(), &args);
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    crate::formats::assert_valid_report(&v);
+    let gl101 = findings(&out)
+        .into_iter()
+        .find(|f| f["rule"] == "GL101")
+        .expect("GL101");
+    let fix = gl101["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["kind"] == "base-image")
+        .cloned()
+        .expect("a base-image fix");
+    assert_eq!(fix["change"]["type"], "base-image");
+    assert_eq!(fix["change"]["from"], "11.8.0-runtime-ubuntu22.04");
+    let to = fix["change"]["to"].as_str().unwrap();
+    assert!(
+        to.starts_with("12.8.") && to.ends_with("-runtime-ubuntu22.04"),
+        "{to}"
+    );
+    assert_eq!(
+        fix["change"]["cuda"].as_str().unwrap(),
+        to.split('-').next().unwrap()
+    );
+    assert_eq!(fix["applicability"], "unsafe");
+    // Applied (unsafe), the ARG default changes and GL101 is gone.
+    let mut apply = args.to_vec();
+    apply.extend(["--fix", "--unsafe-fixes"]);
+    let (code, out, err) = gpulint(d.path(), &apply);
+    let fixed = std::fs::read_to_string(&df).unwrap();
+    assert_eq!(code, 0, "{out}\n{err}\n{fixed}");
+    assert_eq!(changed_lines(text, &fixed), vec![1], "{fixed}");
+    assert!(
+        fixed.starts_with(&format!(
+            "ARG CUDA_VERSION={}\n",
+            to.split('-').next().unwrap()
+        )),
+        "{fixed}"
+    );
+    assert!(!rules(&out).contains(&"GL101".to_string()), "{out}");
 }
 
 #[test]

@@ -267,6 +267,79 @@ fn a_failing_fleet_report_closes_with_what_would_make_it_work() {
 }
 
 #[test]
+fn a_single_image_fleet_report_closes_with_the_same_remedies() {
+    let d = tmp();
+    let plain = plain_image(d.path());
+    let fleet = path_str(&repo().join(FLEET));
+    let one = |image: &str, format: &str| {
+        run_in(
+            &repo(),
+            &["image", image, "--fleet", &fleet, "--format", format],
+        )
+    };
+    let r = one("testdata/images/example.tar", "json");
+    assert_eq!(r.code, 1, "{r:?}");
+    let v = json(&r);
+    crate::formats::assert_valid_report(&v);
+    let remedies = &v["details"]["remedies"];
+    // What the run over many images says of this image, computed the same way.
+    let many = run_in(
+        &repo(),
+        &[
+            "image",
+            "testdata/images/example.tar",
+            &plain,
+            "--fleet",
+            &fleet,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(*remedies, json(&many)["details"]["remedies"], "{r:?}");
+    let pools = remedies["pools"].as_array().unwrap();
+    assert_eq!(pools.len(), 1, "{remedies}");
+    assert_eq!(pools[0]["pool"], "train-h100");
+    assert_eq!(pools[0]["fix"]["change"]["type"], "arch-list");
+    let image_fix = &remedies["images"][0]["fix"];
+    assert_eq!(image_fix["change"]["syntax"], "torch");
+    let list = list_ccs(image_fix["change"]["list"].as_str().unwrap());
+    for cc in ["7.5", "9.0"] {
+        assert!(list.contains(&cc.to_string()), "{list:?}");
+    }
+
+    // Text: the block before the counts, speaking of "it".
+    let r = one("testdata/images/example.tar", "text");
+    let block: Vec<&str> = r
+        .stdout
+        .lines()
+        .skip_while(|l| *l != "What would make it work")
+        .collect();
+    assert!(block.len() >= 3, "{}", r.stdout);
+    assert!(
+        block[1].starts_with("  to make it run on train-h100: rebuild the CUDA code for "),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        block[2].starts_with("  to make it run on every pool: rebuild its CUDA code for "),
+        "{}",
+        r.stdout
+    );
+    // SARIF: in the run's property bag.
+    let r = one("testdata/images/example.tar", "sarif");
+    let sarif: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(sarif["runs"][0]["properties"]["remedies"], *remedies);
+
+    // Nothing fails: no block, no `remedies`.
+    let clean = one(&plain, "json");
+    assert_eq!(clean.code, 0, "{clean:?}");
+    assert!(json(&clean)["details"].get("remedies").is_none());
+    assert!(!one(&plain, "text")
+        .stdout
+        .contains("What would make it work"));
+}
+
+#[test]
 fn an_unreadable_image_is_gl000_for_it_and_the_others_are_still_judged() {
     let d = tmp();
     let plain = plain_image(d.path());

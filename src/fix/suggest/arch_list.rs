@@ -6,12 +6,13 @@
 
 use super::basis_of;
 use crate::arch::{ArchTarget, ArchVariant, CodeKind, ComputeCapability};
-use crate::fix::{Applicability, Fix, FixKind};
+use crate::fix::{Applicability, Change, Fix, FixKind};
 use crate::matrix::Facts;
 use crate::version::CudaVersion;
 
 /// How the list is written where it is fixed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Syntax {
     /// `TORCH_CUDA_ARCH_LIST="8.0;9.0+PTX"`.
     Torch,
@@ -184,9 +185,14 @@ pub fn fix_for(
         }
         None => rationale.push_str("; the nvcc it is built with is unknown: not checked"),
     }
+    let rendered = list.render(syntax);
     Some(Fix {
         kind: FixKind::ArchList,
-        replacement: list.render(syntax),
+        change: Some(Change::ArchList {
+            syntax,
+            list: rendered.clone(),
+        }),
+        replacement: rendered,
         rationale,
         basis,
         edits: Vec::new(),

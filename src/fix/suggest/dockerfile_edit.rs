@@ -1,4 +1,5 @@
-//! The Dockerfile edits that carry out a torch-build suggestion (GL101, GL102, GL119): the
+//! The Dockerfile edits that carry out a base-image suggestion (the tag where the FROM, or the
+//! ARG default it expands, writes it) and a torch-build suggestion (GL101, GL102, GL119): the
 //! torch requirement the finding points at becomes `torch==V --index-url …/cuXYZ`, and pinned
 //! torchvision / torchaudio of the same pip command move to the companions of V. Only a plain
 //! `pip install` (or `uv pip install`) in a RUN line qualifies: no index or find-links option
@@ -8,7 +9,7 @@
 //! would also be looked up on the torch index) it is unsafe.
 
 use crate::finding::Finding;
-use crate::fix::{Applicability, FixKind, TextEdit};
+use crate::fix::{Applicability, Change, FixKind, TagSite, TextEdit};
 
 /// The rules whose torch-build fixes are edits of the torch requirement they point at.
 const EDITABLE: [&str; 3] = ["GL101", "GL102", "GL119"];
@@ -38,6 +39,13 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str) {
         if loc.file.as_deref() != Some(file) {
             continue;
         }
+        for fix in f.fixes.iter_mut().filter(|x| x.edits.is_empty()) {
+            if let Some(Change::BaseImage { sites, .. }) = &fix.change {
+                fix.edits = tag_edit(file, text, &line_starts, sites)
+                    .into_iter()
+                    .collect();
+            }
+        }
         let (Some(line), Some(col)) = (loc.line, loc.column) else {
             continue;
         };
@@ -52,14 +60,27 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str) {
             .iter_mut()
             .filter(|x| x.kind == FixKind::Package && x.edits.is_empty())
         {
-            if let Some((edits, applicability)) =
-                edits_for(file, text, &words, at, &fix.replacement)
-            {
+            if let Some((edits, applicability)) = edits_for(file, text, &words, at, fix) {
                 fix.edits = edits;
                 fix.applicability = applicability;
             }
         }
     }
+}
+
+/// The edit of the first site whose line holds its old text exactly once (a FROM or ARG
+/// line written otherwise, e.g. through another variable, gets none).
+fn tag_edit(file: &str, text: &str, line_starts: &[usize], sites: &[TagSite]) -> Option<TextEdit> {
+    sites.iter().find_map(|s| {
+        let start = *line_starts.get(s.line.checked_sub(1)? as usize)?;
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line = &text[start..end];
+        if s.old.is_empty() || line.matches(s.old.as_str()).count() != 1 {
+            return None;
+        }
+        let at = start + line.find(s.old.as_str())?;
+        TextEdit::new(file, text, at, at + s.old.len(), &s.new)
+    })
 }
 
 /// The byte offset of a 1-based line and byte column.
@@ -157,15 +178,17 @@ fn edits_for(
     text: &str,
     words: &[Word],
     at: usize,
-    replacement: &str,
+    fix: &crate::fix::Fix,
 ) -> Option<(Vec<TextEdit>, Applicability)> {
-    // The suggested install line, as the suggester writes it.
-    let parts: Vec<&str> = replacement.split_whitespace().collect();
-    let version = parts.iter().find_map(|p| p.strip_prefix("torch=="))?;
-    let url = parts
-        .iter()
-        .position(|p| *p == "--index-url")
-        .and_then(|i| parts.get(i + 1))?;
+    // The build, from the fix's structured change; the companion pins from its install line.
+    let Some(Change::TorchBuild {
+        version, index_url, ..
+    }) = &fix.change
+    else {
+        return None;
+    };
+    let (version, url) = (version.as_str(), index_url.as_str());
+    let parts: Vec<&str> = fix.replacement.split_whitespace().collect();
     let install = words.iter().position(|w| w.text == "install")?;
     let installer = words[..install]
         .iter()

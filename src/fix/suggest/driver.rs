@@ -4,7 +4,7 @@
 //! lets the current driver run it instead: only on datacenter GPUs and supported branches.
 
 use super::basis_of;
-use crate::fix::{Applicability, Fix, FixBasis, FixKind};
+use crate::fix::{Applicability, Change, Fix, FixBasis, FixKind};
 use crate::gpu_target::Target;
 use crate::matrix::{Facts, ForwardCompat};
 use crate::version::CudaVersion;
@@ -73,6 +73,10 @@ pub fn fixes_for_cuda(facts: &Facts, need: Need, target: &Target) -> Vec<Fix> {
     };
     out.push(Fix {
         kind: FixKind::Driver,
+        change: Some(Change::Driver {
+            min: needed.clone(),
+            branch: needed.branch(),
+        }),
         replacement: format!("driver >= {needed} (branch R{} or newer)", needed.branch()),
         rationale,
         basis,
@@ -109,6 +113,10 @@ fn compat_fix(facts: &Facts, cuda: CudaVersion, target: &Target) -> Option<Fix> 
     let package = format!("cuda-compat-{}-{}", cuda.major, cuda.minor);
     Some(Fix {
         kind: FixKind::Driver,
+        change: Some(Change::CudaCompat {
+            package: package.clone(),
+            cuda,
+        }),
         replacement: format!("install {package} in the image (keeps driver {driver})"),
         rationale: format!(
             "NVIDIA's forward-compatibility table marks {package} compatible with the R{} branch, and the target's GPUs are datacenter parts",
@@ -165,6 +173,10 @@ pub fn fix_for_gpu(facts: &Facts, sm: u32) -> Option<Fix> {
     }
     Some(Fix {
         kind: FixKind::Driver,
+        change: Some(Change::Driver {
+            min: floor.value.driver.clone(),
+            branch: floor.value.driver.branch(),
+        }),
         replacement: format!(
             "driver >= {} (branch R{} or newer)",
             floor.value.driver,

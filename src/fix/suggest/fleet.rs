@@ -5,27 +5,23 @@
 
 use super::arch_list::{self, ArchList, Syntax};
 use super::torch::{builds_for, Installed, Pool};
-use crate::fix::{Applicability, Fix, FixKind};
+use crate::fix::{Applicability, Change, Fix, FixKind};
 use crate::gpu_target::Target;
 use crate::matrix::Facts;
 use crate::version::{CudaVersion, DriverVersion};
 
-/// How [`super::driver`] words a driver upgrade: `driver >= X (branch RN or newer)`.
-const DRIVER_PREFIX: &str = "driver >= ";
-
 /// The driver a driver-upgrade fix asks for; `None` for any other fix (cuda-compat too: it
 /// keeps the driver).
 pub fn driver_floor(fix: &Fix) -> Option<DriverVersion> {
-    if fix.kind != FixKind::Driver {
-        return None;
+    match &fix.change {
+        Some(Change::Driver { min, .. }) => Some(min.clone()),
+        _ => None,
     }
-    let rest = fix.replacement.strip_prefix(DRIVER_PREFIX)?;
-    rest.split_whitespace().next()?.parse().ok()
 }
 
 /// Whether a fix installs another torch build (what [`super::torch::TorchBuild::fix`] makes).
 fn is_torch_build(fix: &Fix) -> bool {
-    fix.kind == FixKind::Package && fix.replacement.starts_with("pip install torch==")
+    matches!(fix.change, Some(Change::TorchBuild { .. }))
 }
 
 /// The one change that removes every failing finding, given each finding's fixes: when each
@@ -55,6 +51,7 @@ pub fn common_fix(failing: &[&[Fix]]) -> Option<Fix> {
         }
         return Some(Fix {
             kind: FixKind::Driver,
+            change: top_fix.change.clone(),
             replacement: top_fix.replacement.clone(),
             rationale: format!(
                 "driver {top} is at or above what each of the {} failing findings needs; the highest: {}",
@@ -71,9 +68,18 @@ pub fn common_fix(failing: &[&[Fix]]) -> Option<Fix> {
         .find(|c| {
             failing[1..]
                 .iter()
-                .all(|fixes| fixes.iter().any(|f| f.replacement == c.replacement))
+                .all(|fixes| fixes.iter().any(|f| same_change(f, c)))
         })
         .cloned()
+}
+
+/// Whether two fixes make the same change: their structured changes when both have one,
+/// else their wording.
+fn same_change(a: &Fix, b: &Fix) -> bool {
+    match (&a.change, &b.change) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.replacement == b.replacement,
+    }
 }
 
 /// The one change that makes an image run on every target, with its one-line summary. When
@@ -109,7 +115,7 @@ pub fn image_fix(
     }
     if failing
         .iter()
-        .all(|f| f.iter().any(|x| x.kind == FixKind::ArchList))
+        .all(|f| f.iter().any(|x| syntax_of_list(x).is_some()))
     {
         return arch_list_for_all(facts, targets, nvcc, failing, &pools);
     }
@@ -131,8 +137,7 @@ fn arch_list_for_all(
 ) -> Option<(String, Fix)> {
     let syntaxes: Vec<Syntax> = failing
         .iter()
-        .filter_map(|f| f.iter().find(|x| x.kind == FixKind::ArchList))
-        .map(|x| syntax_of_list(&x.replacement))
+        .filter_map(|f| f.iter().find_map(syntax_of_list))
         .collect();
     let syntax = *syntaxes.first()?;
     if syntaxes.iter().any(|s| *s != syntax) {
@@ -158,14 +163,11 @@ fn arch_list_for_all(
     Some((summary, fix))
 }
 
-/// The syntax an architecture-list fix is written in ([`ArchList::render`]).
-fn syntax_of_list(list: &str) -> Syntax {
-    if list.starts_with("-gencode") {
-        Syntax::Gencode
-    } else if list.contains('.') {
-        Syntax::Torch
-    } else {
-        Syntax::Cmake
+/// The syntax an architecture-list fix is written in; `None` for other fixes.
+fn syntax_of_list(fix: &Fix) -> Option<Syntax> {
+    match &fix.change {
+        Some(Change::ArchList { syntax, .. }) => Some(*syntax),
+        _ => None,
     }
 }
 
@@ -208,12 +210,17 @@ mod tests {
         assert!(summary.contains("runs on all 4 pools"), "{summary}");
         // The truth: the named build's rows, read again, cover every GPU and driver of
         // every pool.
-        let version = fix
+        let Some(Change::TorchBuild {
+            version, variant, ..
+        }) = &fix.change
+        else {
+            panic!("not a torch build: {fix:?}")
+        };
+        let (version, tag) = (version.as_str(), variant.as_str());
+        assert!(fix
             .replacement
-            .strip_prefix("pip install torch==")
-            .and_then(|r| r.split_whitespace().next())
-            .unwrap();
-        let tag = fix.replacement.rsplit('/').next().unwrap();
+            .starts_with(&format!("pip install torch=={version} ")));
+        assert!(fix.replacement.ends_with(&format!("/whl/{tag}")));
         assert!(
             summary.starts_with(&format!("torch {version}+{tag} ")),
             "{summary}"

@@ -8,7 +8,7 @@
 
 use super::basis_of;
 use crate::arch::{ArchTarget, CodeKind, ComputeCapability};
-use crate::fix::{Applicability, Fix, FixBasis, FixKind};
+use crate::fix::{Applicability, Change, Fix, FixBasis, FixKind};
 use crate::gpu_target::Target;
 use crate::matrix::torch::{TorchRelease, TorchVariant};
 use crate::matrix::{Basis, Facts, Sourced};
@@ -341,6 +341,12 @@ impl TorchBuild<'_> {
     pub fn fix(&self) -> Fix {
         Fix {
             kind: FixKind::Package,
+            change: Some(Change::TorchBuild {
+                version: self.version.clone(),
+                variant: self.variant.tag.clone(),
+                cuda: self.variant.cuda,
+                index_url: self.index_url(),
+            }),
             replacement: self.install_line(),
             rationale: self.rationale(),
             basis: self.basis(),

@@ -1,8 +1,8 @@
 //! GL101: PyTorch's CUDA build does not match the base image's CUDA / NVIDIA_REQUIRE_CUDA.
 
 use crate::finding::{Finding, Severity};
+use crate::fix::suggest::base_image::{self, Base};
 use crate::fix::suggest::torch::{builds_for, fixes_for, help_for, BuildsCache, Installed, Pool};
-use crate::fix::{Applicability, Fix, FixKind};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::torch::{all_torch, TorchCuda};
 use crate::runconfig::{loc, SpecContext, Subject};
@@ -34,7 +34,9 @@ pub static META: RuleMeta = RuleMeta {
         example: "`FROM nvidia/cuda:11.8.0-devel-ubuntu22.04` + `pip install torch==2.3.0+cu121`.",
         fix: "Install the torch build for the image's CUDA (`--index-url \
             https://download.pytorch.org/whl/cu118`), or move the base image to the CUDA torch \
-            uses.",
+            uses: gpulint names the nvidia/cuda tag of torch's CUDA with the base's kind and OS \
+            from NVIDIA's list of supported tags (`11.8.0-runtime-ubuntu22.04` → \
+            `12.1.1-runtime-ubuntu22.04` for a cu121 torch), as an unsafe `--fix` edit.",
         sources: &[
             "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#pytorch-cuda-support-matrix",
             "https://pytorch.org/get-started/previous-versions/",
@@ -68,6 +70,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             .find(|e| e.name == "NVIDIA_REQUIRE_CUDA" && !e.is_arg)
     });
     let mut cache = BuildsCache::new(cx.facts, Pool::of(cx.targets));
+    let bases = Base::of_stages(bf);
     for t in all_torch(bf, cx.facts) {
         // PyPI's default build of a pinned release is a known CUDA too (GL102 says it was not
         // chosen); from it only what breaks is reported here, not the harmless mixes.
@@ -189,16 +192,20 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
                 && (b.variant.cuda.minor <= bc.minor || !devel)
                 && line.as_deref().is_none_or(|l| l == b.release.version)
         });
-        let base_fix = Fix {
-            kind: FixKind::BaseImage,
-            replacement: format!("a CUDA {} base image", tc.major_minor()),
-            rationale: format!(
-                "torch's CUDA {} and the base's then agree; gpulint holds no list of published base image tags, so the tag is yours to pick",
-                tc.major_minor()
-            ),
-            basis: Vec::new(),
-            edits: Vec::new(),
-            applicability: Applicability::Manual,
+        // The other change: the listed nvidia/cuda tag of torch's CUDA with the base's kind
+        // and OS (or advice saying why none is named).
+        let base_fix = if by_default && t.version.is_none() {
+            base_image::advice(
+                *tc,
+                "torch is unpinned, so its CUDA moves with each release: no tag is named",
+            )
+        } else {
+            base_image::fix_for(
+                cx.facts,
+                bases.get(t.stage).and_then(Option::as_ref),
+                *tc,
+                cx.targets,
+            )
         };
         let mut f = META
             .finding(format!(
@@ -211,14 +218,14 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             .with_location(loc(&bf.file, t.pos))
             .with_help(match agreeing {
                 Some(b) => format!(
-                    "install the {} build of torch ({}) or base the image on CUDA {}",
+                    "install the {} build of torch ({}) or base the image on {}",
                     b.variant.tag,
                     b.install_line(),
-                    tc.major_minor()
+                    base_fix.replacement
                 ),
                 None => format!(
-                    "base the image on CUDA {} (torch {} publishes no build for CUDA {}.x that runs on every target)",
-                    tc.major_minor(),
+                    "base the image on {} (torch {} publishes no build for CUDA {}.x that runs on every target)",
+                    base_fix.replacement,
                     t.version.as_deref().unwrap_or("(unpinned)"),
                     bc.major
                 ),
@@ -603,6 +610,80 @@ mod tests {
             vec![target("t4", &["7.5"], Some("470.82.01"))],
         );
         assert!(again.iter().all(|f| f.target.is_none()), "{again:?}");
+    }
+
+    /// The base-image fix of the one GL101 finding of `text`, its edits attached.
+    fn base_fix(text: &str) -> crate::fix::Fix {
+        let mut f = dockerfile(
+            text,
+            "GL101",
+            vec![target("h100", &["9.0"], Some("575.51.03"))],
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        crate::fix::suggest::dockerfile_edit::attach(&mut f, "Dockerfile", text);
+        let fixes = &f[0].fixes;
+        let at = fixes
+            .iter()
+            .position(|x| x.kind == crate::fix::FixKind::BaseImage)
+            .expect("a base-image fix");
+        // The torch change, when the release has one for the base's CUDA, is smaller: first.
+        assert!(fixes[..at]
+            .iter()
+            .all(|x| x.kind == crate::fix::FixKind::Package));
+        fixes[at].clone()
+    }
+
+    #[test]
+    fn the_base_image_fix_names_a_listed_tag_of_torchs_cuda_and_relints_clean() {
+        use crate::fix::Change;
+        let cases = [
+            // The tag in the FROM; in an ARG default the FROM expands; its version alone.
+            "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu121\n",
+            "ARG BASE=nvidia/cuda:11.8.0-runtime-ubuntu22.04\nFROM ${BASE}\nRUN pip install torch==2.3.0+cu121\n",
+            "ARG CUDA=11.8.0\nFROM nvidia/cuda:${CUDA}-runtime-ubuntu22.04\nRUN pip install torch==2.3.0+cu121\n",
+        ];
+        for text in cases {
+            let fix = base_fix(text);
+            let Some(Change::BaseImage { to, cuda, .. }) = &fix.change else {
+                panic!("{text}: no tag: {}", fix.rationale)
+            };
+            // The truth: torch's cu121 is CUDA 12.1, and the tag is in NVIDIA's list.
+            assert!(
+                cuda.same_release(&crate::version::CudaVersion::new(12, 1)),
+                "{to}"
+            );
+            let f = crate::matrix::Facts::embedded().unwrap();
+            let listed = f
+                .nvidia_cuda_tag(*cuda, "runtime", "ubuntu22.04")
+                .unwrap()
+                .value
+                .0;
+            assert_eq!(*to, listed);
+            assert_eq!(fix.applicability, crate::fix::Applicability::Unsafe);
+            assert_eq!(fix.edits.len(), 1, "{text}: {fix:?}");
+            let fixed = crate::fix::suggest::dockerfile_edit::apply(text, &fix.edits);
+            assert_eq!(fixed.lines().count(), text.lines().count(), "{fixed}");
+            let again = dockerfile(
+                &fixed,
+                "GL101",
+                vec![target("h100", &["9.0"], Some("575.51.03"))],
+            );
+            assert!(again.is_empty(), "{fixed}: {again:?}");
+        }
+    }
+
+    #[test]
+    fn a_base_the_list_has_no_tag_for_gets_advice_that_says_why() {
+        let fix = base_fix(
+            "FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-runtime\nRUN pip install torch==2.3.0+cu121\n",
+        );
+        assert!(fix.change.is_none() && fix.edits.is_empty(), "{fix:?}");
+        assert_eq!(fix.replacement, "a CUDA 12.1 base image");
+        assert!(
+            fix.rationale.contains("nvidia/cuda only"),
+            "{}",
+            fix.rationale
+        );
     }
 
     #[test]

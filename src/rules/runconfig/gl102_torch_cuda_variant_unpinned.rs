@@ -235,6 +235,22 @@ mod tests {
     }
 
     #[test]
+    fn no_base_image_fix_since_a_base_change_pins_no_variant() {
+        // PyPI's torch 2.7.0 is the cu126 build on a CUDA 12.4 base: moving the base to 12.6
+        // would leave the variant unpinned (GL102 at info), so only the pin is offered.
+        let text = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch==2.7.0\n";
+        let f = dockerfile(text, "GL102", vec![]);
+        assert!(!f[0].fixes.is_empty());
+        assert!(
+            f[0].fixes
+                .iter()
+                .all(|x| x.kind == crate::fix::FixKind::Package),
+            "{:?}",
+            f[0].fixes
+        );
+    }
+
+    #[test]
     fn torch_pinned_by_another_package_is_judged_like_torch() {
         // vllm 0.30.0's wheel metadata pins torch==2.13.0 (matrices/torch_dependents.toml).
         let t = "FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install vllm==0.30.0\n";
