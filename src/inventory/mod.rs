@@ -20,7 +20,7 @@ pub mod require;
 mod text;
 
 pub(crate) use build::binary_from_elf;
-pub use build::{build, ImageMeta};
+pub use build::{build, build_with, ImageMeta};
 pub use family::{LibFamily, LibVersion};
 pub use text::render_text;
 
