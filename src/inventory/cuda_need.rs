@@ -714,6 +714,111 @@ mod tests {
     }
 
     #[test]
+    fn torch_pins_exact_only_and_unknown_without_a_row() {
+        let facts = Facts::embedded().unwrap();
+        let want = facts.torch_pypi_default("2.4.0").unwrap();
+        let ev = from_torch_pins(
+            &reqs(&[
+                "torch (==2.4.0)",
+                "torch>=2.4",
+                "torch!=2.4.0",
+                "torch===2.4.0",
+                "torchvision==0.19.0",
+                "torch==2.4.*; extra == \"gpu\"",
+            ]),
+            &facts,
+        );
+        let sources: Vec<&str> = ev.iter().map(|e| e.source.as_str()).collect();
+        assert_eq!(
+            sources,
+            ["torch (==2.4.0)", "torch==2.4.*; extra == \"gpu\""]
+        );
+        let t = CudaTag::release(want.value.major, want.value.minor);
+        assert_eq!(ev[0].cuda, Some(t));
+        assert_eq!(ev[1].cuda, Some(t));
+        assert_eq!(ev[1].extra.as_deref(), Some("gpu"));
+        // Tables that know nothing: a pin says nothing, with a note.
+        let ev = from_torch_pins(&reqs(&["torch==2.4.0"]), Facts::unknown());
+        assert_eq!(ev[0].cuda, None);
+        assert!(ev[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("not in gpulint's torch table"));
+        // One unknown pin is no decision.
+        assert_eq!(decide(ev).unwrap().cuda, None);
+    }
+
+    #[test]
+    fn version_module_texts() {
+        let e = from_version_module("x/v.py", Some("12.5.1"), Some("9")).unwrap();
+        assert_eq!((e.cuda, e.cudnn), (Some(CudaTag::release(12, 5)), Some(9)));
+        let e = from_version_module("cupy/.data/_wheel.json", Some("11.x"), None).unwrap();
+        assert_eq!(e.cuda, Some(CudaTag::major_only(11)));
+        let e = from_version_module("p/v.py", Some("11.8"), Some("8.6.0")).unwrap();
+        assert_eq!((e.cuda, e.cudnn), (Some(CudaTag::release(11, 8)), Some(8)));
+        // paddle's CPU build writes 'False'.
+        assert_eq!(
+            from_version_module("p/v.py", Some("False"), Some("False")),
+            None
+        );
+        assert_eq!(from_version_module("p/v.py", None, None), None);
+    }
+
+    #[test]
+    fn ptx_isa_is_a_lower_bound_that_decides_last() {
+        let facts = Facts::embedded().unwrap();
+        let Some(s) = facts.ptx_isa_need((7, 8)) else {
+            panic!("ISA 7.8 row")
+        };
+        let PtxNeed::Known(c) = s.value else {
+            panic!("7.8 is known")
+        };
+        let e = from_ptx_isa("ort/libx.so", (7, 8), &facts);
+        assert!(e.lower_bound);
+        assert_eq!(e.cuda, Some(CudaTag::release(c.major, c.minor)));
+        assert_eq!(e.cited, Some(s.source));
+        // Alone it decides, as a bound.
+        let n = decide(vec![e.clone()]).unwrap();
+        assert!(n.cuda_lower_bound);
+        assert_eq!(n.cuda_from, Some(EvidenceKind::PtxIsa));
+        // Beside a soname it only checks: `11` admits the bound, `12` is above it.
+        for (soname, conflict) in [("libcudart.so.11.0", false), ("libcudart.so.12", false)] {
+            let n = decide(vec![e.clone(), from_needed("ort/libx.so", soname).unwrap()]).unwrap();
+            assert!(!n.cuda_lower_bound);
+            assert_eq!(n.conflict.is_some(), conflict, "{soname}");
+        }
+        let n = decide(vec![
+            e,
+            from_needed("ort/libx.so", "libcudart.so.10.2").unwrap(),
+        ])
+        .unwrap();
+        assert!(n.conflict.unwrap().contains("PTX ISA 7.8 says at least"));
+        // An ISA above every row: no value, a note.
+        let e = from_ptx_isa("x.so", (99, 0), &facts);
+        assert_eq!(e.cuda, None);
+        assert!(e.note.unwrap().contains("newer than ISA"));
+        assert!(from_ptx_isa("x.so", (7, 8), Facts::unknown())
+            .note
+            .is_some());
+    }
+
+    #[test]
+    fn a_later_exact_piece_adds_the_minor() {
+        let mut ev = from_requires(&reqs(&["nvidia-cublas-cu12"]));
+        ev.push(from_static_cudart("x/_C.so", CudaVersion::new(12, 4)));
+        let n = decide(ev.clone()).unwrap();
+        assert_eq!(n.cuda, Some(CudaTag::release(12, 4)));
+        assert_eq!(n.cuda_from, Some(EvidenceKind::StaticCudart));
+        // Another major adds nothing: it disagrees.
+        ev[1] = from_static_cudart("x/_C.so", CudaVersion::new(13, 0));
+        let n = decide(ev).unwrap();
+        assert_eq!(n.cuda, Some(CudaTag::major_only(12)));
+        assert_eq!(n.cuda_from, Some(EvidenceKind::RequiresDist));
+        assert!(n.conflict.unwrap().contains("static cudart 13.0 says 13.0"));
+    }
+
+    #[test]
     fn untrusted_metadata_is_bounded() {
         let long = format!("nvidia-cublas-cu12{}", " ".repeat(MAX_REQUIRE_LEN));
         assert!(from_requires(&[long]).is_empty());
@@ -725,6 +830,12 @@ mod tests {
             decide(from_requires(&many)).unwrap().evidence.len(),
             MAX_EVIDENCE
         );
+        // The bound is per kind: a flood of one kind keeps the others.
+        let mut flood = from_requires(&many);
+        flood.push(from_static_cudart("x/_C.so", CudaVersion::new(12, 4)));
+        let n = decide(flood).unwrap();
+        assert_eq!(n.evidence.len(), MAX_EVIDENCE + 1);
+        assert_eq!(n.cuda, Some(CudaTag::release(12, 4)));
         let needed: Vec<CudaEvidence> = (0..100)
             .map(|i| from_needed(&format!("x/lib{i}.so"), "libcudart.so.12").unwrap())
             .collect();

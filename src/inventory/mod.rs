@@ -326,6 +326,8 @@ pub struct LoaderConfig {
 }
 
 #[cfg(test)]
+mod cuda_need_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 impl Binary {

@@ -263,11 +263,13 @@ pub(super) fn attach_cuda_needs(
 ) {
     use crate::inventory::cuda_need;
     // (site, dist name) → evidence from its files; the newest PTX ISA per dist, with its file.
-    let mut found: BTreeMap<(&ImagePath, &str), Vec<cuda_need::CudaEvidence>> = BTreeMap::new();
-    let mut newest_isa: BTreeMap<(&ImagePath, &str), ((u16, u16), &str)> = BTreeMap::new();
+    // A dist: (site, name).
+    type DistKey<'k> = (&'k ImagePath, &'k str);
+    let mut found: BTreeMap<DistKey, Vec<cuda_need::CudaEvidence>> = BTreeMap::new();
+    let mut newest_isa: BTreeMap<DistKey, ((u16, u16), &str)> = BTreeMap::new();
     // Dists shipping one build per CUDA release (bitsandbytes' `libbitsandbytes_cudaXYZ.so`):
     // the file-name tags each dist's binaries carry.
-    let mut name_tags: BTreeMap<(&ImagePath, &str), BTreeSet<&str>> = BTreeMap::new();
+    let mut name_tags: BTreeMap<DistKey, BTreeSet<&str>> = BTreeMap::new();
     for b in binaries {
         let Some(d) = pip.owner.get(&b.path).and_then(|i| pip.dists.get(*i)) else {
             continue;
