@@ -319,6 +319,25 @@ fn each_kind_of_evidence_from_a_synthetic_install() {
     assert_eq!(ptxpkg["cuda_need"]["cuda_from"], "ptx_isa");
     assert_eq!(ptxpkg["cuda_need"]["cuda_lower_bound"], true);
     assert_eq!(ptxpkg["cuda_need"]["evidence"][0]["lower_bound"], true);
+    assert_documented(&json);
+}
+
+/// The inventory JSON against `docs/schema/inventory.schema.json`, whose package and
+/// `cuda_need` parts are closed: a field the schema does not document fails here.
+fn assert_documented(json: &serde_json::Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/inventory.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::options().build(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(json)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // It can fail: an undocumented field is refused.
+    let mut bad = json.clone();
+    bad["python_packages"][0]["cuda_need"]["undocumented"] = serde_json::json!(1);
+    assert!(validator.iter_errors(&bad).next().is_some());
 }
 
 /// bitsandbytes ships one library per CUDA release and loads the one matching torch's: the
@@ -355,4 +374,5 @@ fn per_cuda_builds_are_alternatives() {
     let n = need(&inv, "onebuild");
     assert_eq!((n.cuda, n.cudnn), (Some(CudaTag::major_only(12)), Some(9)));
     assert!(n.evidence.iter().all(|e| e.variant.is_none()));
+    assert_documented(&serde_json::to_value(&inv).unwrap());
 }
