@@ -203,7 +203,7 @@ def main():
     print(f"{'package':<22} {'version':<14} {'MB':>4}  {'CUDA':<8} {'from':<15} "
           f"{'cuDNN':<5} {'from':<15} conflict")
     by_kind = collections.Counter()
-    identified = total = 0
+    identified = total = with_minor = bounds = cudnn_known = conflicts = 0
     for r in rows:
         if "error" in r or "skipped" in r:
             why = r.get("error") or r["skipped"]
@@ -217,14 +217,20 @@ def main():
         if cuda is not None:
             identified += 1
             by_kind[cuda_from] += 1
+            with_minor += "." in cuda and not need.get("cuda_lower_bound")
             if need.get("cuda_lower_bound"):
+                bounds += 1
                 cuda = f">={cuda}"
+        cudnn_known += cudnn is not None
+        conflicts += bool((need or {}).get("conflict"))
         conflict = (need or {}).get("conflict", "")
         print(f"{r['package']:<22} {r['version']:<14} {r['mb']:>4}  {cuda or '-':<8} "
               f"{cuda_from or '-':<15} {cudnn if cudnn is not None else '-':<5} "
               f"{cudnn_from or '-':<15} {conflict[:200]}")
     print(f"\nCUDA identified: {identified} / {total} surveyed "
-          f"({len(rows) - total} not surveyed)")
+          f"({len(rows) - total} not surveyed): {with_minor} with the minor, "
+          f"{bounds} only as a lower bound; cuDNN major: {cudnn_known}; "
+          f"conflicts noted: {conflicts}")
     for k, n in sorted(by_kind.items(), key=lambda kv: -kv[1]):
         print(f"  decided by {k}: {n}")
     if a.json:

@@ -33,7 +33,7 @@ pub enum Fact {
     PythonDist(python_dist::DistMetadata),
     /// A `*.dist-info/WHEEL`: its `Tag:` lines.
     WheelTags(python_dist::WheelInfo),
-    /// A `*.dist-info/RECORD` of a GPU-relevant dist: the files it installed, relative to
+    /// A `*.dist-info/RECORD`: the shared objects it installed, relative to
     /// the site-packages directory (as written in RECORD, `..` included).
     DistRecord(python_dist::DistRecord),
     /// `torch/version.py` and friends: the version and the CUDA/HIP a build targets.
