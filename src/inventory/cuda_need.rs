@@ -24,8 +24,9 @@ const MAX_REQUIRE_LEN: usize = 512;
 /// CUDA): one kind's flood cannot push out the others.
 pub const MAX_EVIDENCE: usize = 32;
 
-/// The CUDA and cuDNN a distribution needs, with the evidence that says so.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The CUDA and cuDNN a distribution needs, with the evidence that says so. `Default` (no
+/// evidence, nothing known) lets tests build one field by field.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CudaNeed {
     /// `12.6`, or `12` when the evidence names only the major (never written as `12.0`).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "tag_text")]
