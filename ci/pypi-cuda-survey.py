@@ -8,7 +8,8 @@ unpacks it into a minimal root (usr/local/lib/python3.12/site-packages/ with the
 and its dist-info, `*.data/purelib|platlib` moved in as pip does), runs
 `gpulint inventory --format json dir:ROOT` and prints, per package, the CUDA and cuDNN major
 its `cuda_need` names and the evidence kind that decided each. The root is deleted after each
-package; the wheels stay cached. Wheels over --max-mb are skipped and listed as such.
+package; the wheels stay cached. Wheels over --max-mb (default 750 MiB), and any beyond
+--max-total-gb in all (default 6 GiB; the list is ~4 GiB), are skipped and listed as such.
 
     cargo build
     python3 ci/pypi-cuda-survey.py                      # the whole list
@@ -133,7 +134,9 @@ def unpack(whl, root):
                 if len(parts) < 3 or parts[1] not in ("purelib", "platlib"):
                     continue
                 name = "/".join(parts[2:])
-            if not name or name.endswith("/") or ".." in name.split("/"):
+            # Member names are the archive's word: nothing outside site-packages.
+            if not name or name.endswith("/") or name.startswith("/") or \
+                    any(p in ("", ".", "..") for p in name.split("/")):
                 continue
             dst = site / name
             dst.parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +152,7 @@ def inventory(root):
     return json.loads(r.stdout)
 
 
-def survey_one(spec, max_mb, tmp):
+def survey_one(spec, max_mb, budget, tmp):
     name, _, version = spec.partition("==")
     version, files = pypi_files(name, version or None)
     f = pick_wheel(files)
@@ -160,6 +163,9 @@ def survey_one(spec, max_mb, tmp):
     row["mb"] = round(f["size"] / 2**20)
     if f["size"] > max_mb * 2**20:
         return {**row, "skipped": f"wheel of {row['mb']} MB is over --max-mb {max_mb}"}
+    if f["size"] > budget["left"]:
+        return {**row, "skipped": "over the --max-total-gb budget"}
+    budget["left"] -= f["size"]
     whl = fetch(f)
     root = Path(tmp) / name
     try:
@@ -186,20 +192,24 @@ def main():
     ap.add_argument("packages", nargs="*", help="name or name==version (default: the list)")
     ap.add_argument("--max-mb", type=int, default=750,
                     help="skip wheels larger than this (MiB; default 750)")
+    ap.add_argument("--max-total-gb", type=float, default=6,
+                    help="read at most this many GiB of wheels in all (default 6)")
     ap.add_argument("--json", help="write every row, cuda_need included, to this file")
     a = ap.parse_args()
     if not GPULINT.is_file():
         raise SystemExit(f"{GPULINT} not found: run `cargo build` first (or set GPULINT)")
     rows = []
+    budget = {"left": int(a.max_total_gb * 2**30)}
     with tempfile.TemporaryDirectory(prefix="pypi-survey-") as tmp:
         for spec in a.packages or SURVEY:
             log(f"{spec} …")
             try:
-                rows.append(survey_one(spec, a.max_mb, tmp))
+                rows.append(survey_one(spec, a.max_mb, budget, tmp))
             except Exception as e:  # one broken package must not stop the survey
                 rows.append({"package": spec, "error": str(e)})
-    print(f"# PyPI CUDA survey, {datetime.date.today().isoformat()}, "
-          f"gpulint {GPULINT.name} from {REPO.name}")
+    version = subprocess.run([str(GPULINT), "--version"], capture_output=True,
+                             text=True).stdout.strip()
+    print(f"# PyPI CUDA survey, {datetime.date.today().isoformat()}, {version} ({GPULINT})")
     print(f"{'package':<22} {'version':<14} {'MB':>4}  {'CUDA':<8} {'from':<15} "
           f"{'cuDNN':<5} {'from':<15} conflict")
     by_kind = collections.Counter()
