@@ -181,3 +181,9 @@ verify-citations *args:
 readme-figures:
     cargo build
     python3 ci/readme-figures.py target/debug/gpulint
+
+# Issue 28: the CUDA/cuDNN gpulint's inventory says real third-party wheels need, and which
+# evidence decided it (downloads ~4 GB of wheels from PyPI into ~/.cache/gpulint/pypi-survey).
+pypi-cuda-survey *args:
+    cargo build
+    python3 ci/pypi-cuda-survey.py {{args}}

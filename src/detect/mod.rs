@@ -33,7 +33,7 @@ pub enum Fact {
     PythonDist(python_dist::DistMetadata),
     /// A `*.dist-info/WHEEL`: its `Tag:` lines.
     WheelTags(python_dist::WheelInfo),
-    /// A `*.dist-info/RECORD` of a GPU-relevant dist: the files it installed, relative to
+    /// A `*.dist-info/RECORD`: the shared objects it installed, relative to
     /// the site-packages directory (as written in RECORD, `..` included).
     DistRecord(python_dist::DistRecord),
     /// `torch/version.py` and friends: the version and the CUDA/HIP a build targets.
@@ -282,6 +282,14 @@ pub(crate) mod testutil {
                 b"include /etc/ld.so.conf.d/*.conf\n/usr/lib\n",
             ),
             ("x/pyvenv.cfg", b"version = 3.12.3\n"),
+            (
+                "x/site-packages/cupy/.data/_wheel.json",
+                br#"{"cuda": "12.x", "packaging": "pip", "nccl": {"version": "2.25.1"}}"#,
+            ),
+            (
+                "x/site-packages/paddle/version/__init__.py",
+                b"full_version = '2.6.2'\ncuda_version = '11.8'\ncudnn_version = '8.6.0'\n",
+            ),
         ];
         // A small deterministic byte soup (xorshift).
         let mut x: u32 = 0x9e37_79b9;

@@ -1,7 +1,8 @@
-//! Python distributions: `*.dist-info/METADATA` (and `*.egg-info/PKG-INFO`), `WHEEL` tags and,
-//! for GPU-relevant dists only, `RECORD`'s shared-object entries (so a library file can be
-//! mapped to the wheel that installed it, e.g. `nvidia/cu13/lib/libcudart.so.13` →
-//! `nvidia-cuda-runtime 13.0.96`).
+//! Python distributions: `*.dist-info/METADATA` (and `*.egg-info/PKG-INFO`), `WHEEL` tags and
+//! `RECORD`'s shared-object entries (so a library file can be mapped to the wheel that
+//! installed it, e.g. `nvidia/cu13/lib/libcudart.so.13` → `nvidia-cuda-runtime 13.0.96`, and
+//! any package's binaries give evidence of the CUDA it needs: `spconv`, `ctranslate2`,
+//! `faiss` carry no GPU word a name list could know).
 
 use super::{text, DetectorSpec, Fact};
 use serde::{Deserialize, Serialize};
@@ -159,33 +160,6 @@ pub fn parse_record(data: &[u8]) -> DistRecord {
     DistRecord { files }
 }
 
-/// Dists whose RECORD is worth reading: they ship CUDA libraries or GPU code.
-pub fn is_gpu_dist(normalized: &str) -> bool {
-    const PREFIXES: &[&str] = &[
-        "nvidia-",
-        "cuda-",
-        "cupy",
-        "jax-cuda",
-        "jaxlib",
-        "torch",
-        "triton",
-        "tensorflow",
-        "tf-nightly",
-        "xformers",
-        "flash-attn",
-        "vllm",
-        "onnxruntime",
-        "tensorrt",
-        "bitsandbytes",
-        "deepspeed",
-        "paddlepaddle",
-        "mxnet",
-        "nccl",
-        "cudnn",
-    ];
-    PREFIXES.iter().any(|p| normalized.starts_with(p))
-}
-
 /// The normalized dist name from a `<name>-<version>.dist-info` directory name.
 pub fn dist_dir_name(dir: &str) -> Option<String> {
     let stem = dir
@@ -197,7 +171,7 @@ pub fn dist_dir_name(dir: &str) -> Option<String> {
 
 pub const DETECTOR: DetectorSpec = DetectorSpec {
     name: "python-dist",
-    version: 1,
+    version: 2,
     globs: &[
         "**/site-packages/*.dist-info/METADATA",
         "**/dist-packages/*.dist-info/METADATA",
@@ -213,16 +187,9 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
     // RECORD of torch is ~2 MB; METADATA with a long description a few hundred KB.
     max_bytes: 16 << 20,
     head_only: false,
-    // A RECORD only of a GPU-relevant dist (the files it installed are joined with libraries).
-    accept: Some(|path| {
-        if path.file_name() != "RECORD" {
-            return true;
-        }
-        let dir = path.parent().map(|d| d.file_name().to_string());
-        dir.as_deref()
-            .and_then(dist_dir_name)
-            .is_some_and(|n| is_gpu_dist(&n))
-    }),
+    // Every RECORD: the shared objects it lists are few next to its Python files, and any
+    // package's binaries may NEED CUDA (the inventory's `cuda_need`).
+    accept: None,
     parse: |path, data| {
         let fact = match path.file_name() {
             "WHEEL" => Fact::WheelTags(parse_wheel(data)),
@@ -330,9 +297,11 @@ mod tests {
                 "usr/lib/python3/dist-packages/six-1.16.0.egg-info",
                 "site-packages/torch-2.11.0.dist-info/RECORD",
                 "x/site-packages/nvidia_cudnn_cu13-9.19.0.56.dist-info/RECORD",
+                // Not a GPU name, but its binaries NEED CUDA.
+                "x/site-packages/spconv_cu126-2.3.8.dist-info/RECORD",
+                "x/site-packages/ctranslate2-4.8.5.dist-info/RECORD",
             ],
             &[
-                "x/site-packages/numpy-2.5.2.dist-info/RECORD",
                 "x/site-packages/torch-2.11.0.dist-info/LICENSE",
                 "x/site-packages/torch/METADATA",
                 "x/site-packages/a/b-1.dist-info/METADATA",

@@ -2,7 +2,9 @@
 //! (`__version__ = '2.11.0+cu130'`, `cuda = '13.0'`, `git_version`, `hip`), the same for
 //! torchvision/torchaudio, `jaxlib/version.py`, `cupy/_version.py`, onnxruntime's
 //! `capi/build_and_package_info.py` (`cuda_version = '12.2'`) and tensorflow's
-//! `python/platform/build_info.py` (`'cuda_version': '12.3'` in a dict). Only literal strings
+//! `python/platform/build_info.py` (`'cuda_version': '12.3'` in a dict), paddle's
+//! `paddle/version/__init__.py` (`cuda_version = '11.8'`, `cudnn_version = '8.6.0'`) and cupy's
+//! `cupy/.data/_wheel.json` (`{"cuda": "12.x", …}`, module `cupy_wheel`). Only literal strings
 //! are read: nothing is evaluated, a computed value is simply absent.
 
 use super::{glob_set, text, DetectorSpec, Fact};
@@ -61,14 +63,16 @@ fn assignment(s: &str, name: &str) -> Option<Option<String>> {
     None
 }
 
-/// `'key': 'v'` (or double quotes) anywhere, as in tensorflow's build_info dict.
+/// `'key': 'v'` (or double quotes) anywhere, as in tensorflow's build_info dict, or the pair
+/// `('key', 'v')` of the `collections.OrderedDict([...])` TensorFlow 2.21 writes instead.
 fn dict_entry(s: &str, key: &str) -> Option<String> {
     for q in ['\'', '"'] {
         let needle = format!("{q}{key}{q}");
         let mut from = 0;
         while let Some(i) = s.get(from..).and_then(|t| t.find(&needle)) {
             let after = &s[from + i + needle.len()..];
-            if let Some(v) = after.trim_start().strip_prefix(':') {
+            let after = after.trim_start();
+            if let Some(v) = after.strip_prefix(':').or_else(|| after.strip_prefix(',')) {
                 if let Some(lit) = string_literal(v) {
                     return Some(lit);
                 }
@@ -103,6 +107,21 @@ pub fn parse_module_version(module: &str, data: &[u8]) -> ModuleVersion {
     m
 }
 
+/// cupy's `cupy/.data/_wheel.json`: the CUDA the wheel was built for (`"cuda": "12.x"`). Its
+/// `cudnn`/`nccl` entries name libraries cupy can preload, not ones it needs: not read.
+pub fn parse_cupy_wheel_json(data: &[u8]) -> Result<ModuleVersion, String> {
+    let v: serde_json::Value =
+        serde_json::from_slice(data).map_err(|e| format!("not JSON: {e}"))?;
+    Ok(ModuleVersion {
+        module: CUPY_WHEEL.to_string(),
+        cuda: v.get("cuda").and_then(|c| c.as_str()).map(str::to_string),
+        ..Default::default()
+    })
+}
+
+/// The module name cupy's `_wheel.json` facts carry (apart from `cupy/_version.py`'s).
+pub const CUPY_WHEEL: &str = "cupy_wheel";
+
 /// Pattern and the module it describes.
 const MODULES: &[(&str, &str)] = &[
     ("**/torch/version.py", "torch"),
@@ -117,11 +136,13 @@ const MODULES: &[(&str, &str)] = &[
         "onnxruntime",
     ),
     ("**/tensorflow/python/platform/build_info.py", "tensorflow"),
+    ("**/paddle/version/__init__.py", "paddle"),
+    ("**/cupy/.data/_wheel.json", CUPY_WHEEL),
 ];
 
 pub const DETECTOR: DetectorSpec = DetectorSpec {
     name: "module-version",
-    version: 1,
+    version: 2,
     globs: &[
         "**/torch/version.py",
         "**/torchvision/version.py",
@@ -132,6 +153,8 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
         "**/vllm/_version.py",
         "**/onnxruntime/capi/build_and_package_info.py",
         "**/tensorflow/python/platform/build_info.py",
+        "**/paddle/version/__init__.py",
+        "**/cupy/.data/_wheel.json",
     ],
     max_bytes: 256 << 10,
     head_only: false,
@@ -143,10 +166,13 @@ pub const DETECTOR: DetectorSpec = DetectorSpec {
         let Some(i) = sets.iter().position(|s| s.is_match(path.as_str())) else {
             return Ok(vec![]);
         };
-        Ok(vec![Fact::ModuleVersion(parse_module_version(
-            MODULES[i].1,
-            data,
-        ))])
+        let module = MODULES[i].1;
+        let m = if module == CUPY_WHEEL {
+            parse_cupy_wheel_json(data)?
+        } else {
+            parse_module_version(module, data)
+        };
+        Ok(vec![Fact::ModuleVersion(m)])
     },
 };
 
@@ -204,6 +230,41 @@ mod tests {
         );
         assert_eq!(t.cuda.as_deref(), Some("12.3"));
         assert_eq!(t.cudnn.as_deref(), Some("8"));
+        // tensorflow 2.21.0's PyPI wheel (cut): pairs in an OrderedDict.
+        let t = parse_module_version(
+            "tensorflow",
+            b"build_info = collections.OrderedDict([('cpu_compiler', 'clang'), ('cuda_compute_capabilities', ['sm_60', 'compute_90']), ('cuda_version', '12.5.1'), ('cudnn_version', '9'), ('is_cuda_build', True)])\n",
+        );
+        assert_eq!(t.cuda.as_deref(), Some("12.5.1"));
+        assert_eq!(t.cudnn.as_deref(), Some("9"));
+    }
+
+    /// The texts of paddlepaddle-gpu 2.6.2's and cupy-cuda12x 14.2.0's PyPI wheels (cut).
+    #[test]
+    fn paddle_version_and_cupy_wheel_json() {
+        let p = parse_module_version(
+            "paddle",
+            b"# THIS FILE IS GENERATED FROM PADDLEPADDLE SETUP.PY\n#\nfull_version     = '2.6.2'\nmajor            = '2'\ncuda_version     = '11.8'\ncudnn_version    = '8.6.0'\nxpu_version      = 'False'\n\ndef cuda():\n    return cuda_version\n",
+        );
+        assert_eq!(p.cuda.as_deref(), Some("11.8"));
+        assert_eq!(p.cudnn.as_deref(), Some("8.6.0"));
+        let c = parse_cupy_wheel_json(
+            br#"{"cuda": "12.x", "packaging": "pip", "nccl": {"version": "2.25.1"}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.module, CUPY_WHEEL);
+        assert_eq!(c.cuda.as_deref(), Some("12.x"));
+        assert_eq!(c.cudnn, None);
+        assert!(parse_cupy_wheel_json(b"{\"cuda\": ").is_err());
+        // Through the detector: the path picks the parser.
+        let facts = (DETECTOR.parse)(
+            &crate::detect::testutil::p("x/site-packages/cupy/.data/_wheel.json"),
+            br#"{"cuda": "11.x"}"#,
+        )
+        .unwrap();
+        assert!(
+            matches!(&facts[..], [Fact::ModuleVersion(m)] if m.cuda.as_deref() == Some("11.x"))
+        );
     }
 
     #[test]
@@ -215,8 +276,11 @@ mod tests {
                 "usr/local/lib/python3.10/dist-packages/torchvision/version.py",
                 "x/site-packages/onnxruntime/capi/build_and_package_info.py",
                 "x/site-packages/tensorflow/python/platform/build_info.py",
+                "x/site-packages/paddle/version/__init__.py",
+                "x/site-packages/cupy/.data/_wheel.json",
             ],
             &[
+                "x/site-packages/paddle/version.py",
                 "x/site-packages/torch/_version.py",
                 "x/site-packages/torch/utils/version.py.bak",
             ],

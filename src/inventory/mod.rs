@@ -20,7 +20,7 @@ pub mod require;
 mod text;
 
 pub(crate) use build::binary_from_elf;
-pub use build::{build, ImageMeta};
+pub use build::{build, build_with, ImageMeta};
 pub use family::{LibFamily, LibVersion};
 pub use text::render_text;
 
@@ -232,8 +232,9 @@ pub struct PythonPackage {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<String>,
     pub layer: Option<usize>,
-    /// The CUDA / cuDNN it needs from its own evidence (name, Requires-Dist, DT_NEEDED of its
-    /// files), each piece named; absent when nothing says.
+    /// The CUDA / cuDNN it needs from its own evidence (name, Requires-Dist, a pinned torch,
+    /// DT_NEEDED of its files, version module, static cudart, PTX ISA), each piece named;
+    /// absent when nothing says. See `docs/schema/inventory.schema.json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda_need: Option<cuda_need::CudaNeed>,
 }
@@ -325,6 +326,8 @@ pub struct LoaderConfig {
     pub dir_links: BTreeMap<String, String>,
 }
 
+#[cfg(test)]
+mod cuda_need_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 

@@ -239,7 +239,8 @@ pub fn render_text(inv: &Inventory) -> String {
 fn needs_line(s: &mut String, n: &super::cuda_need::CudaNeed) {
     let mut what = Vec::new();
     if let Some(c) = n.cuda {
-        what.push(format!("CUDA {c}"));
+        let at_least = if n.cuda_lower_bound { ">=" } else { "" };
+        what.push(format!("CUDA {at_least}{c}"));
     }
     if let Some(d) = n.cudnn {
         what.push(format!("cuDNN {d}"));
@@ -248,7 +249,8 @@ fn needs_line(s: &mut String, n: &super::cuda_need::CudaNeed) {
         .evidence
         .iter()
         .find(|ev| {
-            (n.cuda.is_some() && ev.cuda == n.cuda) || (n.cuda.is_none() && ev.cudnn == n.cudnn)
+            (n.cuda.is_some() && ev.cuda == n.cuda && Some(ev.kind) == n.cuda_from)
+                || (n.cuda.is_none() && ev.cudnn == n.cudnn)
         })
         .map(|ev| format!(" ({} {})", kind_name(ev.kind), e(&ev.source)))
         .unwrap_or_default();
@@ -273,7 +275,11 @@ fn kind_name(k: super::cuda_need::EvidenceKind) -> &'static str {
         DistName => "dist name",
         LocalVersion => "local version",
         RequiresDist => "Requires-Dist",
+        RequiresTorch => "Requires-Dist torch",
         DtNeeded => "DT_NEEDED",
+        VersionModule => "version module",
+        StaticCudart => "static cudart",
+        PtxIsa => "PTX ISA",
     }
 }
 

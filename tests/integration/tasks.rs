@@ -172,3 +172,52 @@ fn file_sizes_counts_non_test_lines() {
         "{out}"
     );
 }
+
+/// The PyPI survey's offline parts: which wheel it reads of a release's files, and that
+/// unpacking keeps every member inside site-packages (as pip lays out `*.data/purelib`).
+#[test]
+fn pypi_survey_picks_the_linux_wheel_and_unpacks_inside_site_packages() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let d = tempfile::tempdir().unwrap();
+    let code = r#"
+import importlib.util, sys, zipfile
+from pathlib import Path
+spec = importlib.util.spec_from_file_location("survey", sys.argv[1])
+s = importlib.util.module_from_spec(spec); spec.loader.exec_module(s)
+f = lambda n: {"filename": n}
+files = [f("x-1-cp312-cp312-macosx_11_0_x86_64.whl"), f("x-1-cp311-cp311-manylinux_2_28_x86_64.whl"),
+         f("x-1-cp312-cp312-manylinux_2_28_aarch64.whl"), f("x-1-cp312-cp312-manylinux_2_28_x86_64.whl"),
+         f("x-1.tar.gz")]
+print(s.pick_wheel(files)["filename"])
+print(s.pick_wheel([f("v-1-cp38-abi3-manylinux_2_28_x86_64.whl"), f("v-1-cp310-cp310-manylinux_2_28_x86_64.whl")])["filename"])
+print(s.pick_wheel([f("m-1-cp312-cp312-macosx_11_0_arm64.whl")]))
+tmp = Path(sys.argv[2])
+whl = tmp / "x.whl"
+with zipfile.ZipFile(whl, "w") as z:
+    for n in ["x/a.py", "x-1.data/purelib/y.py", "x-1.data/scripts/s", "../evil", "/abs", "x/./b", "x-1.dist-info/RECORD"]:
+        z.writestr(n, "1")
+s.unpack(whl, tmp / "root")
+print(sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file() and p != whl))
+"#;
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .arg(root.join("ci/pypi-cuda-survey.py"))
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let site = "root/usr/local/lib/python3.12/site-packages";
+    assert_eq!(
+        stdout,
+        format!(
+            "x-1-cp312-cp312-manylinux_2_28_x86_64.whl\nv-1-cp38-abi3-manylinux_2_28_x86_64.whl\nNone\n\
+             ['{site}/x-1.dist-info/RECORD', '{site}/x/a.py', '{site}/y.py']\n"
+        )
+    );
+}

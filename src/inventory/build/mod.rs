@@ -128,8 +128,29 @@ fn node_fact<'a, T>(
 }
 
 /// Build the inventory. `errors` are the problems met while reading the image (each names a
-/// layer and path); any makes the result `partial`.
+/// layer and path); any makes the result `partial`. The torch and PTX ISA tables packages'
+/// `cuda_need` is read through are the built-in ones.
 pub fn build(image: &ImageMeta, tree: &FileTree, errors: Vec<ScanIssue>) -> Inventory {
+    build_with(image, tree, errors, built_in_facts())
+}
+
+/// The built-in matrices, parsed once per process.
+fn built_in_facts() -> &'static crate::matrix::Facts {
+    static FACTS: std::sync::OnceLock<crate::matrix::Facts> = std::sync::OnceLock::new();
+    // The embedded tables are checked by the matrix tests; should they ever fail to parse,
+    // the lookups answer unknown rather than panic.
+    FACTS.get_or_init(|| {
+        crate::matrix::Facts::embedded().unwrap_or_else(|_| crate::matrix::Facts::unknown().clone())
+    })
+}
+
+/// [`build`] with the tables `facts` holds.
+pub fn build_with(
+    image: &ImageMeta,
+    tree: &FileTree,
+    errors: Vec<ScanIssue>,
+    facts: &crate::matrix::Facts,
+) -> Inventory {
     let pip = PipIndex::new(tree);
     let conda = CondaIndex::new(tree);
     let mut inv = Inventory {
@@ -148,7 +169,7 @@ pub fn build(image: &ImageMeta, tree: &FileTree, errors: Vec<ScanIssue>) -> Inve
         errors,
         ..Default::default()
     };
-    attach_cuda_needs(&mut inv.python_packages, &inv.binaries, &pip);
+    attach_cuda_needs(&mut inv.python_packages, tree, &inv.binaries, &pip, facts);
     let (cuda, driver) = libraries(tree, &pip, &conda);
     inv.cuda_libraries = cuda;
     inv.driver_libraries = driver;

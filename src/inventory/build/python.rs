@@ -231,17 +231,56 @@ pub(super) fn python_packages(tree: &FileTree, pip: &PipIndex<'_>) -> Vec<Python
     out
 }
 
+/// The version modules a dist ships, for its `cuda_need` (cupy's `_wheel.json` besides
+/// `_version.py`; paddle's `paddle/version`), else the one [`module_of`] names.
+fn need_modules(dist: &str) -> &'static [&'static str] {
+    use crate::detect::torch_version::CUPY_WHEEL;
+    match dist {
+        d if d.starts_with("cupy") => &[CUPY_WHEEL, "cupy"],
+        "paddlepaddle" | "paddlepaddle-gpu" => &["paddle"],
+        "torch" => &["torch"],
+        "torchvision" => &["torchvision"],
+        "torchaudio" => &["torchaudio"],
+        "jaxlib" => &["jaxlib"],
+        "xformers" => &["xformers"],
+        "vllm" => &["vllm"],
+        "onnxruntime" | "onnxruntime-gpu" => &["onnxruntime"],
+        "tensorflow" | "tensorflow-gpu" | "tensorflow-cpu" | "tf-nightly" => &["tensorflow"],
+        _ => &[],
+    }
+}
+
 /// Each package's [`CudaNeed`](crate::inventory::cuda_need::CudaNeed): its name and
-/// Requires-Dist, and the DT_NEEDED of the binaries its RECORD lists (RECORDs are read for
-/// GPU-relevant dists only, see `is_gpu_dist`).
+/// Requires-Dist (CUDA-tagged wheels, a pinned torch), the DT_NEEDED, statically linked
+/// runtime and PTX ISA of the binaries its RECORD lists, and its version module. `facts`
+/// gives the torch and PTX ISA tables.
 pub(super) fn attach_cuda_needs(
     packages: &mut [PythonPackage],
+    tree: &FileTree,
     binaries: &[Binary],
     pip: &PipIndex<'_>,
+    facts: &crate::matrix::Facts,
 ) {
     use crate::inventory::cuda_need;
-    // (site, dist name) → DT_NEEDED evidence of its files.
-    let mut needed: BTreeMap<(&ImagePath, &str), Vec<cuda_need::CudaEvidence>> = BTreeMap::new();
+    // (site, dist name) → evidence from its files; the newest PTX ISA per dist, with its file.
+    // A dist: (site, name).
+    type DistKey<'k> = (&'k ImagePath, &'k str);
+    let mut found: BTreeMap<DistKey, Vec<cuda_need::CudaEvidence>> = BTreeMap::new();
+    let mut newest_isa: BTreeMap<DistKey, ((u16, u16), &str)> = BTreeMap::new();
+    // Dists shipping one build per CUDA release (bitsandbytes' `libbitsandbytes_cudaXYZ.so`):
+    // the file-name tags each dist's binaries carry.
+    let mut name_tags: BTreeMap<DistKey, BTreeSet<&str>> = BTreeMap::new();
+    for b in binaries {
+        let Some(d) = pip.owner.get(&b.path).and_then(|i| pip.dists.get(*i)) else {
+            continue;
+        };
+        if let Some((tag, _)) = cuda_need::file_name_tag(b.path.file_name()) {
+            name_tags
+                .entry((&d.site, d.name.as_str()))
+                .or_default()
+                .insert(tag);
+        }
+    }
     for b in binaries {
         let Some(d) = pip.owner.get(&b.path).and_then(|i| pip.dists.get(*i)) else {
             continue;
@@ -251,21 +290,87 @@ pub(super) fn attach_cuda_needs(
             .as_str()
             .strip_prefix(d.site.as_str())
             .map_or(b.path.as_str(), |r| r.trim_start_matches('/'));
-        let ev = needed.entry((&d.site, d.name.as_str())).or_default();
-        ev.extend(
-            b.needed
-                .iter()
-                .filter_map(|n| cuda_need::from_needed(rel, n)),
-        );
+        let key = (&d.site, d.name.as_str());
+        let variant = cuda_need::file_name_tag(b.path.file_name())
+            .map(|(tag, _)| tag)
+            .filter(|_| name_tags.get(&key).is_some_and(|t| t.len() > 1));
+        let mut ev: Vec<cuda_need::CudaEvidence> = b
+            .needed
+            .iter()
+            .filter_map(|n| cuda_need::from_needed(rel, n))
+            .collect();
+        if let Some(v) = b.static_cuda_runtime {
+            ev.push(cuda_need::from_static_cudart(rel, v));
+        }
+        for e in &mut ev {
+            e.variant = variant.map(str::to_string);
+        }
+        found.entry(key).or_default().extend(ev);
+        if variant.is_some() {
+            // One build of several: its PTX bounds only itself.
+            continue;
+        }
+        let isa = b
+            .ptx_isa
+            .keys()
+            .filter_map(|t| t.parse().ok())
+            .filter_map(|t| b.ptx_isa_version(&t))
+            .max();
+        if let Some(isa) = isa {
+            let best = newest_isa.entry(key).or_insert((isa, rel));
+            if isa > best.0 {
+                *best = (isa, rel);
+            }
+        }
+    }
+    for (key, (isa, rel)) in newest_isa {
+        found
+            .entry(key)
+            .or_default()
+            .push(cuda_need::from_ptx_isa(rel, isa, facts));
+    }
+    // (site, module) → (path in site-packages, its facts).
+    let mut modules: BTreeMap<(ImagePath, &str), (String, &ModuleVersion)> = BTreeMap::new();
+    for (p, _, m) in facts_of_modules(tree) {
+        let comps: Vec<&str> = p.components().collect();
+        // cupy's `_wheel.json` lies in `cupy/.data/`.
+        let top = match m.module.as_str() {
+            crate::detect::torch_version::CUPY_WHEEL => "cupy",
+            other => other,
+        };
+        if let Some(i) = comps.iter().rposition(|c| *c == top) {
+            if let Ok(site) = ImagePath::new(&comps[..i].join("/")) {
+                modules
+                    .entry((site, m.module.as_str()))
+                    .or_insert((comps[i..].join("/"), m));
+            }
+        }
     }
     for p in packages {
         let mut ev = cuda_need::from_name_and_version(&p.name, &p.version);
         ev.extend(cuda_need::from_requires(&p.requires));
-        if let Some(n) = needed.remove(&(&p.location, p.name.as_str())) {
+        ev.extend(cuda_need::from_torch_pins(&p.requires, facts));
+        if let Some(n) = found.remove(&(&p.location, p.name.as_str())) {
             ev.extend(n);
+        }
+        for m in need_modules(&p.name) {
+            if let Some((file, v)) = modules.get(&(p.location.clone(), *m)) {
+                ev.extend(cuda_need::from_version_module(
+                    file,
+                    v.cuda.as_deref(),
+                    v.cudnn.as_deref(),
+                ));
+            }
         }
         p.cuda_need = cuda_need::decide(ev);
     }
+}
+
+fn facts_of_modules(tree: &FileTree) -> impl Iterator<Item = (&ImagePath, &Node, &ModuleVersion)> {
+    facts(tree, |f| match f {
+        Fact::ModuleVersion(m) => Some(m),
+        _ => None,
+    })
 }
 
 pub(super) fn interpreter_version(name: &str) -> Option<String> {
