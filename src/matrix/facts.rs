@@ -314,6 +314,22 @@ impl Facts {
         ccs
     }
 
+    /// The oldest compute capability of the architecture one word of whose name is `word`,
+    /// any case: "blackwell" → 10.0, "ada" → 8.9 ("Ada Lovelace").
+    pub fn arch_first_cc(&self, word: &str) -> Option<Sourced<ComputeCapability>> {
+        let row = self
+            .matrix
+            .arch_names
+            .iter()
+            .filter(|a| {
+                a.name
+                    .split_whitespace()
+                    .any(|w| w.eq_ignore_ascii_case(word))
+            })
+            .min_by_key(|a| a.cc)?;
+        Some(Sourced::row(row.cc, &row.source, None))
+    }
+
     /// The oldest driver that can drive a GPU of `sm_<sm>` (see [`GpuDriverFloor`]).
     pub fn gpu_driver_floor(&self, sm: u32) -> Option<Sourced<GpuDriverFloor>> {
         let floor = self.matrix.gpu_driver_floor(sm)?;

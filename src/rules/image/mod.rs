@@ -25,6 +25,8 @@ pub mod requirements;
 #[cfg(test)]
 mod tests_image;
 #[cfg(test)]
+mod tests_packages;
+#[cfg(test)]
 mod testutil;
 
 use crate::finding::Finding;
