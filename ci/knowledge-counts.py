@@ -30,6 +30,7 @@ TABLES = [
     ("gpu_pci.toml", "device"), ("cudnn.toml", "pair"), ("ngc_pytorch.toml", "container"), ("torch.toml", "variant"),
     ("torch.toml", "arch"), ("torch.toml", "build_script"), ("torch_companions.toml", "pin"),
     ("cuda_components.toml", "release"), ("torch_dependents.toml", "dependent"),
+    ("onnxruntime.toml", "build"),
 ]
 READ_OFF_WHEELS = {"cuda_components.toml", "torch_dependents.toml"}
 

@@ -19,7 +19,9 @@ pub mod gl008_torch_companion_mismatch;
 pub mod gl009_platform_mismatch;
 pub mod gl010_require_cuda_unsatisfied;
 pub mod gl011_driver_does_not_support_gpu;
+pub mod gl012_package_library_missing;
 pub mod loader;
+mod onnxruntime_need;
 pub mod reachability;
 pub mod requirements;
 #[cfg(test)]
