@@ -34,8 +34,9 @@ pub static META: RuleMeta = RuleMeta {
             nothing NEEDs, in a directory named for a GPU architecture (triton's \
             `backends/nvidia/lib/cupti-blackwell/`, which triton selects for Blackwell and \
             newer GPUs), is a variant its package selects at run time: on a GPU older than that \
-            architecture it is never loaded and the finding is info. (CUDA C++ Programming \
-            Guide, Binary and PTX compatibility.)",
+            architecture it is never loaded and the finding is info. So is a \
+            `libbitsandbytes_cuda{XYZ}.so` that bitsandbytes does not choose for torch's CUDA \
+            (see GL013). (CUDA C++ Programming Guide, Binary and PTX compatibility.)",
         example: "A library built with `-gencode arch=compute_75,code=sm_75` only, run on an H100 \
             (9.0): sm_75 SASS does not run across majors and there is no PTX to JIT.",
         fix:
@@ -162,6 +163,13 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     // GPU: info, with why.
     let judge = |i: usize, cc: ComputeCapability, f: Finding| match &unreached[i] {
         Some(od) => {
+            if let Some(why) = &od.not_selected {
+                let message = format!(
+                    "{}; never loaded: {why}, and nothing in the image NEEDs it",
+                    f.message
+                );
+                return Finding { message, ..f }.with_severity(Severity::Info);
+            }
             if let Some(v) = od.arch_variant.as_ref().filter(|v| cc < v.first_cc) {
                 let message = format!(
                     "{}; not loaded on this GPU: its package selects {}/ at run time for {} GPUs (compute capability {} and newer) and nothing in the image NEEDs it",

@@ -80,19 +80,6 @@ fn local_torch(v: &str) -> Option<String> {
         .then(|| format!("{}.{}", &digits[..1], &digits[1..]))
 }
 
-/// The CUDA tag a local version records anywhere in it: `+cu121`, `+pt23cu121`,
-/// `+cu122torch2.3…` → 12.x.
-fn local_cuda(v: &str) -> Option<crate::version::CudaTag> {
-    let local = v.split_once('+')?.1.to_ascii_lowercase();
-    local.match_indices("cu").find_map(|(i, _)| {
-        let digits: String = local[i + 2..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        crate::version::CudaTag::parse(&format!("cu{digits}"))
-    })
-}
-
 /// Parse a Requires-Dist line into (normalized name, specifiers) when it applies
 /// unconditionally on Linux (markers with `extra` are optional features: skipped).
 fn requirement(line: &str) -> Option<(String, String)> {
@@ -173,7 +160,8 @@ fn extension_findings(
         }
     }
     let built_against_torch = pins_torch || pypi_pin.is_some() || local_torch(&p.version).is_some();
-    let (Some(mine), Some(theirs)) = (local_cuda(&p.version), torch.cuda) else {
+    // The package's CUDA as the inventory read it from its version (`+cu118`, `+pt23cu121`).
+    let (Some(mine), Some(theirs)) = (p.cuda, torch.cuda) else {
         return;
     };
     if built_against_torch && mine.major != theirs.major {
@@ -182,7 +170,7 @@ fn extension_findings(
                 "{} {} is built for CUDA {} but torch {} is built for CUDA {}",
                 p.name,
                 p.version,
-                mine,
+                mine.major_minor(),
                 torch.version,
                 theirs.major_minor()
             ))
@@ -335,9 +323,12 @@ mod tests {
         assert_eq!(local_torch("0.6.18+pt113cu117").as_deref(), Some("1.13"));
         assert_eq!(local_torch("1.0+opt23"), None);
         assert_eq!(local_torch("0.0.28+cu121"), None);
-        assert_eq!(local_cuda("2.1.2+pt23cu121").unwrap().to_string(), "12.1");
-        assert_eq!(local_cuda("0.0.27+cu118").unwrap().to_string(), "11.8");
-        assert_eq!(local_cuda("2.1.2"), None);
+        use crate::version::CudaTag;
+        assert_eq!(
+            CudaTag::from_local_version("2.1.2+pt23cu121"),
+            Some(CudaTag::release(12, 1))
+        );
+        assert_eq!(CudaTag::from_local_version("2.1.2"), None);
     }
 
     /// Issue 28: every extension built against torch, not only torchvision/torchaudio: an
@@ -369,7 +360,7 @@ mod tests {
             ["xformers 0.0.27.post2 requires torch==2.3.1, but torch 2.4.0+cu121 is installed"]
         );
         // PyG's wheels record torch and CUDA in the version.
-        let scatter = pkg("torch-scatter", "2.1.2+pt23cu118", None, site);
+        let scatter = pkg("torch-scatter", "2.1.2+pt23cu118", Some("11.8"), site);
         let f = gl008(vec![scatter]);
         assert!(
             f.contains(&"torch-scatter 2.1.2+pt23cu118 is built for torch 2.3, but torch 2.4.0+cu121 is installed".to_string()),
@@ -379,9 +370,15 @@ mod tests {
             f.contains(&"torch-scatter 2.1.2+pt23cu118 is built for CUDA 11.8 but torch 2.4.0+cu121 is built for CUDA 12.1".to_string()),
             "{f:?}"
         );
-        assert!(gl008(vec![pkg("torch-scatter", "2.1.2+pt24cu121", None, site)]).is_empty());
+        assert!(gl008(vec![pkg(
+            "torch-scatter",
+            "2.1.2+pt24cu121",
+            Some("12.1"),
+            site
+        )])
+        .is_empty());
         // A CUDA tag alone says nothing about torch: a package not built against torch.
-        assert!(gl008(vec![pkg("cupy", "13.0.0+cu118", None, site)]).is_empty());
+        assert!(gl008(vec![pkg("cupy", "13.0.0+cu118", Some("11.8"), site)]).is_empty());
         // vllm 0.30.0 pins torch==2.13.0 on PyPI (torch_dependents.toml); installed metadata
         // without Requires-Dist (an egg-info) is judged by that pin.
         let f = gl008(vec![pkg("vllm", "0.30.0", None, site)]);

@@ -116,6 +116,9 @@ pub struct OnDemand {
     pub kind: Option<&'static str>,
     /// It sits in a directory selected at run time for one architecture.
     pub arch_variant: Option<ArchVariantDir>,
+    /// It is one of a package's alternatives that the package does not choose in this image
+    /// (bitsandbytes' `libbitsandbytes_cuda118.so` next to torch cu124): why.
+    pub not_selected: Option<String>,
 }
 
 /// Whether `name` is a Python extension module (`_C.cpython-312-x86_64-linux-gnu.so`,
@@ -153,6 +156,7 @@ pub fn arch_variant_dir(facts: &Facts, b: &Binary) -> Option<ArchVariantDir> {
 /// For each binary of `inv.binaries` (same order): `Some(why)` when it is loaded only on demand
 /// and no reached binary NEEDs it; None when it is reached (an entry, or NEEDed by one).
 pub fn unreached_on_demand(inv: &Inventory, facts: &Facts) -> Vec<Option<OnDemand>> {
+    let bnb = super::bitsandbytes::selections(inv);
     let kinds: Vec<Option<OnDemand>> = inv
         .binaries
         .iter()
@@ -160,8 +164,10 @@ pub fn unreached_on_demand(inv: &Inventory, facts: &Facts) -> Vec<Option<OnDeman
             let od = OnDemand {
                 kind: on_demand_kind(b),
                 arch_variant: arch_variant_dir(facts, b),
+                not_selected: super::bitsandbytes::not_selected(&bnb, b),
             };
-            (od.kind.is_some() || od.arch_variant.is_some()).then_some(od)
+            (od.kind.is_some() || od.arch_variant.is_some() || od.not_selected.is_some())
+                .then_some(od)
         })
         .collect();
     let mut reached: Vec<bool> = kinds.iter().map(Option::is_none).collect();

@@ -125,3 +125,106 @@ fn arch_variant_dir_reads_only_the_containing_directory() {
     assert_eq!(v("x/hopper/_C.cpython-312-x86_64-linux-gnu.so"), None);
     assert_eq!(v("x/lib/cupti/libcupti.so.12"), None);
 }
+
+/// torch (CUDA `torch_cuda`) and bitsandbytes shipping cuda118 (sm_80 only), cuda121 and
+/// cuda124 (sm_80, sm_90; cuda124 also sm_100), in one site-packages directory.
+fn bnb_inventory(torch_cuda: Option<&str>) -> Inventory {
+    let site = "usr/local/lib/python3.11/site-packages";
+    let mut inv = Inventory::default();
+    inv.python_packages
+        .push(pkg("torch", "2.4.0", torch_cuda, site));
+    inv.python_packages
+        .push(pkg("bitsandbytes", "0.45.0", None, site));
+    for (v, sass) in [
+        ("118", &["sm_80"][..]),
+        ("121", &["sm_80", "sm_90"][..]),
+        ("124", &["sm_80", "sm_90", "sm_100"][..]),
+    ] {
+        let mut b = binary(
+            &format!("{site}/bitsandbytes/libbitsandbytes_cuda{v}.so"),
+            sass,
+            &[],
+        );
+        b.needed = vec![format!("libcudart.so.{}", &v[..2])];
+        inv.binaries.push(b);
+    }
+    inv
+}
+
+/// Issue 28, bitsandbytes: the library it will load (torch's CUDA, or BNB_CUDA_VERSION) must
+/// exist (GL013) and its fatbin must cover the GPU (GL001, an error); the ones it will not load
+/// are GL001 info. Selection as bitsandbytes' cextension.py: exact, else the same major's
+/// nearest (current releases), never another major.
+#[test]
+fn bitsandbytes_loads_the_library_for_torchs_cuda() {
+    let m = matrix();
+    let b200 = |inv: &Inventory| check_image(inv, &m, &[target(&m, "NVIDIA B200", "580.65.06")]);
+    let sev_at = |f: &[Finding], file: &str| -> Option<Severity> {
+        of_rule(f, "GL001")
+            .into_iter()
+            .find(|g| g.0.ends_with(file))
+            .map(|g| g.1)
+    };
+    // torch cu124: cuda124 is loaded and has sm_100; cuda118 and cuda121 are never loaded.
+    let inv = bnb_inventory(Some("12.4"));
+    let f = b200(&inv);
+    assert!(of_rule(&f, "GL013").is_empty(), "{f:?}");
+    assert_eq!(sev_at(&f, "libbitsandbytes_cuda124.so"), None);
+    assert_eq!(
+        sev_at(&f, "libbitsandbytes_cuda118.so"),
+        Some(Severity::Info)
+    );
+    let info = of_rule(&f, "GL001");
+    assert!(
+        info.iter().any(|g| g.2.contains(
+            "never loaded: bitsandbytes loads libbitsandbytes_cuda124.so (torch 2.4.0 is built for CUDA 12.4)"
+        )),
+        "{info:?}"
+    );
+    // BNB_CUDA_VERSION=121 picks cuda121, which has no sm_100: an error on the B200, and
+    // cuda124 is the one never loaded now.
+    let mut inv = bnb_inventory(Some("12.4"));
+    inv.image
+        .env
+        .insert("BNB_CUDA_VERSION".into(), "121".into());
+    let f = b200(&inv);
+    assert!(of_rule(&f, "GL013").is_empty(), "{f:?}");
+    assert_eq!(
+        sev_at(&f, "libbitsandbytes_cuda121.so"),
+        Some(Severity::Error)
+    );
+    assert_eq!(
+        sev_at(&f, "libbitsandbytes_cuda118.so"),
+        Some(Severity::Info)
+    );
+    // An override naming a version it does not ship: an error, no fallback.
+    inv.image
+        .env
+        .insert("BNB_CUDA_VERSION".into(), "125".into());
+    let g = of_rule(&b200(&inv), "GL013");
+    assert_eq!(g.len(), 1, "{g:?}");
+    assert_eq!(g[0].1, Severity::Error);
+    assert!(
+        g[0].2.starts_with("bitsandbytes 0.45.0 asks for libbitsandbytes_cuda125.so (BNB_CUDA_VERSION=125 in the image config), which it does not ship (it has libbitsandbytes_cuda118.so, libbitsandbytes_cuda121.so, libbitsandbytes_cuda124.so)"),
+        "{g:?}"
+    );
+    // torch cu126: no exact file; current releases fall back to cuda124: a warning.
+    let g = of_rule(&b200(&bnb_inventory(Some("12.6"))), "GL013");
+    assert_eq!(g.len(), 1, "{g:?}");
+    assert_eq!(g[0].1, Severity::Warning);
+    assert!(
+        g[0].2.contains("load libbitsandbytes_cuda124.so instead"),
+        "{g:?}"
+    );
+    // torch cu130: no CUDA 13 library at all: an error.
+    let g = of_rule(&b200(&bnb_inventory(Some("13.0"))), "GL013");
+    assert_eq!(g.len(), 1, "{g:?}");
+    assert_eq!(g[0].1, Severity::Error);
+    // torch's CUDA unknown: the choice is unknown, nothing said, and GL001 stays an error.
+    let f = b200(&bnb_inventory(None));
+    assert!(of_rule(&f, "GL013").is_empty(), "{f:?}");
+    assert_eq!(
+        sev_at(&f, "libbitsandbytes_cuda118.so"),
+        Some(Severity::Error)
+    );
+}
