@@ -149,17 +149,20 @@ pub fn not_selected(selections: &[Selection], b: &Binary) -> Option<String> {
     let s = selections
         .iter()
         .find(|s| s.packaged.iter().any(|k| k.path == b.path))?;
-    let loaded = match &s.choice {
-        Choice::Exact(p) | Choice::SameMajor(p) => Some(p),
-        Choice::Missing => None,
+    let (loaded, what) = match &s.choice {
+        Choice::Exact(p) => (Some(p), p.file_name().to_string()),
+        Choice::SameMajor(p) => (
+            Some(p),
+            format!(
+                "{} or, where that is missing, {} (current releases)",
+                s.wanted,
+                p.file_name()
+            ),
+        ),
+        Choice::Missing => (None, s.wanted.clone()),
     };
-    (loaded != Some(&b.path)).then(|| {
-        format!(
-            "bitsandbytes loads {} ({}), not this file",
-            loaded.map_or(s.wanted.as_str(), |p| p.file_name()),
-            s.why
-        )
-    })
+    (loaded != Some(&b.path))
+        .then(|| format!("bitsandbytes loads {what} ({}), not this file", s.why))
 }
 
 /// The packaged versions, for messages: "cuda118, cuda121".

@@ -13,7 +13,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL012"),
     name: "package-library-missing",
     default_severity: Severity::Error,
-    other_severities: &[Severity::Warning],
+    other_severities: &[],
     summary: "A Python package needs a CUDA or cuDNN library the image does not provide",
     doc: RuleDoc {
         what: "A Python package's own files NEED a CUDA runtime, cuBLAS, NVRTC, nvJitLink or \
@@ -27,11 +27,12 @@ pub static META: RuleMeta = RuleMeta {
         why: "A library's soname carries its major version: a file that NEEDs `libcudnn.so.8` \
             does not load `libcudnn.so.9`. Importing the package (or creating its CUDA execution \
             provider) fails with `libcudnn.so.8: cannot open shared object file: No such file or \
-            directory`; onnxruntime falls back to the CPU with only a log line. A library that is \
-            in the image but outside the file's search path is a warning: it loads only when \
-            another module loaded a library of that soname first (importing torch loads its \
-            nvidia wheels' libraries), so the outcome depends on import order. Nothing is said \
-            when the requirement is unknown.",
+            directory`; onnxruntime falls back to the CPU with only a log line. One finding per \
+            package names every such library and the majors the image does have: the fix is \
+            usually another build of the package, not a path. GL006 reports the same names per \
+            binary, and a library in the image but off a file's search path (that is a loader \
+            question, not a missing requirement). Nothing is said when the requirement is \
+            unknown.",
         example: "onnxruntime-gpu 1.18.1 from PyPI (CUDA 11.8, cuDNN 8) installed into an image \
             with torch 2.5 (CUDA 12, cuDNN 9): `onnxruntime-gpu 1.18.1 needs libcudnn.so.8 \
             (onnxruntime/capi/libonnxruntime_providers_cuda.so NEEDs it): the image has no \
@@ -108,6 +109,9 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
         if need.cuda.is_none() && need.cudnn.is_none() {
             continue;
         }
+        // (file, NEEDED name) the loader finds in no directory and no library in the image
+        // provides; one finding per package.
+        let mut missing: Vec<(&Binary, &str, &str)> = Vec::new();
         for e in &need.evidence {
             let Some((rel, name)) = needed_of(e) else {
                 continue;
@@ -116,64 +120,53 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             let Some(b) = binary_at(inv, p, rel) else {
                 continue;
             };
-            if let Some(f) = judge_needed(ctx, p, b, rel, name) {
-                out.push(f);
+            if provided_nowhere(inv, b, name) {
+                missing.push((b, rel, name));
             }
         }
-    }
-}
-
-/// The finding for one NEEDED name of one file, when the loader would not find it.
-fn judge_needed(
-    ctx: &ImageContext,
-    p: &PythonPackage,
-    b: &Binary,
-    rel: &str,
-    name: &str,
-) -> Option<Finding> {
-    let inv = ctx.inventory;
-    if resolve(inv, &search_order(inv, b), name).is_some() {
-        return None;
-    }
-    let elsewhere = libraries_named(inv, name);
-    // A file of that name the inventory does not know as a CUDA library: the model cannot
-    // place it, so no verdict.
-    if elsewhere.is_empty()
-        && inv
-            .binaries
-            .iter()
-            .any(|o| o.path.file_name() == name && o.path != b.path)
-    {
-        return None;
-    }
-    let head = format!("{} {} needs {name} ({rel} NEEDs it)", p.name, p.version);
-    let f = if let Some(lib) = elsewhere.first() {
-        META.finding(format!(
-            "{head}: the image has it at {}, which is not on that file's search path (RUNPATH, LD_LIBRARY_PATH, ld.so.conf, the default directories); it loads only if another module loaded a library of that name first",
-            lib.path
-        ))
-        .with_severity(Severity::Warning)
-        .with_help(format!(
-            "add {} to LD_LIBRARY_PATH, or import the module that loads it (torch loads its nvidia wheels' libraries) before {}",
-            lib.path.parent().map(|d| d.to_string()).unwrap_or_default(),
-            p.name
-        ))
-    } else {
-        let others = other_versions(inv, name);
+        let Some((first, _, _)) = missing.first() else {
+            continue;
+        };
+        let names: Vec<&str> = missing.iter().map(|m| m.2).collect();
+        let mut files: Vec<&str> = missing.iter().map(|m| m.1).collect();
+        files.dedup();
+        let mut others: Vec<String> = names.iter().flat_map(|n| other_versions(inv, n)).collect();
+        others.sort();
+        others.dedup();
         let has = if others.is_empty() {
             String::new()
         } else {
             format!(" (it has {})", others.join(", "))
         };
-        META.finding(format!(
-            "{head}: the image has no library of that name{has}; loading fails with `{name}: cannot open shared object file`"
-        ))
-        .with_help(format!(
-            "install a {} build for the CUDA and cuDNN the image has, or install {name} where the loader finds it",
-            p.name
-        ))
-    };
-    Some(f.with_location(ctx.binary_location(b)))
+        out.push(
+            META.finding(format!(
+                "{} {} needs {} ({} NEEDs {}): no library in the image provides {}{has}; loading fails with `{}: cannot open shared object file`",
+                p.name,
+                p.version,
+                names.join(", "),
+                files.join(", "),
+                if names.len() == 1 { "it" } else { "them" },
+                if names.len() == 1 { "it" } else { "them" },
+                names[0],
+            ))
+            .with_location(ctx.binary_location(first))
+            .with_help(format!(
+                "install a {} build for the CUDA and cuDNN the image has, or install what it needs ({})",
+                p.name,
+                names.join(", ")
+            )),
+        );
+    }
+}
+
+/// Whether the loader finds `name` for `b` nowhere and no library of the image has that name.
+/// A library in the image but off the file's search path is GL006's finding (or none, for a
+/// Python extension a preloading module serves); a file the inventory does not know as a
+/// CUDA library cannot be placed, so no verdict.
+fn provided_nowhere(inv: &Inventory, b: &Binary, name: &str) -> bool {
+    resolve(inv, &search_order(inv, b), name).is_none()
+        && libraries_named(inv, name).is_empty()
+        && !inv.binaries.iter().any(|o| o.path.file_name() == name)
 }
 
 /// Where a package-level finding points: the package's site-packages directory.
@@ -208,44 +201,36 @@ mod tests {
     );
 
     /// Issue 28's classic: onnxruntime-gpu 1.18.1 from PyPI NEEDs CUDA 11's runtime and cuDNN
-    /// 8 (its real DT_NEEDED), in an image whose only cuDNN is torch's cuDNN 9 wheel.
+    /// 8 (its real DT_NEEDED), in an image whose only cuDNN is torch's cuDNN 9 wheel: one
+    /// error for the package, naming each library and the cuDNN the image has.
     #[test]
     fn a_needed_cudnn_major_the_image_lacks_is_an_error() {
         let tree = dist_tree(&[
             (
                 "onnxruntime_gpu-1.18.1.dist-info",
                 "Name: onnxruntime-gpu\nVersion: 1.18.1\n",
-                &[(
-                    ORT_SO,
-                    &["libcublasLt.so.11", "libcudnn.so.8", "libcudart.so.11.0"],
-                )],
+                &[(ORT_SO, &["libcudnn.so.8", "libcudart.so.11.0", "libc.so.6"])],
             ),
             CUDNN9,
         ]);
         let inv = build(&ImageMeta::default(), &tree, Vec::new());
         let f = gl012(&inv);
-        let msgs: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
-        assert_eq!(f.len(), 3, "{msgs:#?}");
-        assert!(f.iter().all(|f| f.severity == Severity::Error), "{f:?}");
-        let cudnn = f
-            .iter()
-            .find(|f| f.message.contains("needs libcudnn.so.8"))
-            .unwrap();
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
         assert_eq!(
-            cudnn.message,
+            f[0].message,
             format!(
-                "onnxruntime-gpu 1.18.1 needs libcudnn.so.8 ({ORT_SO} NEEDs it): the image has no library of that name (it has libcudnn.so.9 at /{SITE}/nvidia/cudnn/lib/libcudnn.so.9); loading fails with `libcudnn.so.8: cannot open shared object file`"
+                "onnxruntime-gpu 1.18.1 needs libcudnn.so.8, libcudart.so.11.0 ({ORT_SO} NEEDs them): no library in the image provides them (it has libcudnn.so.9 at /{SITE}/nvidia/cudnn/lib/libcudnn.so.9); loading fails with `libcudnn.so.8: cannot open shared object file`"
             )
         );
-        let at = cudnn.location.as_ref().and_then(|l| l.path.clone());
+        let at = f[0].location.as_ref().and_then(|l| l.path.clone());
         assert_eq!(at.as_deref(), Some(format!("/{SITE}/{ORT_SO}").as_str()));
-        assert!(msgs.iter().any(|m| m.contains("needs libcudart.so.11.0")));
     }
 
-    /// The same soname in the image: on the file's RUNPATH it loads (nothing said); elsewhere
-    /// it loads only if another module loaded it first (a warning naming where it is).
+    /// The soname in the image is no missing requirement, on the file's RUNPATH or off it
+    /// (off it is GL006's loader question; a Python extension is served by preloading).
     #[test]
-    fn a_library_off_the_search_path_is_a_warning_and_on_it_is_fine() {
+    fn a_library_the_image_has_is_not_missing() {
         let ort19 = (
             "onnxruntime_gpu-1.19.2.dist-info",
             "Name: onnxruntime-gpu\nVersion: 1.19.2\n",
@@ -253,17 +238,7 @@ mod tests {
         );
         let mut tree = dist_tree(&[ort19, CUDNN9]);
         let inv = build(&ImageMeta::default(), &tree, Vec::new());
-        let f = gl012(&inv);
-        assert_eq!(f.len(), 1, "{f:?}");
-        assert_eq!(f[0].severity, Severity::Warning);
-        assert!(
-            f[0].message.contains(&format!(
-                "the image has it at /{SITE}/nvidia/cudnn/lib/libcudnn.so.9, which is not on that file's search path"
-            )),
-            "{}",
-            f[0].message
-        );
-        // A RUNPATH that reaches the wheel's directory: the loader finds it.
+        assert!(gl012(&inv).is_empty(), "{:?}", gl012(&inv));
         let node = tree
             .nodes
             .get_mut(&crate::vocab::ImagePath::new(&format!("{SITE}/{ORT_SO}")).unwrap())
@@ -275,6 +250,15 @@ mod tests {
         }
         let inv = build(&ImageMeta::default(), &tree, Vec::new());
         assert!(gl012(&inv).is_empty(), "{:?}", gl012(&inv));
+        // Without the cuDNN 9 wheel it is missing again.
+        let tree = dist_tree(&[ort19]);
+        let f = gl012(&build(&ImageMeta::default(), &tree, Vec::new()));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].message.contains("needs libcudnn.so.9 ("),
+            "{}",
+            f[0].message
+        );
     }
 
     /// No file of the package read: ONNX Runtime's table decides when it can. 1.16 has only a
