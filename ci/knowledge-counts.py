@@ -31,6 +31,7 @@ TABLES = [
     ("torch.toml", "arch"), ("torch.toml", "build_script"), ("torch_companions.toml", "pin"),
     ("cuda_components.toml", "release"), ("torch_dependents.toml", "dependent"),
     ("cuda-images.toml", "cuda_image_tag"),
+    ("onnxruntime.toml", "build"),
 ]
 READ_OFF_WHEELS = {"cuda_components.toml", "torch_dependents.toml"}
 

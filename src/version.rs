@@ -235,13 +235,19 @@ impl CudaTag {
     }
 
     /// A tag in a PEP 440 local version: `2.5.1+cu121` → 12.1, flash-attn's
-    /// `2.5.8+cu122torch2.3cxx11abiFALSE` → 12.2, `0.4.13+cuda12.cudnn89` → 12 (major only).
+    /// `2.5.8+cu122torch2.3cxx11abiFALSE` → 12.2, `0.4.13+cuda12.cudnn89` → 12 (major only),
+    /// PyG's `2.1.2+pt23cu121` (torch 2.3 first) → 12.1.
     pub fn from_local_version(version: &str) -> Option<CudaTag> {
         let (_, local) = version.split_once('+')?;
         // Whatever follows the tag's digits is not the tag's (`cu122torch2`).
-        local
-            .split(['.', '-', '_'])
-            .find_map(|seg| Some(Self::parse_prefix(&seg.to_ascii_lowercase())?.0))
+        local.split(['.', '-', '_']).find_map(|seg| {
+            let seg = seg.to_ascii_lowercase();
+            let seg = match seg.strip_prefix("pt") {
+                Some(rest) => rest.trim_start_matches(|c: char| c.is_ascii_digit()),
+                None => seg.as_str(),
+            };
+            Some(Self::parse_prefix(seg)?.0)
+        })
     }
 
     /// A tag in a distribution name: `spconv-cu126` → 12.6, `nvidia-cudnn-cu12` → 12,

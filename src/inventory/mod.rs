@@ -58,7 +58,8 @@ pub struct ImageInfo {
     pub digest: Option<String>,
     pub platform: Option<Platform>,
     /// Selected variables: CUDA_VERSION, NVIDIA_REQUIRE_CUDA, NVIDIA_VISIBLE_DEVICES,
-    /// NVIDIA_DRIVER_CAPABILITIES, LD_LIBRARY_PATH, PATH (and other NVIDIA_/CUDA_ ones).
+    /// NVIDIA_DRIVER_CAPABILITIES, LD_LIBRARY_PATH, PATH, BNB_CUDA_VERSION (and other
+    /// NVIDIA_/CUDA_ ones).
     pub env: BTreeMap<String, String>,
     pub entrypoint: Vec<String>,
     pub cmd: Vec<String>,

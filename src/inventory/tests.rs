@@ -978,9 +978,9 @@ fn glibc_and_ptx_isa_read_as_numbers() {
 /// dist reader's own parsers; the ELFs as the facts the ELF reader records (its DT_NEEDED
 /// reading is tested in `detect::elf`).
 /// (dist-info dir, METADATA text, [(file in RECORD, its DT_NEEDED)]).
-type SyntheticDist<'a> = (&'a str, &'a str, &'a [(&'a str, &'a [&'a str])]);
+pub(crate) type SyntheticDist<'a> = (&'a str, &'a str, &'a [(&'a str, &'a [&'a str])]);
 
-fn dist_tree(dists: &[SyntheticDist<'_>]) -> FileTree {
+pub(crate) fn dist_tree(dists: &[SyntheticDist<'_>]) -> FileTree {
     use crate::detect::python_dist::{parse_metadata, parse_record};
     let site = "usr/lib/python3/dist-packages";
     let mut tree = FileTree::default();

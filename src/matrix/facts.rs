@@ -66,6 +66,15 @@ impl<T> Sourced<T> {
     }
 }
 
+/// One ONNX Runtime GPU build (onnxruntime.toml): the row's release, CUDA column and cuDNN
+/// major.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrtBuild {
+    pub ort: String,
+    pub cuda: String,
+    pub cudnn: u32,
+}
+
 /// The compatibility knowledge, asked one question at a time.
 #[derive(Debug, Clone)]
 pub struct Facts {
@@ -112,6 +121,7 @@ impl Facts {
                 torch: TorchMatrix::default(),
                 components: Vec::new(),
                 dependents: Vec::new(),
+                ort_builds: Vec::new(),
                 images: ImagesFile::default(),
                 pci: Default::default(),
             })
@@ -312,6 +322,70 @@ impl Facts {
         ccs.sort();
         ccs.dedup();
         ccs
+    }
+
+    // ---- ONNX Runtime (onnxruntime.toml) ------------------------------------------------
+
+    /// The build of ONNX Runtime `version` for CUDA major `cuda_major`: its CUDA column and
+    /// cuDNN major. The most specific row wins (`1.18.1` over `1.18`). With the CUDA major
+    /// unknown it answers only when every build of the release has the same cuDNN major.
+    pub fn onnxruntime_build(
+        &self,
+        version: &str,
+        cuda_major: Option<u32>,
+    ) -> Option<Sourced<OrtBuild>> {
+        let release = version.split('+').next().unwrap_or(version);
+        let matches = |ort: &str| release == ort || release.starts_with(&format!("{ort}."));
+        let major_of = |cuda: &str| cuda.split('.').next().and_then(|m| m.parse::<u32>().ok());
+        let rows: Vec<_> = self
+            .matrix
+            .ort_builds
+            .iter()
+            .filter(|r| matches(&r.ort))
+            .filter(|r| cuda_major.is_none() || major_of(&r.cuda) == cuda_major)
+            .collect();
+        // Per CUDA major, the most specific row.
+        let mut best: Vec<&super::rows::OrtBuildRow> = Vec::new();
+        for r in rows {
+            let depth = r.ort.split('.').count();
+            match best
+                .iter_mut()
+                .find(|b| major_of(&b.cuda) == major_of(&r.cuda))
+            {
+                Some(b) if b.ort.split('.').count() < depth => *b = r,
+                Some(_) => {}
+                None => best.push(r),
+            }
+        }
+        let first = *best.first()?;
+        if best.iter().any(|b| b.cudnn != first.cudnn) {
+            return None;
+        }
+        Some(Sourced::row(
+            OrtBuild {
+                ort: first.ort.clone(),
+                cuda: first.cuda.clone(),
+                cudnn: first.cudnn,
+            },
+            &first.source,
+            first.basis,
+        ))
+    }
+
+    /// The oldest compute capability of the architecture one word of whose name is `word`,
+    /// any case: "blackwell" → 10.0, "ada" → 8.9 ("Ada Lovelace").
+    pub fn arch_first_cc(&self, word: &str) -> Option<Sourced<ComputeCapability>> {
+        let row = self
+            .matrix
+            .arch_names
+            .iter()
+            .filter(|a| {
+                a.name
+                    .split_whitespace()
+                    .any(|w| w.eq_ignore_ascii_case(word))
+            })
+            .min_by_key(|a| a.cc)?;
+        Some(Sourced::row(row.cc, &row.source, None))
     }
 
     /// The oldest driver that can drive a GPU of `sm_<sm>` (see [`GpuDriverFloor`]).

@@ -25,12 +25,13 @@ use crate::version::{CudaVersion, DriverVersion};
 use anyhow::Context;
 use std::path::Path;
 
-pub use facts::{Basis, Facts, PciGpu, Sourced};
+pub use facts::{Basis, Facts, OrtBuild, PciGpu, Sourced};
 pub use inferred::{explain_section, inferred_note, InferredRow};
 use rows::{
     ArchNameRow, ArchRow, CompatPackageRow, ComponentsRow, CudaArchFile, CudaComponentsFile,
     CudaDriverFile, CudnnFile, CudnnRow, DependentRow, DependentsFile, ForwardCompatFile,
-    ForwardCompatRules, GpuPciFile, GpusFile, MinorCompatRow, NgcFile, PtxFile, PtxRow, ReleaseRow,
+    ForwardCompatRules, GpuPciFile, GpusFile, MinorCompatRow, NgcFile, OrtBuildRow, OrtFile,
+    PtxFile, PtxRow, ReleaseRow,
 };
 pub use rows::{BranchRow, BranchType, GpuModel, NgcPytorch, PciRow, Segment};
 
@@ -47,6 +48,7 @@ pub(crate) const CUDA_COMPONENTS: &str = "cuda_components.toml";
 pub(crate) const TORCH_DEPENDENTS: &str = "torch_dependents.toml";
 pub(crate) const CUDA_IMAGES: &str = "cuda-images.toml";
 pub(crate) const GPU_PCI: &str = "gpu_pci.toml";
+pub(crate) const ONNXRUNTIME: &str = "onnxruntime.toml";
 
 /// Every data file, with its embedded text.
 pub(crate) const FILES: &[(&str, &str)] = &[
@@ -75,6 +77,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ),
     (CUDA_IMAGES, include_str!("../../matrices/cuda-images.toml")),
     (GPU_PCI, include_str!("../../matrices/gpu_pci.toml")),
+    (ONNXRUNTIME, include_str!("../../matrices/onnxruntime.toml")),
 ];
 
 /// Minimum drivers for one CUDA toolkit release.
@@ -180,6 +183,7 @@ pub struct Matrix {
     torch: torch::TorchMatrix,
     components: Vec<ComponentsRow>,
     dependents: Vec<DependentRow>,
+    ort_builds: Vec<OrtBuildRow>,
     images: images::ImagesFile,
     pci: GpuPciFile,
 }
@@ -228,6 +232,15 @@ impl Matrix {
         let dependents: DependentsFile = parse(TORCH_DEPENDENTS, &get(TORCH_DEPENDENTS)?)?;
         let images: images::ImagesFile = parse(CUDA_IMAGES, &get(CUDA_IMAGES)?)?;
         let pci: GpuPciFile = parse(GPU_PCI, &get(GPU_PCI)?)?;
+        let ort: OrtFile = parse(ONNXRUNTIME, &get(ONNXRUNTIME)?)?;
+        for r in &ort.build {
+            anyhow::ensure!(
+                r.source.starts_with("https://"),
+                "{ONNXRUNTIME}: {} (CUDA {}) has no https source",
+                r.ort,
+                r.cuda
+            );
+        }
         for r in &pci.device {
             anyhow::ensure!(
                 pci_id(&r.pci).is_some(),
@@ -261,6 +274,7 @@ impl Matrix {
             pci,
             images,
             dependents: dependents.dependent,
+            ort_builds: ort.build,
             torch,
             minor_compat: driver.minor_compat,
             releases: driver.release,

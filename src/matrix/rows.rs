@@ -381,3 +381,29 @@ pub struct PciRow {
     /// is in the first README with a table (older drivers drove it too).
     pub first_listed: Option<DriverVersion>,
 }
+
+/// `onnxruntime.toml`: the CUDA and cuDNN an ONNX Runtime release's GPU packages are built for.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OrtBuildRow {
+    /// A release line (`1.19`) or one exact version (`1.18.1`).
+    pub(crate) ort: String,
+    /// The CUDA column: `12` (12.x) or `11.8`.
+    pub(crate) cuda: String,
+    pub(crate) cudnn: u32,
+    /// Whether PyPI's `onnxruntime-gpu` of that release is this build. Kept as the page says;
+    /// no verdict assumes the PyPI build (ONNX Runtime's own feeds use the same name).
+    #[allow(dead_code)]
+    pub(crate) pypi: bool,
+    pub(crate) source: String,
+    /// How the row is known, when the data file says; `None`: from its source.
+    #[serde(default)]
+    pub(crate) basis: Option<super::Basis>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OrtFile {
+    #[serde(default)]
+    pub(crate) build: Vec<OrtBuildRow>,
+}

@@ -136,6 +136,8 @@ pub static RULES: &[Rule] = &[
     image(&gl009_platform_mismatch::META, gl009_platform_mismatch::check, PerTarget),
     image(&gl010_require_cuda_unsatisfied::META, gl010_require_cuda_unsatisfied::check, PerTarget),
     image(&gl011_driver_does_not_support_gpu::META, gl011_driver_does_not_support_gpu::check, PerTarget),
+    image(&gl012_package_library_missing::META, gl012_package_library_missing::check, Once),
+    image(&gl013_bitsandbytes_library_missing::META, gl013_bitsandbytes_library_missing::check, Once),
     input(&gl100_invalid_spec_file::META),
     spec(&gl101_torch_cuda_vs_base::META, gl101_torch_cuda_vs_base::check),
     spec(&gl102_torch_cuda_variant_unpinned::META, gl102_torch_cuda_variant_unpinned::check),

@@ -10,6 +10,8 @@ pub(super) const ENV_KEYS: &[&str] = &[
     "NVIDIA_DRIVER_CAPABILITIES",
     "LD_LIBRARY_PATH",
     "PATH",
+    // bitsandbytes' choice of native library (GL013).
+    "BNB_CUDA_VERSION",
 ];
 
 pub(super) fn image_info(image: &ImageMeta, tree: &FileTree) -> ImageInfo {

@@ -477,6 +477,10 @@ mod tests {
             python_cuda("torch", "2.5.1+cu121", None, None),
             Some(CudaTag::release(12, 1))
         );
+        assert_eq!(
+            python_cuda("torch-scatter", "2.1.2+pt23cu118", None, None),
+            Some(CudaTag::release(11, 8))
+        );
         assert_eq!(python_cuda("numpy", "2.0.0", None, None), None);
         assert_eq!(without_cu_suffix("nvidia-cudnn-cu12"), "nvidia-cudnn");
         assert_eq!(

@@ -13,7 +13,7 @@ pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL001"),
     name: "no-kernel-image",
     default_severity: Severity::Error,
-    other_severities: &[Severity::Warning],
+    other_severities: &[Severity::Warning, Severity::Info],
     summary: "A CUDA binary has no SASS or PTX that can run on the target GPU",
     doc: RuleDoc {
         what:
@@ -30,8 +30,13 @@ pub static META: RuleMeta = RuleMeta {
             break the image. A library that nothing in the image NEEDs and that is loaded only \
             on demand (CUPTI, libcheckpoint, nvperf, compute-sanitizer's and nvprof's injection \
             libraries, cupy's optional cuDNN/NCCL/cuTENSOR modules) is reported as a warning: \
-            it fails only when a profiler or the program loads it. (CUDA C++ Programming \
-            Guide, Binary and PTX compatibility.)",
+            it fails only when a profiler or the program loads it. A shared library that \
+            nothing NEEDs, in a directory named for a GPU architecture (triton's \
+            `backends/nvidia/lib/cupti-blackwell/`, which triton selects for Blackwell and \
+            newer GPUs), is a variant its package selects at run time: on a GPU older than that \
+            architecture it is never loaded and the finding is info. So is a \
+            `libbitsandbytes_cuda{XYZ}.so` that bitsandbytes does not choose for torch's CUDA \
+            (see GL013). (CUDA C++ Programming Guide, Binary and PTX compatibility.)",
         example: "A library built with `-gencode arch=compute_75,code=sm_75` only, run on an H100 \
             (9.0): sm_75 SASS does not run across majors and there is no PTX to JIT.",
         fix:
@@ -42,6 +47,7 @@ pub static META: RuleMeta = RuleMeta {
             "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility",
             "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#compute-capability",
             "https://developer.nvidia.com/cuda-gpus",
+            "https://github.com/triton-lang/triton/blob/main/python/triton/knobs.py",
         ],
     },
 };
@@ -151,15 +157,36 @@ fn with_suggestions(
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
     let Some(target) = ctx.target else { return };
     let tname = target.name.clone();
-    let unreached = super::reachability::unreached_on_demand(ctx.inventory);
-    // A library loaded only on demand fails only when something loads it: a warning, with why.
-    let judge = |i: usize, f: Finding| match unreached[i] {
-        Some(why) => {
-            let message = format!(
-                "{}; loaded only on demand {why} and nothing in the image NEEDs it",
-                f.message
-            );
-            Finding { message, ..f }.with_severity(Severity::Warning)
+    let unreached = super::reachability::unreached_on_demand(ctx.inventory, ctx.facts);
+    // A library loaded only on demand fails only when something loads it: a warning, with
+    // why; one its package selects only for a newer architecture is never loaded on this
+    // GPU: info, with why.
+    let judge = |i: usize, cc: ComputeCapability, f: Finding| match &unreached[i] {
+        Some(od) => {
+            if let Some(why) = &od.not_selected {
+                let message = format!(
+                    "{}; never loaded: {why}, and nothing in the image NEEDs it",
+                    f.message
+                );
+                return Finding { message, ..f }.with_severity(Severity::Info);
+            }
+            if let Some(v) = od.arch_variant.as_ref().filter(|v| cc < v.first_cc) {
+                let message = format!(
+                    "{}; not loaded on this GPU: its package selects {}/ at run time for {} GPUs (compute capability {} and newer) and nothing in the image NEEDs it",
+                    f.message, v.dir, v.arch, v.first_cc
+                );
+                return Finding { message, ..f }.with_severity(Severity::Info);
+            }
+            match od.kind {
+                Some(why) => {
+                    let message = format!(
+                        "{}; loaded only on demand {why} and nothing in the image NEEDs it",
+                        f.message
+                    );
+                    Finding { message, ..f }.with_severity(Severity::Warning)
+                }
+                None => f,
+            }
         }
         None => f,
     };
@@ -184,6 +211,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     Some((false, release)) => {
                         out.push(judge(
                             i,
+                            cc,
                             META.finding(format!(
                                 "NVIDIA CUDA {} library: CUDA {} does not support {}",
                                 release.major_minor(),
@@ -222,7 +250,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                     ))
                     .with_target(tname.clone())
                     .with_location(ctx.binary_location(b));
-                out.push(judge(i, with_suggestions(ctx, target, b, cc, f)));
+                out.push(judge(i, cc, with_suggestions(ctx, target, b, cc, f)));
             }
         }
     }

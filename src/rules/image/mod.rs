@@ -6,6 +6,7 @@
 //! (what the checks ask of the inventory), [`loader`] (the dynamic loader's search order) and
 //! [`requirements`] (what the image needs of a host, shown without targets).
 
+pub mod bitsandbytes;
 pub mod context;
 pub mod gl000_unreadable_input;
 pub mod gl001_no_kernel_image;
@@ -19,11 +20,16 @@ pub mod gl008_torch_companion_mismatch;
 pub mod gl009_platform_mismatch;
 pub mod gl010_require_cuda_unsatisfied;
 pub mod gl011_driver_does_not_support_gpu;
+pub mod gl012_package_library_missing;
+pub mod gl013_bitsandbytes_library_missing;
 pub mod loader;
+mod onnxruntime_need;
 pub mod reachability;
 pub mod requirements;
 #[cfg(test)]
 mod tests_image;
+#[cfg(test)]
+mod tests_packages;
 #[cfg(test)]
 mod testutil;
 
