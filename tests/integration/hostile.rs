@@ -1268,7 +1268,7 @@ fn deep_yaml_flow_collections_lint_in_linear_time() {
 #[test]
 fn yaml_nested_past_the_parsers_limit_is_refused_in_linear_time() {
     // Flow collections nested far past the parser's limit (128): libyaml scanned them in time
-    // quadratic in the depth before serde_yaml refused them (200 KB took 35-40 s; 16 MiB,
+    // quadratic in the depth before the YAML parser refused them (200 KB took 35-40 s; 16 MiB,
     // about a day). Refused by a linear pre-scan, as GL100 at the bracket past the limit.
     let compose = |n: usize| {
         format!(
