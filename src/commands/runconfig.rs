@@ -164,6 +164,11 @@ pub(crate) fn finish_walked(
     for t in texts.iter().filter(|t| t.statements.is_some()) {
         crate::fix::suggest::dockerfile_edit::attach(&mut findings, &t.display, &t.text);
     }
+    // Run-configuration fixes (GPU request, shared memory, legacy runtime) planned by the
+    // rules become edits of the compose, Kubernetes and script texts.
+    for t in texts.iter().filter(|t| t.statements.is_none()) {
+        crate::fix::runconfig_edit::attach(&mut findings, &t.display, &t.text);
+    }
     let locate = |shown: &str| crate::report::paths::absolute(shown, &ctx.root, &ctx.cwd);
     let mut f = crate::suppress::apply(findings, texts, walked, &ctx.config, &ctx.cwd, &locate);
     f.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));

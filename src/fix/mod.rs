@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 pub mod apply;
+pub mod plan;
+pub mod runconfig_edit;
 pub mod suggest;
 
 /// One suggested change for one finding.

@@ -10,8 +10,8 @@ use super::runspec::{parse_gpus_flag, parse_size, GpuRequest, Mount, RunImage, R
 use super::shell::{self, Var, Vars};
 use super::yamlloc::scalar as s;
 use super::yamlloc::YamlText;
-use yaml_serde::{Mapping, Value};
 use std::path::{Path, PathBuf};
+use yaml_serde::{Mapping, Value};
 
 pub const DEFAULT_FILES: &[&str] = &[
     "compose.yaml",

@@ -1,7 +1,10 @@
 //! GL110: a GPU image started without asking for a GPU.
 
 use crate::finding::{Finding, Severity};
+use crate::fix::plan::{self, At, Plan, PlannedEdit, YamlLeaf, YamlMap};
+use crate::fix::{Applicability, Fix, FixKind};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::runconfig::dockerfile::Pos;
 use crate::runconfig::image::{is_gpu_name, is_gpu_only_image};
 use crate::runconfig::runspec::{RunKind, RunSpec};
 use crate::runconfig::{loc, SpecContext, Subject};
@@ -57,11 +60,23 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     };
     for r in specs.iter() {
         if let Some(p) = r.gpu_request_without_limit {
+            // The pod is refused as it stands: a limit equal to the request is what the
+            // request meant, and changes nothing else.
+            let fix = run_fix(
+                "resources.limits: {nvidia.com/gpu: N} (N as requested)",
+                "Kubernetes accepts an extended resource only with a limit, and a GPU request must equal its limit: the limit the request implies",
+                Applicability::Safe,
+            );
+            let plan = plan::one(
+                Applicability::Safe,
+                PlannedEdit::K8sLimitFromRequest { request: at(p) },
+            );
             out.push(
                 META.finding(format!("`{}` requests nvidia.com/gpu without a limit: Kubernetes requires limits for extended resources", r.name))
                     .with_severity(Severity::Error)
                     .with_location(loc(&r.file, p))
-                    .with_help("set resources.limits[\"nvidia.com/gpu\"] (requests may be omitted)"),
+                    .with_help("set resources.limits[\"nvidia.com/gpu\"] (requests may be omitted)")
+                    .with_planned_fix(fix, plan),
             );
         }
         if gets_gpus(r) || r.infra || r.gpu_elsewhere.is_some() {
@@ -121,7 +136,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         let Some(reason) = reason else { continue };
         let how = match r.kind {
             RunKind::DockerRun => "add --gpus all (or --gpus '\"device=0\"')",
-            RunKind::Compose => "add deploy.resources.reservations.devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]",
+            RunKind::Compose => "add deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]",
             RunKind::K8s => "add resources.limits: {nvidia.com/gpu: 1}",
         };
         let what = match r.kind {
@@ -134,11 +149,57 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         } else {
             ""
         };
+        let (fix, plan) = request_fix(r);
         out.push(
             META.finding(format!("{what} gets no GPU, but {reason}{extra}"))
                 .with_location(loc(&r.file, r.commented_gpu.unwrap_or(r.pos)))
-                .with_help(how),
+                .with_help(how)
+                .with_planned_fix(fix, plan),
         );
+    }
+}
+
+fn at(p: Pos) -> At {
+    At {
+        line: p.line,
+        col: p.col,
+    }
+}
+
+fn run_fix(replacement: &str, rationale: &str, applicability: Applicability) -> Fix {
+    Fix {
+        kind: FixKind::RunConfig,
+        replacement: replacement.to_string(),
+        rationale: rationale.to_string(),
+        basis: Vec::new(),
+        edits: Vec::new(),
+        applicability,
+    }
+}
+
+/// The GPU request a container gets, and its planned edit. Always unsafe: the rule reads
+/// intent from the image and command, and a request changes where the container can run (a
+/// host without the NVIDIA Container Toolkit refuses `--gpus`; a pod with a GPU limit waits
+/// for a node with a free GPU) and what it sees (every GPU of the host for `--gpus all`).
+fn request_fix(r: &RunSpec) -> (Fix, Option<Plan>) {
+    let a = Applicability::Unsafe;
+    match r.kind {
+        RunKind::DockerRun => (
+            run_fix("--gpus all", "Docker hands GPUs and the driver's libraries to a container only on a --gpus request (NVIDIA Container Toolkit); unsafe: the container then needs a GPU host and sees every GPU of it", a),
+            plan::one(a, PlannedEdit::RunFlags { command: at(r.pos), flags: "--gpus all".into() }),
+        ),
+        RunKind::Compose => (
+            run_fix("deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]", "Compose hands GPUs to a service only through a device reservation (the compose form of --gpus all); unsafe: the service then needs a GPU host and sees every GPU of it", a),
+            plan::one(a, plan::compose_reservation(at(r.pos), &r.name, &["driver: nvidia", "count: all", "capabilities: [gpu]"])),
+        ),
+        RunKind::K8s => (
+            run_fix("resources.limits: {nvidia.com/gpu: 1}", "the NVIDIA device plugin allocates GPUs only to containers with an nvidia.com/gpu limit; unsafe: the pod is then scheduled only onto a node with a free GPU", a),
+            plan::one(a, PlannedEdit::YamlAdd {
+                map: YamlMap::Containing(at(r.pos)),
+                path: vec!["resources".into(), "limits".into()],
+                leaf: YamlLeaf::Entries(vec!["nvidia.com/gpu: 1".into()]),
+            }),
+        ),
     }
 }
 
