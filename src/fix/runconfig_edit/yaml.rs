@@ -416,11 +416,6 @@ impl<'a> Doc<'a> {
         Some((start, end, String::new()))
     }
 
-    /// The step nested levels take in this file.
-    pub(super) fn step(&self) -> usize {
-        self.step
-    }
-
     /// Whether `key` is an entry of `map`.
     pub(super) fn has(&self, map: Map, key: &str) -> Option<(u32, &'a str)> {
         self.entry(map, key)
@@ -494,7 +489,7 @@ mod tests {
     fn a_missing_path_is_created_at_the_files_own_step_and_an_existing_one_is_joined() {
         let t = "services:\n    train:\n        image: x\n        deploy:\n            replicas: 2\n    other:\n        image: y\n";
         let d = Doc::new(t);
-        assert_eq!(d.step(), 4);
+        assert_eq!(d.step, 4);
         let train = d.containing(3, 8);
         let path = strings(&["deploy", "resources", "reservations", "devices"]);
         let item = YamlLeaf::Item(strings(&[

@@ -36,7 +36,19 @@ pub static META: RuleMeta = RuleMeta {
             "`docker run --shm-size 1g ghcr.io/huggingface/text-generation-inference:latest …`.",
         fix:
             "Add `--gpus all` (docker), a device reservation (compose), or an nvidia.com/gpu limit \
-            (k8s).",
+            (k8s). `--fix --unsafe-fixes` makes the edit: `--gpus all` after the `run` word (only \
+            where the word stands in the script as written, not from a variable); in compose a \
+            `deploy.resources.reservations.devices` item `{driver: nvidia, count: all, \
+            capabilities: [gpu]}` under the service, joining its own `deploy:` / `resources:` / \
+            `reservations:` where they exist, at the file's indentation; in Kubernetes \
+            `nvidia.com/gpu: 1` under the container's `resources.limits`, merged into existing \
+            `resources:` / `limits:`. These are unsafe: the rule reads the intent from the image \
+            and command, and a GPU request changes where the container can run (a host without \
+            the NVIDIA Container Toolkit refuses `--gpus`; a pod with a GPU limit waits for a node \
+            with a free GPU) and what it sees (every GPU of the host). A GPU request without a \
+            limit gets the limit equal to the request, and that fix is safe (`--fix`): Kubernetes \
+            refuses the pod as it stands, and the limit is what the request meant. A flow-style \
+            mapping (`{…}` other than an empty one) on the way gets no edit.",
         sources: &[
             "https://docs.docker.com/compose/how-tos/gpu-support/",
             "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/",

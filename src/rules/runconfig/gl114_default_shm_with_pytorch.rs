@@ -24,7 +24,16 @@ pub static META: RuleMeta = RuleMeta {
             or fails.",
         example: "`docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py`.",
         fix: "`--shm-size=8g` or `--ipc=host`; in Kubernetes mount an emptyDir {medium: Memory, \
-            sizeLimit: 8Gi} at /dev/shm.",
+            sizeLimit: 8Gi} at /dev/shm. `--fix` adds `--shm-size=8g` after the `run` word of a \
+            `docker run` line, and `shm_size: 8gb` to a compose service (not `ipc: host`, which \
+            shares the host's IPC namespace, a change beyond the finding): both safe, since they \
+            only raise a ceiling. 8 GiB is this rule's default, not a documented figure (PyTorch's \
+            and NVIDIA's container docs only say to raise the 64 MB or use `--ipc=host`); the tmpfs \
+            takes memory only as DataLoader workers write batches, charged to the container, so \
+            size it to workers x prefetched batches. In Kubernetes `--fix --unsafe-fixes` adds a \
+            `dshm` volume (`emptyDir: {medium: Memory, sizeLimit: 8Gi}`) to the pod's `volumes:` \
+            and its mount at /dev/shm to the container's `volumeMounts:`: unsafe, as a new \
+            pod-level volume whose pages count against the container's memory limit.",
         sources: &[
             "https://pytorch.org/docs/stable/data.html#multi-process-data-loading",
             "https://docs.docker.com/reference/cli/docker/container/run/",

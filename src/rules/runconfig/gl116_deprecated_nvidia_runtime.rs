@@ -26,7 +26,20 @@ pub static META: RuleMeta = RuleMeta {
             `--runtime=nvidia` with NVIDIA_VISIBLE_DEVICES is still documented for special \
             setups, so that form is only informational.",
         example: "`services: {app: {runtime: nvidia}}`.",
-        fix: "Use `deploy.resources.reservations.devices` (compose) or `--gpus` (docker).",
+        fix: "Use `deploy.resources.reservations.devices` (compose) or `--gpus` (docker). The fix \
+            keeps the GPUs the runtime handed over, which NVIDIA_VISIBLE_DEVICES names (the \
+            command's, else the image's): `--runtime=nvidia` / `--runtime nvidia` becomes \
+            `--gpus all`, `nvidia-docker` becomes `docker … --gpus all`, and compose `runtime: \
+            nvidia` becomes a device reservation `{driver: nvidia, count: all, capabilities: \
+            [gpu]}` (joining the service's own `deploy:`). Safe when the command sets \
+            NVIDIA_VISIBLE_DEVICES=all or the image does (nvidia/cuda and NGC PyTorch images); \
+            unsafe for other images (without the variable the runtime gave no GPU, the request \
+            gives every one) and when the variable lists devices (`--gpus '\"device=1\"'`, \
+            `device_ids: [\"1\"]`, the variable staying beside it). `none` / `void` or a \
+            variable that is not a literal list get no edit. Beside a GPU request the runtime is \
+            only removed (safe unless NVIDIA_VISIBLE_DEVICES is set). Repeats in one file are one \
+            fix editing each, or none when one of them cannot be edited (a runtime from a YAML \
+            anchor).",
         sources: &[
             "https://github.com/NVIDIA/nvidia-docker",
             "https://docs.docker.com/compose/how-tos/gpu-support/",
