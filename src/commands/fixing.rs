@@ -67,16 +67,14 @@ pub(super) fn apply_fixes(
             }
         }
     }
-    if fix.diff {
-        if !quiet {
-            eprintln!(
-                "gpulint: {} fix{} would be applied to {} file{} (nothing written)",
-                chosen.total(),
-                if chosen.total() == 1 { "" } else { "es" },
-                chosen.edits.len(),
-                if chosen.edits.len() == 1 { "" } else { "s" },
-            );
-        }
+    if fix.diff && !quiet {
+        eprintln!(
+            "gpulint: {} fix{} would be applied to {} file{} (nothing written)",
+            chosen.total(),
+            if chosen.total() == 1 { "" } else { "es" },
+            chosen.edits.len(),
+            if chosen.edits.len() == 1 { "" } else { "s" },
+        );
     }
     done.failed = fix_failed;
     Ok(done)
