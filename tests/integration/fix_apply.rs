@@ -477,3 +477,28 @@ fn diff_shows_run_configuration_edits_of_manifests_and_scripts() {
         "--- a/run.sh\n+++ b/run.sh\n@@ -1,3 +1,3 @@\n #!/bin/sh\n set -e\n-nvidia-docker run --rm nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n+docker run --gpus all --rm nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n"
     );
 }
+
+/// A README's `docker run` example is fixed in its code block; the prose (which quotes the
+/// old flag, and has non-ASCII text that shifts byte offsets) is kept byte for byte.
+#[test]
+fn markdown_fix_edits_the_code_block_and_keeps_the_prose() {
+    let d = tempfile::tempdir().unwrap();
+    let md = "# Démarrage rapide\n\nLancez-le (l'ancien `--runtime=nvidia` marchait aussi) :\n\n```bash\ndocker run --runtime=nvidia --rm \\\n  nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n```\n\nFin — voilà.\n";
+    std::fs::write(d.path().join("README.md"), md).unwrap();
+    let (code, out, err) = gpulint(
+        d.path(),
+        &["run", "--file", "README.md", "--format", "json", "--fix"],
+    );
+    let fixed = std::fs::read_to_string(d.path().join("README.md")).unwrap();
+    assert_eq!(
+        fixed,
+        md.replace(
+            "```bash\ndocker run --runtime=nvidia --rm",
+            "```bash\ndocker run --gpus all --rm"
+        ),
+        "{out}\n{err}"
+    );
+    assert!(err.contains("applied 1 fix to 1 file"), "{err}");
+    assert!(!rules(&out).contains(&"GL116".to_string()), "{out}");
+    assert_eq!(code, 0, "{out}\n{err}");
+}

@@ -14,12 +14,13 @@ use crate::fix::plan::{At, PlannedEdit, YamlLeaf};
 use crate::fix::{Applicability, FixKind, TextEdit};
 
 /// Turn the plans of `findings` that point into `file` (`text`) into edits of their
-/// run-configuration fix. Scripts are edited only where `text` is the script itself (not the
-/// shell extracted from Markdown or a CI file, whose offsets are not the file's).
-pub fn attach(findings: &mut [Finding], file: &str, text: &str) {
+/// run-configuration fix. `markdown`: `text` is a Markdown file whose shell code blocks are
+/// the script. The shell of a CI pipeline (read out of its YAML, whose offsets are not the
+/// file's) is not edited.
+pub fn attach(findings: &mut [Finding], file: &str, text: &str, markdown: bool) {
     let mut script: Option<shell::Script> = None;
     let doc = yaml::Doc::new(text);
-    let shell_ok = !is_extracted_shell(file);
+    let shell_ok = markdown || !is_extracted_shell(file);
     for f in findings.iter_mut() {
         let Some(plan) = &f.planned else { continue };
         if f.location.as_ref().and_then(|l| l.file.as_deref()) != Some(file) {
@@ -34,7 +35,7 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str) {
                 | PlannedEdit::NvidiaDocker { .. } => shell_ok
                     .then(|| {
                         script
-                            .get_or_insert_with(|| shell::Script::new(file, text))
+                            .get_or_insert_with(|| shell::Script::new(file, text, markdown))
                             .edits(e)
                     })
                     .flatten(),
@@ -74,7 +75,8 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str) {
     }
 }
 
-/// Shell read out of another format: Markdown code blocks, CI pipeline steps.
+/// Shell read out of another format (Markdown code blocks, CI pipeline steps) handed over as
+/// the other format's own text.
 fn is_extracted_shell(file: &str) -> bool {
     let lower = file.to_ascii_lowercase();
     [".md", ".markdown", ".yml", ".yaml", ".mdx", ".rst"]

@@ -15,13 +15,15 @@ pub(super) struct Script<'a> {
 }
 
 impl<'a> Script<'a> {
-    pub(super) fn new(file: &str, text: &'a str) -> Script<'a> {
+    /// `markdown`: the commands are those of the file's shell code blocks, at their places in
+    /// the file.
+    pub(super) fn new(file: &str, text: &'a str, markdown: bool) -> Script<'a> {
         Script {
             text,
             starts: std::iter::once(0)
                 .chain(text.match_indices('\n').map(|(i, _)| i + 1))
                 .collect(),
-            commands: script_commands(file, text, false)
+            commands: script_commands(file, text, markdown)
                 .into_iter()
                 .map(|(words, _)| words)
                 .collect(),
@@ -112,7 +114,7 @@ mod tests {
     use super::*;
 
     fn edited(text: &str, e: PlannedEdit) -> Option<String> {
-        let s = Script::new("run.sh", text);
+        let s = Script::new("run.sh", text, false);
         let mut splices = s.edits(&e)?;
         splices.sort_by_key(|x| std::cmp::Reverse(x.0));
         let mut out = text.to_string();

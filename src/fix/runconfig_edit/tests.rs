@@ -10,6 +10,7 @@ use crate::runconfig::testutil::run_findings;
 fn file_of(kind: &str) -> &'static str {
     match kind {
         "sh" => "run.sh",
+        "md" => "README.md",
         "k8s" => "pod.yaml",
         _ => "compose.yaml",
     }
@@ -19,7 +20,7 @@ fn file_of(kind: &str) -> &'static str {
 /// reports them.
 fn found(kind: &str, text: &str, rule: &str) -> Vec<Finding> {
     let mut f = run_findings(kind, text, vec![]);
-    attach(&mut f, file_of(kind), text);
+    attach(&mut f, file_of(kind), text, kind == "md");
     merge_repeats(f)
         .into_iter()
         .filter(|f| f.rule == rule)
@@ -200,4 +201,19 @@ fn what_the_text_does_not_bear_out_stays_advice() {
     // The image and flags come from a variable.
     let sh = "CMD=\"docker run --rm\"\n$CMD nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n";
     assert_eq!(fixed("sh", sh, "GL110"), None);
+}
+
+#[test]
+fn markdown_code_blocks_are_edited_in_place_and_prose_is_kept() {
+    let md = "# Run it\n\nWith the old runtime (`docker run --runtime=nvidia` in prose is not code):\n\n```console\n$ docker run --runtime=nvidia --rm nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n```\n";
+    let (new, a) = fixed("md", md, "GL116").unwrap();
+    assert_eq!(a, Applicability::Safe);
+    assert_eq!(
+        new,
+        md.replace(
+            "$ docker run --runtime=nvidia --rm",
+            "$ docker run --gpus all --rm"
+        )
+    );
+    relints_clean("md", &new, "GL116");
 }

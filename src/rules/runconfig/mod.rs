@@ -152,6 +152,7 @@ mod group_tests {
             display: "compose.yaml".into(),
             text: text.clone(),
             statements: None,
+            original: None,
         }];
         let out = crate::suppress::apply(
             found,
