@@ -19,12 +19,11 @@ pub struct At {
 pub enum YamlMap {
     /// The block value of the key `key` at this place (a compose service's key).
     ValueOf { at: At, key: String },
-    /// The mapping an entry at this place belongs to (a Kubernetes container, from its
-    /// `- name:` line).
-    Containing(At),
-    /// The pod spec holding the container whose entry is at this place (the mapping with its
-    /// `containers:` list).
-    PodOf(At),
+    /// The Kubernetes container whose `name: <name>` entry is at this place (the parsers find
+    /// it by text, so the name is checked: `- name: app` must not be `- name: app-proxy`).
+    Container { at: At, name: String },
+    /// The pod spec holding that container (the mapping with its `containers:` list).
+    PodOf { at: At, name: String },
 }
 
 /// What an addition puts at the end of the path.

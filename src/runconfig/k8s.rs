@@ -232,7 +232,8 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
         // The container's block: from its `- name:` / `image:` line.
         // `- name: x` first: a bare `name: x` may be the workload's metadata.name.
         let cpos = y
-            .text(all, &format!("- name: {cname}"))
+            .item_entry(all, "name", &cname)
+            .or_else(|| y.text(all, &format!("- name: {cname}")))
             .or_else(|| y.text(all, &format!("name: {cname}")))
             .filter(|_| !cname.is_empty())
             .or_else(|| image.as_ref().and_then(|i| y.text(all, i)))

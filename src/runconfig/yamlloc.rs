@@ -326,6 +326,33 @@ impl<'a> YamlText<'a> {
         }
         None
     }
+    /// First line in `b` that is the sequence item entry `- key: value` (the value quoted or
+    /// not, a comment after it), at the `-`: unlike [`Self::text`], `- name: app` is not found
+    /// in `- name: app-proxy`.
+    pub fn item_entry(&self, b: Block, key: &str, value: &str) -> Option<Pos> {
+        for n in b.start..=b.end {
+            let l = self.line(n);
+            let t = l.trim_start();
+            let Some(rest) = t.strip_prefix('-') else {
+                continue;
+            };
+            let Some(v) = rest
+                .trim_start()
+                .strip_prefix(key)
+                .and_then(|r| r.strip_prefix(':'))
+            else {
+                continue;
+            };
+            let v = v.split(" #").next().unwrap_or("").trim();
+            if !v.is_empty() && v.trim_matches(['"', '\'']) == value {
+                return Some(Pos {
+                    line: n,
+                    col: (l.len() - t.len()) as u32 + 1,
+                });
+            }
+        }
+        None
+    }
     /// Comment lines in `b` mentioning `needle` (commented-out config).
     pub fn commented(&self, b: Block, needle: &str) -> Option<Pos> {
         for n in b.start..=b.end {
@@ -470,6 +497,16 @@ mod tests {
         for k in ["a", "b"] {
             assert_eq!(keys[k], y.key(services, k).unwrap());
         }
+        // A container's `- name:` item, not another whose name starts the same.
+        let k = YamlText::new(
+            "containers:\n- name: app-proxy\n- image: x\n  name: y\n-   name: \"app\" # main\n",
+            1,
+        );
+        assert_eq!(
+            k.item_entry(k.all(), "name", "app"),
+            Some(Pos { line: 5, col: 1 })
+        );
+        assert_eq!(k.item_entry(k.all(), "name", "y"), None);
         let q = YamlText::new("services:\n  \"x y\" :\n    image: z\n  # c:\n  'w':\n", 1);
         let keys = q.child_keys(q.all());
         assert_eq!(keys["x y"].line, 2);

@@ -217,3 +217,16 @@ fn markdown_code_blocks_are_edited_in_place_and_prose_is_kept() {
     );
     relints_clean("md", &new, "GL116");
 }
+
+#[test]
+fn the_container_edited_is_the_one_named_not_one_whose_name_starts_the_same() {
+    let k = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: app-proxy\n    image: envoyproxy/envoy:v1.30.1\n  - name: app\n    image: nvidia/cuda:12.4.1-base-ubuntu22.04\n    command: [\"nvidia-smi\"]\n";
+    let f = found("k8s", k, "GL110");
+    assert_eq!(f[0].location.as_ref().unwrap().line, Some(9), "{f:?}");
+    let (new, _) = fixed("k8s", k, "GL110").unwrap();
+    assert!(
+        new.ends_with("    command: [\"nvidia-smi\"]\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n"),
+        "{new}"
+    );
+    relints_clean("k8s", &new, "GL110");
+}

@@ -232,14 +232,9 @@ impl<'a> Doc<'a> {
                     Target::Empty { .. } => None,
                 }
             }
-            YamlMap::Containing(at) => {
-                let col = self.entry_col(*at)?;
-                self.key_at(at.line, col)?;
-                Some(self.containing(at.line, col))
-            }
-            YamlMap::PodOf(at) => {
-                let col = self.entry_col(*at)?;
-                let container = self.containing(at.line, col);
+            YamlMap::Container { at, name } => self.container(*at, name),
+            YamlMap::PodOf { at, name } => {
+                let container = self.container(*at, name)?;
                 // The `containers:` key the container is an item of.
                 let dash = self.indent(container.first);
                 let key_line = (1..container.first).rev().find(|&p| {
@@ -260,6 +255,13 @@ impl<'a> Doc<'a> {
                 Some(self.containing(key_line, key_col))
             }
         }
+    }
+
+    /// The container mapping whose `name:` entry, naming `name`, is at `at`.
+    fn container(&self, at: At, name: &str) -> Option<Map> {
+        let col = self.entry_col(at)?;
+        let (k, v) = self.key_at(at.line, col)?;
+        (k == "name" && v.trim_matches(['"', '\'']) == name).then(|| self.containing(at.line, col))
     }
 
     /// The column of the key at a parser's position: after a `- ` there.
@@ -513,7 +515,10 @@ mod tests {
         let t = "spec:\n  containers:\n  - name: c\n    volumeMounts:\n    - name: data\n      mountPath: /data\n  volumes:\n  - name: data\n    emptyDir: {}\n";
         let d = Doc::new(t);
         let c = d
-            .resolve(&YamlMap::Containing(At { line: 3, col: 3 }))
+            .resolve(&YamlMap::Container {
+                at: At { line: 3, col: 3 },
+                name: "c".into(),
+            })
             .unwrap();
         assert_eq!(c.col, 4);
         let mount = YamlLeaf::Item(strings(&["name: dshm", "mountPath: /dev/shm"]));
@@ -525,7 +530,19 @@ mod tests {
                 "      mountPath: /data\n    - name: dshm\n      mountPath: /dev/shm\n"
             )
         );
-        let pod = d.resolve(&YamlMap::PodOf(At { line: 3, col: 3 })).unwrap();
+        let pod = d
+            .resolve(&YamlMap::PodOf {
+                at: At { line: 3, col: 3 },
+                name: "c".into(),
+            })
+            .unwrap();
+        // Another container's name that starts the same is not this container.
+        assert!(d
+            .resolve(&YamlMap::Container {
+                at: At { line: 3, col: 3 },
+                name: "c-proxy".into()
+            })
+            .is_none());
         assert_eq!((pod.first, pod.col), (2, 2));
         let vol = YamlLeaf::Item(strings(&["name: dshm", "emptyDir:", "  medium: Memory"]));
         let s = d.add(pod, &strings(&["volumes"]), &vol).unwrap();

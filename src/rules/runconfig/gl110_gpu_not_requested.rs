@@ -207,7 +207,7 @@ fn request_fix(r: &RunSpec) -> (Fix, Option<Plan>) {
         RunKind::K8s => (
             run_fix("resources.limits: {nvidia.com/gpu: 1}", "the NVIDIA device plugin allocates GPUs only to containers with an nvidia.com/gpu limit; unsafe: the pod is then scheduled only onto a node with a free GPU", a),
             plan::one(a, PlannedEdit::YamlAdd {
-                map: YamlMap::Containing(at(r.pos)),
+                map: YamlMap::Container { at: at(r.pos), name: super::container_name(r) },
                 path: vec!["resources".into(), "limits".into()],
                 leaf: YamlLeaf::Entries(vec!["nvidia.com/gpu: 1".into()]),
             }),

@@ -138,6 +138,7 @@ fn shm_fix(r: &RunSpec) -> (Fix, Option<Plan>) {
         line: r.pos.line,
         col: r.pos.col,
     };
+    let name = super::container_name(r);
     let fix = |replacement: &str, how: &str, applicability: Applicability| Fix {
         kind: FixKind::RunConfig,
         replacement: replacement.to_string(),
@@ -163,12 +164,12 @@ fn shm_fix(r: &RunSpec) -> (Fix, Option<Plan>) {
             fix("an emptyDir {medium: Memory, sizeLimit: 8Gi} mounted at /dev/shm", "a memory-backed emptyDir at /dev/shm replaces the container runtime's 64 MB one; unsafe: a new pod volume whose pages count against the container's memory limit", Applicability::Unsafe),
             Some(Plan::new(Applicability::Unsafe, vec![
                 PlannedEdit::YamlAdd {
-                    map: YamlMap::Containing(at),
+                    map: YamlMap::Container { at, name: name.clone() },
                     path: vec!["volumeMounts".into()],
                     leaf: YamlLeaf::Item(vec!["name: dshm".into(), "mountPath: /dev/shm".into()]),
                 },
                 PlannedEdit::YamlAdd {
-                    map: YamlMap::PodOf(at),
+                    map: YamlMap::PodOf { at, name },
                     path: vec!["volumes".into()],
                     leaf: YamlLeaf::Item(vec![
                         "name: dshm".into(),
