@@ -28,7 +28,8 @@ pub static META: RuleMeta = RuleMeta {
             `docker run` line, and `shm_size: 8gb` to a compose service (not `ipc: host`, which \
             shares the host's IPC namespace, a change beyond the finding): both safe, since they \
             only raise a ceiling. 8 GiB is this rule's default, not a documented figure (PyTorch's \
-            and NVIDIA's container docs only say to raise the 64 MB or use `--ipc=host`); the tmpfs \
+            Docker instructions say to raise the 64 MB with `--shm-size`, or to use `--ipc=host`, \
+            and give no size); the tmpfs \
             takes memory only as DataLoader workers write batches, charged to the container, so \
             size it to workers x prefetched batches. In Kubernetes `--fix --unsafe-fixes` adds a \
             `dshm` volume (`emptyDir: {medium: Memory, sizeLimit: 8Gi}`) to the pod's `volumes:` \
@@ -125,7 +126,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
 }
 
 /// Why the fixes' size is 8 GiB, said in every fix.
-const SIZE_WHY: &str = "8 GiB is this rule's default, not a documented figure (PyTorch's and NVIDIA's container docs say only to raise the 64 MB with --shm-size or use --ipc=host): a ceiling, taken from memory only as workers write batches and charged to the container's memory, so size it to DataLoader workers x prefetched batches";
+const SIZE_WHY: &str = "8 GiB is this rule's default, not a documented figure (PyTorch's Docker instructions say to raise the 64 MB with --shm-size, or to use --ipc=host, and give no size): a ceiling, taken from memory only as workers write batches and charged to the container's memory, so size it to DataLoader workers x prefetched batches";
 
 /// The shared-memory fix and its planned edits. `shm_size` rather than `ipc: host`: it
 /// raises a limit and keeps the container's own IPC namespace, where `ipc: host` shares the
