@@ -158,6 +158,12 @@ pub fn merge_repeats(findings: Vec<Finding>) -> Vec<Finding> {
     kept.into_iter()
         .map(|(mut f, others)| {
             if !others.is_empty() {
+                for fix in &mut f.fixes {
+                    fix.edits.sort_by(|a, b| {
+                        (a.start, a.end, &a.new_text).cmp(&(b.start, b.end, &b.new_text))
+                    });
+                    fix.edits.dedup();
+                }
                 let names: Vec<String> = others
                     .iter()
                     .map(|(n, l)| format!("`{n}` (line {l})"))
@@ -186,11 +192,9 @@ fn merge_fix_edits(fixes: &mut [crate::fix::Fix], other: &[crate::fix::Fix]) {
         });
         match same {
             Some(o) => {
-                for e in &o.edits {
-                    if !fix.edits.contains(e) {
-                        fix.edits.push(e.clone());
-                    }
-                }
+                // Duplicates go once the group is complete ([`merge_repeats`]): checking each
+                // push would be quadratic in the members.
+                fix.edits.extend(o.edits.iter().cloned());
                 fix.applicability =
                     crate::fix::plan::least_safe(fix.applicability, o.applicability);
             }

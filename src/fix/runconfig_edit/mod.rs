@@ -20,6 +20,11 @@ use crate::fix::{Applicability, FixKind, TextEdit};
 pub fn attach(findings: &mut [Finding], file: &str, text: &str, markdown: bool) {
     let mut script: Option<shell::Script> = None;
     let doc = yaml::Doc::new(text);
+    // Line starts once per file: an edit's line and column are found by search, not by
+    // counting from the start of the text for each of thousands of edits.
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
     let shell_ok = markdown || !is_extracted_shell(file);
     for f in findings.iter_mut() {
         let Some(plan) = &f.planned else { continue };
@@ -49,11 +54,14 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str, markdown: bool) 
                 }
             }
         }
+        // The same edit planned for two merged repeats is made once.
+        splices.sort();
+        splices.dedup();
         let edits: Option<Vec<TextEdit>> = ok
             .then(|| {
                 splices
                     .iter()
-                    .map(|(a, b, t)| TextEdit::new(file, text, *a, *b, t))
+                    .map(|(a, b, t)| text_edit(file, text, &starts, *a, *b, t))
                     .collect()
             })
             .flatten()
@@ -73,6 +81,43 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str, markdown: bool) 
             }
         }
     }
+}
+
+/// [`TextEdit::new`] with the line starts of `text` at hand.
+fn text_edit(
+    file: &str,
+    text: &str,
+    starts: &[usize],
+    start: usize,
+    end: usize,
+    new_text: &str,
+) -> Option<TextEdit> {
+    if start > end
+        || end > text.len()
+        || !text.is_char_boundary(start)
+        || !text.is_char_boundary(end)
+    {
+        return None;
+    }
+    let place = |at: usize| {
+        let i = starts.partition_point(|&s| s <= at).saturating_sub(1);
+        let line_start = starts.get(i).copied().unwrap_or(0);
+        (
+            i as u32 + 1,
+            text[line_start..at].chars().count() as u32 + 1,
+        )
+    };
+    let ((start_line, start_column), (end_line, end_column)) = (place(start), place(end));
+    Some(TextEdit {
+        file: file.to_string(),
+        start,
+        end,
+        start_line,
+        start_column,
+        end_line,
+        end_column,
+        new_text: new_text.to_string(),
+    })
 }
 
 /// Shell read out of another format (Markdown code blocks, CI pipeline steps) handed over as

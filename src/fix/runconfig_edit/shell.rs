@@ -12,21 +12,31 @@ pub(super) struct Script<'a> {
     text: &'a str,
     starts: Vec<usize>,
     commands: Vec<Vec<PWord>>,
+    /// Each command by its first word's line and column.
+    by_place: std::collections::HashMap<(u32, u32), usize>,
 }
 
 impl<'a> Script<'a> {
     /// `markdown`: the commands are those of the file's shell code blocks, at their places in
     /// the file.
     pub(super) fn new(file: &str, text: &'a str, markdown: bool) -> Script<'a> {
+        let commands: Vec<Vec<PWord>> = script_commands(file, text, markdown)
+            .into_iter()
+            .map(|(words, _)| words)
+            .collect();
+        let mut by_place = std::collections::HashMap::new();
+        for (i, w) in commands.iter().enumerate() {
+            if let Some(f) = w.first() {
+                by_place.entry((f.pos.line, f.pos.col)).or_insert(i);
+            }
+        }
         Script {
             text,
             starts: std::iter::once(0)
                 .chain(text.match_indices('\n').map(|(i, _)| i + 1))
                 .collect(),
-            commands: script_commands(file, text, markdown)
-                .into_iter()
-                .map(|(words, _)| words)
-                .collect(),
+            commands,
+            by_place,
         }
     }
 
@@ -43,10 +53,9 @@ impl<'a> Script<'a> {
     /// The words of the container start whose first word is at `command`, and where its
     /// options begin (after `run`).
     fn run(&self, command: At) -> Option<(&[PWord], usize)> {
-        let words = self.commands.iter().find(|w| {
-            w.first()
-                .is_some_and(|f| (f.pos.line, f.pos.col) == (command.line, command.col))
-        })?;
+        let words = self
+            .commands
+            .get(*self.by_place.get(&(command.line, command.col))?)?;
         let argv: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         let (_, start) = run_invocation(&argv)?;
         Some((words, start))
