@@ -71,6 +71,7 @@ fn main() -> anyhow::Result<()> {
                     display: file.to_string(),
                     text: std::fs::read_to_string(p).unwrap_or_default(),
                     statements: None,
+                    original: None,
                 };
                 let locate = |shown: &str| ctx.cwd.join(shown);
                 for f in

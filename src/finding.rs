@@ -118,6 +118,10 @@ pub struct Finding {
     pub fixes: Vec<crate::fix::Fix>,
     #[serde(skip)]
     pub repeat: Option<Repeat>,
+    /// The edits a run-configuration rule plans for its fix, made exact once the file's text
+    /// is at hand ([`crate::fix::runconfig_edit::attach`]).
+    #[serde(skip)]
+    pub planned: Option<crate::fix::plan::Plan>,
 }
 
 /// Which group of repeats a finding belongs to, and the member (service, container) it is of.
@@ -141,6 +145,7 @@ pub fn merge_repeats(findings: Vec<Finding>) -> Vec<Finding> {
         };
         match kept.iter_mut().find(|k| same_group(k)) {
             Some((first, others)) => {
+                merge_fix_edits(&mut first.fixes, &f.fixes);
                 let first_line = first.location.as_ref().and_then(|l| l.line);
                 if first_line != Some(line) && !others.iter().any(|(_, l)| *l == line) {
                     let member = f.repeat.map(|r| r.member).unwrap_or_default();
@@ -153,6 +158,12 @@ pub fn merge_repeats(findings: Vec<Finding>) -> Vec<Finding> {
     kept.into_iter()
         .map(|(mut f, others)| {
             if !others.is_empty() {
+                for fix in &mut f.fixes {
+                    fix.edits.sort_by(|a, b| {
+                        (a.start, a.end, &a.new_text).cmp(&(b.start, b.end, &b.new_text))
+                    });
+                    fix.edits.dedup();
+                }
                 let names: Vec<String> = others
                     .iter()
                     .map(|(n, l)| format!("`{n}` (line {l})"))
@@ -168,6 +179,31 @@ pub fn merge_repeats(findings: Vec<Finding>) -> Vec<Finding> {
             f
         })
         .collect()
+}
+
+/// The fixes of a finding that now also stands for `other`: a fix that edits the file must
+/// edit every member, so the member's edits of the same fix join it (as safe as the less safe
+/// of the two); where the member has no such edits, the fix cannot remove the merged finding
+/// and becomes advice.
+fn merge_fix_edits(fixes: &mut [crate::fix::Fix], other: &[crate::fix::Fix]) {
+    for fix in fixes.iter_mut().filter(|x| !x.edits.is_empty()) {
+        let same = other.iter().find(|o| {
+            o.kind == fix.kind && o.replacement == fix.replacement && !o.edits.is_empty()
+        });
+        match same {
+            Some(o) => {
+                // Duplicates go once the group is complete ([`merge_repeats`]): checking each
+                // push would be quadratic in the members.
+                fix.edits.extend(o.edits.iter().cloned());
+                fix.applicability =
+                    crate::fix::plan::least_safe(fix.applicability, o.applicability);
+            }
+            None => {
+                fix.edits.clear();
+                fix.applicability = crate::fix::Applicability::Manual;
+            }
+        }
+    }
 }
 
 impl Finding {
@@ -195,6 +231,7 @@ impl RuleMeta {
             help: None,
             fixes: Vec::new(),
             repeat: None,
+            planned: None,
         }
     }
 }
@@ -214,6 +251,18 @@ impl Finding {
     }
     pub fn with_fix(mut self, fix: crate::fix::Fix) -> Self {
         self.fixes.push(fix);
+        self
+    }
+    /// A run-configuration fix with the plan of its edits: advice (`manual`) until the plan
+    /// is made into edits of the file's text, which then take the plan's applicability.
+    pub fn with_planned_fix(
+        mut self,
+        mut fix: crate::fix::Fix,
+        plan: Option<crate::fix::plan::Plan>,
+    ) -> Self {
+        fix.applicability = crate::fix::Applicability::Manual;
+        self.fixes.push(fix);
+        self.planned = plan;
         self
     }
     pub fn with_severity(mut self, s: Severity) -> Self {

@@ -168,6 +168,9 @@ pub struct FileText {
     /// Statement line ranges (first, last), for Dockerfiles: a pragma covers the whole next
     /// instruction. None for YAML and shell files, where the next line/block is used.
     pub statements: Option<Vec<(u32, u32)>>,
+    /// The file's own text, when `text` is a view of it (Markdown with its prose blanked):
+    /// what fixes edit and `--fix` rewrites.
+    pub original: Option<String>,
 }
 
 /// Apply config and suppressions. `texts` = `(display path, text, statement ranges)` of the
@@ -435,6 +438,7 @@ mod tests {
             display: "Dockerfile".to_string(),
             text: text.to_string(),
             statements: Some(vec![(1, 1), (3, 4), (6, 6)]),
+            original: None,
         }];
         let out = apply(
             vec![f(4), f(6)],
@@ -458,6 +462,7 @@ mod tests {
             display: "Dockerfile".to_string(),
             text: text.to_string(),
             statements: None,
+            original: None,
         }];
         let out = apply(
             vec![f(3)],
@@ -486,6 +491,7 @@ mod tests {
             display: "Dockerfile".to_string(),
             text: text.to_string(),
             statements: None,
+            original: None,
         }];
         let out = apply(
             vec![f(5)],
@@ -541,6 +547,7 @@ mod tests {
             display: display.to_string(),
             text: "FROM x\n".to_string(),
             statements: None,
+            original: None,
         };
         let unused = |texts: &[FileText], walked: &[PathBuf]| -> Vec<u32> {
             apply(

@@ -73,7 +73,8 @@ impl CommandContext {
         if let Some(linted) = self.linted.borrow_mut().as_mut() {
             // Standard input cannot be rewritten.
             for t in texts.iter().filter(|t| t.display != "<stdin>") {
-                linted.insert(t.display.clone(), t.text.clone());
+                let own = t.original.as_ref().unwrap_or(&t.text);
+                linted.insert(t.display.clone(), own.clone());
             }
         }
     }

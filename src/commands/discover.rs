@@ -218,15 +218,16 @@ pub(crate) fn helm_chart_of(p: &Path) -> Option<PathBuf> {
 /// A linted file's text as the suppression pass reads its pragmas: in Markdown only the
 /// code blocks count, so the rest is blanked first.
 pub fn pragma_text(display: String, text: String, markdown: bool) -> crate::suppress::FileText {
-    let text = if markdown {
-        markdown_code_only(&text)
+    let (text, original) = if markdown {
+        (markdown_code_only(&text), Some(text))
     } else {
-        text
+        (text, None)
     };
     crate::suppress::FileText {
         display,
         text,
         statements: None,
+        original,
     }
 }
 

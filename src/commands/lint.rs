@@ -161,6 +161,7 @@ pub(crate) fn lint_discovered(
                 display: file,
                 text,
                 statements: Some(ranges),
+                original: None,
             });
             return;
         }

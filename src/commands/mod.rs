@@ -312,14 +312,37 @@ fn spec<A: clap::Args + LintInputs>(
         lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
     let mut fix_failed = false;
     if fixing {
-        let (files, failed) = fixing::apply_fixes(&report.findings, &c.fix, &ctx, c.source.quiet)?;
-        fix_failed = failed;
-        if !c.fix.diff && files > 0 {
-            // What remains is what the edited files say now.
-            ctx.input_errors.borrow_mut().clear();
-            ctx.checked.set(0);
-            (report, file_fail_on) =
-                lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
+        let mut pass = fixing::apply_fixes(&report.findings, &c.fix, &ctx, c.source.quiet)?;
+        if c.fix.diff {
+            fix_failed = pass.failed;
+        } else {
+            let mut total = fixing::Applied::default();
+            let mut passes = 1;
+            loop {
+                fix_failed |= pass.failed;
+                total.fixes += pass.fixes;
+                let wrote = !pass.files.is_empty();
+                total.files.append(&mut pass.files);
+                if !wrote {
+                    break;
+                }
+                // What remains is what the edited files say now; fixes that overlapped one
+                // applied before them get another pass on the edited text.
+                let again = passes < fixing::MAX_PASSES && !fix_failed;
+                if again {
+                    *ctx.linted.borrow_mut() = Some(Default::default());
+                }
+                ctx.input_errors.borrow_mut().clear();
+                ctx.checked.set(0);
+                (report, file_fail_on) =
+                    lint_pass(c, what, run, &groups, &configs, &cli_targets, &mut ctx)?;
+                if !again {
+                    break;
+                }
+                passes += 1;
+                pass = fixing::apply_fixes(&report.findings, &c.fix, &ctx, c.source.quiet)?;
+            }
+            fixing::report_applied(&total, c.source.quiet);
         }
     }
     let input_errors = ctx.input_errors.borrow();

@@ -172,6 +172,15 @@ pub(crate) fn finish_walked(
     for t in texts.iter().filter(|t| t.statements.is_some()) {
         crate::fix::suggest::dockerfile_edit::attach(&mut findings, &t.display, &t.text);
     }
+    // Run-configuration fixes (GPU request, shared memory, legacy runtime) planned by the
+    // rules become edits of the compose, Kubernetes and script texts.
+    for t in texts.iter().filter(|t| t.statements.is_none()) {
+        match &t.original {
+            // Markdown: the edits are of the file, its shell read from the code blocks.
+            Some(own) => crate::fix::runconfig_edit::attach(&mut findings, &t.display, own, true),
+            None => crate::fix::runconfig_edit::attach(&mut findings, &t.display, &t.text, false),
+        }
+    }
     let locate = |shown: &str| crate::report::paths::absolute(shown, &ctx.root, &ctx.cwd);
     let mut f = crate::suppress::apply(findings, texts, walked, &ctx.config, &ctx.cwd, &locate);
     f.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -249,6 +258,7 @@ pub fn cmd_dockerfile(args: &DockerfileArgs, ctx: &CommandContext) -> anyhow::Re
             display: file,
             text,
             statements: Some(ranges),
+            original: None,
         });
     }
     Ok(finish(all, &texts, ctx))
@@ -408,6 +418,7 @@ pub(crate) fn compose_findings(
                     display: d.clone(),
                     text,
                     statements: None,
+                    original: None,
                 })
         })
         .collect();
@@ -490,6 +501,7 @@ pub fn cmd_k8s(args: &K8sArgs, ctx: &CommandContext) -> anyhow::Result<Vec<Findi
             display: file,
             text,
             statements: None,
+            original: None,
         });
     }
     Ok(finish(all, &texts, ctx))

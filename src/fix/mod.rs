@@ -7,6 +7,8 @@ use crate::version::{CudaVersion, DriverVersion};
 use serde::{Deserialize, Serialize};
 
 pub mod apply;
+pub mod plan;
+pub mod runconfig_edit;
 pub mod suggest;
 
 /// One suggested change for one finding.

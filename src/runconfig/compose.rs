@@ -10,8 +10,8 @@ use super::runspec::{parse_gpus_flag, parse_size, GpuRequest, Mount, RunImage, R
 use super::shell::{self, Var, Vars};
 use super::yamlloc::scalar as s;
 use super::yamlloc::YamlText;
-use serde_yaml::{Mapping, Value};
 use std::path::{Path, PathBuf};
+use yaml_serde::{Mapping, Value};
 
 pub const DEFAULT_FILES: &[&str] = &[
     "compose.yaml",
@@ -184,7 +184,7 @@ pub fn parse_file(
     if let Some(e) = super::yamlloc::nesting_error(text, 1) {
         return Err(e);
     }
-    let mut value: Value = serde_yaml::from_str(text).map_err(|e| SpecError {
+    let mut value: Value = yaml_serde::from_str(text).map_err(|e| SpecError {
         pos: e
             .location()
             .map(|l| Pos {

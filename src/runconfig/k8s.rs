@@ -11,7 +11,7 @@ use super::runspec::{GpuRequest, Mount, RunImage, RunKind, RunSpec};
 use super::yamlloc::scalar as s;
 use super::yamlloc::{Block, YamlText};
 use crate::gpu_target::schedule::{Operator, Requirement, Scheduling, Toleration};
-use serde_yaml::Value;
+use yaml_serde::Value;
 
 /// Documents of a multi-document YAML text: `(first line, text)`.
 pub fn split_docs(text: &str) -> Vec<(u32, String)> {
@@ -72,7 +72,7 @@ pub fn parse(file: &str, text: &str) -> (Vec<RunSpec>, Vec<SpecError>) {
             errors.push(e);
             continue;
         }
-        let mut v: Value = match serde_yaml::from_str(&doc) {
+        let mut v: Value = match yaml_serde::from_str(&doc) {
             Ok(v) => v,
             Err(e) => {
                 errors.push(SpecError {
@@ -192,7 +192,7 @@ fn pod_specs(file: &str, y: &YamlText, root: &Value, pod: &Value, out: &mut Vec<
     }
     if gpu_sched.is_none() {
         if let Some(a) = pod.get("affinity") {
-            let t = serde_yaml::to_string(a).unwrap_or_default();
+            let t = yaml_serde::to_string(a).unwrap_or_default();
             if is_gpu_label(&t) {
                 gpu_sched = Some("affinity on GPU node labels".into());
             }

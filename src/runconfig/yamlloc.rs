@@ -1,4 +1,4 @@
-//! Line lookups in YAML text. serde_yaml gives values without positions, so findings in
+//! Line lookups in YAML text. The YAML parser (yaml_serde) gives values without positions, so findings in
 //! compose and Kubernetes files are placed by finding the key or value in the text within the
 //! block (by indentation) of the service or container they belong to.
 
@@ -6,8 +6,8 @@ use super::build::SpecError;
 use super::dockerfile::Pos;
 
 /// A YAML scalar as text (`"x"`, `3`, `true`); None for maps, lists and null.
-pub(crate) fn scalar(v: &serde_yaml::Value) -> Option<String> {
-    use serde_yaml::Value;
+pub(crate) fn scalar(v: &yaml_serde::Value) -> Option<String> {
+    use yaml_serde::Value;
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -17,17 +17,17 @@ pub(crate) fn scalar(v: &serde_yaml::Value) -> Option<String> {
 }
 
 /// The deepest nesting of collections (flow `[`/`{` and block levels together) a YAML
-/// document may have: serde_yaml refuses deeper ones anyway (its recursion limit), but only
-/// after libyaml has scanned the whole document, in time quadratic in the flow depth (its
-/// simple-key check walks every open flow level at each token: 40 000 `[` took 9 s, 16 MiB
-/// of them about a day).
+/// document may have: yaml_serde refuses deeper ones anyway (its recursion limit, 128 as in
+/// the archived serde_yaml it forks), but only after libyaml has scanned the whole document,
+/// in time quadratic in the flow depth (its simple-key check walks every open flow level at
+/// each token: 40 000 `[` took 9 s, 16 MiB of them about a day).
 pub const MAX_YAML_DEPTH: usize = 128;
 
 /// A linear pre-scan of one YAML document for nesting deeper than [`MAX_YAML_DEPTH`]: flow
 /// collections counted outside quoted scalars, comments and block scalars, block levels by
 /// indentation (a deeper line under a `key:` line or a lone `-`) and compact `- - x` items.
 /// Where it is unsure it counts fewer levels than the parser sees, never more, so what it
-/// refuses serde_yaml would refuse too. The error is at the first bracket or item past the
+/// refuses yaml_serde would refuse too. The error is at the first bracket or item past the
 /// bound (1-based line and column within `text`).
 pub(crate) fn check_nesting(text: &str) -> Result<(), Pos> {
     check_nesting_within(text, MAX_YAML_DEPTH)
@@ -393,6 +393,33 @@ impl<'a> YamlText<'a> {
         }
         None
     }
+    /// First line in `b` that is the sequence item entry `- key: value` (the value quoted or
+    /// not, a comment after it), at the `-`: unlike [`Self::text`], `- name: app` is not found
+    /// in `- name: app-proxy`.
+    pub fn item_entry(&self, b: Block, key: &str, value: &str) -> Option<Pos> {
+        for n in b.start..=b.end {
+            let l = self.line(n);
+            let t = l.trim_start();
+            let Some(rest) = t.strip_prefix('-') else {
+                continue;
+            };
+            let Some(v) = rest
+                .trim_start()
+                .strip_prefix(key)
+                .and_then(|r| r.strip_prefix(':'))
+            else {
+                continue;
+            };
+            let v = v.split(" #").next().unwrap_or("").trim();
+            if !v.is_empty() && v.trim_matches(['"', '\'']) == value {
+                return Some(Pos {
+                    line: n,
+                    col: (l.len() - t.len()) as u32 + 1,
+                });
+            }
+        }
+        None
+    }
     /// Comment lines in `b` mentioning `needle` (commented-out config).
     pub fn commented(&self, b: Block, needle: &str) -> Option<Pos> {
         for n in b.start..=b.end {
@@ -431,9 +458,9 @@ mod tests {
         assert_eq!(y.item_named(y.all(), "worker", &[]).unwrap().line, 7);
     }
 
-    /// The depth of a parsed value: what serde_yaml's recursion limit counts.
-    fn depth(v: &serde_yaml::Value) -> usize {
-        use serde_yaml::Value;
+    /// The depth of a parsed value: what yaml_serde's recursion limit counts.
+    fn depth(v: &yaml_serde::Value) -> usize {
+        use yaml_serde::Value;
         match v {
             Value::Sequence(s) => 1 + s.iter().map(depth).max().unwrap_or(0),
             Value::Mapping(m) => {
@@ -472,7 +499,7 @@ mod tests {
         let mut checked = 0;
         for text in &docs {
             for doc in text.split("\n---") {
-                let Ok(v) = serde_yaml::from_str::<serde_yaml::Value>(doc) else {
+                let Ok(v) = yaml_serde::from_str::<yaml_serde::Value>(doc) else {
                     continue;
                 };
                 let d = depth(&v);
@@ -513,8 +540,8 @@ mod tests {
         assert_eq!(check_nesting(&deep(125)), Ok(()));
         assert_eq!(check_nesting(&deep(126)), Err(Pos { line: 3, col: 139 }));
         // The same boundary as the parser's.
-        assert!(serde_yaml::from_str::<serde_yaml::Value>(&deep(125)).is_ok());
-        assert!(serde_yaml::from_str::<serde_yaml::Value>(&deep(126)).is_err());
+        assert!(yaml_serde::from_str::<yaml_serde::Value>(&deep(125)).is_ok());
+        assert!(yaml_serde::from_str::<yaml_serde::Value>(&deep(126)).is_err());
         let e = nesting_error(&deep(200_000), 10).unwrap();
         assert_eq!(e.pos, Pos { line: 12, col: 139 });
         assert!(
@@ -555,6 +582,16 @@ mod tests {
         for k in ["a", "b"] {
             assert_eq!(keys[k], y.key(services, k).unwrap());
         }
+        // A container's `- name:` item, not another whose name starts the same.
+        let k = YamlText::new(
+            "containers:\n- name: app-proxy\n- image: x\n  name: y\n-   name: \"app\" # main\n",
+            1,
+        );
+        assert_eq!(
+            k.item_entry(k.all(), "name", "app"),
+            Some(Pos { line: 5, col: 1 })
+        );
+        assert_eq!(k.item_entry(k.all(), "name", "y"), None);
         let q = YamlText::new("services:\n  \"x y\" :\n    image: z\n  # c:\n  'w':\n", 1);
         let keys = q.child_keys(q.all());
         assert_eq!(keys["x y"].line, 2);

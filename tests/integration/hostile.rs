@@ -1185,6 +1185,25 @@ fn compose_files_with_many_services_lint_in_linear_time() {
 }
 
 #[test]
+fn run_configuration_fixes_of_many_commands_are_made_in_linear_time() {
+    // One GL116 finding stands for every `--runtime=nvidia` line of a script, its fix one edit
+    // per line; each GL110/GL114 fix is an edit too: placing each edit by counting lines from
+    // the start of the text, or finding each command by a scan, was quadratic.
+    let script = |n: usize| -> String {
+        (0..n)
+            .map(|i| {
+                format!(
+                    "docker run --runtime=nvidia --rm nvidia/cuda:12.4.1-runtime-ubuntu22.04 nvidia-smi -i {i}\ndocker run --rm pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime torchrun t{i}.py\n"
+                )
+            })
+            .collect()
+    };
+    let small = lint_seconds("run", "run.sh", &script(500));
+    let big = lint_seconds("run", "run.sh", &script(2000));
+    assert_linear("run-configuration fixes", small, big);
+}
+
+#[test]
 fn dockerfiles_with_many_stages_and_heredocs_lint_in_linear_time() {
     let stages = |n: usize| -> String {
         (0..n)
@@ -1268,7 +1287,7 @@ fn deep_yaml_flow_collections_lint_in_linear_time() {
 #[test]
 fn yaml_nested_past_the_parsers_limit_is_refused_in_linear_time() {
     // Flow collections nested far past the parser's limit (128): libyaml scanned them in time
-    // quadratic in the depth before serde_yaml refused them (200 KB took 35-40 s; 16 MiB,
+    // quadratic in the depth before the YAML parser refused them (200 KB took 35-40 s; 16 MiB,
     // about a day). Refused by a linear pre-scan, as GL100 at the bracket past the limit.
     let compose = |n: usize| {
         format!(

@@ -578,9 +578,9 @@ fn the_sweep_manifests_lint_clean_and_agree() {
         "{}",
         r.stdout
     );
-    let docs = |f: &str| -> Vec<serde_yaml::Value> {
+    let docs = |f: &str| -> Vec<yaml_serde::Value> {
         let text = std::fs::read_to_string(repo().join(f)).unwrap();
-        serde_yaml::Deserializer::from_str(&text)
+        yaml_serde::Deserializer::from_str(&text)
             .map(|d| serde::Deserialize::deserialize(d).unwrap())
             .collect()
     };

@@ -65,8 +65,8 @@ fn action_with(
 
 #[test]
 fn action_yml_runs_the_entry_script_and_uploads_its_sarif() {
-    let y: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(repo().join("action.yml")).unwrap()).unwrap();
+    let y: yaml_serde::Value =
+        yaml_serde::from_str(&std::fs::read_to_string(repo().join("action.yml")).unwrap()).unwrap();
     assert_eq!(y["runs"]["using"].as_str(), Some("composite"));
     let steps = y["runs"]["steps"].as_sequence().unwrap();
     let run = steps
@@ -113,7 +113,7 @@ fn action_yml_runs_the_entry_script_and_uploads_its_sarif() {
 #[test]
 fn action_yml_is_a_well_formed_composite_action() {
     let text = std::fs::read_to_string(repo().join("action.yml")).unwrap();
-    let y: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let y: yaml_serde::Value = yaml_serde::from_str(&text).unwrap();
     let top = y.as_mapping().unwrap();
     for k in top.keys() {
         let k = k.as_str().unwrap();
@@ -293,7 +293,7 @@ fn gitlab_job(dir: &Path, vars: &[(&str, &str)]) -> std::process::Output {
 
 /// [`gitlab_job`] with `gpulint` as the binary on PATH.
 fn gitlab_job_with(dir: &Path, gpulint: &Path, vars: &[(&str, &str)]) -> std::process::Output {
-    let y: serde_yaml::Value = serde_yaml::from_str(
+    let y: yaml_serde::Value = yaml_serde::from_str(
         &std::fs::read_to_string(repo().join("ci/gitlab/gpulint.gitlab-ci.yml")).unwrap(),
     )
     .unwrap();
@@ -658,7 +658,7 @@ fn action_with_the_real_binary_checks_several_targets_and_a_multi_word_gpu() {
 #[test]
 fn gitlab_template_splits_variables_like_the_action() {
     // The template carries the Action's splitter verbatim (it cannot source a file).
-    let y: serde_yaml::Value = serde_yaml::from_str(
+    let y: yaml_serde::Value = yaml_serde::from_str(
         &std::fs::read_to_string(repo().join("ci/gitlab/gpulint.gitlab-ci.yml")).unwrap(),
     )
     .unwrap();
@@ -876,11 +876,11 @@ fn action_installs_the_released_binary_after_checking_its_sha256() {
 #[test]
 fn release_workflow_publishes_what_the_action_downloads() {
     let text = std::fs::read_to_string(repo().join(".github/workflows/release.yml")).unwrap();
-    let y: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let y: yaml_serde::Value = yaml_serde::from_str(&text).unwrap();
     // `on` reads as a YAML 1.1 boolean to some parsers: look it up either way.
     let on = y
         .get("on")
-        .or_else(|| y.get(serde_yaml::Value::Bool(true)))
+        .or_else(|| y.get(yaml_serde::Value::Bool(true)))
         .expect("on:");
     assert_eq!(on["push"]["tags"][0].as_str(), Some("v*"));
     let targets: Vec<&str> = y["jobs"]["binaries"]["strategy"]["matrix"]["include"]

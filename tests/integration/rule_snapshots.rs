@@ -19,7 +19,7 @@ fn repo() -> PathBuf {
 }
 
 /// The `# args:` line of a fixture, split on whitespace; quotes group words (`"RTX 5090"`).
-fn fixture_args(text: &str) -> Vec<String> {
+pub(crate) fn fixture_args(text: &str) -> Vec<String> {
     let Some(line) = text.lines().find_map(|l| l.strip_prefix("# args:")) else {
         return Vec::new();
     };
@@ -42,7 +42,7 @@ fn fixture_args(text: &str) -> Vec<String> {
 }
 
 /// The subcommand a fixture's suffix selects.
-fn command_for(name: &str) -> Vec<&'static str> {
+pub(crate) fn command_for(name: &str) -> Vec<&'static str> {
     if name.ends_with(".Dockerfile") {
         vec!["dockerfile"]
     } else if name.ends_with(".compose.yaml") {

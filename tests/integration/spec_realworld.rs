@@ -151,3 +151,73 @@ fn corpus3_is_frozen() {
     );
     assert!(listed.len() >= 62, "only {} files", listed.len());
 }
+
+/// Run-configuration fixes on real files: each corpus file's findings (the file linted as
+/// `lint` classifies it) get their edits without a panic, and every fix with edits, applied
+/// alone, leaves a file that still parses (no GL100) with one finding fewer of its kind.
+#[test]
+fn realworld_run_config_fixes_keep_files_parseable() {
+    use gpulint::fix::{apply, FixKind};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/realworld");
+    assert!(root.is_dir(), "{} not present", root.display());
+    let ctx = CommandContext::new(
+        Vec::new(),
+        Default::default(),
+        gpulint::matrix::Matrix::embedded().unwrap(),
+    )
+    .unwrap();
+    let mut edited = 0;
+    for e in walkdir::WalkDir::new(&root).into_iter().flatten() {
+        let p = e.path();
+        let Ok(text) = std::fs::read_to_string(p) else {
+            continue;
+        };
+        let Some(kind) = lint::classify(p, Some(&text)) else {
+            continue;
+        };
+        if !matches!(
+            kind,
+            FileKind::Compose | FileKind::K8s | FileKind::Script | FileKind::Markdown
+        ) {
+            continue;
+        }
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let mut found = lint::lint_file(p, &name, kind, &ctx).unwrap();
+        gpulint::fix::runconfig_edit::attach(&mut found, &name, &text, kind == FileKind::Markdown);
+        for f in &found {
+            for fix in f
+                .fixes
+                .iter()
+                .filter(|x| x.kind == FixKind::RunConfig && !x.edits.is_empty())
+            {
+                let new = apply::apply(&text, &fix.edits);
+                let d = tempfile::tempdir().unwrap();
+                let q = d.path().join(&name);
+                std::fs::write(&q, &new).unwrap();
+                let again = lint::lint_file(&q, &name, kind, &ctx).unwrap();
+                let parse_errors: Vec<_> = again.iter().filter(|g| g.rule == "GL100").collect();
+                assert!(
+                    parse_errors.is_empty(),
+                    "{}: the {} fix {} breaks it: {parse_errors:?}\n{new}",
+                    p.display(),
+                    f.rule,
+                    fix.replacement
+                );
+                let same = |v: &[gpulint::finding::Finding]| {
+                    v.iter()
+                        .filter(|g| g.rule == f.rule && g.message == f.message)
+                        .count()
+                };
+                assert!(
+                    same(&again) < same(&found),
+                    "{}: the {} fix {} leaves its finding\n{new}",
+                    p.display(),
+                    f.rule,
+                    fix.replacement
+                );
+                edited += 1;
+            }
+        }
+    }
+    assert!(edited >= 5, "only {edited} fixes with edits in the corpus");
+}

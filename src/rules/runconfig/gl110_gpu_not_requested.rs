@@ -1,7 +1,10 @@
 //! GL110: a GPU image started without asking for a GPU.
 
 use crate::finding::{Finding, Severity};
+use crate::fix::plan::{self, At, Plan, PlannedEdit, YamlLeaf, YamlMap};
+use crate::fix::{Applicability, Fix, FixKind};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
+use crate::runconfig::dockerfile::Pos;
 use crate::runconfig::image::{is_gpu_name, is_gpu_only_image};
 use crate::runconfig::runspec::{RunKind, RunSpec};
 use crate::runconfig::{loc, SpecContext, Subject};
@@ -33,7 +36,19 @@ pub static META: RuleMeta = RuleMeta {
             "`docker run --shm-size 1g ghcr.io/huggingface/text-generation-inference:latest …`.",
         fix:
             "Add `--gpus all` (docker), a device reservation (compose), or an nvidia.com/gpu limit \
-            (k8s).",
+            (k8s). `--fix --unsafe-fixes` makes the edit: `--gpus all` after the `run` word (only \
+            where the word stands in the script as written, not from a variable); in compose a \
+            `deploy.resources.reservations.devices` item `{driver: nvidia, count: all, \
+            capabilities: [gpu]}` under the service, joining its own `deploy:` / `resources:` / \
+            `reservations:` where they exist, at the file's indentation; in Kubernetes \
+            `nvidia.com/gpu: 1` under the container's `resources.limits`, merged into existing \
+            `resources:` / `limits:`. These are unsafe: the rule reads the intent from the image \
+            and command, and a GPU request changes where the container can run (a host without \
+            the NVIDIA Container Toolkit refuses `--gpus`; a pod with a GPU limit waits for a node \
+            with a free GPU) and what it sees (every GPU of the host). A GPU request without a \
+            limit gets the limit equal to the request, and that fix is safe (`--fix`): Kubernetes \
+            refuses the pod as it stands, and the limit is what the request meant. A flow-style \
+            mapping (`{…}` other than an empty one) on the way gets no edit.",
         sources: &[
             "https://docs.docker.com/compose/how-tos/gpu-support/",
             "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/",
@@ -57,11 +72,23 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     };
     for r in specs.iter() {
         if let Some(p) = r.gpu_request_without_limit {
+            // The pod is refused as it stands: a limit equal to the request is what the
+            // request meant, and changes nothing else.
+            let fix = run_fix(
+                "resources.limits: {nvidia.com/gpu: N} (N as requested)",
+                "Kubernetes accepts an extended resource only with a limit, and a GPU request must equal its limit: the limit the request implies",
+                Applicability::Safe,
+            );
+            let plan = plan::one(
+                Applicability::Safe,
+                PlannedEdit::K8sLimitFromRequest { request: at(p) },
+            );
             out.push(
                 META.finding(format!("`{}` requests nvidia.com/gpu without a limit: Kubernetes requires limits for extended resources", r.name))
                     .with_severity(Severity::Error)
                     .with_location(loc(&r.file, p))
-                    .with_help("set resources.limits[\"nvidia.com/gpu\"] (requests may be omitted)"),
+                    .with_help("set resources.limits[\"nvidia.com/gpu\"] (requests may be omitted)")
+                    .with_planned_fix(fix, plan),
             );
         }
         if gets_gpus(r) || r.infra || r.gpu_elsewhere.is_some() {
@@ -132,7 +159,7 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         let Some(reason) = reason else { continue };
         let how = match r.kind {
             RunKind::DockerRun => "add --gpus all (or --gpus '\"device=0\"')",
-            RunKind::Compose => "add deploy.resources.reservations.devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]",
+            RunKind::Compose => "add deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]",
             RunKind::K8s => "add resources.limits: {nvidia.com/gpu: 1}",
         };
         let what = match r.kind {
@@ -145,10 +172,12 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
         } else {
             ""
         };
+        let (fix, plan) = request_fix(r);
         out.push(
             META.finding(format!("{what} gets no GPU, but {reason}{extra}"))
                 .with_location(loc(&r.file, r.commented_gpu.unwrap_or(r.pos)))
-                .with_help(how),
+                .with_help(how)
+                .with_planned_fix(fix, plan),
         );
     }
 }
@@ -160,6 +189,51 @@ fn repository(image: &str) -> &str {
     match name.rfind(':') {
         Some(i) if !name[i..].contains('/') => &name[..i],
         _ => name,
+    }
+}
+
+fn at(p: Pos) -> At {
+    At {
+        line: p.line,
+        col: p.col,
+    }
+}
+
+fn run_fix(replacement: &str, rationale: &str, applicability: Applicability) -> Fix {
+    Fix {
+        kind: FixKind::RunConfig,
+        replacement: replacement.to_string(),
+        rationale: rationale.to_string(),
+        basis: Vec::new(),
+        edits: Vec::new(),
+        change: None,
+        applicability,
+    }
+}
+
+/// The GPU request a container gets, and its planned edit. Always unsafe: the rule reads
+/// intent from the image and command, and a request changes where the container can run (a
+/// host without the NVIDIA Container Toolkit refuses `--gpus`; a pod with a GPU limit waits
+/// for a node with a free GPU) and what it sees (every GPU of the host for `--gpus all`).
+fn request_fix(r: &RunSpec) -> (Fix, Option<Plan>) {
+    let a = Applicability::Unsafe;
+    match r.kind {
+        RunKind::DockerRun => (
+            run_fix("--gpus all", "Docker hands GPUs and the driver's libraries to a container only on a --gpus request (NVIDIA Container Toolkit); unsafe: the container then needs a GPU host and sees every GPU of it", a),
+            plan::one(a, PlannedEdit::RunFlags { command: at(r.pos), flags: "--gpus all".into() }),
+        ),
+        RunKind::Compose => (
+            run_fix("deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]", "Compose hands GPUs to a service only through a device reservation (the compose form of --gpus all); unsafe: the service then needs a GPU host and sees every GPU of it", a),
+            plan::one(a, plan::compose_reservation(at(r.pos), &r.name, &["driver: nvidia", "count: all", "capabilities: [gpu]"])),
+        ),
+        RunKind::K8s => (
+            run_fix("resources.limits: {nvidia.com/gpu: 1}", "the NVIDIA device plugin allocates GPUs only to containers with an nvidia.com/gpu limit; unsafe: the pod is then scheduled only onto a node with a free GPU", a),
+            plan::one(a, PlannedEdit::YamlAdd {
+                map: YamlMap::Container { at: at(r.pos), name: super::container_name(r) },
+                path: vec!["resources".into(), "limits".into()],
+                leaf: YamlLeaf::Entries(vec!["nvidia.com/gpu: 1".into()]),
+            }),
+        ),
     }
 }
 

@@ -1,6 +1,8 @@
 //! GL114: PyTorch / NCCL workloads on the default 64 MB /dev/shm.
 
 use crate::finding::{Finding, Severity};
+use crate::fix::plan::{self, At, Plan, PlannedEdit, YamlLeaf, YamlMap};
+use crate::fix::{Applicability, Fix, FixKind};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::runconfig::runspec::{RunKind, RunSpec};
 use crate::runconfig::{loc, SpecContext, Subject};
@@ -22,7 +24,17 @@ pub static META: RuleMeta = RuleMeta {
             or fails.",
         example: "`docker run --gpus all nvcr.io/nvidia/pytorch:24.04-py3 torchrun train.py`.",
         fix: "`--shm-size=8g` or `--ipc=host`; in Kubernetes mount an emptyDir {medium: Memory, \
-            sizeLimit: 8Gi} at /dev/shm.",
+            sizeLimit: 8Gi} at /dev/shm. `--fix` adds `--shm-size=8g` after the `run` word of a \
+            `docker run` line, and `shm_size: 8gb` to a compose service (not `ipc: host`, which \
+            shares the host's IPC namespace, a change beyond the finding): both safe, since they \
+            only raise a ceiling. 8 GiB is this rule's default, not a documented figure (PyTorch's \
+            Docker instructions say to raise the 64 MB with `--shm-size`, or to use `--ipc=host`, \
+            and give no size); the tmpfs \
+            takes memory only as DataLoader workers write batches, charged to the container, so \
+            size it to workers x prefetched batches. In Kubernetes `--fix --unsafe-fixes` adds a \
+            `dshm` volume (`emptyDir: {medium: Memory, sizeLimit: 8Gi}`) to the pod's `volumes:` \
+            and its mount at /dev/shm to the container's `volumeMounts:`: unsafe, as a new \
+            pod-level volume whose pages count against the container's memory limit.",
         sources: &[
             "https://pytorch.org/docs/stable/data.html#multi-process-data-loading",
             "https://docs.docker.com/reference/cli/docker/container/run/",
@@ -103,11 +115,73 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
             RunKind::Compose => "add shm_size: 8gb (or ipc: host)",
             RunKind::K8s => "mount an emptyDir {medium: Memory, sizeLimit: 8Gi} at /dev/shm",
         };
+        let (shown, plan) = shm_fix(r);
         out.push(
             META.finding(format!("{} on the default 64 MB /dev/shm: DataLoader workers and NCCL fail with bus errors", workload(r, &why)))
                 .with_location(loc(&r.file, r.pos))
-                .with_help(fix),
+                .with_help(fix)
+                .with_planned_fix(shown, plan),
         );
+    }
+}
+
+/// Why the fixes' size is 8 GiB, said in every fix.
+const SIZE_WHY: &str = "8 GiB is this rule's default, not a documented figure (PyTorch's Docker instructions say to raise the 64 MB with --shm-size, or to use --ipc=host, and give no size): a ceiling, taken from memory only as workers write batches and charged to the container's memory, so size it to DataLoader workers x prefetched batches";
+
+/// The shared-memory fix and its planned edits. `shm_size` rather than `ipc: host`: it
+/// raises a limit and keeps the container's own IPC namespace, where `ipc: host` shares the
+/// host's (its shared memory segments and semaphores), a change beyond the finding. Safe for
+/// docker and compose (one option, only a ceiling); unsafe for Kubernetes, where the volume
+/// is a new pod-level object and memory-backed emptyDir pages count against the container's
+/// memory limit (a pod near its limit may be OOM-killed where it used to fail with bus errors).
+fn shm_fix(r: &RunSpec) -> (Fix, Option<Plan>) {
+    let at = At {
+        line: r.pos.line,
+        col: r.pos.col,
+    };
+    let name = super::container_name(r);
+    let fix = |replacement: &str, how: &str, applicability: Applicability| Fix {
+        kind: FixKind::RunConfig,
+        replacement: replacement.to_string(),
+        rationale: format!("{how}; {SIZE_WHY}"),
+        basis: Vec::new(),
+        edits: Vec::new(),
+        change: None,
+        applicability,
+    };
+    match r.kind {
+        RunKind::DockerRun => (
+            fix("--shm-size=8g", "raises the container's /dev/shm from Docker's 64 MB default", Applicability::Safe),
+            plan::one(Applicability::Safe, PlannedEdit::RunFlags { command: at, flags: "--shm-size=8g".into() }),
+        ),
+        RunKind::Compose => (
+            fix("shm_size: 8gb", "raises the service's /dev/shm from Docker's 64 MB default (ipc: host would share the host's IPC namespace instead)", Applicability::Safe),
+            plan::one(Applicability::Safe, PlannedEdit::YamlAdd {
+                map: YamlMap::ValueOf { at, key: r.name.clone() },
+                path: Vec::new(),
+                leaf: YamlLeaf::Entries(vec!["shm_size: 8gb".into()]),
+            }),
+        ),
+        RunKind::K8s => (
+            fix("an emptyDir {medium: Memory, sizeLimit: 8Gi} mounted at /dev/shm", "a memory-backed emptyDir at /dev/shm replaces the container runtime's 64 MB one; unsafe: a new pod volume whose pages count against the container's memory limit", Applicability::Unsafe),
+            Some(Plan::new(Applicability::Unsafe, vec![
+                PlannedEdit::YamlAdd {
+                    map: YamlMap::Container { at, name: name.clone() },
+                    path: vec!["volumeMounts".into()],
+                    leaf: YamlLeaf::Item(vec!["name: dshm".into(), "mountPath: /dev/shm".into()]),
+                },
+                PlannedEdit::YamlAdd {
+                    map: YamlMap::PodOf { at, name },
+                    path: vec!["volumes".into()],
+                    leaf: YamlLeaf::Item(vec![
+                        "name: dshm".into(),
+                        "emptyDir:".into(),
+                        "  medium: Memory".into(),
+                        "  sizeLimit: 8Gi".into(),
+                    ]),
+                },
+            ])),
+        ),
     }
 }
 

@@ -1,8 +1,11 @@
 //! GL116: `runtime: nvidia` / `--runtime=nvidia` / nvidia-docker instead of GPU requests.
 
 use crate::finding::{Finding, Severity};
+use crate::fix::plan::{self, At, Plan, PlannedEdit, YamlMap};
+use crate::fix::{Applicability, Fix, FixKind};
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use crate::runconfig::runspec::RunKind;
+use crate::runconfig::dockerfile::Pos;
+use crate::runconfig::runspec::{RunKind, RunSpec};
 use crate::runconfig::{loc, SpecContext, Subject};
 
 pub static META: RuleMeta = RuleMeta {
@@ -23,7 +26,20 @@ pub static META: RuleMeta = RuleMeta {
             `--runtime=nvidia` with NVIDIA_VISIBLE_DEVICES is still documented for special \
             setups, so that form is only informational.",
         example: "`services: {app: {runtime: nvidia}}`.",
-        fix: "Use `deploy.resources.reservations.devices` (compose) or `--gpus` (docker).",
+        fix: "Use `deploy.resources.reservations.devices` (compose) or `--gpus` (docker). The fix \
+            keeps the GPUs the runtime handed over, which NVIDIA_VISIBLE_DEVICES names (the \
+            command's, else the image's): `--runtime=nvidia` / `--runtime nvidia` becomes \
+            `--gpus all`, `nvidia-docker` becomes `docker … --gpus all`, and compose `runtime: \
+            nvidia` becomes a device reservation `{driver: nvidia, count: all, capabilities: \
+            [gpu]}` (joining the service's own `deploy:`). Safe when the command sets \
+            NVIDIA_VISIBLE_DEVICES=all or the image does (nvidia/cuda and NGC PyTorch images); \
+            unsafe for other images (without the variable the runtime gave no GPU, the request \
+            gives every one) and when the variable lists devices (`--gpus '\"device=1\"'`, \
+            `device_ids: [\"1\"]`, the variable staying beside it). `none` / `void` or a \
+            variable that is not a literal list get no edit. Beside a GPU request the runtime is \
+            only removed (safe unless NVIDIA_VISIBLE_DEVICES is set). Repeats in one file are one \
+            fix editing each, or none when one of them cannot be edited (a runtime from a YAML \
+            anchor).",
         sources: &[
             "https://github.com/NVIDIA/nvidia-docker",
             "https://docs.docker.com/compose/how-tos/gpu-support/",
@@ -71,6 +87,191 @@ pub fn check(cx: &SpecContext<'_>, out: &mut Vec<Finding>) {
     out.extend(findings(&cx.subject, cx));
 }
 
+/// The GPUs the legacy runtime hands over, as a request that keeps them.
+enum Visible {
+    /// Every GPU: NVIDIA_VISIBLE_DEVICES=all, said in the command (`true`) or left to the
+    /// image.
+    All(bool),
+    /// The devices NVIDIA_VISIBLE_DEVICES lists (indexes or UUIDs).
+    Ids(Vec<String>),
+}
+
+/// What NVIDIA_VISIBLE_DEVICES says; `None` when it asks for no GPU (`none`, `void`, empty)
+/// or is not a literal list, which no request expresses.
+fn visible(r: &RunSpec) -> Option<Visible> {
+    let Some((_, v, _)) = r.env_value("NVIDIA_VISIBLE_DEVICES") else {
+        return Some(Visible::All(false));
+    };
+    let v = v.trim().trim_matches(['"', '\'']);
+    if v == "all" {
+        return Some(Visible::All(true));
+    }
+    if matches!(v, "none" | "void" | "") {
+        return None;
+    }
+    let ids: Vec<String> = v.split(',').map(|x| x.trim().to_string()).collect();
+    ids.iter()
+        .all(|x| !x.is_empty() && x.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        .then_some(Visible::Ids(ids))
+}
+
+/// Whether the image itself sets NVIDIA_VISIBLE_DEVICES=all, so that without the variable
+/// in the command the legacy runtime hands over every GPU, as `--gpus all` does: the
+/// nvidia/cuda images (`ENV NVIDIA_VISIBLE_DEVICES all` in their Dockerfiles) and NGC's
+/// PyTorch images built on them.
+fn image_sets_all(r: &RunSpec) -> bool {
+    use crate::runconfig::image::ImageKind;
+    r.image
+        .as_ref()
+        .and_then(|i| i.info.as_ref())
+        .is_some_and(|i| matches!(i.kind, ImageKind::NvidiaCuda | ImageKind::NgcPyTorch))
+}
+
+/// The GPU request that replaces the legacy runtime, and how safe the swap is: safe when it
+/// hands over the same GPUs (all of them, and either the command or the image says all);
+/// unsafe when the image may not set the variable (the runtime then gave no GPU, the request
+/// gives every one) or when devices are listed (the variable stays beside the request).
+fn request_for(r: &RunSpec) -> Option<(Visible, Applicability)> {
+    let v = visible(r)?;
+    let applicability = match &v {
+        Visible::All(true) => Applicability::Safe,
+        Visible::All(false) if image_sets_all(r) => Applicability::Safe,
+        _ => Applicability::Unsafe,
+    };
+    Some((v, applicability))
+}
+
+fn gpus_flag(v: &Visible) -> String {
+    match v {
+        Visible::All(_) => "--gpus all".to_string(),
+        Visible::Ids(ids) => format!("--gpus '\"device={}\"'", ids.join(",")),
+    }
+}
+
+/// The device entry of a compose reservation for `v`.
+fn reservation(v: &Visible) -> Vec<String> {
+    let which = match v {
+        Visible::All(_) => "count: all".to_string(),
+        Visible::Ids(ids) => format!(
+            "device_ids: [{}]",
+            ids.iter()
+                .map(|i| format!("\"{i}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    vec![
+        "driver: nvidia".to_string(),
+        which,
+        "capabilities: [gpu]".to_string(),
+    ]
+}
+
+const WHY_SAFE: &str = "the legacy runtime hands over the GPUs NVIDIA_VISIBLE_DEVICES names (the command's, else the image's); a GPU request hands over the same ones through the NVIDIA Container Toolkit without the runtime registered in daemon.json";
+
+/// The fix of one `runtime: nvidia` / `--runtime=nvidia` / `nvidia-docker` start: the fix
+/// shown and the edits planned.
+fn runtime_fix(r: &RunSpec, runtime_at: Pos) -> (Fix, Option<Plan>) {
+    let at = |p: Pos| At {
+        line: p.line,
+        col: p.col,
+    };
+    let command = at(r.pos);
+    // Already requested: the runtime only goes (the request decides the GPUs, unless the
+    // variable chose them before).
+    if r.gpus.is_some() {
+        let applicability = if r.env_value("NVIDIA_VISIBLE_DEVICES").is_some() {
+            Applicability::Unsafe
+        } else {
+            Applicability::Safe
+        };
+        let (replacement, edit) = match r.kind {
+            RunKind::Compose => (
+                "remove `runtime: nvidia`".to_string(),
+                PlannedEdit::YamlDrop {
+                    at: at(runtime_at),
+                    key: "runtime".into(),
+                    value: "nvidia".into(),
+                },
+            ),
+            _ if r.engine == "nvidia-docker" => (
+                "docker run (the GPU request stays)".to_string(),
+                PlannedEdit::NvidiaDocker {
+                    command,
+                    flags: String::new(),
+                },
+            ),
+            _ => (
+                "remove --runtime=nvidia".to_string(),
+                PlannedEdit::RunRuntime {
+                    command,
+                    with: String::new(),
+                },
+            ),
+        };
+        return (
+            run_fix(replacement, "the GPU request already hands over the GPUs; the runtime only adds a dependency on daemon.json", applicability),
+            plan::one(applicability, edit),
+        );
+    }
+    let Some((v, applicability)) = request_for(r) else {
+        let advice = match r.kind {
+            RunKind::Compose => "deploy.resources.reservations.devices with driver: nvidia",
+            _ => "--gpus with the devices NVIDIA_VISIBLE_DEVICES meant",
+        };
+        return (
+            run_fix(advice.to_string(), "NVIDIA_VISIBLE_DEVICES asks for no GPU or is not a literal list: no request says the same", Applicability::Manual),
+            None,
+        );
+    };
+    let (replacement, edit) = match r.kind {
+        RunKind::Compose => (
+            format!(
+                "deploy.resources.reservations.devices: [{{{}}}]",
+                reservation(&v).join(", ")
+            ),
+            PlannedEdit::ComposeRuntimeToReservation {
+                runtime: at(runtime_at),
+                service: YamlMap::ValueOf {
+                    at: command,
+                    key: r.name.clone(),
+                },
+                reservation: reservation(&v),
+            },
+        ),
+        _ if r.engine == "nvidia-docker" => (
+            format!("docker run {}", gpus_flag(&v)),
+            PlannedEdit::NvidiaDocker {
+                command,
+                flags: gpus_flag(&v),
+            },
+        ),
+        _ => (
+            gpus_flag(&v),
+            PlannedEdit::RunRuntime {
+                command,
+                with: gpus_flag(&v),
+            },
+        ),
+    };
+    (
+        run_fix(replacement, WHY_SAFE, applicability),
+        plan::one(applicability, edit),
+    )
+}
+
+fn run_fix(replacement: String, rationale: &str, applicability: Applicability) -> Fix {
+    Fix {
+        kind: FixKind::RunConfig,
+        replacement,
+        rationale: rationale.to_string(),
+        basis: Vec::new(),
+        edits: Vec::new(),
+        change: None,
+        applicability,
+    }
+}
+
 fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let specs = match s {
         Subject::Runs(specs) => specs,
@@ -82,10 +283,12 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in specs.iter() {
         if r.engine == "nvidia-docker" {
+            let (fix, plan) = runtime_fix(r, r.pos);
             out.push(
                 META.finding("`nvidia-docker` is the deprecated nvidia-docker wrapper")
                     .with_location(loc(&r.file, r.pos))
-                    .with_help("use `docker run --gpus all`"),
+                    .with_help("use `docker run --gpus all`")
+                    .with_planned_fix(fix, plan),
             );
             continue;
         }
@@ -107,8 +310,12 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                     .is_some_and(|l| l.file.as_deref() == Some(r.file.as_str()))
         }) {
             bump_count(&mut prev.message);
+            // One fix for every repeat: all their edits, or none.
+            let (_, plan) = runtime_fix(r, *p);
+            prev.planned = Plan::merged(prev.planned.take(), plan.as_ref());
             continue;
         }
+        let (fix, plan) = runtime_fix(r, *p);
         out.push(
             META.finding(msg)
                 .with_severity(sev)
@@ -118,7 +325,8 @@ fn findings(s: &Subject, _cx: &SpecContext) -> Vec<Finding> {
                         "use deploy.resources.reservations.devices with driver: nvidia"
                     }
                     _ => "use --gpus all / --gpus '\"device=0\"'",
-                }),
+                })
+                .with_planned_fix(fix, plan),
         );
     }
     out

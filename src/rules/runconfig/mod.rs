@@ -65,6 +65,12 @@ pub(crate) fn workload_mounts<'a>(
 /// onto the list, as image checks do.
 pub type SpecCheck = fn(&SpecContext<'_>, &mut Vec<Finding>);
 
+/// A Kubernetes container's own name (its spec is named `workload/container`): what the
+/// fixes check its `name:` line against.
+pub(crate) fn container_name(r: &RunSpec) -> String {
+    r.name.rsplit('/').next().unwrap_or_default().to_string()
+}
+
 /// Mark what may repeat across the services of one compose file (or the containers of one
 /// manifest), as linters group identical findings: the fix is the same, and N copies of one
 /// warning bury the rest. Findings are the same when rule, severity, target, file and message
@@ -152,6 +158,7 @@ mod group_tests {
             display: "compose.yaml".into(),
             text: text.clone(),
             statements: None,
+            original: None,
         }];
         let out = crate::suppress::apply(
             found,
