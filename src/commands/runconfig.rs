@@ -168,9 +168,11 @@ pub(crate) fn finish_walked(
 ) -> Vec<Finding> {
     ctx.checked.set(ctx.checked.get() + texts.len());
     ctx.remember_linted(texts);
-    // Torch-build fixes that are edits of a Dockerfile (statement ranges mark one) get them.
+    // Torch-build and arch-list fixes that are edits of a Dockerfile (statement ranges mark
+    // one) get them.
     for t in texts.iter().filter(|t| t.statements.is_some()) {
         crate::fix::suggest::dockerfile_edit::attach(&mut findings, &t.display, &t.text);
+        crate::fix::suggest::arch_list_edit::attach(&mut findings, &t.display, &t.text);
     }
     // Run-configuration fixes (GPU request, shared memory, legacy runtime) planned by the
     // rules become edits of the compose, Kubernetes and script texts.

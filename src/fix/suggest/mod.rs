@@ -5,6 +5,7 @@
 //! nothing qualifies the answer is empty (or advice that says why) rather than a template.
 
 pub mod arch_list;
+pub mod arch_list_edit;
 pub mod base_image;
 pub mod dockerfile_edit;
 pub mod driver;

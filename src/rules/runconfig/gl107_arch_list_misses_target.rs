@@ -38,7 +38,10 @@ pub static META: RuleMeta = RuleMeta {
             build falls back to torch's defaults for the toolkit, which may not be what you \
             deploy on.",
         example: "`ENV TORCH_CUDA_ARCH_LIST=\"7.0;7.5;8.0;8.6\"` deployed on H100 (9.0).",
-        fix: "Add the target architectures (`9.0`), or end the list with `+PTX`.",
+        fix: "Add the target architectures (`9.0`), or end the list with `+PTX`. The computed \
+            fix is the list that covers every target; in a Dockerfile, `--fix` writes it into \
+            each place that writes the same `TORCH_CUDA_ARCH_LIST` value, keeping the old \
+            list's other entries (safe when the base image's nvcc compiles every entry).",
         sources: &[
             "https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py",
             "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list",
