@@ -280,8 +280,8 @@ pub struct PtxFile {
 /// them, one directory holds): programs load them with `cuModuleLoad` and pick one per GPU.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceCodeFiles {
-    /// The Python distribution that installed them (its RECORD, else the site-packages
-    /// directory named after it); None when no package owns them.
+    /// The Python distribution that installed them, PEP 503-normalized (its RECORD, else the
+    /// site-packages directory named after it); None when no package owns them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

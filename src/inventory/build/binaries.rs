@@ -163,7 +163,7 @@ pub(super) fn device_code_files(tree: &FileTree, pip: &PipIndex<'_>) -> Vec<Devi
         };
         let key = (owner.map(|d| d.name.clone()), location.clone());
         let g = groups.entry(key).or_insert_with(|| DeviceCodeFiles {
-            package: owner.map(|d| d.meta.name.clone()),
+            package: owner.map(|d| d.name.clone()),
             version: owner.map(|d| d.meta.version.clone()),
             location,
             cubins: 0,

@@ -349,6 +349,21 @@ fn triton_ptxas_and_standalone_cubins_from_a_tree() {
             ),
         ]
     );
+    // The new inventory fields are documented, closed, in the schema.
+    let schema_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/inventory.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::options().build(&schema).unwrap();
+    let mut json = serde_json::to_value(&inv).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    json["triton_ptxas"][0]["undocumented"] = serde_json::json!(1);
+    json["device_code_files"][0]["undocumented"] = serde_json::json!(1);
+    assert_eq!(validator.iter_errors(&json).count(), 2);
     let b200 = check_image(&inv, &m, &[target(&m, "B200", "580.65.06")]);
     let gl014 = of_rule(&b200, "GL014");
     assert_eq!(gl014.len(), 1, "{b200:?}");
