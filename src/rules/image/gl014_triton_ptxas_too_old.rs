@@ -180,8 +180,10 @@ mod tests {
     fn run(tools: Vec<TritonPtxas>, gpu: &str, env: &[(&str, &str)]) -> Vec<Finding> {
         let m = matrix();
         let t = target(&m, gpu, "580.65.06");
-        let mut inv = Inventory::default();
-        inv.triton_ptxas = tools;
+        let mut inv = Inventory {
+            triton_ptxas: tools,
+            ..Default::default()
+        };
         for (k, v) in env {
             inv.image.env.insert(k.to_string(), v.to_string());
         }
@@ -294,8 +296,10 @@ mod tests {
         );
         // Without a target nothing is judged.
         let m = matrix();
-        let mut inv = Inventory::default();
-        inv.triton_ptxas = vec![tool("ptxas", Some("12.4"))];
+        let inv = Inventory {
+            triton_ptxas: vec![tool("ptxas", Some("12.4"))],
+            ..Default::default()
+        };
         let mut out = Vec::new();
         check(
             &ImageContext {

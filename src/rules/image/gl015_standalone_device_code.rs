@@ -125,8 +125,10 @@ mod tests {
     fn run(g: DeviceCodeFiles, gpu: &str) -> Vec<Finding> {
         let m = matrix();
         let t = target(&m, gpu, "580.65.06");
-        let mut inv = Inventory::default();
-        inv.device_code_files = vec![g];
+        let inv = Inventory {
+            device_code_files: vec![g],
+            ..Default::default()
+        };
         let mut out = Vec::new();
         check(
             &ImageContext {
