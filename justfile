@@ -86,6 +86,11 @@ bench-seek:
 fatbin-oracle *args:
     bash ci/fatbin-oracle.sh {{args}}
 
+# GL014's reading of a bundled ptxas against `ptxas --version` on real nvidia-cuda-nvcc-cu12
+# wheels from PyPI (default 12.4.131 and 12.8.93).
+ptxas-banner *versions:
+    bash ci/ptxas-banner.sh {{versions}}
+
 # Debian bookworm's own CUDA 11.8 (debootstrap, root, ~5 GB): the inventory figures in README.
 debian-cuda-root:
     bash ci/debian-cuda-root.sh

@@ -10,7 +10,7 @@ use crate::walk::{walk_layer, FileTree, LayerTree, ScanIssue, WalkOptions};
 
 /// Bumped whenever what a layer walk records changes in a way detector versions don't show;
 /// part of the cache key.
-const ANALYZER_REVISION: u32 = 3;
+const ANALYZER_REVISION: u32 = 4;
 
 /// How to open and walk an image.
 #[derive(Default)]

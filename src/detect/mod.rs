@@ -14,6 +14,7 @@ pub mod dpkg;
 pub mod elf;
 pub mod glibc;
 pub mod ld_so_conf;
+pub mod nvidia_tool;
 pub mod ptx_file;
 pub mod python_dist;
 pub mod pyvenv;
@@ -54,6 +55,9 @@ pub enum Fact {
     RpmDb(rpmdb::RpmDb),
     /// A standalone `*.ptx` file: its module header.
     PtxFile(elf::PtxHeader),
+    /// triton's bundled `ptxas` / `ptxas-blackwell`: the CUDA release of its banner. Read by
+    /// the walker (like ELF files), streaming the whole file: see `nvidia_tool`.
+    NvidiaTool(nvidia_tool::ToolVersion),
 }
 
 /// A content detector, selected by path.

@@ -7,8 +7,7 @@
 //!
 //! Known gaps: rpm databases are not read (no `os_packages` on RHEL/UBI images); egg-info
 //! `requires.txt` is not read; dpkg `*.list` files are not used to map system libraries to
-//! packages (their file names carry full versions anyway); triton's bundled ptxas version is
-//! not probed; a `/usr/local/cuda` that is a real directory counts as a toolkit only when it
+//! packages (their file names carry full versions anyway); a `/usr/local/cuda` that is a real directory counts as a toolkit only when it
 //! holds version.json / version.txt.
 
 mod build;
@@ -44,6 +43,14 @@ pub struct Inventory {
     /// Standalone `*.ptx` files (raw PTX a program loads itself): listed, not judged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ptx_files: Vec<PtxFile>,
+    /// Standalone device code (`.cubin` files, `.ptx` files) per package that ships them:
+    /// counts and targets, not one row per file (flashinfer-cubin ships thousands).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub device_code_files: Vec<DeviceCodeFiles>,
+    /// triton's bundled assemblers (`triton/backends/nvidia/bin/ptxas`, `ptxas-blackwell`)
+    /// with the CUDA release of each, read from its `--version` banner.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triton_ptxas: Vec<TritonPtxas>,
     /// The loader configuration needed to resolve libraries the way ld.so does.
     pub loader: LoaderConfig,
     /// True when some input could not be read; `errors` says what and where.
@@ -58,7 +65,8 @@ pub struct ImageInfo {
     pub digest: Option<String>,
     pub platform: Option<Platform>,
     /// Selected variables: CUDA_VERSION, NVIDIA_REQUIRE_CUDA, NVIDIA_VISIBLE_DEVICES,
-    /// NVIDIA_DRIVER_CAPABILITIES, LD_LIBRARY_PATH, PATH, BNB_CUDA_VERSION (and other
+    /// NVIDIA_DRIVER_CAPABILITIES, LD_LIBRARY_PATH, PATH, BNB_CUDA_VERSION, TRITON_PTXAS_PATH,
+    /// TRITON_PTXAS_BLACKWELL_PATH (and other
     /// NVIDIA_/CUDA_ ones).
     pub env: BTreeMap<String, String>,
     pub entrypoint: Vec<String>,
@@ -266,6 +274,51 @@ pub struct PtxFile {
     pub target: ArchTarget,
     /// The PTX ISA version of its `.version` ("8.4").
     pub isa: String,
+}
+
+/// The standalone `.cubin` and `.ptx` files one package ships (or, when no package owns
+/// them, one directory holds): programs load them with `cuModuleLoad` and pick one per GPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceCodeFiles {
+    /// The Python distribution that installed them, PEP 503-normalized (its RECORD, else the
+    /// site-packages directory named after it); None when no package owns them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The package's site-packages directory; without a package, the directory holding them.
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub location: ImagePath,
+    /// Number of cubin files (EM_CUDA ELF images, whatever their names).
+    pub cubins: usize,
+    /// The SASS targets of those cubins, from their e_flags; sorted, each once.
+    pub sass: Vec<ArchTarget>,
+    /// Number of `*.ptx` files whose module header was read.
+    pub ptx_files: usize,
+    /// Their `compute_XY` targets; sorted, each once.
+    pub ptx: Vec<ArchTarget>,
+    /// One of the files, for locating findings.
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub example: ImagePath,
+    pub layer: usize,
+}
+
+/// A triton-bundled assembler and its CUDA release.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TritonPtxas {
+    #[serde(with = "crate::vocab::image_path::absolute")]
+    pub path: ImagePath,
+    pub layer: usize,
+    /// "ptxas" or "ptxas-blackwell".
+    pub tool: String,
+    /// The CUDA release of its banner ("12.4"); None when the banner was not found.
+    pub release: Option<CudaVersion>,
+    /// The full version of its banner ("12.4.131").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Why the release is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

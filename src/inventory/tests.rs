@@ -488,6 +488,7 @@ fn binaries_with_device_code_or_cuda_links() {
             runpath: vec!["$ORIGIN/../../nvidia/cu13/lib".into()],
             fatbin,
             has_kernels: None,
+            cubin: None,
             loose_cubins: vec![],
             loose_ptx: vec![],
         })
@@ -1020,6 +1021,7 @@ pub(crate) fn dist_tree(dists: &[SyntheticDist<'_>]) -> FileTree {
                 runpath: vec![],
                 fatbin: None,
                 has_kernels: None,
+                cubin: None,
                 loose_cubins: vec![],
                 loose_ptx: vec![],
             };

@@ -213,6 +213,44 @@ pub fn render_text(inv: &Inventory) -> String {
             let _ = writeln!(s, "  {} {} (ISA {})", e(&p.path), p.target, e(&p.isa));
         }
     }
+    if !inv.device_code_files.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nStandalone device code (per package; loaded by it, GL015):"
+        );
+        for g in &inv.device_code_files {
+            let who = match (&g.package, &g.version) {
+                (Some(p), Some(v)) => format!("{} {}", e(p), e(v)),
+                (Some(p), None) => e(p),
+                _ => e(&g.location),
+            };
+            let targets = |t: &[crate::arch::ArchTarget]| {
+                t.iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(
+                s,
+                "  {who}: {} cubins [{}], {} PTX files [{}]",
+                g.cubins,
+                targets(&g.sass),
+                g.ptx_files,
+                targets(&g.ptx)
+            );
+        }
+    }
+    if !inv.triton_ptxas.is_empty() {
+        let _ = writeln!(s, "\ntriton's ptxas (GL014):");
+        for t in &inv.triton_ptxas {
+            let release = match (&t.release, &t.version) {
+                (Some(_), Some(v)) => format!("CUDA {}", e(v)),
+                (Some(r), None) => format!("CUDA {r}"),
+                _ => format!("unknown ({})", e(t.unread.as_deref().unwrap_or("not read"))),
+            };
+            let _ = writeln!(s, "  {} {release}", e(&t.path));
+        }
+    }
     if !inv.loader.ld_so_conf.is_empty() {
         let _ = writeln!(s, "\nld.so.conf: {}", e(inv.loader.ld_so_conf.join(":")));
     }

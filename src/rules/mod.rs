@@ -138,6 +138,8 @@ pub static RULES: &[Rule] = &[
     image(&gl011_driver_does_not_support_gpu::META, gl011_driver_does_not_support_gpu::check, PerTarget),
     image(&gl012_package_library_missing::META, gl012_package_library_missing::check, Once),
     image(&gl013_bitsandbytes_library_missing::META, gl013_bitsandbytes_library_missing::check, Once),
+    image(&gl014_triton_ptxas_too_old::META, gl014_triton_ptxas_too_old::check, PerTarget),
+    image(&gl015_standalone_device_code::META, gl015_standalone_device_code::check, PerTarget),
     input(&gl100_invalid_spec_file::META),
     spec(&gl101_torch_cuda_vs_base::META, gl101_torch_cuda_vs_base::check),
     spec(&gl102_torch_cuda_variant_unpinned::META, gl102_torch_cuda_variant_unpinned::check),

@@ -234,6 +234,15 @@ fn facts_with(
                 }
             }
         }
+        if crate::detect::nvidia_tool::is_triton_ptxas(path.as_str()) {
+            // An assembler has no device code and links no CUDA library: what matters is
+            // the CUDA release of its banner, deep in `.rodata`, so the file is streamed.
+            match crate::detect::nvidia_tool::read_tool(path.file_name(), &buf, reader) {
+                Ok(t) => facts.push(Fact::NvidiaTool(t)),
+                Err(e) => sink.read_failed(path, &e),
+            }
+            return facts;
+        }
         if elf::is_elf(&buf) {
             let scanned = match seekable {
                 Some(file) => elf::scan_elf_at(file, size).map(|s| {

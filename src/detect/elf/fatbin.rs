@@ -10,7 +10,7 @@ mod scanner;
 
 use crate::arch::{ArchTarget, ArchVariant, CodeKind};
 pub use scanner::is_fatbin_section_name;
-pub(crate) use scanner::{resolve_section, FatbinScanner, CUBIN_HEADER};
+pub(crate) use scanner::{cubin_target, resolve_section, FatbinScanner, CUBIN_HEADER};
 use serde::{Deserialize, Serialize};
 
 /// Container magic (`50 ED 55 BA` on disk).

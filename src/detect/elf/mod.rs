@@ -60,6 +60,10 @@ pub struct ElfFacts {
     /// `kernels`) or without device code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_kernels: Option<bool>,
+    /// For a cubin file (a standalone `.cubin`: an EM_CUDA ELF image a program loads with
+    /// `cuModuleLoad`): its SASS target, from its header's e_flags (notes §5.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cubin: Option<ArchTarget>,
     /// Cubins stored outside any fatbin container, in the data sections (CUPTI, nvperf and
     /// compute-sanitizer keep them as byte arrays and load them themselves). Listed, not judged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

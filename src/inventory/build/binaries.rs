@@ -142,3 +142,94 @@ pub(super) fn ptx_files(tree: &FileTree) -> Vec<PtxFile> {
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
 }
+
+/// Standalone cubin and PTX files, one row per owning package (or, without one, per
+/// site-packages module directory or per directory).
+pub(super) fn device_code_files(tree: &FileTree, pip: &PipIndex<'_>) -> Vec<DeviceCodeFiles> {
+    let mut groups: BTreeMap<(Option<String>, ImagePath), DeviceCodeFiles> = BTreeMap::new();
+    for f in files(tree) {
+        let (cubin, ptx) = f.node.facts.iter().fold((None, None), |acc, x| match x {
+            Fact::Elf(e) => (e.cubin.or(acc.0), acc.1),
+            Fact::PtxFile(h) => (acc.0, Some(h.target)),
+            _ => acc,
+        });
+        if cubin.is_none() && ptx.is_none() {
+            continue;
+        }
+        let owner = pip.owner_of(f.path, "");
+        let location = match owner {
+            Some(d) => d.site.clone(),
+            None => unowned_group(f.path),
+        };
+        let key = (owner.map(|d| d.name.clone()), location.clone());
+        let g = groups.entry(key).or_insert_with(|| DeviceCodeFiles {
+            package: owner.map(|d| d.name.clone()),
+            version: owner.map(|d| d.meta.version.clone()),
+            location,
+            cubins: 0,
+            sass: Vec::new(),
+            ptx_files: 0,
+            ptx: Vec::new(),
+            example: f.path.clone(),
+            layer: f.layer,
+        });
+        if let Some(t) = cubin {
+            g.cubins += 1;
+            if !g.sass.contains(&t) {
+                g.sass.push(t);
+            }
+        }
+        if let Some(t) = ptx {
+            g.ptx_files += 1;
+            if !g.ptx.contains(&t) {
+                g.ptx.push(t);
+            }
+        }
+    }
+    groups
+        .into_values()
+        .map(|mut g| {
+            g.sass.sort();
+            g.ptx.sort();
+            g
+        })
+        .collect()
+}
+
+/// Where unowned device-code files are counted: `<site-packages>/<module>` inside a
+/// site-packages directory, else the file's directory.
+fn unowned_group(path: &ImagePath) -> ImagePath {
+    let comps: Vec<&str> = path.components().collect();
+    let site = comps
+        .iter()
+        .position(|c| *c == "site-packages" || *c == "dist-packages");
+    if let Some(i) = site.filter(|i| i + 2 < comps.len()) {
+        if let Ok(p) = ImagePath::new(&comps[..i + 2].join("/")) {
+            return p;
+        }
+    }
+    path.parent().unwrap_or_else(|| path.clone())
+}
+
+/// triton's bundled assemblers and the release of each.
+pub(super) fn triton_ptxas(tree: &FileTree) -> Vec<TritonPtxas> {
+    let mut out: Vec<TritonPtxas> = files(tree)
+        .into_iter()
+        .filter_map(|f| {
+            let t = f.node.facts.iter().find_map(|x| match x {
+                Fact::NvidiaTool(t) => Some(t),
+                _ => None,
+            })?;
+            Some(TritonPtxas {
+                path: f.path.clone(),
+                layer: f.layer,
+                tool: t.tool.clone(),
+                release: t.release.as_deref().and_then(|r| r.parse().ok()),
+                version: t.version.clone(),
+                unread: t.unread.clone(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}

@@ -12,6 +12,9 @@ pub(super) const ENV_KEYS: &[&str] = &[
     "PATH",
     // bitsandbytes' choice of native library (GL013).
     "BNB_CUDA_VERSION",
+    // triton's choice of assembler (GL014).
+    "TRITON_PTXAS_PATH",
+    "TRITON_PTXAS_BLACKWELL_PATH",
 ];
 
 pub(super) fn image_info(image: &ImageMeta, tree: &FileTree) -> ImageInfo {

@@ -161,6 +161,8 @@ pub fn build_with(
         os_packages: os_packages(tree),
         binaries: binaries(tree),
         ptx_files: ptx_files(tree),
+        device_code_files: device_code_files(tree, &pip),
+        triton_ptxas: triton_ptxas(tree),
         loader: LoaderConfig {
             ld_so_conf: ld_so_conf(tree),
             dir_links: dir_links(tree),

@@ -22,6 +22,8 @@ pub mod gl010_require_cuda_unsatisfied;
 pub mod gl011_driver_does_not_support_gpu;
 pub mod gl012_package_library_missing;
 pub mod gl013_bitsandbytes_library_missing;
+pub mod gl014_triton_ptxas_too_old;
+pub mod gl015_standalone_device_code;
 pub mod loader;
 mod onnxruntime_need;
 pub mod reachability;

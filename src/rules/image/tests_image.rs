@@ -678,6 +678,7 @@ fn loose_ptx_and_ptx_files_are_listed_not_judged() {
         static_cudart_version: None,
         fatbin: None,
         has_kernels: None,
+        cubin: None,
         loose_cubins: vec![],
         loose_ptx: vec![crate::detect::elf::LoosePtx {
             section: ".rodata".into(),

@@ -228,3 +228,189 @@ fn bitsandbytes_loads_the_library_for_torchs_cuda() {
         Some(Severity::Error)
     );
 }
+
+fn fatbin_format_fixture(name: &str) -> Vec<u8> {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fatbin/fatbin-format");
+    std::fs::read(dir.join(name)).unwrap()
+}
+
+/// A synthetic triton ptxas: an ELF executable's magic, filler, and the banner the real
+/// ptxas of `nvidia-cuda-nvcc-cu12` 12.4.131 holds in its `.rodata` (there 22 MB in; here
+/// past the first read chunks, so the walker has to stream to it).
+fn synthetic_ptxas(release: &str, version: &str) -> Vec<u8> {
+    let mut v = b"\x7fELF\x02\x01\x01".to_vec();
+    v.resize(300_000, 0x90);
+    v.extend_from_slice(b"Cuda compilation tools, release %d.%d, add referenced %s: %s\0");
+    v.extend_from_slice(
+        format!("Cuda compilation tools, release {release}, V{version}\0").as_bytes(),
+    );
+    v.resize(400_000, 0);
+    v
+}
+
+/// Issue 28 "triton's bundled ptxas" and "standalone cubins", scanned as a `dir:` image:
+/// the walker reads the ptxas banner (GL014 judges it: CUDA 12.4 knows no Blackwell) and
+/// the cubins' targets from their headers, counted per package (GL015, one info each).
+#[test]
+fn triton_ptxas_and_standalone_cubins_from_a_tree() {
+    let m = matrix();
+    let root = tempfile::tempdir().unwrap();
+    let site = "usr/local/lib/python3.11/site-packages";
+    let r = root.path();
+    put(
+        r,
+        &format!("{site}/triton/backends/nvidia/bin/ptxas"),
+        &synthetic_ptxas("12.4", "12.4.131"),
+    );
+    put(
+        r,
+        &format!("{site}/triton-3.0.0.dist-info/METADATA"),
+        b"Metadata-Version: 2.1\nName: triton\nVersion: 3.0.0\n",
+    );
+    let cubins = [
+        (
+            "flashinfer_cubin/cubins/a/k_sm80.cubin",
+            "cubin_ptxas11.8_sm80.cubin",
+        ),
+        (
+            "flashinfer_cubin/cubins/b/k_sm80.cubin",
+            "cubin_ptxas11.8_sm80.cubin",
+        ),
+        (
+            "flashinfer_cubin/cubins/c/k_sm90a.cubin",
+            "cubin_ptxas12.9_sm90a.cubin",
+        ),
+        (
+            "flashinfer_cubin/cubins/d/k_sm100a.cubin",
+            "cubin_ptxas12.9_sm100a.cubin",
+        ),
+    ];
+    let mut record = String::new();
+    for (rel, fixture) in cubins {
+        put(r, &format!("{site}/{rel}"), &fatbin_format_fixture(fixture));
+        record.push_str(&format!("{rel},,\n"));
+    }
+    put(
+        r,
+        &format!("{site}/flashinfer_cubin-0.4.1.dist-info/METADATA"),
+        b"Metadata-Version: 2.1\nName: flashinfer-cubin\nVersion: 0.4.1\n",
+    );
+    put(
+        r,
+        &format!("{site}/flashinfer_cubin-0.4.1.dist-info/RECORD"),
+        record.as_bytes(),
+    );
+    // A PTX file no package owns.
+    put(
+        r,
+        "opt/kernels/k.ptx",
+        b".version 8.0\n.target sm_80\n.address_size 64\n",
+    );
+    let inv = crate::scan::scan_image(&format!("dir:{}", r.display()), None).unwrap();
+    assert!(!inv.partial, "{:?}", inv.errors);
+    let ptxas: Vec<(&str, Option<String>, Option<&str>)> = inv
+        .triton_ptxas
+        .iter()
+        .map(|t| {
+            (
+                t.tool.as_str(),
+                t.release.map(|r| r.to_string()),
+                t.version.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(ptxas, [("ptxas", Some("12.4".into()), Some("12.4.131"))]);
+    // The assembler is no binary of the image's GPU code.
+    assert!(inv.binaries.is_empty(), "{:?}", inv.binaries);
+    let groups: Vec<(Option<&str>, usize, String, usize, String)> = inv
+        .device_code_files
+        .iter()
+        .map(|g| {
+            (
+                g.package.as_deref(),
+                g.cubins,
+                super::context::list(&g.sass),
+                g.ptx_files,
+                super::context::list(&g.ptx),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            (None, 0, "none".into(), 1, "compute_80".into()),
+            (
+                Some("flashinfer-cubin"),
+                4,
+                "sm_80, sm_90a, sm_100a".into(),
+                0,
+                "none".into()
+            ),
+        ]
+    );
+    // The new inventory fields are documented, closed, in the schema.
+    let schema_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/inventory.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::options().build(&schema).unwrap();
+    let mut json = serde_json::to_value(&inv).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    json["triton_ptxas"][0]["undocumented"] = serde_json::json!(1);
+    json["device_code_files"][0]["undocumented"] = serde_json::json!(1);
+    assert_eq!(validator.iter_errors(&json).count(), 2);
+    let b200 = check_image(&inv, &m, &[target(&m, "B200", "580.65.06")]);
+    let gl014 = of_rule(&b200, "GL014");
+    assert_eq!(gl014.len(), 1, "{b200:?}");
+    assert_eq!(
+        gl014[0].0,
+        format!("/{site}/triton/backends/nvidia/bin/ptxas")
+    );
+    assert_eq!(gl014[0].1, Severity::Error);
+    assert!(
+        gl014[0]
+            .2
+            .contains("CUDA 12.4 (12.4.131), which does not know sm_100"),
+        "{}",
+        gl014[0].2
+    );
+    let gl015 = of_rule(&b200, "GL015");
+    assert_eq!(gl015.len(), 2, "{gl015:?}");
+    assert!(gl015.iter().all(|f| f.1 == Severity::Info));
+    assert!(
+        gl015[1]
+            .2
+            .contains("flashinfer-cubin 0.4.1 ships 4 standalone cubins"),
+        "{gl015:?}"
+    );
+    assert!(
+        gl015[1].2.ends_with("cubins for [sm_100a] run on it"),
+        "{gl015:?}"
+    );
+    let a100 = check_image(&inv, &m, &[target(&m, "A100", "580.65.06")]);
+    assert!(of_rule(&a100, "GL014").is_empty(), "{a100:?}");
+    let gl015 = of_rule(&a100, "GL015");
+    assert!(
+        gl015[1].2.ends_with("cubins for [sm_80] run on it"),
+        "{gl015:?}"
+    );
+    // The unowned PTX file: JIT-able on an A100, counted under its directory.
+    assert_eq!(gl015[0].0, "/opt/kernels/k.ptx", "{gl015:?}");
+    assert!(
+        gl015[0]
+            .2
+            .starts_with("/opt/kernels ships no standalone cubins and 1 PTX file [compute_80]"),
+        "{gl015:?}"
+    );
+    assert!(
+        gl015[0]
+            .2
+            .ends_with("PTX [compute_80] can be JIT-compiled for it"),
+        "{gl015:?}"
+    );
+}

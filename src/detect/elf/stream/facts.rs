@@ -26,6 +26,7 @@ impl Scan<'_> {
                 static_cudart_version: None,
                 fatbin: None,
                 has_kernels: None,
+                cubin: None,
                 loose_cubins: Vec::new(),
                 loose_ptx: Vec::new(),
                 warnings: self.warnings,
@@ -184,6 +185,7 @@ impl Scan<'_> {
                 Some(FatbinSummary { sections })
             },
             has_kernels: None,
+            cubin: h.cubin,
             loose_cubins,
             loose_ptx,
             warnings: self.warnings,
