@@ -135,6 +135,22 @@ impl TextEdit {
     /// An edit of `text` (the content of `file`); `None` when the range is not on character
     /// boundaries of `text`.
     pub fn new(file: &str, text: &str, start: usize, end: usize, new_text: &str) -> Option<Self> {
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self::with_line_starts(file, text, &starts, start, end, new_text)
+    }
+
+    /// [`TextEdit::new`] with the line starts of `text` (`0` and each byte after a `\n`) at
+    /// hand, for callers that place many edits in one text.
+    pub fn with_line_starts(
+        file: &str,
+        text: &str,
+        starts: &[usize],
+        start: usize,
+        end: usize,
+        new_text: &str,
+    ) -> Option<Self> {
         if start > end
             || end > text.len()
             || !text.is_char_boundary(start)
@@ -142,8 +158,15 @@ impl TextEdit {
         {
             return None;
         }
-        let (start_line, start_column) = line_column(text, start);
-        let (end_line, end_column) = line_column(text, end);
+        let place = |at: usize| {
+            let i = starts.partition_point(|&s| s <= at).saturating_sub(1);
+            let line_start = starts.get(i).copied().unwrap_or(0);
+            (
+                i as u32 + 1,
+                text[line_start..at].chars().count() as u32 + 1,
+            )
+        };
+        let ((start_line, start_column), (end_line, end_column)) = (place(start), place(end));
         Some(TextEdit {
             file: file.to_string(),
             start,
@@ -155,14 +178,6 @@ impl TextEdit {
             new_text: new_text.to_string(),
         })
     }
-}
-
-fn line_column(text: &str, at: usize) -> (u32, u32) {
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = text[line_start..at].chars().count() + 1;
-    (line as u32, column as u32)
 }
 
 #[cfg(test)]

@@ -83,7 +83,7 @@ pub fn attach(findings: &mut [Finding], file: &str, text: &str, markdown: bool) 
     }
 }
 
-/// [`TextEdit::new`] with the line starts of `text` at hand.
+/// [`TextEdit::with_line_starts`]: the line starts of `text` are at hand.
 fn text_edit(
     file: &str,
     text: &str,
@@ -92,32 +92,7 @@ fn text_edit(
     end: usize,
     new_text: &str,
 ) -> Option<TextEdit> {
-    if start > end
-        || end > text.len()
-        || !text.is_char_boundary(start)
-        || !text.is_char_boundary(end)
-    {
-        return None;
-    }
-    let place = |at: usize| {
-        let i = starts.partition_point(|&s| s <= at).saturating_sub(1);
-        let line_start = starts.get(i).copied().unwrap_or(0);
-        (
-            i as u32 + 1,
-            text[line_start..at].chars().count() as u32 + 1,
-        )
-    };
-    let ((start_line, start_column), (end_line, end_column)) = (place(start), place(end));
-    Some(TextEdit {
-        file: file.to_string(),
-        start,
-        end,
-        start_line,
-        start_column,
-        end_line,
-        end_column,
-        new_text: new_text.to_string(),
-    })
+    TextEdit::with_line_starts(file, text, starts, start, end, new_text)
 }
 
 /// Shell read out of another format (Markdown code blocks, CI pipeline steps) handed over as
