@@ -140,6 +140,7 @@ pub static RULES: &[Rule] = &[
     image(&gl013_bitsandbytes_library_missing::META, gl013_bitsandbytes_library_missing::check, Once),
     image(&gl014_triton_ptxas_too_old::META, gl014_triton_ptxas_too_old::check, PerTarget),
     image(&gl015_standalone_device_code::META, gl015_standalone_device_code::check, PerTarget),
+    image(&gl016_cuda_wheel_requirement_unmet::META, gl016_cuda_wheel_requirement_unmet::check, Once),
     input(&gl100_invalid_spec_file::META),
     spec(&gl101_torch_cuda_vs_base::META, gl101_torch_cuda_vs_base::check),
     spec(&gl102_torch_cuda_variant_unpinned::META, gl102_torch_cuda_variant_unpinned::check),

@@ -24,6 +24,7 @@ pub mod gl012_package_library_missing;
 pub mod gl013_bitsandbytes_library_missing;
 pub mod gl014_triton_ptxas_too_old;
 pub mod gl015_standalone_device_code;
+pub mod gl016_cuda_wheel_requirement_unmet;
 pub mod loader;
 mod onnxruntime_need;
 pub mod reachability;

@@ -414,3 +414,43 @@ fn triton_ptxas_and_standalone_cubins_from_a_tree() {
         "{gl015:?}"
     );
 }
+
+/// GL016: jax's CUDA plugin asks for cuDNN 9.8 or newer under its `with-cuda` extra; the
+/// environment has 9.1 (pinned by another package): an error at the plugin. The same plugin
+/// beside cuDNN 9.10 is fine, and a requirement whose wheel is not installed says nothing.
+#[test]
+fn a_cuda_wheel_below_a_packages_own_floor_is_an_error() {
+    let m = matrix();
+    let site = "usr/local/lib/python3.12/site-packages";
+    let tree = |cudnn: &str| {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        put(
+            r,
+            &format!("{site}/jax_cuda12_plugin-0.6.0.dist-info/METADATA"),
+            b"Metadata-Version: 2.1\nName: jax-cuda12-plugin\nVersion: 0.6.0\nRequires-Dist: jax-cuda12-pjrt==0.6.0\nRequires-Dist: nvidia-cudnn-cu12<10.0,>=9.8; extra == \"with-cuda\"\nRequires-Dist: nvidia-cusparse-cu12>=12.1.0.106; extra == \"with-cuda\"\n",
+        );
+        put(
+            r,
+            &format!("{site}/nvidia_cudnn_cu12-{cudnn}.dist-info/METADATA"),
+            format!("Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: {cudnn}\n")
+                .as_bytes(),
+        );
+        let inv = crate::scan::scan_image(&format!("dir:{}", r.display()), None).unwrap();
+        of_rule(
+            &check_image(&inv, &m, &[target(&m, "H100", "580.65.06")]),
+            "GL016",
+        )
+    };
+    let old = tree("9.1.0.70");
+    assert_eq!(old.len(), 1, "{old:?}");
+    assert_eq!(old[0].1, Severity::Error);
+    assert!(
+        old[0].2.contains(
+            "jax-cuda12-plugin 0.6.0 requires `nvidia-cudnn-cu12<10.0,>=9.8` (extra `with-cuda`)"
+        ) && old[0].2.contains("nvidia-cudnn-cu12 9.1.0.70"),
+        "{}",
+        old[0].2
+    );
+    assert!(tree("9.10.1.4").is_empty());
+}
