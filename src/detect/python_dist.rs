@@ -33,6 +33,15 @@ pub struct DistRecord {
     pub files: Vec<String>,
 }
 
+/// Whether a PEP 440 `version` meets the specifiers `spec` (`<10.0,>=9.8`); `None` when
+/// either does not parse (unknown: no verdict rests on it).
+pub fn version_satisfies(version: &str, spec: &str) -> Option<bool> {
+    use std::str::FromStr;
+    let v = pep440_rs::Version::from_str(version).ok()?;
+    let s = pep440_rs::VersionSpecifiers::from_str(spec).ok()?;
+    Some(s.contains(&v))
+}
+
 /// PEP 503 normalization: lowercase, runs of `-`, `_`, `.` become one `-`.
 pub fn normalize_name(name: &str) -> String {
     let mut out = String::with_capacity(name.len());

@@ -221,7 +221,7 @@ fn cudnn_major_of_spec(spec: &str) -> Option<u32> {
 }
 
 /// The extra named by a marker: `extra == "and-cuda"` → `and-cuda`.
-fn extra_of(marker: &str) -> Option<String> {
+pub fn extra_of(marker: &str) -> Option<String> {
     let (_, after) = marker.split_once("extra")?;
     let after = after.trim_start().strip_prefix("==")?.trim_start();
     let quote = after.chars().next().filter(|c| *c == '"' || *c == '\'')?;

@@ -2,11 +2,11 @@
 //! the nvidia-* wheels were built for another torch or CUDA than the installed torch.
 
 use super::context::ImageContext;
+use crate::detect::python_dist::version_satisfies;
 use crate::finding::{Finding, Location, Severity};
 use crate::inventory::PythonPackage;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
 use crate::vocab::ImagePath;
-use std::str::FromStr;
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL008"),
@@ -112,12 +112,6 @@ fn requirement(line: &str) -> Option<(String, String)> {
     Some((name, spec.to_string()))
 }
 
-fn satisfies(version: &str, spec: &str) -> Option<bool> {
-    let v = pep440_rs::Version::from_str(version).ok()?;
-    let s = pep440_rs::VersionSpecifiers::from_str(spec).ok()?;
-    Some(s.contains(&v))
-}
-
 /// The torch release a companion version pairs with (torch companions matrix).
 fn companion_torch(ctx: &ImageContext, name: &str, version: &str) -> Option<String> {
     ctx.facts.torch_companion(name, version).map(|t| t.value)
@@ -145,7 +139,7 @@ fn extension_findings(
         .then(|| ctx.facts.torch_pinned_by(&p.name, &p.version))
         .flatten();
     if let Some(pin) = &pypi_pin {
-        if satisfies(&torch.version, &format!("=={}", pin.value)) == Some(false) {
+        if version_satisfies(&torch.version, &format!("=={}", pin.value)) == Some(false) {
             out.push(
                 META.finding(format!(
                     "{} {} is built for torch {} (its release's wheel metadata on PyPI pins torch=={}), but torch {} is installed",
@@ -265,7 +259,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 let Some((name, spec)) = requirement(r) else {
                     continue;
                 };
-                if name == "torch" && satisfies(&torch.version, &spec) == Some(false) {
+                if name == "torch" && version_satisfies(&torch.version, &spec) == Some(false) {
                     out.push(
                         META.finding(format!(
                             "{} {} requires torch{spec}, but torch {} is installed",
@@ -289,7 +283,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
                 continue;
             }
             if let Some(dep) = env.iter().find(|p| p.name.replace('_', "-") == name) {
-                if satisfies(&dep.version, &spec) == Some(false) {
+                if version_satisfies(&dep.version, &spec) == Some(false) {
                     out.push(
                         META.finding(format!(
                             "torch {} requires {name}{spec}, but {name} {} is installed",
@@ -402,7 +396,7 @@ mod tests {
             "nvidia-cudnn-cu12"
         );
         assert!(requirement("pytest; extra == \"dev\"").is_none());
-        assert_eq!(satisfies("2.3.1", "==2.3.0"), Some(false));
-        assert_eq!(satisfies("2.3.1", ">=2.3"), Some(true));
+        assert_eq!(version_satisfies("2.3.1", "==2.3.0"), Some(false));
+        assert_eq!(version_satisfies("2.3.1", ">=2.3"), Some(true));
     }
 }

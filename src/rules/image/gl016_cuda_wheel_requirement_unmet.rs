@@ -4,11 +4,11 @@
 
 use super::context::ImageContext;
 use super::gl012_package_library_missing::package_location;
-use crate::detect::python_dist::normalize_name;
+use crate::detect::python_dist::{normalize_name, version_satisfies};
 use crate::finding::Finding;
+use crate::inventory::cuda_need::extra_of;
 use crate::inventory::PythonPackage;
 use crate::rule_meta::{Code, RuleDoc, RuleMeta};
-use std::str::FromStr;
 
 pub static META: RuleMeta = RuleMeta {
     code: Code::new("GL016"),
@@ -61,13 +61,7 @@ fn cuda_wheel_requirement(
     }) {
         return None;
     }
-    let extra = marker.and_then(|m| {
-        let (_, rest) = m.split_once("extra")?;
-        let rest = rest.trim_start().strip_prefix("==")?.trim_start();
-        let q = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-        let body = &rest[1..];
-        Some(body[..body.find(q)?].to_string())
-    });
+    let extra = marker.and_then(extra_of);
     let end = req
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
         .unwrap_or(req.len());
@@ -84,13 +78,6 @@ fn cuda_wheel_requirement(
         return None;
     }
     Some((name, spec.to_string(), extra))
-}
-
-/// Whether `version` meets `spec`; `None` when either does not parse (unknown: no verdict).
-fn satisfies(version: &str, spec: &str) -> Option<bool> {
-    let v = pep440_rs::Version::from_str(version).ok()?;
-    let s = pep440_rs::VersionSpecifiers::from_str(spec).ok()?;
-    Some(s.contains(&v))
 }
 
 pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
@@ -117,7 +104,7 @@ pub fn check(ctx: &ImageContext, out: &mut Vec<Finding>) {
             let Some(have) = installed(&name, p) else {
                 continue;
             };
-            if satisfies(&have.version, &spec) != Some(false) {
+            if version_satisfies(&have.version, &spec) != Some(false) {
                 continue;
             }
             let under = extra.map(|e| format!(" (extra `{e}`)")).unwrap_or_default();
@@ -168,8 +155,8 @@ mod tests {
         );
         assert_eq!(cuda_wheel_requirement("nvidia-cudnn-cu12", x86), None);
         assert_eq!(cuda_wheel_requirement("numpy>=1.26", x86), None);
-        assert_eq!(satisfies("9.1.0.70", "<10.0,>=9.8"), Some(false));
-        assert_eq!(satisfies("9.8.0.87", "<10.0,>=9.8"), Some(true));
-        assert_eq!(satisfies("not a version", ">=9.8"), None);
+        assert_eq!(version_satisfies("9.1.0.70", "<10.0,>=9.8"), Some(false));
+        assert_eq!(version_satisfies("9.8.0.87", "<10.0,>=9.8"), Some(true));
+        assert_eq!(version_satisfies("not a version", ">=9.8"), None);
     }
 }
