@@ -22,6 +22,7 @@ DOCS = {
     "corpus2": ("testdata/spec/corpus2/", ROOT / "testdata/spec/corpus2/CORPUS.md"),
     "corpus3": ("testdata/spec/corpus3/", ROOT / "testdata/spec/corpus3/CORPUS.md"),
     "corpus4": ("testdata/spec/corpus4/", ROOT / "testdata/spec/corpus4/CORPUS.md"),
+    "corpus5": ("testdata/spec/corpus5/", ROOT / "testdata/spec/corpus5/CORPUS.md"),
 }
 
 
@@ -75,7 +76,7 @@ def stated(kind):
 
 def main():
     corpus, labels_json, buildkit_txt = sys.argv[1:4]
-    kind = next((k for k in ("corpus2", "corpus3", "corpus4")
+    kind = next((k for k in ("corpus2", "corpus3", "corpus4", "corpus5")
                  if Path(corpus).resolve() == (ROOT / "testdata/spec" / k).resolve()), "realworld")
     got = json.loads(Path(labels_json).read_text())
     bk = re.search(r"files=(\d+) same_instructions_and_lines=(\d+)", Path(buildkit_txt).read_text())

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Compare gpulint's findings on a corpus (../shared/realworld, testdata/spec/corpus2, corpus3, corpus4) with the expert labels (labels.tsv):
+"""Compare gpulint's findings on a corpus (../shared/realworld, testdata/spec/corpus2, corpus3, corpus4,
+corpus5) with the expert labels (labels.tsv):
 per-class recall, false positives on files labelled `none`, and findings no label explains
 (precision), over all findings and over warnings and errors only (the figure issue 30's goal is
 judged on).

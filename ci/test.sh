@@ -33,7 +33,7 @@ cargo test --test integration -- --ignored 2>&1
 # Issue 32: what README and matrices/ claim outside the tests, re-derived each run, each
 # step bounded (README, "Re-checked by CI"): cited artifacts' sha256 against PyPI and a
 # rotating sample of measured rows re-derived (the whole set: .github/workflows/recheck.yml);
-# the fatbin reader against cuobjdump on every fixture binary; the corpus figures of the four
+# the fatbin reader against cuobjdump on every fixture binary; the corpus figures of the five
 # corpora and README's rule table.
 python3 ci/verify-citations.py
 ORACLE_WORK=target/ci-tools/fatbin-oracle bash ci/fatbin-oracle.sh --fixtures
@@ -42,6 +42,7 @@ bash ci/corpus.sh
 CORPUS=testdata/spec/corpus2 bash ci/corpus.sh
 CORPUS=testdata/spec/corpus3 bash ci/corpus.sh
 CORPUS=testdata/spec/corpus4 bash ci/corpus.sh
+CORPUS=testdata/spec/corpus5 bash ci/corpus.sh
 python3 ci/readme-figures.py target/debug/gpulint
 # Issue 27: README's measured/cited/inferred/unknown counts match matrices/, and no release
 # newer than our rows exists on PyPI. Without PyPI, freshness checks nothing and says so here
