@@ -95,7 +95,13 @@ fn forward_compat_uses_branch_types_and_marks_inferred_cells() {
         }
         other => panic!("{other:?}"),
     }
-    // A New Feature Branch is never a target, by the page's rule, with or without a row.
+    // NVIDIA's cuda-compat-13-4 row marks R610 (a New Feature Branch) compatible, but that
+    // cell never decides: R610 runs every 13.x by minor version compatibility.
+    assert_eq!(
+        f.forward_compat(&d("610.43.02"), &c("13.4")).value,
+        ForwardCompat::NotNeeded
+    );
+    // Without a cell, a New Feature Branch is not a target, by the page's rule.
     let fc = f.forward_compat(&d("610.43.02"), &c("14.0"));
     assert_eq!(fc.basis, Basis::Cited);
     match &fc.value {
